@@ -1,0 +1,1 @@
+//! Runnable examples of `retry-core`: `cargo run -p examples --example quickstart`.

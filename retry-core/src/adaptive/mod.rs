@@ -1,0 +1,9 @@
+//! Adaptive mode's client-side rate limiting (seed 002, `DESIGN.md` §6).
+
+mod cubic;
+mod measured_rate;
+mod rate_limiter;
+
+pub use cubic::{BETA, Cubic, SCALE_CONSTANT};
+pub use measured_rate::{BUCKET_SECONDS, MeasuredRate, SMOOTH};
+pub use rate_limiter::{Admission, ClientRateLimiter, LimiterStats, MIN_CAPACITY, MIN_FILL_RATE, Reservation};

@@ -1,0 +1,150 @@
+//! Backoff: how long to wait before a retry.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::{Jitter, RandomSource};
+
+/// A stateless backoff policy: the delay before retry number `retry` (1 for the first retry).
+///
+/// Policies that depend on the previous delay (decorrelated jitter) get it as an argument, so one
+/// policy serves every call concurrently.
+///
+/// ```
+/// use retry_core::{Backoff, ExponentialBackoff, FixedRandom, Jitter};
+/// use std::time::Duration;
+///
+/// let backoff = ExponentialBackoff::new(Duration::from_millis(100), Duration::from_secs(1), Jitter::None);
+/// let delays: Vec<_> = (1..=5)
+///     .map(|retry| backoff.delay(retry, Duration::ZERO, &FixedRandom(0.5)).as_millis())
+///     .collect();
+/// assert_eq!(delays, [100, 200, 400, 800, 1000]);
+/// ```
+pub trait Backoff: Send + Sync + fmt::Debug {
+    /// The delay before retry number `retry` (1-based). `previous` is the delay that was slept
+    /// before the previous retry (zero before the first). `random` supplies the jitter.
+    fn delay(&self, retry: u32, previous: Duration, random: &dyn RandomSource) -> Duration;
+}
+
+/// Exponential backoff with a cap and jitter: `min(initial * 2^(retry-1), max)` spread by
+/// [`Jitter`]. Saturates at `max` for any retry number, `u32::MAX` included.
+///
+/// ```
+/// use retry_core::{Backoff, ExponentialBackoff, FixedRandom, Jitter};
+/// use std::time::Duration;
+///
+/// let backoff = ExponentialBackoff::new(Duration::from_secs(1), Duration::from_secs(20), Jitter::Full);
+/// let pinned = FixedRandom(1.0);
+/// assert_eq!(backoff.delay(3, Duration::ZERO, &pinned), Duration::from_secs(4));
+/// assert_eq!(backoff.delay(u32::MAX, Duration::ZERO, &pinned), Duration::from_secs(20));
+/// assert_eq!(backoff.delay(3, Duration::ZERO, &FixedRandom(0.25)), Duration::from_secs(1));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExponentialBackoff {
+    initial: Duration,
+    max: Duration,
+    jitter: Jitter,
+}
+
+impl ExponentialBackoff {
+    /// A policy starting at `initial`, doubling up to `max`, spread by `jitter`. An `initial`
+    /// above `max` is capped at `max`; validated configuration comes from
+    /// [`RetryConfig`](crate::RetryConfig).
+    ///
+    /// ```
+    /// use retry_core::{ExponentialBackoff, Jitter};
+    /// use std::time::Duration;
+    /// let b = ExponentialBackoff::new(Duration::from_millis(50), Duration::from_secs(20), Jitter::Full);
+    /// assert_eq!(b.initial(), Duration::from_millis(50));
+    /// ```
+    pub fn new(initial: Duration, max: Duration, jitter: Jitter) -> Self {
+        Self {
+            initial: initial.min(max),
+            max,
+            jitter,
+        }
+    }
+
+    /// The delay before the first retry, before jitter.
+    ///
+    /// ```
+    /// # use retry_core::{ExponentialBackoff, Jitter};
+    /// # use std::time::Duration;
+    /// let b = ExponentialBackoff::new(Duration::from_secs(1), Duration::from_secs(20), Jitter::None);
+    /// assert_eq!(b.initial(), Duration::from_secs(1));
+    /// ```
+    pub fn initial(&self) -> Duration {
+        self.initial
+    }
+
+    /// The cap on every delay.
+    ///
+    /// ```
+    /// # use retry_core::{ExponentialBackoff, Jitter};
+    /// # use std::time::Duration;
+    /// let b = ExponentialBackoff::new(Duration::from_secs(1), Duration::from_secs(20), Jitter::None);
+    /// assert_eq!(b.max(), Duration::from_secs(20));
+    /// ```
+    pub fn max(&self) -> Duration {
+        self.max
+    }
+
+    /// The jitter.
+    ///
+    /// ```
+    /// # use retry_core::{ExponentialBackoff, Jitter};
+    /// # use std::time::Duration;
+    /// let b = ExponentialBackoff::new(Duration::from_secs(1), Duration::from_secs(20), Jitter::Equal);
+    /// assert_eq!(b.jitter(), Jitter::Equal);
+    /// ```
+    pub fn jitter(&self) -> Jitter {
+        self.jitter
+    }
+
+    /// `min(initial * 2^(retry-1), max)` without jitter, saturating.
+    ///
+    /// ```
+    /// # use retry_core::{ExponentialBackoff, Jitter};
+    /// # use std::time::Duration;
+    /// let b = ExponentialBackoff::new(Duration::from_secs(1), Duration::from_secs(20), Jitter::Full);
+    /// assert_eq!(b.ceiling(1), Duration::from_secs(1));
+    /// assert_eq!(b.ceiling(5), Duration::from_secs(16));
+    /// assert_eq!(b.ceiling(6), Duration::from_secs(20));
+    /// assert_eq!(b.ceiling(65), Duration::from_secs(20));
+    /// ```
+    pub fn ceiling(&self, retry: u32) -> Duration {
+        let doublings = retry.saturating_sub(1);
+        if doublings >= 64 {
+            return self.max;
+        }
+        let nanos = self.initial.as_nanos().saturating_mul(1u128 << doublings);
+        duration_from_nanos(nanos).min(self.max)
+    }
+}
+
+impl Backoff for ExponentialBackoff {
+    fn delay(&self, retry: u32, previous: Duration, random: &dyn RandomSource) -> Duration {
+        let u = random.next_f64().clamp(0.0, 1.0);
+        let ceiling = self.ceiling(retry);
+        let delay = match self.jitter {
+            Jitter::None => ceiling,
+            Jitter::Full => ceiling.mul_f64(u),
+            Jitter::Equal => ceiling / 2 + (ceiling / 2).mul_f64(u),
+            Jitter::Decorrelated => {
+                let upper = previous.saturating_mul(3).max(self.initial);
+                self.initial + (upper - self.initial).mul_f64(u)
+            }
+        };
+        delay.min(self.max)
+    }
+}
+
+/// A duration from nanoseconds, saturating at `Duration::MAX`.
+fn duration_from_nanos(nanos: u128) -> Duration {
+    const NANOS_PER_SEC: u128 = 1_000_000_000;
+    match u64::try_from(nanos / NANOS_PER_SEC) {
+        // The remainder is below 10^9 and fits in u32.
+        Ok(secs) => Duration::new(secs, (nanos % NANOS_PER_SEC) as u32),
+        Err(_) => Duration::MAX,
+    }
+}

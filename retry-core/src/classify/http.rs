@@ -1,0 +1,600 @@
+//! The HTTP status-code classifier and `Retry-After` parsing (feature `http`).
+
+use std::borrow::Cow;
+use std::time::{Duration, SystemTime};
+
+use http::header::RETRY_AFTER;
+use http::{HeaderMap, Response, StatusCode};
+
+use super::{ClassifierPriority, ClassifyRetry, ErrorKind, RetryAction};
+
+/// AWS's retry-delay header: the delay in integer milliseconds. Source: the AWS SDKs (smithy-rs
+/// `aws-smithy-runtime` reads it before `Retry-After`; seed 002). Lowercase, so the lookup does
+/// not allocate.
+const X_AMZ_RETRY_AFTER: &str = "x-amz-retry-after";
+
+/// Classifies HTTP responses by status code (Smithy's `HttpStatusCodeClassifier`; seed 003,
+/// DESIGN.md §3).
+///
+/// * `429 Too Many Requests` ([`THROTTLING_STATUS_CODE`](Self::THROTTLING_STATUS_CODE)) always
+///   retries as [`ErrorKind::Throttling`], whatever the list says.
+/// * A status in the retryable list retries: a 5xx as [`ErrorKind::Server`], any other status a
+///   user put in the list (409, say) as [`ErrorKind::Client`]. The default list is
+///   [`DEFAULT_RETRYABLE_STATUS_CODES`](Self::DEFAULT_RETRYABLE_STATUS_CODES): 500, 502, 503, 504.
+/// * A retry carries the server's requested delay, read by [`parse_retry_after`].
+/// * Every other status, and every `Err` outcome, indicates no action.
+///
+/// For an error type of your own that carries the response's status and headers, call
+/// [`classify_parts`](Self::classify_parts) from your classifier.
+///
+/// ```
+/// use retry_core::{ClassifyRetry, ErrorKind, HttpStatusClassifier, RetryAction};
+/// use std::time::Duration;
+///
+/// let classifier = HttpStatusClassifier::new();
+/// let unavailable = http::Response::builder().status(503).header("retry-after", "2").body(());
+/// let outcome: Result<_, std::io::Error> = Ok(unavailable?);
+/// assert_eq!(
+///     classifier.classify(&outcome),
+///     RetryAction::retryable_after(ErrorKind::Server, Duration::from_secs(2))
+/// );
+/// let not_found: Result<_, std::io::Error> = Ok(http::Response::builder().status(404).body(())?);
+/// assert_eq!(classifier.classify(&not_found), RetryAction::NoActionIndicated);
+/// # Ok::<(), http::Error>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct HttpStatusClassifier {
+    retryable: Cow<'static, [StatusCode]>,
+    clock: fn() -> SystemTime,
+}
+
+impl HttpStatusClassifier {
+    /// The status codes retried by default: 500 Internal Server Error, 502 Bad Gateway,
+    /// 503 Service Unavailable, 504 Gateway Timeout.
+    ///
+    /// Source: Smithy's `TRANSIENT_ERROR_STATUS_CODES` (smithy-rs `aws-smithy-runtime`, seed 003).
+    ///
+    /// ```
+    /// use retry_core::HttpStatusClassifier;
+    /// assert!(HttpStatusClassifier::DEFAULT_RETRYABLE_STATUS_CODES.contains(&http::StatusCode::BAD_GATEWAY));
+    /// ```
+    pub const DEFAULT_RETRYABLE_STATUS_CODES: &'static [StatusCode] = &[
+        StatusCode::INTERNAL_SERVER_ERROR,
+        StatusCode::BAD_GATEWAY,
+        StatusCode::SERVICE_UNAVAILABLE,
+        StatusCode::GATEWAY_TIMEOUT,
+    ];
+
+    /// `429 Too Many Requests`: always throttling.
+    ///
+    /// Source: RFC 6585 §4 ("the user has sent too many requests in a given amount of time").
+    ///
+    /// ```
+    /// use retry_core::HttpStatusClassifier;
+    /// assert_eq!(HttpStatusClassifier::THROTTLING_STATUS_CODE.as_u16(), 429);
+    /// ```
+    pub const THROTTLING_STATUS_CODE: StatusCode = StatusCode::TOO_MANY_REQUESTS;
+
+    /// The longest server-requested delay [`parse_retry_after`] accepts: one day. A longer one is
+    /// treated as malformed and ignored, so a hostile or broken server cannot park a client.
+    ///
+    /// Source: this crate's choice; no retry policy of the AWS SDKs waits anywhere near this long.
+    ///
+    /// ```
+    /// use retry_core::HttpStatusClassifier;
+    /// assert_eq!(HttpStatusClassifier::MAX_RETRY_AFTER.as_secs(), 86_400);
+    /// ```
+    pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(24 * 60 * 60);
+
+    /// A classifier with the default list, reading the system clock for `Retry-After` dates.
+    ///
+    /// ```
+    /// use retry_core::HttpStatusClassifier;
+    /// assert_eq!(
+    ///     HttpStatusClassifier::new().retryable_status_codes(),
+    ///     HttpStatusClassifier::DEFAULT_RETRYABLE_STATUS_CODES
+    /// );
+    /// ```
+    pub const fn new() -> Self {
+        Self {
+            retryable: Cow::Borrowed(Self::DEFAULT_RETRYABLE_STATUS_CODES),
+            clock: SystemTime::now,
+        }
+    }
+
+    /// Replaces the list of retryable status codes. 429 stays throttling whatever the list.
+    ///
+    /// ```
+    /// use http::StatusCode;
+    /// use retry_core::{ErrorKind, HttpStatusClassifier, RetryAction};
+    ///
+    /// let classifier = HttpStatusClassifier::new()
+    ///     .with_retryable_status_codes([StatusCode::SERVICE_UNAVAILABLE, StatusCode::CONFLICT]);
+    /// let headers = http::HeaderMap::new();
+    /// assert!(!classifier.classify_parts(StatusCode::INTERNAL_SERVER_ERROR, &headers).should_retry());
+    /// assert_eq!(
+    ///     classifier.classify_parts(StatusCode::CONFLICT, &headers),
+    ///     RetryAction::retryable(ErrorKind::Client)
+    /// );
+    /// ```
+    pub fn with_retryable_status_codes(
+        mut self,
+        status_codes: impl IntoIterator<Item = StatusCode>,
+    ) -> Self {
+        self.retryable = Cow::Owned(status_codes.into_iter().collect());
+        self
+    }
+
+    /// Replaces the wall clock that `Retry-After` HTTP-dates are measured against (default:
+    /// [`SystemTime::now`]). For deterministic tests.
+    ///
+    /// ```
+    /// use retry_core::{ErrorKind, HttpStatusClassifier, RetryAction};
+    /// use std::time::{Duration, SystemTime, UNIX_EPOCH};
+    ///
+    /// fn fixed_now() -> SystemTime {
+    ///     UNIX_EPOCH + Duration::from_secs(784_111_767) // Sun, 06 Nov 1994 08:49:27 GMT
+    /// }
+    ///
+    /// let classifier = HttpStatusClassifier::new().with_clock(fixed_now);
+    /// let mut headers = http::HeaderMap::new();
+    /// headers.insert("retry-after", http::HeaderValue::from_static("Sun, 06 Nov 1994 08:49:37 GMT"));
+    /// assert_eq!(
+    ///     classifier.classify_parts(http::StatusCode::SERVICE_UNAVAILABLE, &headers),
+    ///     RetryAction::retryable_after(ErrorKind::Server, Duration::from_secs(10))
+    /// );
+    /// ```
+    pub fn with_clock(mut self, clock: fn() -> SystemTime) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// The retryable status codes, in order (429 is implied and need not be listed).
+    ///
+    /// ```
+    /// use retry_core::HttpStatusClassifier;
+    /// assert_eq!(HttpStatusClassifier::new().retryable_status_codes().len(), 4);
+    /// ```
+    pub fn retryable_status_codes(&self) -> &[StatusCode] {
+        &self.retryable
+    }
+
+    /// The verdict on a response's status and headers. `Retry-After` is only read when the
+    /// status is retryable.
+    ///
+    /// ```
+    /// use http::{HeaderMap, HeaderValue, StatusCode};
+    /// use retry_core::{ErrorKind, HttpStatusClassifier, RetryAction};
+    /// use std::time::Duration;
+    ///
+    /// let mut headers = HeaderMap::new();
+    /// headers.insert("x-amz-retry-after", HeaderValue::from_static("1500"));
+    /// assert_eq!(
+    ///     HttpStatusClassifier::new().classify_parts(StatusCode::TOO_MANY_REQUESTS, &headers),
+    ///     RetryAction::retryable_after(ErrorKind::Throttling, Duration::from_millis(1500))
+    /// );
+    /// ```
+    pub fn classify_parts(&self, status: StatusCode, headers: &HeaderMap) -> RetryAction {
+        let kind = if status == Self::THROTTLING_STATUS_CODE {
+            ErrorKind::Throttling
+        } else if !self.retryable.contains(&status) {
+            return RetryAction::NoActionIndicated;
+        } else if status.is_server_error() {
+            ErrorKind::Server
+        } else {
+            ErrorKind::Client
+        };
+        match parse_retry_after(headers, (self.clock)()) {
+            Some(delay) => RetryAction::retryable_after(kind, delay),
+            None => RetryAction::retryable(kind),
+        }
+    }
+}
+
+impl Default for HttpStatusClassifier {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<B, E> ClassifyRetry<Response<B>, E> for HttpStatusClassifier {
+    fn classify(&self, outcome: &Result<Response<B>, E>) -> RetryAction {
+        match outcome {
+            Ok(response) => self.classify_parts(response.status(), response.headers()),
+            Err(_) => RetryAction::NoActionIndicated,
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        "http status"
+    }
+
+    fn priority(&self) -> ClassifierPriority {
+        ClassifierPriority::http_status()
+    }
+}
+
+/// The delay a server asked for before the next attempt, measured from `now`.
+///
+/// * `x-amz-retry-after` (integer milliseconds, the AWS SDKs' header) wins when it is valid.
+/// * Otherwise `Retry-After` (RFC 9110 §10.2.3), in either form: delta-seconds (`1*DIGIT`), or an
+///   HTTP-date (any of the three RFC 9110 §5.6.7 formats); a date at or before `now` gives
+///   [`Duration::ZERO`].
+///
+/// Leading and trailing spaces and tabs are trimmed first (RFC 9110 §5.5: they are not part of the
+/// field value). Only the first value of each header is read. A value that is malformed (a sign,
+/// a fraction, an exponent, an empty value, non-ASCII bytes, trailing text), that overflows, or
+/// that exceeds [`HttpStatusClassifier::MAX_RETRY_AFTER`] is ignored: `x-amz-retry-after` then
+/// falls through to `Retry-After`, and `Retry-After` to `None`. Never panics.
+///
+/// ```
+/// use http::{HeaderMap, HeaderValue};
+/// use retry_core::parse_retry_after;
+/// use std::time::{Duration, UNIX_EPOCH};
+///
+/// let now = UNIX_EPOCH + Duration::from_secs(784_111_767); // Sun, 06 Nov 1994 08:49:27 GMT
+/// let mut headers = HeaderMap::new();
+/// headers.insert("retry-after", HeaderValue::from_static("120"));
+/// assert_eq!(parse_retry_after(&headers, now), Some(Duration::from_secs(120)));
+///
+/// headers.insert("retry-after", HeaderValue::from_static("Sun, 06 Nov 1994 08:49:37 GMT"));
+/// assert_eq!(parse_retry_after(&headers, now), Some(Duration::from_secs(10)));
+///
+/// headers.insert("x-amz-retry-after", HeaderValue::from_static("250"));
+/// assert_eq!(parse_retry_after(&headers, now), Some(Duration::from_millis(250)));
+///
+/// headers.insert("x-amz-retry-after", HeaderValue::from_static("-1"));
+/// headers.insert("retry-after", HeaderValue::from_static("1e9"));
+/// assert_eq!(parse_retry_after(&headers, now), None);
+/// ```
+pub fn parse_retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
+    amz_retry_after(headers).or_else(|| retry_after(headers, now))
+}
+
+/// `x-amz-retry-after`: integer milliseconds.
+fn amz_retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let value = trim_ows(headers.get(X_AMZ_RETRY_AFTER)?.as_bytes());
+    at_most_max(Duration::from_millis(parse_digits(value)?))
+}
+
+/// `Retry-After`: delta-seconds or an HTTP-date.
+fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
+    let value = trim_ows(headers.get(RETRY_AFTER)?.as_bytes());
+    if value.first().is_some_and(u8::is_ascii_digit) {
+        return at_most_max(Duration::from_secs(parse_digits(value)?));
+    }
+    // `parse_http_date` takes a `&str`. An HTTP-date is ASCII, so a value that is not UTF-8 is
+    // not one; non-ASCII UTF-8 is rejected by the parser.
+    let date = httpdate::parse_http_date(std::str::from_utf8(value).ok()?).ok()?;
+    at_most_max(date.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+/// `1*DIGIT` as a `u64`; `None` when empty, when any byte is not an ASCII digit, or on overflow.
+fn parse_digits(value: &[u8]) -> Option<u64> {
+    if value.is_empty() {
+        return None;
+    }
+    value.iter().try_fold(0u64, |acc, &byte| {
+        let digit = byte.checked_sub(b'0').filter(|d| *d <= 9)?;
+        acc.checked_mul(10)?.checked_add(u64::from(digit))
+    })
+}
+
+/// The value without leading and trailing optional whitespace (SP and HTAB, RFC 9110 §5.6.3).
+fn trim_ows(value: &[u8]) -> &[u8] {
+    let is_ows = |byte: &u8| *byte == b' ' || *byte == b'\t';
+    let start = value.iter().position(|b| !is_ows(b)).unwrap_or(value.len());
+    let end = value
+        .iter()
+        .rposition(|b| !is_ows(b))
+        .map_or(start, |i| i + 1);
+    value.get(start..end).unwrap_or_default()
+}
+
+/// `delay` unless it exceeds [`HttpStatusClassifier::MAX_RETRY_AFTER`].
+fn at_most_max(delay: Duration) -> Option<Duration> {
+    (delay <= HttpStatusClassifier::MAX_RETRY_AFTER).then_some(delay)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http::HeaderValue;
+    use proptest::prelude::*;
+    use std::time::UNIX_EPOCH;
+
+    /// Sun, 06 Nov 1994 08:49:27 GMT: ten seconds before RFC 9110's example date.
+    fn fixed_now() -> SystemTime {
+        UNIX_EPOCH + Duration::from_secs(784_111_767)
+    }
+
+    fn headers(pairs: &[(&'static str, &[u8])]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            let value = HeaderValue::from_bytes(value).expect("test header values are valid");
+            map.append(*name, value);
+        }
+        map
+    }
+
+    fn retry_after_of(value: &[u8]) -> Option<Duration> {
+        parse_retry_after(&headers(&[("retry-after", value)]), fixed_now())
+    }
+
+    fn amz_of(value: &[u8]) -> Option<Duration> {
+        parse_retry_after(&headers(&[("x-amz-retry-after", value)]), fixed_now())
+    }
+
+    fn response(status: u16, pairs: &[(&'static str, &[u8])]) -> Result<Response<()>, ()> {
+        let mut response = Response::new(());
+        *response.status_mut() = StatusCode::from_u16(status).expect("valid test status");
+        *response.headers_mut() = headers(pairs);
+        Ok(response)
+    }
+
+    #[test]
+    fn every_status_code_with_the_default_list() {
+        let classifier = HttpStatusClassifier::new();
+        for code in 100..=999 {
+            let expected = match code {
+                429 => RetryAction::retryable(ErrorKind::Throttling),
+                500 | 502 | 503 | 504 => RetryAction::retryable(ErrorKind::Server),
+                _ => RetryAction::NoActionIndicated,
+            };
+            assert_eq!(
+                classifier.classify(&response(code, &[])),
+                expected,
+                "{code}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_replaced_list_replaces_the_default_but_not_429() {
+        let classifier = HttpStatusClassifier::new().with_retryable_status_codes([
+            StatusCode::SERVICE_UNAVAILABLE,
+            StatusCode::CONFLICT,
+            StatusCode::REQUEST_TIMEOUT,
+        ]);
+        for code in 100..=999 {
+            let expected = match code {
+                429 => RetryAction::retryable(ErrorKind::Throttling),
+                503 => RetryAction::retryable(ErrorKind::Server),
+                408 | 409 => RetryAction::retryable(ErrorKind::Client),
+                _ => RetryAction::NoActionIndicated,
+            };
+            assert_eq!(
+                classifier.classify(&response(code, &[])),
+                expected,
+                "{code}"
+            );
+        }
+        let empty = HttpStatusClassifier::new().with_retryable_status_codes([]);
+        assert!(empty.retryable_status_codes().is_empty());
+        assert_eq!(
+            empty.classify(&response(429, &[])),
+            RetryAction::retryable(ErrorKind::Throttling)
+        );
+        assert_eq!(
+            empty.classify(&response(503, &[])),
+            RetryAction::NoActionIndicated
+        );
+    }
+
+    #[test]
+    fn errors_indicate_nothing() {
+        let outcome: Result<Response<()>, &str> = Err("connection refused");
+        assert_eq!(
+            HttpStatusClassifier::new().classify(&outcome),
+            RetryAction::NoActionIndicated
+        );
+    }
+
+    #[test]
+    fn name_and_priority() {
+        let classifier = HttpStatusClassifier::default();
+        assert_eq!(
+            ClassifyRetry::<Response<()>, ()>::name(&classifier),
+            "http status"
+        );
+        assert_eq!(
+            ClassifyRetry::<Response<()>, ()>::priority(&classifier),
+            ClassifierPriority::http_status()
+        );
+    }
+
+    #[test]
+    fn throttling_carries_retry_after() {
+        let classifier = HttpStatusClassifier::new().with_clock(fixed_now);
+        assert_eq!(
+            classifier.classify(&response(429, &[("retry-after", b"3")])),
+            RetryAction::retryable_after(ErrorKind::Throttling, Duration::from_secs(3))
+        );
+        assert_eq!(
+            classifier.classify(&response(
+                503,
+                &[("retry-after", b"Sun, 06 Nov 1994 08:49:37 GMT")]
+            )),
+            RetryAction::retryable_after(ErrorKind::Server, Duration::from_secs(10))
+        );
+        // A malformed header does not stop the retry; it only drops the delay.
+        assert_eq!(
+            classifier.classify(&response(429, &[("retry-after", b"soon")])),
+            RetryAction::retryable(ErrorKind::Throttling)
+        );
+        // A non-retryable status ignores the header.
+        assert_eq!(
+            classifier.classify(&response(301, &[("retry-after", b"3")])),
+            RetryAction::NoActionIndicated
+        );
+    }
+
+    #[test]
+    fn delta_seconds() {
+        assert_eq!(retry_after_of(b"0"), Some(Duration::ZERO));
+        assert_eq!(retry_after_of(b"5"), Some(Duration::from_secs(5)));
+        assert_eq!(retry_after_of(b"0005"), Some(Duration::from_secs(5)));
+        assert_eq!(retry_after_of(b"86400"), Some(Duration::from_secs(86_400)));
+        assert_eq!(retry_after_of(b"86401"), None);
+        assert_eq!(parse_retry_after(&HeaderMap::new(), fixed_now()), None);
+    }
+
+    #[test]
+    fn http_dates_in_all_three_formats() {
+        let ten = Some(Duration::from_secs(10));
+        assert_eq!(retry_after_of(b"Sun, 06 Nov 1994 08:49:37 GMT"), ten);
+        assert_eq!(retry_after_of(b"Sunday, 06-Nov-94 08:49:37 GMT"), ten);
+        assert_eq!(retry_after_of(b"Sun Nov  6 08:49:37 1994"), ten);
+    }
+
+    #[test]
+    fn a_date_in_the_past_or_now_is_zero() {
+        assert_eq!(
+            retry_after_of(b"Sun, 06 Nov 1994 08:49:27 GMT"),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(
+            retry_after_of(b"Thu, 01 Jan 1970 00:00:00 GMT"),
+            Some(Duration::ZERO)
+        );
+    }
+
+    #[test]
+    fn a_date_too_far_in_the_future_is_ignored() {
+        // Exactly one day later is accepted, one second more is not.
+        assert_eq!(
+            retry_after_of(b"Mon, 07 Nov 1994 08:49:27 GMT"),
+            Some(HttpStatusClassifier::MAX_RETRY_AFTER)
+        );
+        assert_eq!(retry_after_of(b"Mon, 07 Nov 1994 08:49:28 GMT"), None);
+        assert_eq!(retry_after_of(b"Fri, 31 Dec 9999 23:59:59 GMT"), None);
+    }
+
+    #[test]
+    fn hostile_values_are_ignored() {
+        for value in [
+            &b"-1"[..],
+            b"+5",
+            b"1e9",
+            b"5.5",
+            b"",
+            b"   ",
+            b"5s",
+            b"5 5",
+            b"0x10",
+            b"99999999999999999999999",
+            b"18446744073709551615",
+            b"18446744073709551616",
+            b"\xff\xfe",
+            b"5\xff",
+            "\u{0665}".as_bytes(), // ARABIC-INDIC DIGIT FIVE
+            b"Sun, 06 Nov 1994 08:49:37 PST",
+            b"Sun, 32 Nov 1994 08:49:37 GMT",
+            b"Sun, 06 Nov 1994 08:49:37 GMT garbage",
+        ] {
+            assert_eq!(retry_after_of(value), None, "retry-after {value:?}");
+            assert_eq!(amz_of(value), None, "x-amz-retry-after {value:?}");
+        }
+    }
+
+    #[test]
+    fn surrounding_whitespace_is_trimmed() {
+        assert_eq!(retry_after_of(b" 5 "), Some(Duration::from_secs(5)));
+        assert_eq!(retry_after_of(b"\t5\t"), Some(Duration::from_secs(5)));
+        assert_eq!(amz_of(b" 250 "), Some(Duration::from_millis(250)));
+        assert_eq!(
+            retry_after_of(b"  Sun, 06 Nov 1994 08:49:37 GMT "),
+            Some(Duration::from_secs(10))
+        );
+    }
+
+    #[test]
+    fn x_amz_retry_after_is_milliseconds_and_wins() {
+        assert_eq!(amz_of(b"0"), Some(Duration::ZERO));
+        assert_eq!(amz_of(b"1500"), Some(Duration::from_millis(1500)));
+        assert_eq!(
+            amz_of(b"86400000"),
+            Some(HttpStatusClassifier::MAX_RETRY_AFTER)
+        );
+        assert_eq!(amz_of(b"86400001"), None);
+        let both = headers(&[("x-amz-retry-after", b"250"), ("retry-after", b"7")]);
+        assert_eq!(
+            parse_retry_after(&both, fixed_now()),
+            Some(Duration::from_millis(250))
+        );
+    }
+
+    #[test]
+    fn a_bad_x_amz_retry_after_falls_through_to_retry_after() {
+        for bad in [&b"-1"[..], b"1.5", b"", b"\xff", b"999999999999"] {
+            let map = headers(&[("x-amz-retry-after", bad), ("retry-after", b"7")]);
+            assert_eq!(
+                parse_retry_after(&map, fixed_now()),
+                Some(Duration::from_secs(7)),
+                "{bad:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn only_the_first_value_is_read() {
+        let map = headers(&[("retry-after", b"7"), ("retry-after", b"9")]);
+        assert_eq!(
+            parse_retry_after(&map, fixed_now()),
+            Some(Duration::from_secs(7))
+        );
+    }
+
+    /// Seconds from the epoch to the last second of year 9999, the last `httpdate` can format.
+    const YEAR_9999_END: u64 = 253_402_300_799;
+
+    proptest! {
+        #[test]
+        fn never_panics_on_arbitrary_bytes(
+            amz in proptest::collection::vec(any::<u8>(), 0..40),
+            retry in proptest::collection::vec(any::<u8>(), 0..40),
+            now_secs in 0..=YEAR_9999_END,
+        ) {
+            let mut map = HeaderMap::new();
+            if let Ok(value) = HeaderValue::from_bytes(&amz) {
+                map.insert(X_AMZ_RETRY_AFTER, value);
+            }
+            if let Ok(value) = HeaderValue::from_bytes(&retry) {
+                map.insert(RETRY_AFTER, value);
+            }
+            let now = UNIX_EPOCH + Duration::from_secs(now_secs);
+            if let Some(delay) = parse_retry_after(&map, now) {
+                prop_assert!(delay <= HttpStatusClassifier::MAX_RETRY_AFTER);
+            }
+        }
+
+        #[test]
+        fn never_panics_on_digit_strings(digits in "[0-9]{0,40}") {
+            let expected = digits
+                .parse::<u64>()
+                .ok()
+                .filter(|secs| *secs <= HttpStatusClassifier::MAX_RETRY_AFTER.as_secs())
+                .map(Duration::from_secs);
+            prop_assert_eq!(retry_after_of(digits.as_bytes()), expected);
+        }
+
+        #[test]
+        fn http_dates_round_trip(
+            now_secs in 0..=YEAR_9999_END,
+            offset in -200_000i64..=200_000,
+        ) {
+            let now = UNIX_EPOCH + Duration::from_secs(now_secs);
+            let date_secs = now_secs.saturating_add_signed(offset).min(YEAR_9999_END);
+            let date = UNIX_EPOCH + Duration::from_secs(date_secs);
+            let mut map = HeaderMap::new();
+            let value = HeaderValue::from_str(&httpdate::fmt_http_date(date));
+            prop_assert!(value.is_ok());
+            if let Ok(value) = value {
+                map.insert(RETRY_AFTER, value);
+            }
+            let delay = Duration::from_secs(date_secs.saturating_sub(now_secs));
+            let expected = (delay <= HttpStatusClassifier::MAX_RETRY_AFTER).then_some(delay);
+            prop_assert_eq!(parse_retry_after(&map, now), expected);
+        }
+    }
+}

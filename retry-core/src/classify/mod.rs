@@ -1,0 +1,23 @@
+//! Classification: deciding from an attempt's outcome whether to retry it (seed 003).
+
+mod action;
+mod chain;
+mod classifier;
+mod error_code;
+#[cfg(feature = "http")]
+mod http;
+mod priority;
+mod retry_if;
+mod retry_info;
+mod transient;
+
+pub use action::{ErrorKind, RetryAction, RetryReason};
+pub use chain::ClassifierChain;
+pub use classifier::{ClassifyRetry, FnClassifier};
+pub use error_code::{ErrorCodeClassifier, ProvideErrorCode};
+#[cfg(feature = "http")]
+pub use http::{HttpStatusClassifier, parse_retry_after};
+pub use priority::ClassifierPriority;
+pub use retry_if::RetryIf;
+pub use retry_info::RetryInfoClassifier;
+pub use transient::TransientErrorClassifier;

@@ -1,0 +1,76 @@
+//! The classifier of modeled errors: errors that implement [`RetryInfo`].
+
+use super::{ClassifierPriority, ClassifyRetry, ErrorKind, RetryAction};
+use crate::{Fault, RetryInfo, RetrySafety};
+
+/// Classifies errors by what they say of themselves through [`RetryInfo`] (Smithy's
+/// `ModeledAsRetryableClassifier`). This is the default classifier of `#[retryable]` and
+/// [`retry`](crate::retry).
+///
+/// * [`RetrySafety::No`] forbids the retry: no later classifier can turn it back on.
+/// * [`RetrySafety::Yes`] retries; so does [`RetrySafety::Maybe`] when the fault is the server's
+///   or the error is throttling. Otherwise the classifier indicates no action.
+/// * The kind is throttling, then timeout, then server (server fault), then transient; the
+///   error's `retry_after` travels with the verdict.
+///
+/// ```
+/// use retry_core::{ClassifyRetry, ErrorKind, RetryAction, RetryInfoClassifier};
+/// use std::io;
+///
+/// let outcome: Result<(), io::Error> = Err(io::ErrorKind::TimedOut.into());
+/// assert_eq!(RetryInfoClassifier.classify(&outcome), RetryAction::retryable(ErrorKind::Timeout));
+/// let outcome: Result<(), io::Error> = Err(io::ErrorKind::NotFound.into());
+/// assert_eq!(RetryInfoClassifier.classify(&outcome), RetryAction::RetryForbidden);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RetryInfoClassifier;
+
+impl RetryInfoClassifier {
+    /// The verdict on one error.
+    ///
+    /// ```
+    /// use retry_core::RetryInfoClassifier;
+    /// let reset = std::io::Error::from(std::io::ErrorKind::ConnectionReset);
+    /// assert!(RetryInfoClassifier::classify_error(&reset).should_retry());
+    /// ```
+    pub fn classify_error<E: RetryInfo + ?Sized>(error: &E) -> RetryAction {
+        let retryable = match error.retry_safety() {
+            RetrySafety::No => return RetryAction::RetryForbidden,
+            RetrySafety::Yes => true,
+            RetrySafety::Maybe => error.fault() == Fault::Server || error.is_throttling(),
+        };
+        if !retryable {
+            return RetryAction::NoActionIndicated;
+        }
+        let kind = if error.is_throttling() {
+            ErrorKind::Throttling
+        } else if error.is_timeout() {
+            ErrorKind::Timeout
+        } else if error.fault() == Fault::Server {
+            ErrorKind::Server
+        } else {
+            ErrorKind::Transient
+        };
+        match error.retry_after() {
+            Some(after) => RetryAction::retryable_after(kind, after),
+            None => RetryAction::retryable(kind),
+        }
+    }
+}
+
+impl<T, E: RetryInfo> ClassifyRetry<T, E> for RetryInfoClassifier {
+    fn classify(&self, outcome: &Result<T, E>) -> RetryAction {
+        match outcome {
+            Ok(_) => RetryAction::NoActionIndicated,
+            Err(error) => Self::classify_error(error),
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        "retry info"
+    }
+
+    fn priority(&self) -> ClassifierPriority {
+        ClassifierPriority::retry_info()
+    }
+}

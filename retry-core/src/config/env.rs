@@ -1,0 +1,99 @@
+//! Reading a configuration from environment variables.
+
+use super::{ConfigError, RetryConfig, RetryConfigBuilder, RetryMode, parse_duration};
+use crate::Jitter;
+
+/// The variables [`RetryConfig::from_env`] reads, in the order it reads them.
+pub const ENV_VARIABLES: [&str; 7] = [
+    "RETRY_MODE",
+    "RETRY_MAX_ATTEMPTS",
+    "RETRY_INITIAL_BACKOFF",
+    "RETRY_MAX_BACKOFF",
+    "RETRY_JITTER",
+    "RETRY_TIMEOUT",
+    "RETRY_QUOTA_CAPACITY",
+];
+
+impl RetryConfig {
+    /// The default configuration with the settings found in the environment:
+    /// `RETRY_MODE` (`standard` / `adaptive`), `RETRY_MAX_ATTEMPTS`, `RETRY_INITIAL_BACKOFF`,
+    /// `RETRY_MAX_BACKOFF`, `RETRY_JITTER`, `RETRY_TIMEOUT` (durations such as `250ms`) and
+    /// `RETRY_QUOTA_CAPACITY`. Unset or empty variables keep the default.
+    /// An invalid value is an error naming the variable.
+    ///
+    /// ```
+    /// let config = retry_core::RetryConfig::from_env()?;
+    /// # let _ = config;
+    /// # Ok::<(), retry_core::ConfigError>(())
+    /// ```
+    pub fn from_env() -> Result<RetryConfig, ConfigError> {
+        Self::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    /// Like [`from_env`](Self::from_env), reading variables through `lookup`: for tests, and
+    /// for settings kept elsewhere (a profile file, a map).
+    ///
+    /// ```
+    /// use retry_core::{RetryConfig, RetryMode};
+    ///
+    /// let config = RetryConfig::from_lookup(|name| match name {
+    ///     "RETRY_MODE" => Some("Adaptive".into()),
+    ///     "RETRY_MAX_ATTEMPTS" => Some("5".into()),
+    ///     _ => None,
+    /// })?;
+    /// assert_eq!(config.mode(), RetryMode::Adaptive);
+    /// assert_eq!(config.max_attempts(), 5);
+    ///
+    /// let error = RetryConfig::from_lookup(|name| (name == "RETRY_MAX_BACKOFF").then(|| "soon".into()))
+    ///     .unwrap_err();
+    /// assert!(error.to_string().starts_with("environment variable RETRY_MAX_BACKOFF: invalid duration `soon`"));
+    /// # Ok::<(), retry_core::ConfigError>(())
+    /// ```
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<RetryConfig, ConfigError> {
+        let mut builder = RetryConfig::builder();
+        for variable in ENV_VARIABLES {
+            let Some(value) = lookup(variable).filter(|value| !value.trim().is_empty()) else {
+                continue;
+            };
+            builder = apply(builder, variable, &value).map_err(|error| ConfigError::Env {
+                variable,
+                error: Box::new(error),
+            })?;
+        }
+        builder.build().map_err(|error| match &error {
+            ConfigError::MaxAttemptsZero => ConfigError::Env {
+                variable: "RETRY_MAX_ATTEMPTS",
+                error: Box::new(error),
+            },
+            ConfigError::ZeroCapacity => ConfigError::Env {
+                variable: "RETRY_QUOTA_CAPACITY",
+                error: Box::new(error),
+            },
+            ConfigError::ZeroDuration { setting: "timeout" } => ConfigError::Env {
+                variable: "RETRY_TIMEOUT",
+                error: Box::new(error),
+            },
+            _ => error,
+        })
+    }
+}
+
+fn apply(builder: RetryConfigBuilder, variable: &str, value: &str) -> Result<RetryConfigBuilder, ConfigError> {
+    Ok(match variable {
+        "RETRY_MODE" => builder.mode(value.parse::<RetryMode>()?),
+        "RETRY_MAX_ATTEMPTS" => builder.max_attempts(parse_number(value)?),
+        "RETRY_INITIAL_BACKOFF" => builder.initial_backoff(parse_duration(value)?),
+        "RETRY_MAX_BACKOFF" => builder.max_backoff(parse_duration(value)?),
+        "RETRY_JITTER" => builder.jitter(value.parse::<Jitter>()?),
+        "RETRY_TIMEOUT" => builder.timeout(parse_duration(value)?),
+        "RETRY_QUOTA_CAPACITY" => builder.quota_capacity(parse_number(value)?),
+        _ => builder,
+    })
+}
+
+fn parse_number(value: &str) -> Result<u32, ConfigError> {
+    let trimmed = value.trim();
+    trimmed.parse().map_err(|_| ConfigError::Number {
+        input: trimmed.to_owned(),
+    })
+}

@@ -1,0 +1,131 @@
+//! What is wrong with a retry configuration.
+
+use std::fmt;
+use std::time::Duration;
+
+use super::{DurationParseError, RetryModeParseError};
+use crate::JitterParseError;
+
+/// An invalid retry configuration. Every variant's message names the setting and the fix.
+///
+/// ```
+/// use retry_core::RetryConfig;
+/// let error = RetryConfig::builder().max_attempts(0).build().unwrap_err();
+/// assert_eq!(
+///     error.to_string(),
+///     "max_attempts must be at least 1 (1 means no retries), got 0"
+/// );
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// `max_attempts` was 0.
+    MaxAttemptsZero,
+    /// `initial_backoff` (or `throttling_backoff`) was longer than `max_backoff`.
+    BackoffOrder {
+        /// Which initial backoff.
+        setting: &'static str,
+        /// Its value.
+        initial: Duration,
+        /// The cap it exceeds.
+        max: Duration,
+    },
+    /// A duration that must be positive was zero.
+    ZeroDuration {
+        /// The setting.
+        setting: &'static str,
+    },
+    /// A rate that must be a positive finite number was not.
+    InvalidRate {
+        /// The setting.
+        setting: &'static str,
+        /// The value given.
+        value: f64,
+    },
+    /// The retry quota's capacity was 0.
+    ZeroCapacity,
+    /// An unknown retry mode.
+    Mode(RetryModeParseError),
+    /// An unknown jitter.
+    Jitter(JitterParseError),
+    /// A malformed duration string.
+    Duration(DurationParseError),
+    /// A malformed whole number.
+    Number {
+        /// The text given.
+        input: String,
+    },
+    /// An environment variable held an invalid value.
+    Env {
+        /// The variable.
+        variable: &'static str,
+        /// What is wrong with its value.
+        error: Box<ConfigError>,
+    },
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConfigError::MaxAttemptsZero => {
+                f.write_str("max_attempts must be at least 1 (1 means no retries), got 0")
+            }
+            ConfigError::BackoffOrder {
+                setting,
+                initial,
+                max,
+            } => write!(
+                f,
+                "{setting} ({initial:?}) must not exceed max_backoff ({max:?}): lower it or raise max_backoff"
+            ),
+            ConfigError::ZeroDuration { setting } => write!(
+                f,
+                "{setting} must be longer than zero: leave it unset for no limit"
+            ),
+            ConfigError::InvalidRate { setting, value } => write!(
+                f,
+                "{setting} must be a positive finite number, got {value}: leave it unset to turn it off"
+            ),
+            ConfigError::ZeroCapacity => f.write_str(
+                "quota capacity must be at least 1: to turn retries off, set max_attempts = 1",
+            ),
+            ConfigError::Mode(error) => error.fmt(f),
+            ConfigError::Jitter(error) => error.fmt(f),
+            ConfigError::Duration(error) => error.fmt(f),
+            ConfigError::Number { input } => {
+                write!(f, "invalid number `{input}`: expected a whole number such as 3")
+            }
+            ConfigError::Env { variable, error } => write!(f, "environment variable {variable}: {error}"),
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ConfigError::Mode(error) => Some(error),
+            ConfigError::Jitter(error) => Some(error),
+            ConfigError::Duration(error) => Some(error),
+            ConfigError::Env { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+}
+
+impl From<RetryModeParseError> for ConfigError {
+    fn from(error: RetryModeParseError) -> Self {
+        ConfigError::Mode(error)
+    }
+}
+
+impl From<JitterParseError> for ConfigError {
+    fn from(error: JitterParseError) -> Self {
+        ConfigError::Jitter(error)
+    }
+}
+
+impl From<DurationParseError> for ConfigError {
+    fn from(error: DurationParseError) -> Self {
+        ConfigError::Duration(error)
+    }
+}

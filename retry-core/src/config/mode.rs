@@ -1,0 +1,94 @@
+//! The retry mode: standard, or adaptive with client-side rate limiting.
+//!
+//! Self-contained (std only): `retry-macros` compiles this same file to check `mode = "..."`.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// Which retry behavior a strategy follows (seed 002).
+///
+/// ```
+/// use retry_core::RetryMode;
+/// assert_eq!(" ADAPTIVE ".parse::<RetryMode>(), Ok(RetryMode::Adaptive));
+/// assert_eq!(RetryMode::default(), RetryMode::Standard);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum RetryMode {
+    /// Exponential backoff with jitter and a retry quota.
+    #[default]
+    Standard,
+    /// Standard, plus a client-side rate limiter that slows down after throttling errors.
+    Adaptive,
+}
+
+impl RetryMode {
+    /// Every mode, in the order of [`RetryMode::NAMES`].
+    pub const ALL: [RetryMode; 2] = [RetryMode::Standard, RetryMode::Adaptive];
+
+    /// The names configuration accepts.
+    pub const NAMES: [&'static str; 2] = ["standard", "adaptive"];
+
+    /// The mode's configuration name.
+    ///
+    /// ```
+    /// assert_eq!(retry_core::RetryMode::Adaptive.as_str(), "adaptive");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RetryMode::Standard => "standard",
+            RetryMode::Adaptive => "adaptive",
+        }
+    }
+}
+
+impl fmt::Display for RetryMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A mode name that is neither `standard` nor `adaptive`.
+///
+/// ```
+/// let error = "legacy".parse::<retry_core::RetryMode>().unwrap_err();
+/// assert_eq!(
+///     error.to_string(),
+///     "unknown retry mode `legacy`: expected \"standard\" or \"adaptive\""
+/// );
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RetryModeParseError {
+    input: String,
+}
+
+impl fmt::Display for RetryModeParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "unknown retry mode `{}`: expected \"standard\" or \"adaptive\"",
+            self.input
+        )
+    }
+}
+
+impl std::error::Error for RetryModeParseError {}
+
+impl FromStr for RetryMode {
+    type Err = RetryModeParseError;
+
+    /// Parses a mode name, trimmed and case-insensitive.
+    ///
+    /// ```
+    /// assert!("Standard".parse::<retry_core::RetryMode>().is_ok());
+    /// ```
+    fn from_str(value: &str) -> Result<Self, Self::Err> {
+        let trimmed = value.trim();
+        RetryMode::ALL
+            .into_iter()
+            .find(|mode| mode.as_str().eq_ignore_ascii_case(trimmed))
+            .ok_or_else(|| RetryModeParseError {
+                input: trimmed.to_owned(),
+            })
+    }
+}

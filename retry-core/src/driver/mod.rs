@@ -1,0 +1,233 @@
+//! The plain API: run an async operation under a strategy, no macro needed.
+
+mod hook;
+mod retry_loop;
+
+use std::future::Future;
+use std::ops::ControlFlow;
+use std::time::Duration;
+
+pub use hook::{NoHook, OnRetry, RetryEvent};
+pub use retry_loop::RetryLoop;
+
+use crate::{ClassifyRetry, RetryInfo, RetryInfoClassifier, RetryStrategy};
+
+/// Runs `operation` under `strategy`, classifying errors by their [`RetryInfo`], and returns
+/// the first success or the last attempt's own error, unchanged.
+///
+/// At least one attempt is always made. Before each retry the backoff is slept (on tokio's
+/// timer) and, in adaptive mode, a send permit is awaited. Cancellation safe: dropping the
+/// future leaves the scope's quota and limiter consistent. A panic in `operation` propagates
+/// and poisons nothing.
+///
+/// ```
+/// use retry_core::{RetryConfig, StandardStrategy, retry};
+/// use std::{io, time::Duration};
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+/// let strategy = StandardStrategy::new(RetryConfig::builder().max_attempts(3).build().unwrap());
+/// let mut calls = 0;
+/// let result = retry(&strategy, || {
+///     calls += 1;
+///     let attempt = calls;
+///     async move {
+///         if attempt < 3 {
+///             Err(io::Error::from(io::ErrorKind::ConnectionReset))
+///         } else {
+///             Ok("done")
+///         }
+///     }
+/// })
+/// .await;
+/// assert_eq!(result.unwrap(), "done");
+/// assert_eq!(calls, 3);
+/// # }
+/// ```
+pub async fn retry<S, F, Fut, T, E>(strategy: &S, operation: F) -> Result<T, E>
+where
+    S: RetryStrategy + ?Sized,
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, E>>,
+    E: RetryInfo,
+{
+    Retry::new(strategy).run(operation).await
+}
+
+/// The plain API with options: a classifier, an `on_retry` hook, an attempt timeout.
+///
+/// ```
+/// use retry_core::{ErrorKind, FnClassifier, Retry, RetryAction, RetryConfig, RetryEvent, StandardStrategy};
+/// use std::time::Duration;
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+/// let strategy = StandardStrategy::new(RetryConfig::builder().max_attempts(5).build().unwrap());
+/// // A waiter: retry while the job reports "pending".
+/// let until_done = FnClassifier::new("until done", |outcome: &Result<&str, std::io::Error>| match outcome {
+///     Ok("pending") => RetryAction::retryable(ErrorKind::Transient),
+///     _ => RetryAction::NoActionIndicated,
+/// });
+/// let mut polls = 0;
+/// let state = Retry::new(&strategy)
+///     .classifier(until_done)
+///     .on_retry(|event: &RetryEvent<'_, std::io::Error>| assert!(event.error().is_none()))
+///     .attempt_timeout(Duration::from_secs(1))
+///     .run(|| {
+///         polls += 1;
+///         let state = if polls < 3 { "pending" } else { "done" };
+///         async move { Ok(state) }
+///     })
+///     .await;
+/// assert_eq!(state.unwrap(), "done");
+/// # }
+/// ```
+#[derive(Debug)]
+#[must_use = "call .run(operation) to run it"]
+pub struct Retry<'s, S: ?Sized, C = RetryInfoClassifier, H = NoHook, A = NoAttemptTimeout> {
+    strategy: &'s S,
+    classifier: C,
+    on_retry: H,
+    attempt_timeout: A,
+}
+
+/// No attempt timeout: the [`Retry`] builder's default.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoAttemptTimeout;
+
+/// An attempt timeout: the operation's error type must convert from tokio's `Elapsed`.
+#[derive(Debug, Clone, Copy)]
+pub struct AttemptTimeout(Duration);
+
+impl<'s, S: RetryStrategy + ?Sized> Retry<'s, S> {
+    /// Retries under `strategy`, classifying errors by [`RetryInfo`].
+    ///
+    /// ```
+    /// let strategy = retry_core::StandardStrategy::new(retry_core::RetryConfig::default());
+    /// let r = retry_core::Retry::new(&strategy);
+    /// # let _ = r;
+    /// ```
+    pub fn new(strategy: &'s S) -> Self {
+        Self {
+            strategy,
+            classifier: RetryInfoClassifier,
+            on_retry: NoHook,
+            attempt_timeout: NoAttemptTimeout,
+        }
+    }
+}
+
+impl<'s, S: RetryStrategy + ?Sized, C, H, A> Retry<'s, S, C, H, A> {
+    /// Classifies outcomes with `classifier` instead of [`RetryInfoClassifier`].
+    ///
+    /// ```
+    /// use retry_core::{Retry, RetryConfig, StandardStrategy, TransientErrorClassifier};
+    /// let strategy = StandardStrategy::new(RetryConfig::default());
+    /// let r = Retry::new(&strategy).classifier(TransientErrorClassifier);
+    /// # let _ = r;
+    /// ```
+    pub fn classifier<C2>(self, classifier: C2) -> Retry<'s, S, C2, H, A> {
+        Retry {
+            strategy: self.strategy,
+            classifier,
+            on_retry: self.on_retry,
+            attempt_timeout: self.attempt_timeout,
+        }
+    }
+
+    /// Tells `hook` about every retry.
+    ///
+    /// ```
+    /// use retry_core::{Retry, RetryConfig, RetryEvent, StandardStrategy};
+    /// let strategy = StandardStrategy::new(RetryConfig::default());
+    /// let r = Retry::new(&strategy).on_retry(|e: &RetryEvent<'_, std::io::Error>| eprintln!("{e:?}"));
+    /// # let _ = r;
+    /// ```
+    pub fn on_retry<H2>(self, hook: H2) -> Retry<'s, S, C, H2, A> {
+        Retry {
+            strategy: self.strategy,
+            classifier: self.classifier,
+            on_retry: hook,
+            attempt_timeout: self.attempt_timeout,
+        }
+    }
+
+    /// Cuts each attempt after `timeout`; the cut attempt fails with `E::from(Elapsed)`, a
+    /// timeout that is retried like any other.
+    ///
+    /// ```
+    /// use retry_core::{Retry, RetryConfig, StandardStrategy};
+    /// let strategy = StandardStrategy::new(RetryConfig::default());
+    /// let r = Retry::new(&strategy).attempt_timeout(std::time::Duration::from_secs(2));
+    /// # let _ = r;
+    /// ```
+    pub fn attempt_timeout(self, timeout: Duration) -> Retry<'s, S, C, H, AttemptTimeout> {
+        Retry {
+            strategy: self.strategy,
+            classifier: self.classifier,
+            on_retry: self.on_retry,
+            attempt_timeout: AttemptTimeout(timeout),
+        }
+    }
+}
+
+impl<S: RetryStrategy + ?Sized, C, H> Retry<'_, S, C, H, NoAttemptTimeout> {
+    /// Runs `operation` until it succeeds or the strategy stops retrying; returns the last
+    /// outcome unchanged.
+    pub async fn run<F, Fut, T, E>(self, mut operation: F) -> Result<T, E>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+        C: ClassifyRetry<T, E>,
+        H: OnRetry<E>,
+    {
+        let mut attempts = RetryLoop::start(self.strategy, self.classifier, self.on_retry).await;
+        loop {
+            let outcome = operation().await;
+            if let ControlFlow::Break(outcome) = attempts.next(outcome).await {
+                return outcome;
+            }
+        }
+    }
+}
+
+impl<S: RetryStrategy + ?Sized, C, H> Retry<'_, S, C, H, AttemptTimeout> {
+    /// Runs `operation` with each attempt cut after the attempt timeout; otherwise as
+    /// [`Retry::run`].
+    pub async fn run<F, Fut, T, E>(self, mut operation: F) -> Result<T, E>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+        E: From<tokio::time::error::Elapsed>,
+        C: ClassifyRetry<T, E>,
+        H: OnRetry<E>,
+    {
+        let AttemptTimeout(timeout) = self.attempt_timeout;
+        let mut attempts = RetryLoop::start(self.strategy, self.classifier, self.on_retry).await;
+        loop {
+            let outcome = with_attempt_timeout(timeout, operation()).await;
+            if let ControlFlow::Break(outcome) = attempts.next(outcome).await {
+                return outcome;
+            }
+        }
+    }
+}
+
+/// Runs one attempt, cut after `timeout` with `E::from(Elapsed)`.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+/// use std::time::Duration;
+/// let outcome: Result<(), std::io::Error> =
+///     retry_core::with_attempt_timeout(Duration::from_millis(10), std::future::pending()).await;
+/// assert_eq!(outcome.unwrap_err().kind(), std::io::ErrorKind::TimedOut);
+/// # }
+/// ```
+pub async fn with_attempt_timeout<T, E, Fut>(timeout: Duration, attempt: Fut) -> Result<T, E>
+where
+    Fut: Future<Output = Result<T, E>>,
+    E: From<tokio::time::error::Elapsed>,
+{
+    match tokio::time::timeout(timeout, attempt).await {
+        Ok(outcome) => outcome,
+        Err(elapsed) => Err(E::from(elapsed)),
+    }
+}

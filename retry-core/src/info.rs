@@ -1,0 +1,222 @@
+//! The error vocabulary: how an error describes its own retryability.
+//!
+//! Modeled on Smithy's `ErrorInfo` / `ErrorRetryInfo` and `HasFault` (the Smithy retry guide and
+//! the Python RFC in `shared/seeds/`). One trait, [`RetryInfo`], with every method defaulted, so an
+//! error type opts in with an empty `impl` and overrides only what it knows.
+
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Whether retrying an operation that failed with an error is safe.
+///
+/// The seeds disagree on what "maybe" means; this crate decides (see `DESIGN.md` §2):
+/// [`Yes`](RetrySafety::Yes) may retry, [`No`](RetrySafety::No) never retries, and
+/// [`Maybe`](RetrySafety::Maybe) retries only when the [`Fault`] is [`Fault::Server`].
+///
+/// ```
+/// use retry_core::RetrySafety;
+/// assert_eq!(RetrySafety::default(), RetrySafety::Maybe);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum RetrySafety {
+    /// The operation may be retried.
+    Yes,
+    /// The operation must not be retried.
+    No,
+    /// Unknown: retried only when the fault lies with the server.
+    #[default]
+    Maybe,
+}
+
+/// Which side of the call an error is attributed to (Smithy's `HasFault`).
+///
+/// ```
+/// use retry_core::Fault;
+/// assert_eq!(Fault::default(), Fault::Unknown);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Fault {
+    /// The request was wrong: sending it again will not help.
+    Client,
+    /// The service failed to handle a valid request.
+    Server,
+    /// Nothing is known about the fault.
+    #[default]
+    Unknown,
+}
+
+/// An error that describes its own retryability.
+///
+/// Every method has a default, so `impl RetryInfo for MyError {}` compiles and means "nothing is
+/// known" ([`RetrySafety::Maybe`], [`Fault::Unknown`]): such an error is not retried. Derive it
+/// with `#[derive(RetryInfo)]` (feature `macros`) to describe each variant with attributes.
+///
+/// ```
+/// use retry_core::{Fault, RetryInfo, RetrySafety};
+/// use std::time::Duration;
+///
+/// #[derive(Debug)]
+/// enum StoreError {
+///     Throttled { retry_after: Option<Duration> },
+///     NotFound,
+/// }
+///
+/// impl RetryInfo for StoreError {
+///     fn retry_safety(&self) -> RetrySafety {
+///         match self {
+///             StoreError::Throttled { .. } => RetrySafety::Yes,
+///             StoreError::NotFound => RetrySafety::No,
+///         }
+///     }
+///     fn is_throttling(&self) -> bool {
+///         matches!(self, StoreError::Throttled { .. })
+///     }
+///     fn retry_after(&self) -> Option<Duration> {
+///         match self {
+///             StoreError::Throttled { retry_after } => *retry_after,
+///             StoreError::NotFound => None,
+///         }
+///     }
+///     fn fault(&self) -> Fault {
+///         match self {
+///             StoreError::Throttled { .. } => Fault::Server,
+///             StoreError::NotFound => Fault::Client,
+///         }
+///     }
+/// }
+///
+/// assert!(StoreError::Throttled { retry_after: None }.is_throttling());
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` does not describe its retryability: it does not implement `RetryInfo`",
+    label = "`RetryInfo` is not implemented for `{Self}`",
+    note = "derive it: `#[derive(retry_core::RetryInfo)]` and mark variants with `#[retry(transient)]`, `#[retry(throttling)]`, `#[retry(never)]`, ...",
+    note = "or write `impl retry_core::RetryInfo for {Self} {{}}` and override the methods you need",
+    note = "or pass a classifier that does not need it: `#[retryable(classifier = ...)]` / `#[retryable(retry_if = ...)]`"
+)]
+pub trait RetryInfo {
+    /// Whether the failed operation may be sent again. Default: [`RetrySafety::Maybe`].
+    fn retry_safety(&self) -> RetrySafety {
+        RetrySafety::Maybe
+    }
+
+    /// Whether the service asked the client to slow down (HTTP 429, `ThrottlingException`, ...).
+    /// Throttling errors engage the adaptive rate limiter. Default: `false`.
+    fn is_throttling(&self) -> bool {
+        false
+    }
+
+    /// Whether the attempt timed out. A retry after a timeout costs more quota. Default: `false`.
+    fn is_timeout(&self) -> bool {
+        false
+    }
+
+    /// How long the service asked the client to wait before the next attempt. Default: `None`.
+    fn retry_after(&self) -> Option<Duration> {
+        None
+    }
+
+    /// Which side the error is attributed to. Default: [`Fault::Unknown`].
+    fn fault(&self) -> Fault {
+        Fault::Unknown
+    }
+}
+
+/// Transient I/O failures: the connection broke or timed out, or the call was interrupted.
+///
+/// ```
+/// use retry_core::{RetryInfo, RetrySafety};
+/// use std::io;
+/// let reset = io::Error::from(io::ErrorKind::ConnectionReset);
+/// assert_eq!(reset.retry_safety(), RetrySafety::Yes);
+/// assert!(io::Error::from(io::ErrorKind::TimedOut).is_timeout());
+/// assert_eq!(io::Error::from(io::ErrorKind::NotFound).retry_safety(), RetrySafety::No);
+/// ```
+impl RetryInfo for io::Error {
+    fn retry_safety(&self) -> RetrySafety {
+        if is_transient_io_kind(self.kind()) {
+            RetrySafety::Yes
+        } else {
+            RetrySafety::No
+        }
+    }
+
+    fn is_timeout(&self) -> bool {
+        self.kind() == io::ErrorKind::TimedOut
+    }
+
+    fn fault(&self) -> Fault {
+        if is_transient_io_kind(self.kind()) {
+            Fault::Server
+        } else {
+            Fault::Client
+        }
+    }
+}
+
+/// The I/O error kinds that a retry can cure (`DESIGN.md` §2).
+pub(crate) fn is_transient_io_kind(kind: io::ErrorKind) -> bool {
+    use io::ErrorKind as K;
+    matches!(
+        kind,
+        K::ConnectionReset
+            | K::ConnectionAborted
+            | K::ConnectionRefused
+            | K::TimedOut
+            | K::BrokenPipe
+            | K::UnexpectedEof
+            | K::Interrupted
+            | K::WouldBlock
+    )
+}
+
+/// tokio's timeout error: the attempt timed out and may be retried.
+///
+/// ```
+/// use retry_core::RetryInfo;
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let elapsed = tokio::time::timeout(std::time::Duration::ZERO, std::future::pending::<()>())
+///     .await
+///     .unwrap_err();
+/// assert!(elapsed.is_timeout());
+/// # }
+/// ```
+impl RetryInfo for tokio::time::error::Elapsed {
+    fn retry_safety(&self) -> RetrySafety {
+        RetrySafety::Yes
+    }
+
+    fn is_timeout(&self) -> bool {
+        true
+    }
+
+    fn fault(&self) -> Fault {
+        Fault::Server
+    }
+}
+
+macro_rules! delegate_retry_info {
+    ($($ty:ty),*) => {$(
+        /// Delegates to the wrapped error.
+        impl<E: RetryInfo + ?Sized> RetryInfo for $ty {
+            fn retry_safety(&self) -> RetrySafety {
+                (**self).retry_safety()
+            }
+            fn is_throttling(&self) -> bool {
+                (**self).is_throttling()
+            }
+            fn is_timeout(&self) -> bool {
+                (**self).is_timeout()
+            }
+            fn retry_after(&self) -> Option<Duration> {
+                (**self).retry_after()
+            }
+            fn fault(&self) -> Fault {
+                (**self).fault()
+            }
+        }
+    )*};
+}
+
+delegate_retry_info!(Box<E>, Arc<E>, &E);

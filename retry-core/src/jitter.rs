@@ -1,0 +1,103 @@
+//! Jitter: how randomness spreads a backoff delay.
+//!
+//! Self-contained (std only): `retry-macros` compiles this same file to check `jitter = "..."`
+//! at compile time with the runtime's own rules.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// How randomness spreads the exponential delay `t = min(initial * 2^(retry-1), max)`.
+///
+/// The formulas are those of the AWS Architecture Blog, "Exponential Backoff And Jitter" (2015),
+/// which the AWS SDKs follow; full jitter is their default.
+///
+/// ```
+/// assert_eq!(retry_core::Jitter::default(), retry_core::Jitter::Full);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Jitter {
+    /// `t`: no randomness. Synchronizes retrying clients; for tests and single clients only.
+    None,
+    /// `U[0,1) * t`: the spread that minimizes contention (the default).
+    #[default]
+    Full,
+    /// `t/2 + U[0,1) * t/2`: never less than half the exponential delay.
+    Equal,
+    /// `min(max, U(initial, previous * 3))`: grows from the previous delay instead of the
+    /// retry number.
+    Decorrelated,
+}
+
+impl Jitter {
+    /// Every jitter, in the order of [`Jitter::NAMES`].
+    pub const ALL: [Jitter; 4] = [Jitter::None, Jitter::Full, Jitter::Equal, Jitter::Decorrelated];
+
+    /// The names configuration accepts.
+    pub const NAMES: [&'static str; 4] = ["none", "full", "equal", "decorrelated"];
+
+    /// The name configuration uses (`"none"`, `"full"`, `"equal"`, `"decorrelated"`).
+    ///
+    /// ```
+    /// assert_eq!(retry_core::Jitter::Equal.as_str(), "equal");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Jitter::None => "none",
+            Jitter::Full => "full",
+            Jitter::Equal => "equal",
+            Jitter::Decorrelated => "decorrelated",
+        }
+    }
+}
+
+impl fmt::Display for Jitter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A jitter name that is not one of [`Jitter::NAMES`].
+///
+/// ```
+/// let error = "random".parse::<retry_core::Jitter>().unwrap_err();
+/// assert_eq!(
+///     error.to_string(),
+///     "unknown jitter `random`: expected one of \"none\", \"full\", \"equal\", \"decorrelated\""
+/// );
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JitterParseError {
+    input: String,
+}
+
+impl fmt::Display for JitterParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "unknown jitter `{}`: expected one of \"none\", \"full\", \"equal\", \"decorrelated\"",
+            self.input
+        )
+    }
+}
+
+impl std::error::Error for JitterParseError {}
+
+impl FromStr for Jitter {
+    type Err = JitterParseError;
+
+    /// Parses a jitter name, trimmed and case-insensitive.
+    ///
+    /// ```
+    /// use retry_core::Jitter;
+    /// assert_eq!(" Full ".parse::<Jitter>(), Ok(Jitter::Full));
+    /// ```
+    fn from_str(value: &str) -> Result<Self, Self::Err> {
+        let trimmed = value.trim();
+        Jitter::ALL
+            .into_iter()
+            .find(|jitter| jitter.as_str().eq_ignore_ascii_case(trimmed))
+            .ok_or_else(|| JitterParseError {
+                input: trimmed.to_owned(),
+            })
+    }
+}

@@ -1,0 +1,173 @@
+//! The retry quota: a token bucket of retries shared by a scope, which stops retry storms.
+//!
+//! Seeds 000 and 001 ("retry quota", "token bucket"): each retry takes a cost out of the bucket, a
+//! success after retries puts the last retry's cost back, and a first-try success adds a small
+//! reward. When the bucket cannot pay for a retry, the call stops retrying. Lock-free: the level is
+//! one atomic updated by compare-and-swap, and the optional refill claims elapsed time by
+//! compare-and-swap on the last refill instant (model-checked with loom in `tests/loom_quota.rs`).
+
+use std::fmt;
+use crate::clock::{SharedClock, duration_to_nanos};
+use crate::sync::{AtomicU64, Ordering};
+
+/// The quota is kept in thousandths of a token so that a slow refill accumulates exactly.
+const MILLI: u64 = 1_000;
+const NANOS_PER_SEC: u128 = 1_000_000_000;
+
+/// A shared, lock-free bucket of retry tokens.
+///
+/// ```
+/// use retry_core::{RetryQuota, TokioClock};
+/// use std::sync::Arc;
+///
+/// let quota = RetryQuota::new(500, None, Arc::new(TokioClock::new()));
+/// assert!(quota.try_acquire(5));
+/// assert_eq!(quota.level(), 495);
+/// quota.release(5);
+/// quota.release(1); // never above capacity
+/// assert_eq!(quota.level(), 500);
+/// ```
+pub struct RetryQuota {
+    /// Current level, in thousandths of a token.
+    level: AtomicU64,
+    /// Capacity, in thousandths of a token.
+    capacity: u64,
+    /// Refill rate in thousandths of a token per second; 0 when refill is off.
+    refill_per_sec: u64,
+    /// Clock reading (nanoseconds) up to which refill has been credited.
+    refilled_until: AtomicU64,
+    clock: SharedClock,
+}
+
+impl RetryQuota {
+    /// A full bucket of `capacity` tokens, refilled by `refill_per_second` tokens each second
+    /// when given (seed 000's "refills over time"; off in the AWS presets).
+    ///
+    /// ```
+    /// use retry_core::{ManualClock, RetryQuota};
+    /// use std::{sync::Arc, time::Duration};
+    ///
+    /// let clock = Arc::new(ManualClock::new());
+    /// let quota = RetryQuota::new(10, Some(2.0), clock.clone());
+    /// assert!(quota.try_acquire(10));
+    /// clock.advance(Duration::from_millis(1500));
+    /// assert_eq!(quota.level(), 3);
+    /// ```
+    pub fn new(capacity: u32, refill_per_second: Option<f64>, clock: SharedClock) -> Self {
+        let capacity = u64::from(capacity) * MILLI;
+        let refill_per_sec = refill_per_second
+            .filter(|rate| rate.is_finite() && *rate > 0.0)
+            .map_or(0, |rate| (rate * MILLI as f64).min(u64::MAX as f64) as u64);
+        let now = duration_to_nanos(clock.now());
+        Self {
+            level: AtomicU64::new(capacity),
+            capacity,
+            refill_per_sec,
+            refilled_until: AtomicU64::new(now),
+            clock,
+        }
+    }
+
+    /// Takes `cost` tokens if the bucket holds them; otherwise takes nothing and returns `false`.
+    ///
+    /// ```
+    /// # use retry_core::{RetryQuota, TokioClock};
+    /// # use std::sync::Arc;
+    /// let quota = RetryQuota::new(12, None, Arc::new(TokioClock::new()));
+    /// assert!(quota.try_acquire(10));
+    /// assert!(!quota.try_acquire(10));
+    /// assert_eq!(quota.level(), 2);
+    /// ```
+    pub fn try_acquire(&self, cost: u32) -> bool {
+        self.refill();
+        let cost = u64::from(cost) * MILLI;
+        self.level
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |level| {
+                level.checked_sub(cost)
+            })
+            .is_ok()
+    }
+
+    /// Puts `amount` tokens back, never above capacity.
+    ///
+    /// ```
+    /// # use retry_core::{RetryQuota, TokioClock};
+    /// # use std::sync::Arc;
+    /// let quota = RetryQuota::new(10, None, Arc::new(TokioClock::new()));
+    /// quota.release(100);
+    /// assert_eq!(quota.level(), 10);
+    /// ```
+    pub fn release(&self, amount: u32) {
+        self.refill();
+        self.add(u64::from(amount) * MILLI);
+    }
+
+    /// The whole tokens in the bucket now.
+    ///
+    /// ```
+    /// # use retry_core::{RetryQuota, TokioClock};
+    /// # use std::sync::Arc;
+    /// assert_eq!(RetryQuota::new(7, None, Arc::new(TokioClock::new())).level(), 7);
+    /// ```
+    pub fn level(&self) -> u32 {
+        self.refill();
+        let whole = self.level.load(Ordering::Acquire) / MILLI;
+        u32::try_from(whole).unwrap_or(u32::MAX)
+    }
+
+    /// The bucket's capacity in tokens.
+    ///
+    /// ```
+    /// # use retry_core::{RetryQuota, TokioClock};
+    /// # use std::sync::Arc;
+    /// assert_eq!(RetryQuota::new(500, None, Arc::new(TokioClock::new())).capacity(), 500);
+    /// ```
+    pub fn capacity(&self) -> u32 {
+        u32::try_from(self.capacity / MILLI).unwrap_or(u32::MAX)
+    }
+
+    fn add(&self, amount: u64) {
+        let capacity = self.capacity;
+        // fetch_update never fails with a closure that always returns Some.
+        let _ = self
+            .level
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |level| {
+                Some(level.saturating_add(amount).min(capacity))
+            });
+    }
+
+    /// Credits the refill for the time elapsed since the last credit. The caller that wins the
+    /// compare-and-swap on `refilled_until` credits that interval; the others see it credited.
+    fn refill(&self) {
+        if self.refill_per_sec == 0 {
+            return;
+        }
+        let now = duration_to_nanos(self.clock.now());
+        let since = self.refilled_until.load(Ordering::Acquire);
+        if now <= since {
+            return;
+        }
+        let elapsed = u128::from(now - since);
+        let amount = elapsed * u128::from(self.refill_per_sec) / NANOS_PER_SEC;
+        if amount == 0 {
+            // Leave the interval uncredited until it is worth a thousandth of a token.
+            return;
+        }
+        if self
+            .refilled_until
+            .compare_exchange(since, now, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+        {
+            self.add(u64::try_from(amount).unwrap_or(u64::MAX));
+        }
+    }
+}
+
+impl fmt::Debug for RetryQuota {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RetryQuota")
+            .field("level", &self.level())
+            .field("capacity", &self.capacity())
+            .finish()
+    }
+}

@@ -1,0 +1,103 @@
+//! Retry strategies: when to retry and how long to wait (seeds 000, 001, 004).
+
+mod adaptive;
+mod error;
+mod standard;
+mod token;
+
+use std::fmt;
+use std::time::Duration;
+
+pub use adaptive::AdaptiveStrategy;
+pub use error::RetryError;
+pub use standard::{StandardStrategy, StrategyBuilder};
+pub use token::RetryToken;
+
+use crate::{RetryConfig, RetryMode, RetryReason, Scope};
+
+/// Whether an attempt may be sent now.
+///
+/// ```
+/// assert_ne!(retry_core::SendPermit::Granted, retry_core::SendPermit::Wait(std::time::Duration::ZERO));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SendPermit {
+    /// Send the attempt now.
+    Granted,
+    /// Wait this long, then ask again.
+    Wait(Duration),
+}
+
+/// A retry strategy: synchronous and object safe. All waiting is done by the caller (the
+/// [`retry`](crate::retry) driver or the `#[retryable]` loop):
+///
+/// 1. [`acquire_initial_token`](Self::acquire_initial_token) before the first attempt;
+/// 2. before each attempt, sleep the token's [`delay`](RetryToken::delay), then call
+///    [`acquire_send_permit`](Self::acquire_send_permit) until it grants, sleeping each wait;
+/// 3. after a retryable failure, [`refresh_retry_token`](Self::refresh_retry_token); after the
+///    call's outcome is final, [`record_success`](Self::record_success) or
+///    [`record_failure`](Self::record_failure).
+///
+/// Tokens move by value, so each is resolved once. Shared state lives in the [`Scope`].
+///
+/// ```
+/// use retry_core::{ErrorKind, RetryConfig, RetryReason, RetryStrategy, SendPermit, StandardStrategy};
+///
+/// let strategy = StandardStrategy::new(RetryConfig::default());
+/// let mut token = strategy.acquire_initial_token();
+/// assert_eq!(strategy.acquire_send_permit(&mut token), Ok(SendPermit::Granted));
+/// // The attempt failed with a server error: ask for a retry.
+/// let token = strategy.refresh_retry_token(token, &RetryReason::error(ErrorKind::Server)).unwrap();
+/// assert_eq!(token.attempt(), 2);
+/// assert_eq!(strategy.scope().quota().level(), 495);
+/// // The retry succeeded: the quota gets its 5 back.
+/// strategy.record_success(token);
+/// assert_eq!(strategy.scope().quota().level(), 500);
+/// ```
+pub trait RetryStrategy: Send + Sync + fmt::Debug {
+    /// The token for a call's first attempt. Never fails: the first attempt is always made.
+    fn acquire_initial_token(&self) -> RetryToken;
+
+    /// Whether the token's attempt may be sent now. Standard mode always grants; adaptive mode
+    /// asks the scope's rate limiter. Fails (for a retry only) when the wait would exceed
+    /// `max_wait` or the deadline.
+    fn acquire_send_permit(&self, token: &mut RetryToken) -> Result<SendPermit, RetryError>;
+
+    /// The token for the next attempt after a retryable failure, with its backoff delay, or why
+    /// there is none.
+    fn refresh_retry_token(
+        &self,
+        token: RetryToken,
+        reason: &RetryReason,
+    ) -> Result<RetryToken, RetryError>;
+
+    /// The call succeeded: returns quota, and in adaptive mode raises the send rate.
+    fn record_success(&self, token: RetryToken);
+
+    /// The call failed with an outcome that is not retried.
+    fn record_failure(&self, token: RetryToken);
+
+    /// The call ended between a granted retry and its attempt (cancelled, or refused a send
+    /// permit): the retry was never sent, so its quota goes back.
+    fn abandon(&self, token: RetryToken);
+
+    /// The scope whose quota, limiter and counters this strategy uses.
+    fn scope(&self) -> &Scope;
+}
+
+/// The strategy `config.mode()` names, in a process-wide [`Scope`] called `scope`.
+///
+/// ```
+/// use retry_core::{RetryConfig, RetryMode, RetryStrategy, strategy_for};
+/// let config = RetryConfig::builder().mode(RetryMode::Adaptive).build().unwrap();
+/// let strategy = strategy_for(config, "docs-strategy-for");
+/// assert_eq!(strategy.scope().name(), "docs-strategy-for");
+/// ```
+pub fn strategy_for(config: RetryConfig, scope: &str) -> Box<dyn RetryStrategy> {
+    let scope = Scope::named(scope, &config);
+    let builder = StandardStrategy::builder(config).scope(scope);
+    match builder.config().mode() {
+        RetryMode::Adaptive => Box::new(AdaptiveStrategy::from_builder(builder)),
+        _ => Box::new(builder.build()),
+    }
+}

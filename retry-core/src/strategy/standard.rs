@@ -1,0 +1,337 @@
+//! Standard mode: exponential backoff with jitter, a retry quota and a deadline.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::{RetryError, RetryStrategy, RetryToken, SendPermit};
+use crate::observe::Counter;
+use crate::{
+    Backoff, ErrorKind, ExponentialBackoff, RandomSource, RetryConfig, RetryReason, Scope,
+    SharedClock, ThreadRandom,
+};
+
+/// Standard mode (`DESIGN.md` §5): the AWS SDKs' standard retry behavior.
+///
+/// * at most `max_attempts` attempts; backoff before retry `i` from [`ExponentialBackoff`];
+/// * a retry takes its cost from the scope's quota (timeouts and throttling may cost more or
+///   less); a success after retries returns the last retry's cost; a first-try success adds the
+///   reward; no quota, no retry;
+/// * a server's `retry_after` is never undercut: the delay is `max(backoff, retry_after)`, and a
+///   `retry_after` above `max_backoff` stops the retries (with `retry_after_slack` set, as in
+///   `aws-2026`, it is clamped to `[t_i, t_i + slack]` instead);
+/// * with a `timeout`, no retry starts after the deadline.
+///
+/// ```
+/// use retry_core::{ErrorKind, FixedRandom, RetryConfig, RetryReason, RetryStrategy, StandardStrategy};
+/// use std::{sync::Arc, time::Duration};
+///
+/// let strategy = StandardStrategy::builder(RetryConfig::default())
+///     .random(Arc::new(FixedRandom(1.0)))
+///     .build();
+/// let token = strategy.acquire_initial_token();
+/// let token = strategy.refresh_retry_token(token, &RetryReason::error(ErrorKind::Timeout)).unwrap();
+/// assert_eq!(token.delay(), Duration::from_secs(1));
+/// assert_eq!(strategy.scope().quota().level(), 490); // a timeout costs 10
+/// # strategy.record_failure(token);
+/// ```
+#[derive(Debug, Clone)]
+pub struct StandardStrategy {
+    config: RetryConfig,
+    scope: Scope,
+    backoff: Arc<dyn Backoff>,
+    throttling_backoff: Arc<dyn Backoff>,
+    random: Arc<dyn RandomSource>,
+}
+
+/// Builds a [`StandardStrategy`] or [`AdaptiveStrategy`](super::AdaptiveStrategy): the scope,
+/// the randomness and the backoff policies can be injected.
+///
+/// ```
+/// use retry_core::{ManualClock, RetryConfig, SeededRandom, StandardStrategy};
+/// use std::sync::Arc;
+///
+/// let strategy = StandardStrategy::builder(RetryConfig::default())
+///     .clock(Arc::new(ManualClock::new()))
+///     .random(Arc::new(SeededRandom::new(7)))
+///     .build();
+/// # let _ = strategy;
+/// ```
+#[derive(Debug, Clone)]
+#[must_use = "call .build() to get the strategy"]
+pub struct StrategyBuilder {
+    config: RetryConfig,
+    scope: Option<Scope>,
+    clock: Option<SharedClock>,
+    random: Option<Arc<dyn RandomSource>>,
+    backoff: Option<Arc<dyn Backoff>>,
+}
+
+impl StrategyBuilder {
+    /// The configuration the strategy will follow.
+    ///
+    /// ```
+    /// use retry_core::{RetryConfig, StandardStrategy};
+    /// let builder = StandardStrategy::builder(RetryConfig::default());
+    /// assert_eq!(builder.config().max_attempts(), 3);
+    /// ```
+    pub fn config(&self) -> &RetryConfig {
+        &self.config
+    }
+
+    /// Share this scope's quota, limiter and counters. Default: a private scope.
+    ///
+    /// ```
+    /// use retry_core::{RetryConfig, Scope, StandardStrategy};
+    /// let scope = Scope::new("shared", &RetryConfig::default());
+    /// let a = StandardStrategy::builder(RetryConfig::default()).scope(scope.clone()).build();
+    /// # use retry_core::RetryStrategy;
+    /// assert!(a.scope().same_as(&scope));
+    /// ```
+    pub fn scope(mut self, scope: Scope) -> Self {
+        self.scope = Some(scope);
+        self
+    }
+
+    /// The clock of the private scope, when no [`scope`](Self::scope) is given.
+    ///
+    /// ```
+    /// use retry_core::{ManualClock, RetryConfig, StandardStrategy};
+    /// let s = StandardStrategy::builder(RetryConfig::default()).clock(std::sync::Arc::new(ManualClock::new())).build();
+    /// # let _ = s;
+    /// ```
+    pub fn clock(mut self, clock: SharedClock) -> Self {
+        self.clock = Some(clock);
+        self
+    }
+
+    /// The jitter's randomness. Default: [`ThreadRandom`].
+    ///
+    /// ```
+    /// use retry_core::{FixedRandom, RetryConfig, StandardStrategy};
+    /// let s = StandardStrategy::builder(RetryConfig::default()).random(std::sync::Arc::new(FixedRandom(1.0))).build();
+    /// # let _ = s;
+    /// ```
+    pub fn random(mut self, random: Arc<dyn RandomSource>) -> Self {
+        self.random = Some(random);
+        self
+    }
+
+    /// A backoff policy for every error kind, replacing the configured exponential ones.
+    ///
+    /// ```
+    /// use retry_core::{ExponentialBackoff, Jitter, RetryConfig, StandardStrategy};
+    /// use std::{sync::Arc, time::Duration};
+    /// let fixed = ExponentialBackoff::new(Duration::from_millis(10), Duration::from_millis(10), Jitter::None);
+    /// let s = StandardStrategy::builder(RetryConfig::default()).backoff(Arc::new(fixed)).build();
+    /// # let _ = s;
+    /// ```
+    pub fn backoff(mut self, backoff: Arc<dyn Backoff>) -> Self {
+        self.backoff = Some(backoff);
+        self
+    }
+
+    /// The standard strategy.
+    ///
+    /// ```
+    /// let s = retry_core::StandardStrategy::builder(retry_core::RetryConfig::default()).build();
+    /// # let _ = s;
+    /// ```
+    pub fn build(self) -> StandardStrategy {
+        let config = self.config;
+        let scope = self.scope.unwrap_or_else(|| match self.clock {
+            Some(clock) => Scope::with_clock("private", &config, clock),
+            None => Scope::new("private", &config),
+        });
+        let exponential = |initial| -> Arc<dyn Backoff> {
+            Arc::new(ExponentialBackoff::new(
+                initial,
+                config.max_backoff(),
+                config.jitter(),
+            ))
+        };
+        let (backoff, throttling_backoff) = match self.backoff {
+            Some(backoff) => (Arc::clone(&backoff), backoff),
+            None => (
+                exponential(config.initial_backoff()),
+                exponential(config.throttling_backoff()),
+            ),
+        };
+        StandardStrategy {
+            random: self.random.unwrap_or_else(|| Arc::new(ThreadRandom)),
+            config,
+            scope,
+            backoff,
+            throttling_backoff,
+        }
+    }
+}
+
+impl StandardStrategy {
+    /// A standard strategy with a private scope, on tokio's clock.
+    ///
+    /// ```
+    /// let s = retry_core::StandardStrategy::new(retry_core::RetryConfig::default());
+    /// # let _ = s;
+    /// ```
+    pub fn new(config: RetryConfig) -> Self {
+        Self::builder(config).build()
+    }
+
+    /// A builder for a strategy following `config`.
+    ///
+    /// ```
+    /// let s = retry_core::StandardStrategy::builder(retry_core::RetryConfig::default()).build();
+    /// # let _ = s;
+    /// ```
+    pub fn builder(config: RetryConfig) -> StrategyBuilder {
+        StrategyBuilder {
+            config,
+            scope: None,
+            clock: None,
+            random: None,
+            backoff: None,
+        }
+    }
+
+    /// The configuration this strategy follows.
+    ///
+    /// ```
+    /// let s = retry_core::StandardStrategy::new(retry_core::RetryConfig::default());
+    /// assert_eq!(s.config().max_attempts(), 3);
+    /// ```
+    pub fn config(&self) -> &RetryConfig {
+        &self.config
+    }
+
+    pub(crate) fn now(&self) -> Duration {
+        self.scope.clock().now()
+    }
+
+    /// Whether an attempt starting at `at` would be past the call's deadline.
+    pub(crate) fn past_deadline(&self, token: &RetryToken, at: Duration) -> Option<RetryError> {
+        let timeout = self.config.timeout()?;
+        (at.saturating_sub(token.started_at) > timeout)
+            .then_some(RetryError::DeadlineExceeded { timeout })
+    }
+
+    fn cost(&self, kind: ErrorKind) -> u32 {
+        match kind {
+            ErrorKind::Timeout => self.config.timeout_retry_cost(),
+            ErrorKind::Throttling => self.config.throttling_retry_cost(),
+            _ => self.config.retry_cost(),
+        }
+    }
+
+    /// The delay before retry number `retry` for `reason`, or why the retry must not happen.
+    fn delay(&self, retry: u32, previous: Duration, reason: &RetryReason) -> Result<Duration, RetryError> {
+        let backoff = if reason.kind().is_throttling() {
+            &self.throttling_backoff
+        } else {
+            &self.backoff
+        };
+        let computed = backoff.delay(retry, previous, self.random.as_ref());
+        let Some(retry_after) = reason.retry_after() else {
+            return Ok(computed);
+        };
+        match self.config.retry_after_slack() {
+            Some(slack) => Ok(retry_after.clamp(computed, computed.saturating_add(slack))),
+            None if retry_after > self.config.max_backoff() => Err(RetryError::RetryAfterTooLong {
+                retry_after,
+                limit: self.config.max_backoff(),
+            }),
+            None => Ok(computed.max(retry_after)),
+        }
+    }
+
+    fn give_up(&self, error: RetryError) -> RetryError {
+        self.scope.count(Counter::Failure);
+        error
+    }
+}
+
+impl RetryStrategy for StandardStrategy {
+    fn acquire_initial_token(&self) -> RetryToken {
+        RetryToken::initial(self.now())
+    }
+
+    fn acquire_send_permit(&self, _token: &mut RetryToken) -> Result<SendPermit, RetryError> {
+        self.scope.count(Counter::Attempt);
+        Ok(SendPermit::Granted)
+    }
+
+    fn refresh_retry_token(
+        &self,
+        token: RetryToken,
+        reason: &RetryReason,
+    ) -> Result<RetryToken, RetryError> {
+        if reason.kind().is_throttling() {
+            self.scope.count(Counter::Throttle);
+        }
+        if token.attempt >= self.config.max_attempts() {
+            return Err(self.give_up(RetryError::MaxAttemptsReached {
+                attempts: token.attempt,
+            }));
+        }
+        let delay = self
+            .delay(token.attempt, token.delay, reason)
+            .map_err(|error| self.give_up(error))?;
+        if let Some(error) = self.past_deadline(&token, self.now().saturating_add(delay)) {
+            return Err(self.give_up(error));
+        }
+        let cost = self.cost(reason.kind());
+        let quota = self.scope.quota();
+        if !quota.try_acquire(cost) {
+            let level = quota.level();
+            self.scope.count(Counter::QuotaExhausted);
+            tracing::warn!(
+                target: "retry_core",
+                scope = self.scope.name(),
+                cost,
+                level,
+                "retry quota exhausted: not retrying"
+            );
+            return Err(self.give_up(RetryError::QuotaExhausted { cost, level }));
+        }
+        self.scope.count(Counter::Retry);
+        let attempt = token.attempt + 1;
+        tracing::debug!(
+            target: "retry_core",
+            scope = self.scope.name(),
+            attempt,
+            kind = reason.kind().as_str(),
+            delay_ms = delay.as_millis() as u64,
+            quota = quota.level(),
+            "retrying"
+        );
+        Ok(RetryToken {
+            attempt,
+            delay,
+            retry_cost: cost,
+            permit_wait: Duration::ZERO,
+            ..token
+        })
+    }
+
+    fn record_success(&self, token: RetryToken) {
+        self.scope.count(Counter::Success);
+        let refund = if token.attempt == 1 {
+            self.config.success_reward()
+        } else {
+            token.retry_cost
+        };
+        self.scope.quota().release(refund);
+    }
+
+    fn record_failure(&self, _token: RetryToken) {
+        self.scope.count(Counter::Failure);
+    }
+
+    fn abandon(&self, token: RetryToken) {
+        self.scope.count(Counter::Failure);
+        self.scope.quota().release(token.retry_cost);
+    }
+
+    fn scope(&self) -> &Scope {
+        &self.scope
+    }
+}

@@ -1,0 +1,80 @@
+//! The retry token: one call's retry state, passed between attempts by value.
+
+use std::time::Duration;
+
+use crate::adaptive::Reservation;
+
+/// One call's retry state, created by
+/// [`acquire_initial_token`](super::RetryStrategy::acquire_initial_token) and moved into and out
+/// of the strategy by value, so a token is resolved exactly once.
+///
+/// ```
+/// use retry_core::{RetryConfig, RetryStrategy, StandardStrategy};
+/// let strategy = StandardStrategy::new(RetryConfig::default());
+/// let token = strategy.acquire_initial_token();
+/// assert_eq!(token.attempt(), 1);
+/// assert_eq!(token.delay(), std::time::Duration::ZERO);
+/// strategy.record_success(token);
+/// ```
+#[derive(Debug)]
+#[must_use = "a token must go back to its strategy: record_success, record_failure or refresh_retry_token"]
+pub struct RetryToken {
+    pub(crate) attempt: u32,
+    pub(crate) delay: Duration,
+    pub(crate) retry_cost: u32,
+    pub(crate) started_at: Duration,
+    pub(crate) permit_wait: Duration,
+    pub(crate) reservation: Option<Reservation>,
+}
+
+impl RetryToken {
+    pub(crate) fn initial(started_at: Duration) -> Self {
+        Self {
+            attempt: 1,
+            delay: Duration::ZERO,
+            retry_cost: 0,
+            started_at,
+            permit_wait: Duration::ZERO,
+            reservation: None,
+        }
+    }
+
+    /// The number of the attempt this token allows (1 for the first attempt).
+    ///
+    /// ```
+    /// # use retry_core::{RetryConfig, RetryStrategy, StandardStrategy};
+    /// let strategy = StandardStrategy::new(RetryConfig::default());
+    /// let token = strategy.acquire_initial_token();
+    /// assert_eq!(token.attempt(), 1);
+    /// # strategy.record_success(token);
+    /// ```
+    pub fn attempt(&self) -> u32 {
+        self.attempt
+    }
+
+    /// The backoff to sleep before this token's attempt.
+    ///
+    /// ```
+    /// # use retry_core::{RetryConfig, RetryStrategy, StandardStrategy};
+    /// let strategy = StandardStrategy::new(RetryConfig::default());
+    /// let token = strategy.acquire_initial_token();
+    /// assert!(token.delay().is_zero());
+    /// # strategy.record_success(token);
+    /// ```
+    pub fn delay(&self) -> Duration {
+        self.delay
+    }
+
+    /// The quota this token's retry took (0 for a first attempt); a success returns it.
+    ///
+    /// ```
+    /// # use retry_core::{RetryConfig, RetryStrategy, StandardStrategy};
+    /// let strategy = StandardStrategy::new(RetryConfig::default());
+    /// let token = strategy.acquire_initial_token();
+    /// assert_eq!(token.retry_cost(), 0);
+    /// # strategy.record_success(token);
+    /// ```
+    pub fn retry_cost(&self) -> u32 {
+        self.retry_cost
+    }
+}

@@ -1,0 +1,1 @@
+//! Integration and compile-fail tests of `retry-core` and `retry-macros` (no library code).
