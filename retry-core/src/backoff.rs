@@ -124,19 +124,28 @@ impl ExponentialBackoff {
 
 impl Backoff for ExponentialBackoff {
     fn delay(&self, retry: u32, previous: Duration, random: &dyn RandomSource) -> Duration {
-        let u = random.next_f64().clamp(0.0, 1.0);
+        // A NaN from a faulty source counts as 1.0: no reduction, the longest (safest) delay.
+        let u = random.next_f64();
+        let u = if u.is_nan() { 1.0 } else { u.clamp(0.0, 1.0) };
         let ceiling = self.ceiling(retry);
         let delay = match self.jitter {
             Jitter::None => ceiling,
-            Jitter::Full => ceiling.mul_f64(u),
-            Jitter::Equal => ceiling / 2 + (ceiling / 2).mul_f64(u),
+            Jitter::Full => scale(ceiling, u),
+            Jitter::Equal => ceiling / 2 + scale(ceiling / 2, u),
             Jitter::Decorrelated => {
                 let upper = previous.saturating_mul(3).max(self.initial);
-                self.initial + (upper - self.initial).mul_f64(u)
+                self.initial + scale(upper - self.initial, u)
             }
         };
         delay.min(self.max)
     }
+}
+
+/// `duration * u` for `u` in `[0, 1]`, never above `duration`. Unlike `Duration::mul_f64` it
+/// does not panic when `duration` is near `Duration::MAX` (whose f64 rounds up past it).
+fn scale(duration: Duration, u: f64) -> Duration {
+    Duration::try_from_secs_f64(duration.as_secs_f64() * u)
+        .map_or(duration, |scaled| scaled.min(duration))
 }
 
 /// A duration from nanoseconds, saturating at `Duration::MAX`.

@@ -85,3 +85,8 @@ pub use retry_macros::retryable;
 /// `#[derive(RetryInfo)]`: an error type describes its retryability with `#[retry(...)]`.
 #[cfg(feature = "macros")]
 pub use retry_macros::RetryInfo;
+
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md"))]
+pub struct ReadmeDoctests;

@@ -1,12 +1,14 @@
 //! Support for the code `#[retryable]` generates. Not public API: no stability guarantees.
 
+use std::future::Future;
+
 pub use std::ops::ControlFlow;
 pub use std::sync::LazyLock;
 pub use std::time::Duration;
 
 pub use crate::{
-    NoHook, RetryConfig, RetryConfigBuilder, RetryIf, RetryInfoClassifier, RetryLoop, RetryMode,
-    RetryStrategy, with_attempt_timeout,
+    ClassifyRetry, Jitter, NoHook, OnRetry, RetryConfig, RetryConfigBuilder, RetryIf,
+    RetryInfoClassifier, RetryLoop, RetryMode, RetryStrategy, with_attempt_timeout,
 };
 
 /// A function's default strategy, built once on first call.
@@ -25,4 +27,145 @@ pub fn default_strategy(
         RetryConfig::default()
     });
     crate::strategy_for(config, scope)
+}
+
+// ---- `#[retryable]`: checks that report at the user's tokens ----------------------------------
+//
+// Each helper below carries one requirement on what the user wrote, so that a violation is
+// reported once, at the user's token (the macro spans the call there), with a message that says
+// what to write. The strategy, the classifier and the hook reach the retry loop as trait objects
+// (`&dyn RetryStrategy`, `&dyn ClassifyRetry<T, E>`, `DynHook`): the coercion, spanned at the
+// user's tokens, is then the only place where a wrong type is reported.
+
+/// Stands for a by-value argument in [`CloneArg`].
+#[derive(Debug)]
+pub struct ByValueArgument;
+
+/// Clones a by-value argument of type `T` for one attempt. `Name` is a marker type named after
+/// the argument, so that the error for a non-`Clone` argument names it.
+#[diagnostic::on_unimplemented(
+    message = "by-value argument `{Name}` of a `#[retryable]` function must be `Clone`: each attempt runs with its own copy",
+    label = "`{T}` is not `Clone`",
+    note = "derive or implement `Clone` for `{T}`, add `+ Clone` to an `impl Trait` argument, or take the argument by reference (`{Name}: &{T}`)"
+)]
+pub trait CloneArg<T, Name> {
+    /// A copy of the argument for the next attempt.
+    fn clone_arg(value: &T) -> T;
+}
+
+#[diagnostic::do_not_recommend]
+impl<T: Clone, Name> CloneArg<T, Name> for ByValueArgument {
+    #[inline]
+    fn clone_arg(value: &T) -> T {
+        value.clone()
+    }
+}
+
+/// Clones the `strategy = ...` of a method taking `&mut self` when it is read from `self`, so
+/// that the retry loop holds no borrow of `self` while each attempt re-borrows it.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not `Clone`: in a method taking `&mut self`, `#[retryable(strategy = ...)]` clones a strategy read from `self` at the start of each call",
+    label = "the strategy must be a cheap `Clone` handle",
+    note = "cloning lets each attempt borrow `self` mutably while the strategy is in use: use a `StandardStrategy`, an `AdaptiveStrategy`, an `Arc<S>` or a `&S` (keep a `Box<dyn RetryStrategy>` as an `Arc<dyn RetryStrategy>` instead)"
+)]
+pub trait CloneStrategy: Sized {
+    /// The handle this call uses.
+    fn clone_strategy(&self) -> Self;
+}
+
+#[diagnostic::do_not_recommend]
+impl<S: Clone> CloneStrategy for S {
+    #[inline]
+    fn clone_strategy(&self) -> Self {
+        self.clone()
+    }
+}
+
+/// Clones the `classifier = ...` of a method taking `&mut self` when it is read from `self`, so
+/// that the retry loop holds no borrow of `self` while each attempt re-borrows it.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not `Clone`: in a method taking `&mut self`, `#[retryable(classifier = ...)]` clones a classifier read from `self` at the start of each call",
+    label = "the classifier must be `Clone`",
+    note = "cloning lets each attempt borrow `self` mutably while the classifier is in use: derive `Clone` for `{Self}` or keep it in an `Arc`"
+)]
+pub trait CloneClassifier: Sized {
+    /// The classifier this call uses.
+    fn clone_classifier(&self) -> Self;
+}
+
+#[diagnostic::do_not_recommend]
+impl<C: Clone> CloneClassifier for C {
+    #[inline]
+    fn clone_classifier(&self) -> Self {
+        self.clone()
+    }
+}
+
+/// The `Result<T, E>` a `#[retryable]` function returns, taken apart: names `T` and `E` in the
+/// trait objects below, so errors about them show the function's types.
+#[diagnostic::on_unimplemented(
+    message = "`#[retryable]` functions must return a `Result<T, E>`, found `{Self}`",
+    label = "not a `Result`"
+)]
+pub trait Outcome {
+    /// `T`.
+    type Ok;
+    /// `E`.
+    type Err;
+}
+
+impl<T, E> Outcome for Result<T, E> {
+    type Ok = T;
+    type Err = E;
+}
+
+/// An `on_retry` hook behind a reference: the macro coerces the user's hook to
+/// `&dyn OnRetry<E>` where the user wrote it, so a hook of the wrong type is reported there, once.
+pub struct DynHook<'a, E>(pub &'a dyn OnRetry<E>);
+
+impl<E> OnRetry<E> for DynHook<'_, E> {
+    #[inline]
+    fn on_retry(&self, event: &crate::RetryEvent<'_, E>) {
+        self.0.on_retry(event);
+    }
+}
+
+impl<E> std::fmt::Debug for DynHook<'_, E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("DynHook")
+    }
+}
+
+/// The error of an attempt cut by `attempt_timeout`.
+#[diagnostic::on_unimplemented(
+    message = "`attempt_timeout` needs `{Self}: From<tokio::time::error::Elapsed>`: an attempt cut by the timeout fails with the function's own error type",
+    label = "`{Self}` cannot represent a timed-out attempt",
+    note = "implement `From<tokio::time::error::Elapsed>` for `{Self}`, e.g. with a `TimedOut` variant marked `#[retry(timeout)]`"
+)]
+pub trait FromElapsed {
+    /// The error for a timed-out attempt.
+    fn from_elapsed(elapsed: tokio::time::error::Elapsed) -> Self;
+}
+
+#[diagnostic::do_not_recommend]
+impl<E: From<tokio::time::error::Elapsed>> FromElapsed for E {
+    #[inline]
+    fn from_elapsed(elapsed: tokio::time::error::Elapsed) -> Self {
+        E::from(elapsed)
+    }
+}
+
+/// Runs one attempt cut after `timeout`; a cut attempt fails with `on_elapsed(Elapsed)`.
+pub async fn attempt_with_timeout<T, E, F>(
+    timeout: Duration,
+    attempt: F,
+    on_elapsed: fn(tokio::time::error::Elapsed) -> E,
+) -> Result<T, E>
+where
+    F: Future<Output = Result<T, E>>,
+{
+    match tokio::time::timeout(timeout, attempt).await {
+        Ok(outcome) => outcome,
+        Err(elapsed) => Err(on_elapsed(elapsed)),
+    }
 }

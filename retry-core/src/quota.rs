@@ -153,9 +153,18 @@ impl RetryQuota {
             // Leave the interval uncredited until it is worth a thousandth of a token.
             return;
         }
+        // Claim only the time the whole thousandths credited are worth (amount <= elapsed * rate,
+        // so this is at most `elapsed`): the remainder carries over to the next credit, and the
+        // refill does not slow down when the quota is read often.
+        let worth = amount * NANOS_PER_SEC;
+        let rate = u128::from(self.refill_per_sec);
+        let claimed = worth.div_ceil(rate);
+        let until = since
+            .saturating_add(u64::try_from(claimed).unwrap_or(u64::MAX))
+            .min(now);
         if self
             .refilled_until
-            .compare_exchange(since, now, Ordering::AcqRel, Ordering::Acquire)
+            .compare_exchange(since, until, Ordering::AcqRel, Ordering::Acquire)
             .is_ok()
         {
             self.add(u64::try_from(amount).unwrap_or(u64::MAX));

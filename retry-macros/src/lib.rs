@@ -15,9 +15,7 @@
 //! style into parse (`ast`, `attr`), validate (`valid`) and expand (`expand`) steps.
 
 mod derive;
-
-// `#[retryable]`: `mod retryable;` and its `#[proc_macro_attribute] pub fn retryable` entry point
-// go here (owned by the `retryable` module's author).
+mod retryable;
 
 use proc_macro::TokenStream;
 use syn::{DeriveInput, parse_macro_input};
@@ -83,4 +81,69 @@ use syn::{DeriveInput, parse_macro_input};
 pub fn derive_retry_info(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     derive::derive(&input).into()
+}
+
+/// Retries an `async fn` that returns a `Result` under a retry strategy.
+///
+/// Use it through the re-export `retry_core::retryable`:
+///
+/// ```ignore
+/// use retry_core::retryable;
+///
+/// #[retryable(max_attempts = 5, mode = "adaptive", scope = "store")]
+/// async fn get(&self, key: &str) -> Result<Item, StoreError> {
+///     self.client.get(key).await
+/// }
+/// ```
+///
+/// The function keeps its signature (name, visibility, generics, receiver, return type); its
+/// body runs once per attempt as an inner async block, so `?` and `return` end the attempt, not
+/// the call. When retries end, the last attempt's own outcome is returned unchanged.
+///
+/// # Arguments
+///
+/// All optional, each at most once:
+///
+/// | argument | value | default |
+/// |----------|-------|---------|
+/// | `max_attempts` | whole number >= 1, the first attempt included | `3` |
+/// | `mode` | `"standard"` or `"adaptive"` | `"standard"` |
+/// | `initial_backoff` | duration string (`"100ms"`, `"2s"`, `"1m"`) | `"1s"` |
+/// | `max_backoff` | duration string, >= `initial_backoff` | `"20s"` |
+/// | `jitter` | `"none"`, `"full"`, `"equal"`, `"decorrelated"` | `"full"` |
+/// | `timeout` | duration string: no attempt starts after it | none |
+/// | `attempt_timeout` | duration string: cuts each attempt (`E: From<tokio::time::error::Elapsed>`) | none |
+/// | `scope` | name of the shared quota and rate limiter | the function's module path and name |
+/// | `strategy` | an expression implementing `RetryStrategy` (excludes the six tuning arguments and `scope`) | one per function |
+/// | `classifier` | an expression implementing `ClassifyRetry<T, E>` | `RetryInfoClassifier` |
+/// | `retry_if` | path of a `fn(&E) -> bool` (excludes `classifier`) | |
+/// | `on_retry` | path of a `fn(&RetryEvent<'_, E>)` | |
+/// | `crate` | path of `retry_core`, e.g. `"::retry_core"` or a re-export | `"::retry_core"` |
+///
+/// Every value is checked at compile time with the runtime's own parsing rules; mistakes are
+/// compile errors at the argument that say what to write instead.
+///
+/// * Without `strategy`, the function's strategy is built once, on its first call, in the
+///   process-wide scope named by `scope` (default: `concat!(module_path!(), "::", name)`, so two
+///   methods of the same name in one module share it unless given a `scope`). Functions with the
+///   same `scope` share one retry quota and one adaptive rate limiter. A `max_backoff` below 1 s
+///   also lowers the base of the throttling backoff (1 s otherwise) to `max_backoff`.
+/// * With `strategy = expr`, `expr` is evaluated at the start of each call and borrowed for it
+///   (`Box<dyn RetryStrategy>` works). In a method taking `&mut self`, an expression that reads
+///   `self` is cloned instead (`Clone::clone(&expr)`), so that the call holds no borrow of `self`
+///   while each attempt re-borrows `&mut self`; `StandardStrategy`, `AdaptiveStrategy`, `Arc<S>`
+///   and `&S` are cheap to clone. `classifier = expr` follows the same rule.
+/// * Arguments: `&T` arguments are reused and `&mut T` arguments re-borrowed by each attempt;
+///   arguments taken by value are cloned for each attempt, the first included (they must be
+///   `Clone`; an `impl Trait` argument needs `+ Clone`; take `&T` to avoid the copy). `self`
+///   must be taken by reference (`&self`, `&mut self`).
+/// * The return type must be written as a `Result`: `Result<T, E>`, or an alias whose name ends
+///   in `Result` (`io::Result<T>`, `StoreResult<T>`). Without `classifier` / `retry_if`, `E` must
+///   implement `RetryInfo`.
+/// * The future is `Send` when the body's is. Nothing is allocated on the heap per call (the
+///   strategy, classifier and hook are used through references); by-value arguments are cloned,
+///   which may allocate.
+#[proc_macro_attribute]
+pub fn retryable(args: TokenStream, item: TokenStream) -> TokenStream {
+    retryable::retryable(args.into(), item.into()).into()
 }

@@ -46,7 +46,7 @@ delegate_error_code!(&E, Box<E>, Arc<E>);
 
 /// A list of error codes: a borrowed `'static` list (the defaults, no allocation) or one the
 /// user supplied.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 enum CodeList {
     Static(&'static [&'static str]),
     Owned(Vec<Cow<'static, str>>),
@@ -80,6 +80,15 @@ impl CodeList {
             .chain(owned.iter().map(AsRef::as_ref))
     }
 }
+
+/// Two lists are equal when they hold the same codes in the same order, however stored.
+impl PartialEq for CodeList {
+    fn eq(&self, other: &Self) -> bool {
+        self.iter().eq(other.iter())
+    }
+}
+
+impl Eq for CodeList {}
 
 /// Classifies errors by their service error code ([`ProvideErrorCode`]): a throttling-code list
 /// and a transient-code list, both replaceable (seed 003, DESIGN.md §3).
@@ -122,8 +131,8 @@ pub struct ErrorCodeClassifier {
 impl ErrorCodeClassifier {
     /// The error codes that mean "slow down" by default.
     ///
-    /// Source: the AWS SDKs' throttling-error list (smithy-rs `aws-smithy-runtime`
-    /// `THROTTLING_ERRORS`; seed 002), as listed in DESIGN.md §3.
+    /// Source: the AWS SDKs' throttling-error list (`aws-runtime`'s
+    /// `THROTTLING_ERRORS` in the Rust SDK; seed 002), as listed in DESIGN.md §3.
     ///
     /// ```
     /// use retry_core::ErrorCodeClassifier;
@@ -148,8 +157,8 @@ impl ErrorCodeClassifier {
 
     /// The error codes of transient failures by default.
     ///
-    /// Source: the AWS SDKs' transient-error list (smithy-rs `aws-smithy-runtime`
-    /// `TRANSIENT_ERRORS`; seed 002), as listed in DESIGN.md §3.
+    /// Source: the AWS SDKs' transient-error list (`aws-runtime`'s
+    /// `TRANSIENT_ERRORS` in the Rust SDK; seed 002), as listed in DESIGN.md §3.
     ///
     /// ```
     /// use retry_core::ErrorCodeClassifier;
@@ -399,6 +408,17 @@ mod tests {
         assert_eq!(
             classifier.classify(&err("Throttling")),
             RetryAction::NoActionIndicated
+        );
+    }
+
+    #[test]
+    fn equality_compares_codes_not_storage() {
+        let copied = ErrorCodeClassifier::new()
+            .with_throttling_codes(ErrorCodeClassifier::THROTTLING_ERROR_CODES.iter().copied());
+        assert_eq!(copied, ErrorCodeClassifier::new());
+        assert_ne!(
+            copied.with_transient_codes(["RequestTimeout"]),
+            ErrorCodeClassifier::new()
         );
     }
 

@@ -8,9 +8,9 @@ use http::{HeaderMap, Response, StatusCode};
 
 use super::{ClassifierPriority, ClassifyRetry, ErrorKind, RetryAction};
 
-/// AWS's retry-delay header: the delay in integer milliseconds. Source: the AWS SDKs (smithy-rs
-/// `aws-smithy-runtime` reads it before `Retry-After`; seed 002). Lowercase, so the lookup does
-/// not allocate.
+/// AWS's retry-delay header: the delay in integer milliseconds. Source: the AWS SDKs (the Rust
+/// SDK's `AwsErrorCodeClassifier` in `aws-runtime` reads it; seed 002). Lowercase, so the lookup
+/// does not allocate.
 const X_AMZ_RETRY_AFTER: &str = "x-amz-retry-after";
 
 /// Classifies HTTP responses by status code (Smithy's `HttpStatusCodeClassifier`; seed 003,
@@ -78,7 +78,7 @@ impl HttpStatusClassifier {
     /// The longest server-requested delay [`parse_retry_after`] accepts: one day. A longer one is
     /// treated as malformed and ignored, so a hostile or broken server cannot park a client.
     ///
-    /// Source: this crate's choice; no retry policy of the AWS SDKs waits anywhere near this long.
+    /// Source: this crate's choice, far above the AWS SDKs' 20-second cap on a backoff delay.
     ///
     /// ```
     /// use retry_core::HttpStatusClassifier;

@@ -51,29 +51,36 @@ impl RetryConfig {
     /// ```
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<RetryConfig, ConfigError> {
         let mut builder = RetryConfig::builder();
+        let mut initial_given = false;
         for variable in ENV_VARIABLES {
             let Some(value) = lookup(variable).filter(|value| !value.trim().is_empty()) else {
                 continue;
             };
+            initial_given |= variable == "RETRY_INITIAL_BACKOFF";
             builder = apply(builder, variable, &value).map_err(|error| ConfigError::Env {
                 variable,
                 error: Box::new(error),
             })?;
         }
-        builder.build().map_err(|error| match &error {
-            ConfigError::MaxAttemptsZero => ConfigError::Env {
-                variable: "RETRY_MAX_ATTEMPTS",
+        // The environment cannot set the throttling backoff: below its default, a max_backoff
+        // caps it (throttling errors back off from max_backoff itself, as `#[retryable]` does)
+        // instead of making the environment invalid.
+        let config = &mut builder.config;
+        config.throttling_backoff = config.throttling_backoff.min(config.max_backoff);
+        builder.build().map_err(|error| {
+            let variable = match &error {
+                ConfigError::MaxAttemptsZero => "RETRY_MAX_ATTEMPTS",
+                ConfigError::ZeroCapacity => "RETRY_QUOTA_CAPACITY",
+                ConfigError::ZeroDuration { setting: "timeout" } => "RETRY_TIMEOUT",
+                // Only initial_backoff can exceed max_backoff here: blame the variable given.
+                ConfigError::BackoffOrder { .. } if initial_given => "RETRY_INITIAL_BACKOFF",
+                ConfigError::BackoffOrder { .. } => "RETRY_MAX_BACKOFF",
+                _ => return error,
+            };
+            ConfigError::Env {
+                variable,
                 error: Box::new(error),
-            },
-            ConfigError::ZeroCapacity => ConfigError::Env {
-                variable: "RETRY_QUOTA_CAPACITY",
-                error: Box::new(error),
-            },
-            ConfigError::ZeroDuration { setting: "timeout" } => ConfigError::Env {
-                variable: "RETRY_TIMEOUT",
-                error: Box::new(error),
-            },
-            _ => error,
+            }
         })
     }
 }

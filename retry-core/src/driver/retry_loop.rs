@@ -67,11 +67,13 @@ impl<'s, S: RetryStrategy + ?Sized, C, H> RetryLoop<'s, S, C, H> {
         C: ClassifyRetry<T, E>,
         H: OnRetry<E>,
     {
+        // Classify before taking the token: should the classifier panic, the drop settles it.
+        let action = self.classifier.classify(&outcome);
         let Some(token) = self.token.take() else {
             return ControlFlow::Break(outcome);
         };
         let attempt = token.attempt();
-        let reason = match self.classifier.classify(&outcome) {
+        let reason = match action {
             RetryAction::RetryIndicated(reason) => reason,
             _ => {
                 if outcome.is_ok() {
@@ -90,15 +92,17 @@ impl<'s, S: RetryStrategy + ?Sized, C, H> RetryLoop<'s, S, C, H> {
                 return ControlFlow::Break(outcome);
             }
         };
-        self.on_retry.on_retry(&RetryEvent {
-            attempt,
-            error: outcome.as_ref().err(),
-            delay: token.delay(),
-            reason,
-        });
+        // Keep the granted retry before the hook runs: should the hook panic, the drop gives
+        // the unsent retry's cost back.
         let delay = token.delay();
         self.token = Some(token);
         self.sent = false;
+        self.on_retry.on_retry(&RetryEvent {
+            attempt,
+            error: outcome.as_ref().err(),
+            delay,
+            reason,
+        });
         if !delay.is_zero() {
             tokio::time::sleep(delay).await;
         }

@@ -101,3 +101,39 @@ pub fn strategy_for(config: RetryConfig, scope: &str) -> Box<dyn RetryStrategy> 
         _ => Box::new(builder.build()),
     }
 }
+
+macro_rules! delegate_strategy {
+    ($($ty:ty),*) => {$(
+        /// Delegates to the wrapped strategy, so a shared handle (`Arc<StandardStrategy>`, a
+        /// `Box<dyn RetryStrategy>` field) can be used wherever a strategy is expected.
+        impl<S: RetryStrategy + ?Sized> RetryStrategy for $ty {
+            fn acquire_initial_token(&self) -> RetryToken {
+                (**self).acquire_initial_token()
+            }
+            fn acquire_send_permit(&self, token: &mut RetryToken) -> Result<SendPermit, RetryError> {
+                (**self).acquire_send_permit(token)
+            }
+            fn refresh_retry_token(
+                &self,
+                token: RetryToken,
+                reason: &RetryReason,
+            ) -> Result<RetryToken, RetryError> {
+                (**self).refresh_retry_token(token, reason)
+            }
+            fn record_success(&self, token: RetryToken) {
+                (**self).record_success(token)
+            }
+            fn record_failure(&self, token: RetryToken) {
+                (**self).record_failure(token)
+            }
+            fn abandon(&self, token: RetryToken) {
+                (**self).abandon(token)
+            }
+            fn scope(&self) -> &Scope {
+                (**self).scope()
+            }
+        }
+    )*};
+}
+
+delegate_strategy!(&S, Box<S>, std::sync::Arc<S>);

@@ -45,7 +45,11 @@ impl Errors {
     }
 
     /// Records an error spanning `tokens` (first to last token).
-    pub(crate) fn spanned(&mut self, tokens: impl quote::ToTokens, message: impl std::fmt::Display) {
+    pub(crate) fn spanned(
+        &mut self,
+        tokens: impl quote::ToTokens,
+        message: impl std::fmt::Display,
+    ) {
         self.push(syn::Error::new_spanned(tokens, message));
     }
 
@@ -60,5 +64,86 @@ impl Errors {
             .as_ref()
             .map(syn::Error::to_compile_error)
             .unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::derive;
+    use syn::parse_quote;
+
+    /// The expansion of `input`, without spaces, to search in.
+    fn expand(input: &syn::DeriveInput) -> String {
+        derive(input).to_string().replace(' ', "")
+    }
+
+    #[test]
+    fn only_methods_away_from_the_defaults_are_generated() {
+        let code = expand(&parse_quote! {
+            enum E {
+                #[retry(transient)]
+                A,
+                #[retry(transient)]
+                B,
+                #[retry(throttling)]
+                C,
+            }
+        });
+        assert!(
+            code.contains(
+                "fnretry_safety(&self)->::retry_core::RetrySafety{::retry_core::RetrySafety::Yes}"
+            ),
+            "{code}"
+        );
+        assert!(
+            code.contains("::core::matches!(self,Self::C{..})"),
+            "{code}"
+        );
+        assert!(!code.contains("fnis_timeout"), "{code}");
+        assert!(!code.contains("fnretry_after"), "{code}");
+        assert!(!code.contains("compile_error"), "{code}");
+    }
+
+    #[test]
+    fn no_attributes_means_an_empty_impl() {
+        let code = expand(&parse_quote! {
+            enum E<T> { A(T), B }
+        });
+        assert_eq!(
+            code,
+            "#[automatically_derived]#[allow(unused_qualifications,clippy::match_same_arms)]\
+             impl<T>::retry_core::RetryInfoforE<T>{}"
+        );
+    }
+
+    #[test]
+    fn transparent_fields_mentioning_a_parameter_get_a_bound() {
+        let code = expand(&parse_quote! {
+            #[retry(crate = "my::retry")]
+            enum E<'a, T, U> {
+                #[retry(transparent)]
+                A(Box<T>),
+                #[retry(transparent)]
+                B(&'a std::io::Error),
+                C(U),
+            }
+        });
+        assert!(code.contains("whereBox<T>:my::retry::RetryInfo{"), "{code}");
+        assert!(!code.contains("::retry_core"), "{code}");
+    }
+
+    #[test]
+    fn errors_come_with_an_empty_impl() {
+        let code = expand(&parse_quote! {
+            enum E<T> where T: Clone {
+                #[retry(never, throttling)]
+                A(T),
+            }
+        });
+        assert!(code.contains("compile_error"), "{code}");
+        assert!(
+            code.ends_with("impl<T>::retry_core::RetryInfoforE<T>whereT:Clone{}"),
+            "{code}"
+        );
     }
 }

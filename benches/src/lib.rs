@@ -1,0 +1,378 @@
+//! Shared pieces of the `retry-core` benchmarks: the measured operations, their error type and
+//! the configurations every contender is given.
+//!
+//! The operation is trivial on purpose (an `async fn` returning `Ok(black_box(x))`), so that what
+//! a benchmark measures is the retry wrapper's own cost. Every contender (`retry-core`, backon,
+//! tokio-retry, tower) is configured alike: at most [`MAX_ATTEMPTS`] attempts, exponential backoff
+//! from [`INITIAL_BACKOFF`] capped at [`MAX_BACKOFF`] with random jitter, and a retry on the same
+//! error, [`BenchError::Transient`]. The peers are dev-dependencies of this package only; this
+//! library depends on `retry-core` and tokio alone.
+
+use std::cell::Cell;
+use std::hint::black_box;
+use std::time::Duration;
+
+use std::sync::LazyLock;
+
+use retry_core::{Fault, RetryConfig, RetryInfo, RetrySafety, Scope, StandardStrategy, retryable};
+
+/// Attempts per call, the first included, for the success-path benchmarks.
+pub const MAX_ATTEMPTS: u32 = 3;
+
+/// Backoff base of the success-path benchmarks (never slept: the first attempt succeeds).
+pub const INITIAL_BACKOFF: Duration = Duration::from_millis(100);
+
+/// Backoff cap of every benchmark.
+pub const MAX_BACKOFF: Duration = Duration::from_secs(20);
+
+/// Attempts per call allowed by the zero-backoff retry benchmarks.
+pub const RETRY_MAX_ATTEMPTS: u32 = 8;
+
+/// The operation's error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BenchError {
+    /// A transient failure: every contender retries it.
+    Transient,
+    /// A permanent failure: no contender retries it.
+    Permanent,
+}
+
+impl BenchError {
+    /// The predicate the peers are given: retry [`BenchError::Transient`] only.
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, BenchError::Transient)
+    }
+}
+
+impl std::fmt::Display for BenchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            BenchError::Transient => "transient",
+            BenchError::Permanent => "permanent",
+        })
+    }
+}
+
+impl std::error::Error for BenchError {}
+
+/// `retry-core` learns the same predicate through [`RetryInfo`].
+impl RetryInfo for BenchError {
+    fn retry_safety(&self) -> RetrySafety {
+        match self {
+            BenchError::Transient => RetrySafety::Yes,
+            BenchError::Permanent => RetrySafety::No,
+        }
+    }
+
+    fn fault(&self) -> Fault {
+        Fault::Server
+    }
+}
+
+/// The measured operation: succeeds at once with its argument.
+pub async fn op(x: u64) -> Result<u64, BenchError> {
+    Ok(black_box(x))
+}
+
+/// An operation that fails with [`BenchError::Transient`] until its `succeed_at`-th attempt of the
+/// call; `calls` counts the call's attempts (reset it to 0 before each call).
+pub async fn flaky(calls: &Cell<u32>, succeed_at: u32, x: u64) -> Result<u64, BenchError> {
+    let attempt = calls.get() + 1;
+    calls.set(attempt);
+    if attempt < succeed_at {
+        Err(BenchError::Transient)
+    } else {
+        Ok(black_box(x))
+    }
+}
+
+/// The measured operation under `#[retryable]`, configured like [`success_config`]; its scope is
+/// the process-wide `bench-retryable`.
+#[retryable(
+    max_attempts = 3,
+    initial_backoff = "100ms",
+    max_backoff = "20s",
+    scope = "bench-retryable"
+)]
+pub async fn op_retryable(x: u64) -> Result<u64, BenchError> {
+    op(x).await
+}
+
+/// A strategy in a static, for `#[retryable(strategy = ...)]`: concrete type, no `dyn`.
+pub static STATIC_STRATEGY: LazyLock<StandardStrategy> =
+    LazyLock::new(|| standard(success_config()));
+
+/// The measured operation under `#[retryable(strategy = *STATIC_STRATEGY)]`.
+#[retryable(strategy = *STATIC_STRATEGY)]
+pub async fn op_retryable_static(x: u64) -> Result<u64, BenchError> {
+    op(x).await
+}
+
+/// [`flaky`] under `#[retryable]`, configured like [`zero_backoff_config`] (call
+/// [`prepare_retryable_scopes`] first, so that its scope gets the large quota).
+#[retryable(
+    max_attempts = 8,
+    initial_backoff = "0ms",
+    max_backoff = "20s",
+    scope = "bench-retryable-zero"
+)]
+pub async fn flaky_retryable(
+    calls: &Cell<u32>,
+    succeed_at: u32,
+    x: u64,
+) -> Result<u64, BenchError> {
+    flaky(calls, succeed_at, x).await
+}
+
+/// Creates the process-wide scope of [`flaky_retryable`] from [`zero_backoff_config`] before
+/// its first call (a named scope keeps the configuration it was created with), so that its quota
+/// never runs out during a benchmark.
+pub fn prepare_retryable_scopes() {
+    Scope::named("bench-retryable-zero", &zero_backoff_config());
+}
+
+/// The success-path configuration: [`MAX_ATTEMPTS`] attempts, [`INITIAL_BACKOFF`] doubling up to
+/// [`MAX_BACKOFF`], full jitter (the default).
+pub fn success_config() -> RetryConfig {
+    config(
+        RetryConfig::builder()
+            .max_attempts(MAX_ATTEMPTS)
+            .initial_backoff(INITIAL_BACKOFF)
+            .max_backoff(MAX_BACKOFF),
+    )
+}
+
+/// The zero-backoff configuration: [`RETRY_MAX_ATTEMPTS`] attempts, no backoff, and a quota so
+/// large that it never runs out during a benchmark (the default 500 would after 100 calls, since
+/// each call's retries keep all but one retry's cost).
+pub fn zero_backoff_config() -> RetryConfig {
+    config(
+        RetryConfig::builder()
+            .max_attempts(RETRY_MAX_ATTEMPTS)
+            .initial_backoff(Duration::ZERO)
+            .throttling_backoff(Duration::ZERO)
+            .max_backoff(MAX_BACKOFF)
+            .quota_capacity(u32::MAX),
+    )
+}
+
+fn config(builder: retry_core::RetryConfigBuilder) -> RetryConfig {
+    match builder.build() {
+        Ok(config) => config,
+        Err(error) => panic!("benchmark configuration rejected: {error}"),
+    }
+}
+
+/// A standard strategy following `config` in a scope of its own.
+pub fn standard(config: RetryConfig) -> StandardStrategy {
+    let scope = Scope::new("bench", &config);
+    StandardStrategy::builder(config).scope(scope).build()
+}
+
+/// A current-thread tokio runtime with the timer on, as every single-task benchmark uses.
+pub fn current_thread_runtime() -> tokio::runtime::Runtime {
+    match tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => panic!("cannot build the tokio runtime: {error}"),
+    }
+}
+
+/// A multi-thread tokio runtime with `workers` worker threads and the timer on.
+pub fn multi_thread_runtime(workers: usize) -> tokio::runtime::Runtime {
+    match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .enable_time()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => panic!("cannot build the tokio runtime: {error}"),
+    }
+}
+
+/// Benchmarks one contender: `criterion`'s `iter_custom`, with each batch of `iters` calls run in
+/// one `block_on` on `runtime` (as criterion's `to_async` does), so the runtime's entry cost is
+/// paid once per batch, not per call. The optional `{ setup; }` statements run inside the batch,
+/// before the clock starts (a tower service to call `&mut`, a counter).
+///
+/// ```ignore
+/// bench_loop!(group, runtime, "plain", i => op(i).await);
+/// ```
+#[macro_export]
+macro_rules! bench_loop {
+    ($group:expr, $runtime:expr, $name:expr, $i:ident => $call:expr) => {
+        $crate::bench_loop!($group, $runtime, $name, {}, $i => $call)
+    };
+    ($group:expr, $runtime:expr, $name:expr, { $($setup:stmt;)* }, $i:ident => $call:expr) => {
+        $group.bench_function($name, |bencher| {
+            bencher.iter_custom(|iters| {
+                $runtime.block_on(async {
+                    $($setup;)*
+                    let start = ::std::time::Instant::now();
+                    for $i in 0..iters {
+                        let _ = ::std::hint::black_box($call);
+                    }
+                    start.elapsed()
+                })
+            })
+        });
+    };
+}
+
+/// Experiments that decompose `retry-core`'s success-path cost, built on its public strategy API
+/// only. They are measured in the `success_path_breakdown` group, never offered as API.
+pub mod experiment {
+    use std::future::Future;
+    use std::sync::Arc;
+
+    use retry_core::{
+        ClassifyRetry, ManualClock, RetryAction, RetryConfig, RetryError, RetryInfo,
+        RetryInfoClassifier, RetryReason, RetryStrategy, RetryToken, Scope, SendPermit,
+        StandardStrategy,
+    };
+
+    /// A standard strategy whose clock is a [`ManualClock`] (an atomic load) instead of tokio's
+    /// (a `clock_gettime` call): the difference is what reading the clock costs per call.
+    pub fn standard_manual_clock(config: RetryConfig) -> StandardStrategy {
+        StandardStrategy::builder(config)
+            .clock(Arc::new(ManualClock::new()))
+            .build()
+    }
+
+    /// A strategy that does no bookkeeping on the success path: its tokens come from a
+    /// [`ManualClock`] standard strategy, and it counts nothing and never touches the quota. With
+    /// it, a driver's cost is the driver's own.
+    #[derive(Debug)]
+    pub struct BookkeepingFree(StandardStrategy);
+
+    impl BookkeepingFree {
+        /// Over a standard strategy following `config` on a manual clock.
+        pub fn new(config: RetryConfig) -> Self {
+            Self(standard_manual_clock(config))
+        }
+    }
+
+    impl RetryStrategy for BookkeepingFree {
+        fn acquire_initial_token(&self) -> RetryToken {
+            self.0.acquire_initial_token()
+        }
+
+        fn acquire_send_permit(&self, _token: &mut RetryToken) -> Result<SendPermit, RetryError> {
+            Ok(SendPermit::Granted)
+        }
+
+        fn refresh_retry_token(
+            &self,
+            token: RetryToken,
+            reason: &RetryReason,
+        ) -> Result<RetryToken, RetryError> {
+            self.0.refresh_retry_token(token, reason)
+        }
+
+        fn record_success(&self, token: RetryToken) {
+            drop(token);
+        }
+
+        fn record_failure(&self, token: RetryToken) {
+            drop(token);
+        }
+
+        fn abandon(&self, token: RetryToken) {
+            drop(token);
+        }
+
+        fn scope(&self) -> &Scope {
+            self.0.scope()
+        }
+    }
+
+    /// Settles the token if the call is dropped between attempts, as `RetryLoop` does.
+    struct Settle<'s, S: RetryStrategy + ?Sized> {
+        strategy: &'s S,
+        token: Option<RetryToken>,
+        sent: bool,
+    }
+
+    impl<S: RetryStrategy + ?Sized> Drop for Settle<'_, S> {
+        fn drop(&mut self) {
+            if let Some(token) = self.token.take() {
+                if self.sent {
+                    self.strategy.record_failure(token);
+                } else {
+                    self.strategy.abandon(token);
+                }
+            }
+        }
+    }
+
+    /// A prototype of a driver with a synchronous fast path: `retry_core::retry`'s semantics
+    /// (classify with [`RetryInfoClassifier`], the strategy's token protocol, the backoff and the
+    /// send-permit waits, settling on drop), but every step that does not sleep is a plain
+    /// function call inside one `async fn` instead of its own awaited `async fn`, and the token is
+    /// moved only when it changes.
+    pub async fn sync_fast_path_retry<S, F, Fut, T, E>(
+        strategy: &S,
+        mut operation: F,
+    ) -> Result<T, E>
+    where
+        S: RetryStrategy + ?Sized,
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+        E: RetryInfo,
+    {
+        let mut call = Settle {
+            strategy,
+            token: Some(strategy.acquire_initial_token()),
+            sent: false,
+        };
+        // The first attempt is always made: a refusal only ends a wait.
+        while let Some(token) = call.token.as_mut() {
+            match strategy.acquire_send_permit(token) {
+                Ok(SendPermit::Wait(wait)) => tokio::time::sleep(wait).await,
+                Ok(SendPermit::Granted) | Err(_) => break,
+            }
+        }
+        call.sent = true;
+        loop {
+            let outcome = operation().await;
+            let Some(token) = call.token.take() else {
+                return outcome;
+            };
+            let reason = match RetryInfoClassifier.classify(&outcome) {
+                RetryAction::RetryIndicated(reason) => reason,
+                _ => {
+                    if outcome.is_ok() {
+                        strategy.record_success(token);
+                    } else {
+                        strategy.record_failure(token);
+                    }
+                    return outcome;
+                }
+            };
+            let Ok(token) = strategy.refresh_retry_token(token, &reason) else {
+                return outcome;
+            };
+            let delay = token.delay();
+            call.token = Some(token);
+            call.sent = false;
+            if !delay.is_zero() {
+                tokio::time::sleep(delay).await;
+            }
+            while let Some(token) = call.token.as_mut() {
+                match strategy.acquire_send_permit(token) {
+                    Ok(SendPermit::Granted) => break,
+                    Ok(SendPermit::Wait(wait)) => tokio::time::sleep(wait).await,
+                    Err(_) => {
+                        if let Some(token) = call.token.take() {
+                            strategy.abandon(token);
+                        }
+                        return outcome;
+                    }
+                }
+            }
+            call.sent = true;
+        }
+    }
+}

@@ -1,0 +1,230 @@
+//! Heap allocations per call, counted by a global allocator: the success path of
+//! `retry_core::retry` and of a `#[retryable]` fn in standard mode allocates nothing.
+//!
+//! The counting allocator (`stats_alloc`) counts process-wide, so this file holds a single test:
+//! nothing else in this binary runs while it measures. Every call is driven by `block_on` on one
+//! current-thread runtime built before measuring; the test first checks that `block_on` itself
+//! allocates nothing per call, and that the counter does see a deliberate allocation (so a zero
+//! cannot pass vacuously). The retry path's allocations are printed, for information only
+//! (`cargo test -p retry-bench --test alloc -- --nocapture`).
+
+use std::alloc::System;
+use std::cell::Cell;
+use std::hint::black_box;
+use std::time::Duration;
+
+use retry_bench::{
+    BenchError, current_thread_runtime, flaky, flaky_retryable, op, op_retryable,
+    op_retryable_static, prepare_retryable_scopes, standard, success_config, zero_backoff_config,
+};
+use retry_core::{
+    AdaptiveStrategy, Jitter, RetryMode, RetryStrategy, Scope, StandardStrategy, retry, retryable,
+};
+use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
+
+#[global_allocator]
+static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
+
+/// Calls per measurement.
+const CALLS: u64 = 1_000;
+
+/// Calls of the measurement that sleeps.
+const SLEEPING_CALLS: u64 = 20;
+
+/// The allocations (and reallocations) `f` makes.
+fn allocations(f: impl FnOnce()) -> usize {
+    let region = Region::new(GLOBAL);
+    f();
+    let change = region.change();
+    change.allocations + change.reallocations
+}
+
+/// An operation that allocates on every call: the counter must see it through the wrapper.
+async fn allocating_op(x: u64) -> Result<Vec<u64>, BenchError> {
+    Ok(black_box(vec![x; 4]))
+}
+
+/// A `#[retryable]` fn that nothing else calls: its first call builds its static strategy.
+#[retryable(max_attempts = 3, scope = "alloc-test-fresh")]
+async fn fresh_retryable(x: u64) -> Result<u64, BenchError> {
+    op(x).await
+}
+
+#[test]
+fn success_path_allocates_nothing() {
+    let runtime = current_thread_runtime();
+
+    // The counter counts: one Vec is one allocation.
+    assert_eq!(allocations(|| drop(black_box(vec![0_u8; 16]))), 1);
+
+    // block_on itself allocates nothing per call (after its first use).
+    runtime.block_on(async {});
+    let block_on = allocations(|| {
+        for i in 0..CALLS {
+            black_box(runtime.block_on(async move { black_box(i) }));
+        }
+    });
+    assert_eq!(
+        block_on, 0,
+        "block_on allocates: measure inside the future instead"
+    );
+
+    // retry_core::retry in standard mode.
+    let strategy = standard(success_config());
+    let call = |i| runtime.block_on(retry(&strategy, || op(i)));
+    assert_eq!(call(0), Ok(0)); // warm-up
+    let plain_api = allocations(|| {
+        for i in 0..CALLS {
+            assert_eq!(call(i), Ok(i));
+        }
+    });
+    assert_eq!(
+        plain_api, 0,
+        "retry_core::retry: {plain_api} allocations in {CALLS} calls"
+    );
+
+    // The same through a `Box<dyn RetryStrategy>`, the macro's default strategy type.
+    let boxed: Box<dyn RetryStrategy> = Box::new(standard(success_config()));
+    assert_eq!(runtime.block_on(retry(&boxed, || op(0))), Ok(0));
+    let dyn_api = allocations(|| {
+        for i in 0..CALLS {
+            assert_eq!(runtime.block_on(retry(&boxed, || op(i))), Ok(i));
+        }
+    });
+    assert_eq!(dyn_api, 0, "retry_core::retry over Box<dyn RetryStrategy>");
+
+    // #[retryable]: the first call builds the function's static strategy (and its named
+    // scope) and allocates; after that, nothing.
+    let first = allocations(|| assert_eq!(runtime.block_on(fresh_retryable(7)), Ok(7)));
+    assert!(
+        first > 0,
+        "the first call of a #[retryable] fn builds its strategy"
+    );
+    let macro_default = allocations(|| {
+        for i in 0..CALLS {
+            assert_eq!(runtime.block_on(fresh_retryable(i)), Ok(i));
+        }
+    });
+    assert_eq!(
+        macro_default, 0,
+        "#[retryable]: {macro_default} allocations in {CALLS} calls"
+    );
+    assert_eq!(runtime.block_on(op_retryable(0)), Ok(0));
+    assert_eq!(runtime.block_on(op_retryable_static(0)), Ok(0));
+    let macro_args = allocations(|| {
+        for i in 0..CALLS {
+            assert_eq!(runtime.block_on(op_retryable(i)), Ok(i));
+            assert_eq!(runtime.block_on(op_retryable_static(i)), Ok(i));
+        }
+    });
+    assert_eq!(
+        macro_args, 0,
+        "#[retryable] with arguments / with strategy = ...: {macro_args} allocations"
+    );
+
+    // The counter sees allocations made inside the wrapped operation: one per call.
+    let inside = allocations(|| {
+        for i in 0..CALLS {
+            assert!(
+                runtime
+                    .block_on(retry(&strategy, || allocating_op(i)))
+                    .is_ok()
+            );
+        }
+    });
+    assert_eq!(
+        inside as u64, CALLS,
+        "one Vec per call, counted through the wrapper"
+    );
+
+    // For information: the retry path (2 retries, zero backoff) and adaptive mode.
+    prepare_retryable_scopes();
+    let zero = standard(zero_backoff_config());
+    let calls = Cell::new(0);
+    let retry_call = || {
+        calls.set(0);
+        runtime.block_on(retry(&zero, || flaky(&calls, 3, 1)))
+    };
+    assert_eq!(retry_call(), Ok(1));
+    let retry_path = allocations(|| {
+        for _ in 0..CALLS {
+            assert_eq!(retry_call(), Ok(1));
+        }
+    });
+    let macro_retry_call = || {
+        calls.set(0);
+        runtime.block_on(flaky_retryable(&calls, 3, 1))
+    };
+    assert_eq!(macro_retry_call(), Ok(1));
+    let macro_retry_path = allocations(|| {
+        for _ in 0..CALLS {
+            assert_eq!(macro_retry_call(), Ok(1));
+        }
+    });
+    let adaptive_config = success_config()
+        .to_builder()
+        .mode(RetryMode::Adaptive)
+        .build()
+        .unwrap_or_else(|error| panic!("{error}"));
+    let adaptive = AdaptiveStrategy::from_builder(
+        StandardStrategy::builder(adaptive_config.clone())
+            .scope(Scope::new("alloc-test-adaptive", &adaptive_config)),
+    );
+    assert_eq!(runtime.block_on(retry(&adaptive, || op(0))), Ok(0));
+    let adaptive_path = allocations(|| {
+        for i in 0..CALLS {
+            assert_eq!(runtime.block_on(retry(&adaptive, || op(i))), Ok(i));
+        }
+    });
+    // A retry that sleeps 1 ms on tokio's timer (fewer calls: each takes about 2 ms).
+    let sleeping = standard(
+        zero_backoff_config()
+            .to_builder()
+            .initial_backoff(Duration::from_millis(1))
+            .jitter(Jitter::None)
+            .build()
+            .unwrap_or_else(|error| panic!("{error}")),
+    );
+    let sleeping_call = || {
+        calls.set(0);
+        runtime.block_on(retry(&sleeping, || flaky(&calls, 2, 1)))
+    };
+    assert_eq!(sleeping_call(), Ok(1));
+    let sleeping_path = allocations(|| {
+        for _ in 0..SLEEPING_CALLS {
+            assert_eq!(sleeping_call(), Ok(1));
+        }
+    });
+    let per_call = |n: usize| n as f64 / CALLS as f64;
+    let rows = [
+        ("block_on(async {})", per_call(block_on)),
+        ("retry_core::retry, success", per_call(plain_api)),
+        (
+            "retry_core::retry over Box<dyn>, success",
+            per_call(dyn_api),
+        ),
+        ("#[retryable], success", per_call(macro_default)),
+        ("#[retryable] (2 more fns), success", per_call(macro_args)),
+        (
+            "retry_core::retry, 2 retries, zero backoff",
+            per_call(retry_path),
+        ),
+        (
+            "#[retryable], 2 retries, zero backoff",
+            per_call(macro_retry_path),
+        ),
+        (
+            "retry_core::retry, adaptive mode, success",
+            per_call(adaptive_path),
+        ),
+        (
+            "retry_core::retry, 1 retry after a 1 ms sleep",
+            sleeping_path as f64 / SLEEPING_CALLS as f64,
+        ),
+        ("first call of a #[retryable] fn (one-off)", first as f64),
+    ];
+    println!("allocations per call:");
+    for (what, per_call) in rows {
+        println!("  {what:<48}{per_call}");
+    }
+}

@@ -1,0 +1,103 @@
+//! Adaptive mode: 64 tasks hammer a service that admits 300 requests/s and answers the rest with
+//! "throttled". The first throttle engages the scope's client-side rate limiter; CUBIC then
+//! tracks the service's limit. Halfway through, the service's limit rises to 600/s and the
+//! limiter's fill rate climbs after it.
+//!
+//! Run it with `cargo run -p examples --example adaptive` (about 8 seconds).
+
+use std::sync::{LazyLock, Mutex};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use retry_core::{RetryInfo, Scope, retryable};
+use tokio::time::Instant;
+
+/// The service's answer when it is over its limit.
+#[derive(Debug, thiserror::Error, RetryInfo)]
+#[error("throttled")]
+#[retry(throttling)]
+struct Throttled;
+
+/// A service admitting `limit` requests per second (a token bucket), throttling the rest.
+struct Service {
+    bucket: Mutex<(f64, Instant)>,
+    limit_per_sec: AtomicU64,
+    admitted: AtomicU64,
+    throttled: AtomicU64,
+}
+
+impl Service {
+    fn handle(&self) -> Result<(), Throttled> {
+        let limit = self.limit_per_sec.load(Ordering::Relaxed) as f64;
+        let now = Instant::now();
+        let mut bucket = self.bucket.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let (tokens, last) = *bucket;
+        let tokens = (tokens + now.duration_since(last).as_secs_f64() * limit).min(limit / 10.0);
+        if tokens >= 1.0 {
+            *bucket = (tokens - 1.0, now);
+            self.admitted.fetch_add(1, Ordering::Relaxed);
+            Ok(())
+        } else {
+            *bucket = (tokens, now);
+            self.throttled.fetch_add(1, Ordering::Relaxed);
+            Err(Throttled)
+        }
+    }
+}
+
+static SERVICE: LazyLock<Service> = LazyLock::new(|| Service {
+    bucket: Mutex::new((0.0, Instant::now())),
+    limit_per_sec: AtomicU64::new(300),
+    admitted: AtomicU64::new(0),
+    throttled: AtomicU64::new(0),
+});
+
+/// One call to the service, retried in adaptive mode.
+#[retryable(mode = "adaptive", max_attempts = 3, initial_backoff = "10ms", max_backoff = "1s", scope = "adaptive-demo")]
+async fn call() -> Result<(), Throttled> {
+    tokio::time::sleep(Duration::from_millis(2)).await;
+    SERVICE.handle()
+}
+
+#[tokio::main]
+async fn main() {
+    let start = Instant::now();
+    let workers: Vec<_> = (0..64)
+        .map(|_| {
+            tokio::spawn(async move {
+                while start.elapsed() < Duration::from_secs(8) {
+                    // Failed calls are counted by the service; the demo only watches rates.
+                    let _ = call().await;
+                }
+            })
+        })
+        .collect();
+
+    println!(" time | admitted/s | throttled/s | limiter    | fill rate/s");
+    let mut last = (0, 0);
+    for tick in 1..=16 {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        if tick == 8 {
+            SERVICE.limit_per_sec.store(600, Ordering::Relaxed);
+            println!("  --- the service's limit rises to 600/s ---");
+        }
+        let admitted = SERVICE.admitted.load(Ordering::Relaxed);
+        let throttled = SERVICE.throttled.load(Ordering::Relaxed);
+        let limiter = Scope::lookup("adaptive-demo").map(|scope| scope.stats().limiter);
+        let (state, fill_rate) = match limiter {
+            Some(stats) if stats.enabled => ("engaged", format!("{:.0}", stats.fill_rate)),
+            _ => ("off", "-".to_owned()),
+        };
+        println!(
+            " {:>4.1}s | {:>10} | {:>11} | {state:<10} | {fill_rate:>10}",
+            tick as f64 / 2.0,
+            (admitted - last.0) * 2,
+            (throttled - last.1) * 2,
+        );
+        last = (admitted, throttled);
+    }
+    for worker in workers {
+        // A worker only ends by its loop condition.
+        let _ = worker.await;
+    }
+}

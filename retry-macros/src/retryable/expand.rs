@@ -1,0 +1,499 @@
+//! Expansion: the function with the same signature, its body run once per attempt inside the
+//! runtime's `RetryLoop` (the loop `retry_core::retry` uses too).
+//!
+//! ```text
+//! async fn get(&self, key: &str, body: String) -> Result<Item, StoreError> {
+//!     static __RETRY_STRATEGY: FnStrategy = LazyLock::new(|| default_strategy(scope, |b| b...));
+//!     let __retry_strategy: &dyn RetryStrategy = &**__RETRY_STRATEGY;   // or `&(strategy expr)`
+//!     let __retry_classifier = RetryInfoClassifier;                      // or the user's
+//!     let __retry_classifier: &dyn ClassifyRetry<_, _> = &__retry_classifier;
+//!     let mut __retry = RetryLoop::start(__retry_strategy, __retry_classifier, NoHook).await;
+//!     loop {
+//!         let body = <ByValueArgument as CloneArg<_, body>>::clone_arg(&body); // per attempt
+//!         let __retry_outcome = async {
+//!             if false { let fake: Result<Item, StoreError> = loop {}; return fake; }
+//!             { /* the user's body */ }
+//!         }
+//!         .await;
+//!         if let ControlFlow::Break(outcome) = __retry.next(__retry_outcome).await {
+//!             return outcome;
+//!         }
+//!     }
+//! }
+//! ```
+//!
+//! * The `if false { return fake }` (the technique of `tracing`'s `#[instrument]`) fixes the
+//!   inner async block's output type to the declared return type before the body is checked, so
+//!   `?` conversions and type mismatches are reported at the user's expressions.
+//! * The strategy, classifier and hook reach the loop as trait objects. The coercion to
+//!   `&dyn ...` is spanned at what the user wrote (the `strategy` / `classifier` expression, the
+//!   `retry_if` / `on_retry` path, or the error type for the default classifier, which needs
+//!   `RetryInfo`), so a wrong type is reported there, once; the loop itself then type-checks.
+//!   Dynamic dispatch costs one indirect call per attempt, nothing on the heap.
+//! * Generated locals use `Span::mixed_site()`: the user's body cannot see them.
+
+use proc_macro2::{Delimiter, Group, Ident, Span, TokenStream, TokenTree};
+use quote::{ToTokens, format_ident, quote};
+use syn::ext::IdentExt;
+use syn::{AttrStyle, Expr, FnArg, Pat, PatType, Type};
+
+use super::Errors;
+use super::args::RetryableFn;
+use super::valid::{ClassifierSource, Config, FnShape, Setting, StrategySource, span_range};
+
+/// The function unchanged, with the errors: the user's code still type-checks on its own.
+pub(crate) fn unchanged(item: TokenStream, errors: &Errors) -> TokenStream {
+    let errors = errors.to_compile_errors();
+    quote!(#errors #item)
+}
+
+/// The rewritten function.
+pub(crate) fn expand(function: &RetryableFn, shape: &FnShape, config: &Config) -> TokenStream {
+    let krate = &config.krate;
+    let private = quote!(#krate::__private);
+    let mut sig = function.sig.clone();
+    let bindings = rebind_arguments(&mut sig.inputs, &private);
+
+    let strategy = strategy(function, shape, config, &private);
+    let classifier = classifier(shape, config, &private);
+    let hook = hook(shape, config, &private);
+    let attempt = attempt(function, shape, config, &private);
+
+    let retry = local("__retry");
+    let outcome = local("__retry_outcome");
+    let strategy_local = local("__retry_strategy");
+    let classifier_local = local("__retry_classifier");
+    let hook_local = local("__retry_hook");
+
+    let attrs = &function.attrs;
+    let inner_attrs = function.inner_attrs.iter().map(|attr| {
+        let mut attr = attr.clone();
+        attr.style = AttrStyle::Outer;
+        attr
+    });
+    let vis = &function.vis;
+    quote! {
+        #(#attrs)*
+        #(#inner_attrs)*
+        #vis #sig {
+            #strategy
+            #classifier
+            #hook
+            let mut #retry = #private::RetryLoop::start(
+                #strategy_local,
+                #classifier_local,
+                #hook_local,
+            )
+            .await;
+            loop {
+                #(#bindings)*
+                let #outcome = #attempt;
+                if let #private::ControlFlow::Break(#outcome) = #retry.next(#outcome).await {
+                    return #outcome;
+                }
+            }
+        }
+    }
+}
+
+/// A local variable of the generated code, invisible to the user's body.
+fn local(name: &str) -> Ident {
+    Ident::new(name, Span::mixed_site())
+}
+
+/// Rewrites the arguments so that each attempt gets its own: by-value arguments are cloned,
+/// `&mut` references re-borrowed, `&` references reused. Returns the per-attempt bindings.
+///
+/// In the signature, an argument keeps its name when its pattern is an identifier (`mut` moves
+/// to the per-attempt binding); other patterns get a fresh name and are matched per attempt.
+fn rebind_arguments(
+    inputs: &mut syn::punctuated::Punctuated<FnArg, syn::Token![,]>,
+    private: &TokenStream,
+) -> Vec<TokenStream> {
+    let mut bindings = Vec::new();
+    for (index, input) in inputs.iter_mut().enumerate() {
+        let FnArg::Typed(arg) = input else { continue };
+        if matches!(&*arg.pat, Pat::Wild(_)) {
+            continue;
+        }
+        let simple = simple_ident(arg);
+        let pat = (*arg.pat).clone();
+        let outer = match &simple {
+            Some(ident) => ident.clone(),
+            None => format_ident!("__retry_arg{}", index, span = Span::mixed_site()),
+        };
+        let binding = match strip_group(&arg.ty) {
+            Type::Reference(reference) if reference.mutability.is_none() => {
+                if is_plain(&arg.pat) {
+                    continue;
+                }
+                quote!(let #pat = #outer;)
+            }
+            Type::Reference(_) => quote!(let #pat = &mut *#outer;),
+            _ => {
+                // A marker type named after the argument, for the "must be `Clone`" message,
+                // which is spanned over the argument (`name: Type`).
+                let marker = match &simple {
+                    Some(ident) => Ident::new(&ident.to_string(), Span::call_site()),
+                    None => format_ident!("argument_{}", index + 1),
+                };
+                let (first, last) = span_range(&*arg);
+                let check = respan(quote!(#private::ByValueArgument), first, last);
+                quote! {
+                    let #pat = {
+                        #[allow(dead_code, non_camel_case_types)]
+                        struct #marker {}
+                        <#check as #private::CloneArg<_, #marker>>::clone_arg(&#outer)
+                    };
+                }
+            }
+        };
+        bindings.push(binding);
+        *arg.pat = Pat::Ident(syn::PatIdent {
+            attrs: Vec::new(),
+            by_ref: None,
+            mutability: None,
+            ident: outer,
+            subpat: None,
+        });
+    }
+    bindings
+}
+
+/// The identifier of an argument written `name: T` or `mut name: T`.
+fn simple_ident(arg: &PatType) -> Option<Ident> {
+    match &*arg.pat {
+        Pat::Ident(pat) if pat.by_ref.is_none() && pat.subpat.is_none() => Some(pat.ident.clone()),
+        _ => None,
+    }
+}
+
+/// Whether the pattern is a bare identifier (no `mut`, `ref` or `@`).
+fn is_plain(pat: &Pat) -> bool {
+    matches!(
+        pat,
+        Pat::Ident(pat) if pat.by_ref.is_none() && pat.mutability.is_none() && pat.subpat.is_none()
+    )
+}
+
+fn strip_group(ty: &Type) -> &Type {
+    match ty {
+        Type::Group(group) => strip_group(&group.elem),
+        Type::Paren(paren) => strip_group(&paren.elem),
+        other => other,
+    }
+}
+
+/// `expr` as the operand of a prefix operator (`&expr`). Expressions that bind more loosely
+/// than `&` are parenthesized. The user's tokens are kept as they are, so that an error about
+/// the operand covers exactly what the user wrote.
+fn operand(expr: &Expr) -> TokenStream {
+    let binds_tighter = matches!(
+        expr,
+        Expr::Path(_)
+            | Expr::Field(_)
+            | Expr::MethodCall(_)
+            | Expr::Call(_)
+            | Expr::Index(_)
+            | Expr::Lit(_)
+            | Expr::Macro(_)
+            | Expr::Paren(_)
+            | Expr::Struct(_)
+            | Expr::Tuple(_)
+            | Expr::Array(_)
+            | Expr::Block(_)
+            | Expr::Unary(_)
+            | Expr::Reference(_)
+            | Expr::Await(_)
+            | Expr::Try(_)
+    );
+    if binds_tighter {
+        return expr.to_token_stream();
+    }
+    let (first, last) = span_range(expr);
+    let mut group = Group::new(Delimiter::Parenthesis, expr.to_token_stream());
+    group.set_span(first.join(last).unwrap_or(first));
+    group.into_token_stream()
+}
+
+/// `let __retry_strategy: &dyn RetryStrategy = ...;`
+///
+/// * Without `strategy`: the function's own strategy, a `static` built on first call (shared
+///   by every call and every instantiation of a generic function).
+/// * `strategy = expr`: borrowed for the call (`&expr`, a temporary lives as long as the call).
+///   In a method taking `&mut self`, an expression that reads `self` is cloned instead, so that
+///   the call holds no borrow of `self` while each attempt re-borrows `&mut self`.
+fn strategy(
+    function: &RetryableFn,
+    shape: &FnShape,
+    config: &Config,
+    private: &TokenStream,
+) -> TokenStream {
+    let local = local("__retry_strategy");
+    let ty = quote!(&dyn #private::RetryStrategy);
+    match &config.strategy {
+        StrategySource::Default { scope, settings } => {
+            let name = function.sig.ident.unraw().to_string();
+            let scope = match scope {
+                Some(scope) => scope.to_token_stream(),
+                None => quote!(::core::concat!(::core::module_path!(), "::", #name)),
+            };
+            let builder = self::local("__retry_config");
+            let settings = settings
+                .iter()
+                .map(|setting| self::setting(setting, private));
+            let stat = Ident::new("__RETRY_STRATEGY", Span::mixed_site());
+            quote! {
+                static #stat: #private::FnStrategy = #private::LazyLock::new(|| {
+                    #private::default_strategy(#scope, |#builder| #builder #(#settings)*)
+                });
+                let #local: #ty = &**#stat;
+            }
+        }
+        StrategySource::Expr(expr) => {
+            let (first, last) = span_range(expr);
+            let value = operand(expr);
+            if shape.mut_self && mentions_self(expr) {
+                let handle = self::local("__retry_strategy_handle");
+                let clone = respan(quote!(#private::CloneStrategy::clone_strategy), first, last);
+                let amp = user_amp(first);
+                let arg = parenthesized(quote!(#amp #value), last);
+                quote! {
+                    let #handle = #clone #arg;
+                    let #local: #ty = &#handle;
+                }
+            } else {
+                let amp = user_amp(first);
+                quote!(let #local: #ty = #amp #value;)
+            }
+        }
+    }
+}
+
+/// One builder call.
+fn setting(setting: &Setting, private: &TokenStream) -> TokenStream {
+    let duration = |value: &std::time::Duration| {
+        let secs = value.as_secs();
+        let nanos = value.subsec_nanos();
+        quote!(#private::Duration::new(#secs, #nanos))
+    };
+    match setting {
+        Setting::MaxAttempts(value) => quote!(.max_attempts(#value)),
+        Setting::Mode(variant) => {
+            let variant = Ident::new(variant, Span::call_site());
+            quote!(.mode(#private::RetryMode::#variant))
+        }
+        Setting::InitialBackoff(value) => {
+            let value = duration(value);
+            quote!(.initial_backoff(#value))
+        }
+        Setting::ThrottlingBackoff(value) => {
+            let value = duration(value);
+            quote!(.throttling_backoff(#value))
+        }
+        Setting::MaxBackoff(value) => {
+            let value = duration(value);
+            quote!(.max_backoff(#value))
+        }
+        Setting::Jitter(variant) => {
+            let variant = Ident::new(variant, Span::call_site());
+            quote!(.jitter(#private::Jitter::#variant))
+        }
+        Setting::Timeout(value) => {
+            let value = duration(value);
+            quote!(.timeout(#value))
+        }
+    }
+}
+
+/// `let __retry_classifier: &dyn ClassifyRetry<_, _> = &<classifier>;`, the coercion spanned
+/// at the classifier expression, the `retry_if` path, or (default classifier) the error type.
+fn classifier(shape: &FnShape, config: &Config, private: &TokenStream) -> TokenStream {
+    let borrowed = match &config.classifier {
+        ClassifierSource::RetryInfo => {
+            let (first, last) = match &shape.error_type {
+                Some(error) => span_range(error),
+                None => span_range(&shape.output),
+            };
+            respan(quote!(&#private::RetryInfoClassifier), first, last)
+        }
+        ClassifierSource::Expr(expr) if shape.mut_self && mentions_self(expr) => {
+            let (first, last) = span_range(expr);
+            let clone = respan(
+                quote!(&#private::CloneClassifier::clone_classifier),
+                first,
+                last,
+            );
+            let amp = user_amp(first);
+            let value = operand(expr);
+            let arg = parenthesized(quote!(#amp #value), last);
+            quote!(#clone #arg)
+        }
+        ClassifierSource::Expr(expr) => {
+            let amp = user_amp(span_range(expr).0);
+            let value = operand(expr);
+            quote!(#amp #value)
+        }
+        ClassifierSource::RetryIf(path) => {
+            let (first, last) = span_range(path);
+            let new = respan(quote!(&#private::RetryIf::new), first, last);
+            let arg = parenthesized(path.to_token_stream(), last);
+            quote!(#new #arg)
+        }
+    };
+    let local = local("__retry_classifier");
+    let (ok, err) = outcome_types(shape, private);
+    quote! {
+        let #local: &dyn #private::ClassifyRetry<#ok, #err> = #borrowed;
+    }
+}
+
+/// `T` and `E` of the declared return type (`_` when it mentions `impl Trait`), so that errors
+/// about the classifier or the hook name them.
+fn outcome_types(shape: &FnShape, private: &TokenStream) -> (TokenStream, TokenStream) {
+    if mentions_impl_trait(&shape.output) {
+        return (quote!(_), quote!(_));
+    }
+    let output = &shape.output;
+    (
+        quote!(<#output as #private::Outcome>::Ok),
+        quote!(<#output as #private::Outcome>::Err),
+    )
+}
+
+/// `let __retry_hook = DynHook(&<path>)` or `NoHook`, the coercion spanned at the path.
+fn hook(shape: &FnShape, config: &Config, private: &TokenStream) -> TokenStream {
+    let local = local("__retry_hook");
+    match &config.on_retry {
+        Some(path) => {
+            let (first, _) = span_range(path);
+            let amp = user_amp(first);
+            let (_, err) = outcome_types(shape, private);
+            quote! {
+                let #local: &dyn #private::OnRetry<#err> = #amp #path;
+                let #local = #private::DynHook(#local);
+            }
+        }
+        None => quote!(let #local = #private::NoHook;),
+    }
+}
+
+/// `tokens` located at `last`, except the first token, located at `first`: a compiler error
+/// about the expression they form then covers the user's `first..last`. Identifiers keep their
+/// hygiene, other tokens the macro's, so lints (`unused_qualifications`) see them as generated.
+fn respan(tokens: TokenStream, first: Span, last: Span) -> TokenStream {
+    let mut result = TokenStream::new();
+    for (index, mut token) in tokens.into_iter().enumerate() {
+        let at = if index == 0 { first } else { last };
+        match &mut token {
+            TokenTree::Group(group) => {
+                let mut inner = Group::new(group.delimiter(), respan(group.stream(), last, last));
+                inner.set_span(Span::call_site().located_at(at));
+                *group = inner;
+            }
+            TokenTree::Ident(ident) => ident.set_span(ident.span().located_at(at)),
+            other => other.set_span(Span::call_site().located_at(at)),
+        }
+        result.extend([token]);
+    }
+    result
+}
+
+/// A `&` before the user's tokens, spanned like them (an expression's span is only the union
+/// of its first and last tokens' spans when both come from the same place).
+fn user_amp(first: Span) -> TokenStream {
+    let mut amp = proc_macro2::Punct::new('&', proc_macro2::Spacing::Alone);
+    amp.set_span(first);
+    amp.into_token_stream()
+}
+
+/// `(tokens)` with its parentheses located at `span`.
+fn parenthesized(tokens: TokenStream, span: Span) -> TokenStream {
+    let mut group = Group::new(Delimiter::Parenthesis, tokens);
+    group.set_span(Span::call_site().located_at(span));
+    group.into_token_stream()
+}
+
+/// One attempt: the body as an inner async block whose output type is the declared return
+/// type, cut by `attempt_timeout` when given.
+fn attempt(
+    function: &RetryableFn,
+    shape: &FnShape,
+    config: &Config,
+    private: &TokenStream,
+) -> TokenStream {
+    let mut body = Group::new(Delimiter::Brace, function.body.clone());
+    body.set_span(function.body_span);
+    let output = &shape.output;
+    // `let x: impl Trait` is not allowed: such return types are left to inference.
+    let pin_output = if mentions_impl_trait(output) {
+        TokenStream::new()
+    } else {
+        let fake = local("__retry_fake_return");
+        quote! {
+            #[allow(
+                unreachable_code,
+                clippy::diverging_sub_expression,
+                clippy::empty_loop,
+                clippy::let_unit_value,
+                clippy::let_with_type_underscore,
+                clippy::unreachable
+            )]
+            if false {
+                let #fake: #output = loop {};
+                return #fake;
+            }
+        }
+    };
+    let block = quote!(async { #pin_output #body });
+    match config.attempt_timeout {
+        Some((timeout, (first, last))) => {
+            let secs = timeout.as_secs();
+            let nanos = timeout.subsec_nanos();
+            // `E: From<Elapsed>` is required here, spanned at `attempt_timeout = "..."`.
+            let on_elapsed = respan(
+                quote!(<_ as #private::FromElapsed>::from_elapsed),
+                first,
+                last,
+            );
+            quote! {
+                #private::attempt_with_timeout(
+                    #private::Duration::new(#secs, #nanos),
+                    #block,
+                    #on_elapsed,
+                )
+                .await
+            }
+        }
+        None => quote!(#block.await),
+    }
+}
+
+/// Whether `expr` reads `self` (then, in a `&mut self` method, it is cloned for the call).
+fn mentions_self(expr: &Expr) -> bool {
+    fn scan(tokens: TokenStream) -> bool {
+        tokens.into_iter().any(|token| match token {
+            TokenTree::Ident(ident) => ident == "self",
+            TokenTree::Group(group) => scan(group.stream()),
+            _ => false,
+        })
+    }
+    scan(expr.to_token_stream())
+}
+
+fn mentions_impl_trait(ty: &Type) -> bool {
+    ty.to_token_stream()
+        .into_iter()
+        .any(|token| mentions_impl(&token))
+}
+
+fn mentions_impl(token: &TokenTree) -> bool {
+    match token {
+        TokenTree::Ident(ident) => ident == "impl",
+        TokenTree::Group(group) => group
+            .stream()
+            .into_iter()
+            .any(|token| mentions_impl(&token)),
+        _ => false,
+    }
+}

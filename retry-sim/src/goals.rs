@@ -1,0 +1,239 @@
+//! The issue's goals, checked against the results, with figures (mean ± 95 % CI).
+
+use std::fmt::Write as _;
+
+use crate::metrics::RunMetrics;
+use crate::report::{analytic_attempts, summarize};
+use crate::runner::{Cell, ScenarioResult};
+use crate::scenario::S0_PROBABILITIES;
+use crate::stats::Summary;
+
+/// The preset we recommend as the default (it meets S1's goals).
+pub const RECOMMENDED: &str = "aws-2026";
+
+/// `retry-core`'s strategies among the built-ins.
+pub const OURS: [&str; 3] = ["standard", "aws-2026", "adaptive"];
+
+/// One checked goal.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GoalRow {
+    /// What is checked.
+    pub goal: String,
+    /// Where: scenario and variant.
+    pub scope: String,
+    /// Which strategy.
+    pub strategy: String,
+    /// The figure.
+    pub measured: Summary,
+    /// Decimals to show.
+    pub decimals: usize,
+    /// The target, as text.
+    pub target: String,
+    /// Whether the mean meets the target.
+    pub met: bool,
+}
+
+fn cell<'a>(results: &'a [ScenarioResult], id: &str, variant: &str, strategy: &str) -> Option<&'a Cell> {
+    let result = results.iter().find(|r| r.scenario.id == id)?;
+    let v = result.scenario.variants.iter().position(|x| x.name == variant)?;
+    let k = result.scenario.strategies.iter().position(|x| x.name == strategy)?;
+    result.cells.get(v)?.get(k)
+}
+
+fn variants(results: &[ScenarioResult], id: &str) -> Vec<String> {
+    results
+        .iter()
+        .find(|r| r.scenario.id == id)
+        .map(|r| r.scenario.variants.iter().map(|v| v.name.clone()).collect())
+        .unwrap_or_default()
+}
+
+struct Check<'a> {
+    results: &'a [ScenarioResult],
+    rows: Vec<GoalRow>,
+}
+
+impl Check<'_> {
+    #[allow(clippy::too_many_arguments)]
+    fn add(
+        &mut self,
+        goal: &str,
+        id: &str,
+        variant: &str,
+        strategy: &str,
+        metric: fn(&RunMetrics) -> f64,
+        decimals: usize,
+        target: &str,
+        pass: impl Fn(f64) -> bool,
+    ) {
+        if let Some(cell) = cell(self.results, id, variant, strategy) {
+            let measured = summarize(cell, metric);
+            self.rows.push(GoalRow {
+                goal: goal.to_owned(),
+                scope: format!("{} {}", id.to_uppercase(), variant),
+                strategy: strategy.to_owned(),
+                measured,
+                decimals,
+                target: target.to_owned(),
+                met: pass(measured.mean),
+            });
+        }
+    }
+}
+
+/// Checks every goal whose scenario is in `results`.
+pub fn check(results: &[ScenarioResult]) -> Vec<GoalRow> {
+    let mut c = Check {
+        results,
+        rows: Vec::new(),
+    };
+    // S0: the simulator counts attempts like the analytic model, where no budget binds.
+    if let Some(result) = results.iter().find(|r| r.scenario.id == "s0") {
+        for (v, variant) in result.scenario.variants.iter().enumerate() {
+            let p = S0_PROBABILITIES.get(v).copied().unwrap_or(f64::NAN);
+            for (k, strategy) in result.scenario.strategies.iter().enumerate() {
+                let unbudgeted = matches!(strategy.name.as_str(), "none" | "fixed" | "fixed-backoff");
+                let quota_not_binding = match strategy.name.as_str() {
+                    "standard" | "adaptive" => p <= 0.3,
+                    "aws-2026" => p <= 0.1,
+                    _ => false,
+                };
+                if !(unbudgeted || quota_not_binding) {
+                    continue;
+                }
+                let n = strategy.attempts(variant.config.max_attempts);
+                let analytic = analytic_attempts(p, n);
+                let samples: Vec<f64> = result.cells[v][k]
+                    .metrics
+                    .iter()
+                    .map(|m| (m.amplification / analytic - 1.0) * 100.0)
+                    .collect();
+                let measured = Summary::of(&samples);
+                c.rows.push(GoalRow {
+                    goal: format!("S0 attempts/request = analytic {analytic:.4} within 1 %"),
+                    scope: format!("S0 {}", variant.name),
+                    strategy: strategy.name.clone(),
+                    measured,
+                    decimals: 2,
+                    target: "|deviation| ≤ 1 %".to_owned(),
+                    met: measured.mean.abs() <= 1.0,
+                });
+            }
+        }
+    }
+    for variant in variants(results, "s1") {
+        c.add(
+            "S1 amplification over the outage",
+            "s1",
+            &variant,
+            RECOMMENDED,
+            |m| m.amplification,
+            3,
+            "≤ 1.11",
+            |x| x <= 1.11,
+        );
+        c.add(
+            "S1 amplification from 10 s after the start",
+            "s1",
+            &variant,
+            RECOMMENDED,
+            |m| m.amplification_late,
+            3,
+            "≤ 1.02",
+            |x| x <= 1.02,
+        );
+        for strategy in ["standard", "aws-2026"] {
+            c.add("R95 after the outage", "s1", &variant, strategy, |m| m.r95, 2, "≤ 2 s", |x| x <= 2.0);
+        }
+        c.add("R95 after the outage", "s1", &variant, "adaptive", |m| m.r95, 2, "≤ 10 s", |x| x <= 10.0);
+    }
+    for variant in variants(results, "s3") {
+        for strategy in OURS {
+            c.add(
+                "S3 Retry-After violations",
+                "s3",
+                &variant,
+                strategy,
+                |m| m.retry_after_violations,
+                0,
+                "0",
+                |x| x == 0.0,
+            );
+            c.add("S3 429 share", "s3", &variant, strategy, |m| m.share_429, 3, "≤ 0.05", |x| x <= 0.05);
+            c.add(
+                "S3 goodput / 500/s limit",
+                "s3",
+                &variant,
+                strategy,
+                |m| m.goodput_normalized,
+                3,
+                "≥ 0.95",
+                |x| x >= 0.95,
+            );
+        }
+        c.add("R95 after throttling", "s3", &variant, "standard", |m| m.r95, 2, "≤ 2 s", |x| x <= 2.0);
+        c.add("R95 after throttling", "s3", &variant, "aws-2026", |m| m.r95, 2, "≤ 2 s", |x| x <= 2.0);
+        c.add("R95 after throttling", "s3", &variant, "adaptive", |m| m.r95, 2, "≤ 10 s", |x| x <= 10.0);
+    }
+    let s4 = variants(results, "s4");
+    if let (Some(first), Some(last)) = (s4.first(), s4.last()) {
+        let names: Vec<String> = results
+            .iter()
+            .find(|r| r.scenario.id == "s4")
+            .map(|r| r.scenario.strategies.iter().map(|s| s.name.clone()).collect())
+            .unwrap_or_default();
+        for strategy in &names {
+            let (Some(a), Some(b)) = (cell(results, "s4", first, strategy), cell(results, "s4", last, strategy)) else {
+                continue;
+            };
+            let low = summarize(a, |m| m.amplification);
+            let high = summarize(b, |m| m.amplification);
+            let growth = Summary {
+                mean: high.mean / low.mean,
+                half_width: f64::NAN,
+                n: 0,
+            };
+            c.rows.push(GoalRow {
+                goal: format!(
+                    "S4 amplification does not grow with clients ({}: {}, {}: {})",
+                    first,
+                    low.format(3),
+                    last,
+                    high.format(3)
+                ),
+                scope: "S4 outage".to_owned(),
+                strategy: strategy.clone(),
+                measured: growth,
+                decimals: 3,
+                target: format!("ratio {last} / {first} ≤ 1.02"),
+                met: growth.mean <= 1.02,
+            });
+        }
+    }
+    c.rows
+}
+
+/// The goals as a markdown section.
+pub fn goals_markdown(results: &[ScenarioResult]) -> String {
+    let rows = check(results);
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "## Goals\n\nMean ± 95 % CI half-width over the seeds; *met* compares the mean with the target.\n\n\
+         | goal | where | strategy | measured | target | met |\n|---|---|---|---:|---|---|\n",
+    );
+    for row in rows {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} |",
+            row.goal,
+            row.scope,
+            row.strategy,
+            row.measured.format(row.decimals),
+            row.target,
+            if row.met { "yes" } else { "**no**" }
+        );
+    }
+    out
+}

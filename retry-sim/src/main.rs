@@ -1,0 +1,199 @@
+//! `retry-sim`: runs the retry storm scenarios and writes markdown tables and SVG plots.
+//!
+//! ```text
+//! cargo run -p retry-sim --release                        # every scenario, every strategy
+//! cargo run -p retry-sim --release -- -s s1,s3 --seeds 5  # a subset
+//! cargo run -p retry-sim --release -- --config retry-sim/examples/my-service.toml
+//! ```
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::Parser;
+
+use retry_sim::scenario::{IDS, Options, Scenario, builtin};
+use retry_sim::strategy::{BUILT_IN, StrategySpec};
+use retry_sim::{config, goals, plot, report, runner};
+
+/// A deterministic simulation of retry storms that drives retry-core's real strategies.
+#[derive(Debug, Parser)]
+#[command(name = "retry-sim", version, about, long_about = None)]
+struct Cli {
+    /// Scenarios to run, comma-separated (s0, s1, s2, s3, s4, s5) or `all`.
+    #[arg(short, long, default_value = "all", value_delimiter = ',')]
+    scenario: Vec<String>,
+
+    /// Strategies to compare, comma-separated, or `all` (the nine built-ins). Also:
+    /// adaptive-2026, aws-2026-rate-quota, aws-2026-shared.
+    #[arg(long, default_value = "all", value_delimiter = ',')]
+    strategy: Vec<String>,
+
+    /// Seeds per (scenario variant, strategy); results are mean ± 95 % CI over them.
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    seeds: u32,
+
+    /// Number of clients (S4 varies its own; it splits clients × load over 10, 100, 1000).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    clients: Option<u32>,
+
+    /// Requests per second per client.
+    #[arg(long)]
+    load: Option<f64>,
+
+    /// Seconds of arrivals per run (default: 600, 120 for S0).
+    #[arg(long)]
+    duration: Option<f64>,
+
+    /// Run S0 for 600 s too (the issue's horizon for every scenario).
+    #[arg(long)]
+    full: bool,
+
+    /// Closed-loop clients (next request a think time after the previous one ends).
+    #[arg(long)]
+    closed_loop: bool,
+
+    /// Run the service described in this TOML file instead of the built-in scenarios.
+    #[arg(long)]
+    config: Option<PathBuf>,
+
+    /// Directory for the markdown tables and SVG plots.
+    #[arg(long, default_value = "target/sim")]
+    out: PathBuf,
+
+    /// Worker threads (default: the available parallelism).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    threads: Option<u32>,
+
+    /// Do not write SVG plots.
+    #[arg(long)]
+    no_plots: bool,
+
+    /// No progress bar.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+fn strategies(names: &[String]) -> Result<Vec<StrategySpec>, String> {
+    let mut specs = Vec::new();
+    for name in names {
+        let name = name.trim();
+        if name.eq_ignore_ascii_case("all") {
+            for built_in in BUILT_IN {
+                specs.push(StrategySpec::named(built_in)?);
+            }
+        } else if !name.is_empty() {
+            specs.push(StrategySpec::named(name)?);
+        }
+    }
+    if specs.is_empty() {
+        return Err("no strategy selected".into());
+    }
+    Ok(specs)
+}
+
+fn scenarios(cli: &Cli) -> Result<Vec<Scenario>, String> {
+    if let Some(path) = &cli.config {
+        return Ok(vec![config::load(path)?]);
+    }
+    if let Some(load) = cli.load
+        && !(load.is_finite() && load > 0.0)
+    {
+        return Err(format!("--load must be a positive number of requests per second, not {load}"));
+    }
+    if let Some(duration) = cli.duration
+        && !(duration.is_finite() && duration >= 1.0)
+    {
+        return Err(format!("--duration must be at least 1 second, not {duration}"));
+    }
+    let options = Options {
+        clients: cli.clients,
+        load: cli.load,
+        duration: cli.duration,
+        seeds: cli.seeds,
+        full: cli.full,
+        closed_loop: cli.closed_loop,
+        strategies: strategies(&cli.strategy)?,
+    };
+    let mut ids: Vec<&str> = Vec::new();
+    for id in &cli.scenario {
+        let id = id.trim();
+        if id.eq_ignore_ascii_case("all") {
+            ids.extend(IDS);
+        } else if !id.is_empty() {
+            ids.push(id);
+        }
+    }
+    ids.dedup();
+    ids.into_iter()
+        .map(|id| builtin(&id.to_ascii_lowercase(), &options))
+        .collect()
+}
+
+fn run(cli: &Cli) -> Result<(), String> {
+    let scenarios = scenarios(cli)?;
+    let threads = cli.threads.map_or_else(
+        || std::thread::available_parallelism().map_or(1, usize::from),
+        |n| n as usize,
+    );
+    let runs: usize = scenarios.iter().map(Scenario::runs).sum();
+    eprintln!(
+        "retry-sim: {} scenario(s), {runs} runs on {threads} thread(s)",
+        scenarios.len()
+    );
+    let started = Instant::now();
+    let results = runner::run_all(&scenarios, threads, !cli.quiet)?;
+    let elapsed = started.elapsed();
+
+    std::fs::create_dir_all(&cli.out).map_err(|e| format!("cannot create {}: {e}", cli.out.display()))?;
+    let write = |name: &str, text: &str| {
+        let path = cli.out.join(name);
+        std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    };
+    let goals = goals::goals_markdown(&results);
+    let header = format!(
+        "Scenarios: {}. Seeds: {}. Strategies: {}.",
+        scenarios.iter().map(|s| s.id.as_str()).collect::<Vec<_>>().join(", "),
+        scenarios.first().map_or(0, |s| s.seeds),
+        scenarios
+            .first()
+            .map(|s| s.strategies.iter().map(|k| k.name.as_str()).collect::<Vec<_>>().join(", "))
+            .unwrap_or_default(),
+    );
+    write("results.md", &report::full_markdown(&results, &header, &goals))?;
+    for result in &results {
+        write(
+            &format!("{}.md", plot::slug(&result.scenario.id)),
+            &report::scenario_markdown(result),
+        )?;
+    }
+    if !goals.is_empty() {
+        write("goals.md", &goals)?;
+    }
+    let mut plots = 0;
+    if !cli.no_plots {
+        for result in &results {
+            plots += plot::write_plots(result, &cli.out)?.len();
+        }
+    }
+    if !goals.is_empty() {
+        println!("{goals}");
+    }
+    eprintln!(
+        "retry-sim: {runs} runs in {:.1} s; tables in {}, {plots} plot(s)",
+        elapsed.as_secs_f64(),
+        cli.out.join("results.md").display()
+    );
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(&cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,668 @@
+//! The discrete-event simulation: one run of one strategy under one scenario and seed.
+//!
+//! Events are ordered by (time, sequence number) in a binary heap. Attempt timeouts and call
+//! deadlines are constant offsets from monotonic send and start times, so they live in FIFO
+//! lanes instead of the heap. Every call into a strategy happens after the shared
+//! [`SimClock`] was set to the event's time, and follows `retry-core`'s `RetryLoop`:
+//! `acquire_initial_token` → `acquire_send_permit` (re-check after each wait) → send → on a
+//! failure `refresh_retry_token` (sleep its delay, then ask for a permit) → `record_success`, or
+//! `abandon` / `record_failure` when the caller's deadline cancels the call.
+
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, VecDeque};
+use std::sync::Arc;
+
+use retry_core::ErrorKind;
+
+use crate::clock::SimClock;
+
+use crate::fault::{FaultSchedule, Phase};
+use crate::metrics::{Recorder, RunOutput, Windows};
+use crate::policy::{Failure, Permit, Policy, Token};
+use crate::rng::Rng;
+use crate::server::{Admission, Job, Server, ServerConfig};
+use crate::strategy::{LayerBuild, StrategySpec};
+use crate::time::{Nanos, SECOND};
+
+/// How clients issue requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Arrivals {
+    /// Open loop: Poisson arrivals at the clients' rate, whatever happens to earlier requests.
+    #[default]
+    Open,
+    /// Closed loop: each client issues its next request an exponential think time (mean
+    /// `1 / rate`) after the previous one ended.
+    Closed,
+}
+
+/// One layer of callers. Layer 0 is the clients; a deeper layer is a tier of service instances
+/// that each retry their own calls downstream (S5). The last layer calls the server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LayerConfig {
+    /// Clients (layer 0) or instances.
+    pub instances: u32,
+    /// Per-attempt timeout.
+    pub attempt_timeout: Nanos,
+    /// Per-call deadline: no attempt starts after it (`RetryConfig::timeout`), and the caller
+    /// cancels the call when it passes.
+    pub deadline: Nanos,
+    /// Whether this layer retries (with the run's strategy) or makes one attempt per call.
+    pub retries: bool,
+}
+
+/// Everything a run needs but the strategy and the seed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimConfig {
+    /// The service.
+    pub server: ServerConfig,
+    /// The callers, clients first.
+    pub layers: Vec<LayerConfig>,
+    /// Requests per second of each client.
+    pub rate: f64,
+    /// Open or closed loop.
+    pub arrivals: Arrivals,
+    /// Attempts per call (the first included) of strategies that do not fix their own.
+    pub max_attempts: u32,
+    /// The faults.
+    pub faults: FaultSchedule,
+    /// When arrivals stop; the run then drains.
+    pub horizon: Nanos,
+}
+
+impl SimConfig {
+    /// The issue's defaults: 50 workers, 50 ms mean service, queue 500, 100 clients × 7 req/s,
+    /// attempt timeout 1 s, 3 attempts, 5 s deadline, 600 s, no fault.
+    ///
+    /// ```
+    /// let config = retry_sim::sim::SimConfig::default();
+    /// assert_eq!(config.layers[0].instances, 100);
+    /// ```
+    pub fn new() -> Self {
+        Self {
+            server: ServerConfig::default(),
+            layers: vec![LayerConfig {
+                instances: 100,
+                attempt_timeout: SECOND,
+                deadline: 5 * SECOND,
+                retries: true,
+            }],
+            rate: 7.0,
+            arrivals: Arrivals::Open,
+            max_attempts: 3,
+            faults: FaultSchedule::default(),
+            horizon: 600 * SECOND,
+        }
+    }
+
+    /// The windows metrics are computed over.
+    pub fn windows(&self) -> Windows {
+        Windows::new(&self.faults, self.horizon)
+    }
+
+    /// Checks the numbers, for configurations that come from users.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.layers.is_empty() {
+            return Err("at least one layer of clients is needed".into());
+        }
+        if self.layers.iter().any(|l| l.instances == 0) {
+            return Err("every layer needs at least one client or instance".into());
+        }
+        if self.layers.iter().any(|l| l.attempt_timeout == 0 || l.deadline == 0) {
+            return Err("attempt timeouts and deadlines must be longer than zero".into());
+        }
+        if !(self.rate.is_finite() && self.rate > 0.0) {
+            return Err(format!("the request rate must be positive, not {}", self.rate));
+        }
+        if self.server.workers == 0 {
+            return Err("the server needs at least one worker".into());
+        }
+        if self.max_attempts == 0 {
+            return Err("max_attempts must be at least 1".into());
+        }
+        if self.horizon < SECOND {
+            return Err("the run must last at least 1 s".into());
+        }
+        Ok(())
+    }
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// A response to an attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Response {
+    Ok,
+    /// 500 after service (an independent failure).
+    ServerError,
+    /// 503: outage or full queue.
+    Unavailable,
+    /// 429 with `Retry-After`.
+    Throttled(Nanos),
+    /// No answer within the attempt timeout.
+    Timeout,
+}
+
+impl Response {
+    fn failure(self) -> Failure {
+        let (kind, retry_after, accepted) = match self {
+            Response::ServerError => (ErrorKind::Server, None, true),
+            Response::Throttled(after) => (ErrorKind::Throttling, Some(after), false),
+            Response::Timeout => (ErrorKind::Timeout, None, false),
+            Response::Ok | Response::Unavailable => (ErrorKind::Server, None, false),
+        };
+        Failure {
+            kind,
+            retry_after,
+            accepted,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Event {
+    ServiceDone { call: u32, epoch: u32, started: Nanos, fail: bool },
+    Wake { call: u32, epoch: u32 },
+    Phase { index: u32 },
+    Think { client: u32 },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Scheduled {
+    at: Nanos,
+    seq: u64,
+    event: Event,
+}
+
+impl Ord for Scheduled {
+    fn cmp(&self, other: &Self) -> Ordering {
+        // Reversed: BinaryHeap is a max-heap, the earliest event must come out first.
+        (other.at, other.seq).cmp(&(self.at, self.seq))
+    }
+}
+
+impl PartialOrd for Scheduled {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Free,
+    /// Waiting for a send permit.
+    Permit,
+    /// Sleeping a backoff delay.
+    Backoff,
+    InFlight,
+}
+
+#[derive(Debug)]
+struct Call {
+    /// Incarnation of the slot, for deadline entries.
+    generation: u32,
+    /// Bumped at every state change, for timeouts, wakes and responses.
+    epoch: u32,
+    state: State,
+    layer: u32,
+    instance: u32,
+    parent: Option<(u32, u32)>,
+    started: Nanos,
+    token: Option<Token>,
+    /// Earliest time the next attempt may be sent (the last 429's `Retry-After`).
+    not_before: Nanos,
+    attempts: u32,
+}
+
+/// A FIFO of (time, call, tag) whose times are non-decreasing.
+#[derive(Debug, Default)]
+struct Lane {
+    entries: VecDeque<(Nanos, u32, u32)>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Source {
+    Heap,
+    Timeout(usize),
+    Deadline(usize),
+    Arrival,
+}
+
+struct Engine<'a> {
+    config: &'a SimConfig,
+    now: Nanos,
+    clock: Arc<SimClock>,
+    heap: BinaryHeap<Scheduled>,
+    seq: u64,
+    timeouts: Vec<Lane>,
+    deadlines: Vec<Lane>,
+    calls: Vec<Call>,
+    free: Vec<u32>,
+    policies: Vec<Vec<Policy>>,
+    server: Server,
+    phases: Vec<Phase>,
+    load: f64,
+    next_arrival: Nanos,
+    arrival_rng: Rng,
+    route_rng: Rng,
+    think_rng: Rng,
+    recorder: Recorder,
+}
+
+/// Runs `strategy` under `config` with `seed`.
+///
+/// ```
+/// use retry_sim::{sim::{SimConfig, run}, strategy::StrategySpec, time::SECOND};
+/// let mut config = SimConfig::default();
+/// config.horizon = 5 * SECOND;
+/// config.layers[0].instances = 5;
+/// let out = run(&config, &StrategySpec::named("standard").unwrap(), 1).unwrap();
+/// assert!(out.metrics.success_rate > 0.99);
+/// ```
+pub fn run(config: &SimConfig, strategy: &StrategySpec, seed: u64) -> Result<RunOutput, String> {
+    config.validate()?;
+    let clock = Arc::new(SimClock::new());
+    let none = StrategySpec::no_retries();
+    let mut policies = Vec::with_capacity(config.layers.len());
+    for (index, layer) in config.layers.iter().enumerate() {
+        let spec = if layer.retries { strategy } else { &none };
+        let rate = if index == 0 { config.rate } else { 0.0 };
+        let build = LayerBuild {
+            index: index as u32,
+            clients: layer.instances,
+            rate,
+            attempts: config.max_attempts,
+            deadline: layer.deadline,
+        };
+        policies.push(spec.build_layer(&build, &clock, seed)?);
+    }
+    let drain = config
+        .layers
+        .iter()
+        .map(|l| l.deadline + l.attempt_timeout)
+        .max()
+        .unwrap_or(0)
+        + 2 * SECOND;
+    let end = config.horizon + drain;
+    let windows = config.windows();
+    let mut engine = Engine {
+        config,
+        now: 0,
+        clock,
+        heap: BinaryHeap::with_capacity(4096),
+        seq: 0,
+        timeouts: config.layers.iter().map(|_| Lane::default()).collect(),
+        deadlines: config.layers.iter().map(|_| Lane::default()).collect(),
+        calls: Vec::with_capacity(8192),
+        free: Vec::with_capacity(8192),
+        policies,
+        server: Server::new(config.server, Rng::stream(seed, 1), Rng::stream(seed, 2)),
+        phases: config.faults.phases(),
+        load: 1.0,
+        next_arrival: Nanos::MAX,
+        arrival_rng: Rng::stream(seed, 3),
+        route_rng: Rng::stream(seed, 4),
+        think_rng: Rng::stream(seed, 5),
+        recorder: Recorder::new(windows, config.layers[0].instances, end),
+    };
+    engine.run(end);
+    let capacity = config.faults.window_capacity(config.server.capacity());
+    Ok(engine.recorder.finish(capacity))
+}
+
+impl Engine<'_> {
+    fn schedule(&mut self, at: Nanos, event: Event) {
+        self.seq += 1;
+        self.heap.push(Scheduled {
+            at,
+            seq: self.seq,
+            event,
+        });
+    }
+
+    fn mean_gap(&self) -> Option<f64> {
+        let total = self.config.rate * f64::from(self.config.layers[0].instances) * self.load;
+        (total > 0.0).then(|| SECOND as f64 / total)
+    }
+
+    fn draw_arrival(&mut self) {
+        self.next_arrival = match self.mean_gap() {
+            Some(gap) if self.now < self.config.horizon => self.now + self.arrival_rng.exp(gap),
+            _ => Nanos::MAX,
+        };
+    }
+
+    fn run(&mut self, end: Nanos) {
+        for index in 1..self.phases.len() {
+            let at = self.phases[index].start;
+            self.schedule(at, Event::Phase { index: index as u32 });
+        }
+        if let Some(first) = self.phases.first().copied() {
+            self.enter_phase(first);
+        }
+        match self.config.arrivals {
+            Arrivals::Open => self.draw_arrival(),
+            Arrivals::Closed => {
+                let mean = SECOND as f64 / self.config.rate;
+                for client in 0..self.config.layers[0].instances {
+                    let at = self.think_rng.exp(mean);
+                    self.schedule(at, Event::Think { client });
+                }
+            }
+        }
+        loop {
+            let mut at = Nanos::MAX;
+            let mut source = Source::Arrival;
+            if let Some(top) = self.heap.peek() {
+                at = top.at;
+                source = Source::Heap;
+            }
+            for (index, lane) in self.timeouts.iter().enumerate() {
+                if let Some(&(t, _, _)) = lane.entries.front()
+                    && t < at
+                {
+                    at = t;
+                    source = Source::Timeout(index);
+                }
+            }
+            for (index, lane) in self.deadlines.iter().enumerate() {
+                if let Some(&(t, _, _)) = lane.entries.front()
+                    && t < at
+                {
+                    at = t;
+                    source = Source::Deadline(index);
+                }
+            }
+            if self.next_arrival < at {
+                at = self.next_arrival;
+                source = Source::Arrival;
+            }
+            if at == Nanos::MAX || at > end {
+                break;
+            }
+            self.now = at;
+            self.clock.set(at);
+            match source {
+                Source::Heap => {
+                    if let Some(scheduled) = self.heap.pop() {
+                        self.dispatch(scheduled.event);
+                    }
+                }
+                Source::Timeout(index) => {
+                    if let Some((_, call, epoch)) = self.timeouts[index].entries.pop_front() {
+                        self.on_timeout(call, epoch);
+                    }
+                }
+                Source::Deadline(index) => {
+                    if let Some((_, call, generation)) = self.deadlines[index].entries.pop_front() {
+                        self.on_deadline(call, generation);
+                    }
+                }
+                Source::Arrival => {
+                    let client = self.arrival_rng.below(u64::from(self.config.layers[0].instances)) as u32;
+                    self.draw_arrival();
+                    self.start_call(0, client, None);
+                }
+            }
+        }
+    }
+
+    fn dispatch(&mut self, event: Event) {
+        match event {
+            Event::ServiceDone {
+                call,
+                epoch,
+                started,
+                fail,
+            } => {
+                if let Some((job, admission)) = self.server.complete(self.now) {
+                    self.admitted(job, admission);
+                }
+                let response = if fail { Response::ServerError } else { Response::Ok };
+                let delivered = self.respond(call, epoch, response);
+                self.recorder
+                    .busy(self.now, self.now - started, delivered && !fail);
+            }
+            Event::Wake { call, epoch } => {
+                let slot = &self.calls[call as usize];
+                if slot.epoch == epoch && matches!(slot.state, State::Permit | State::Backoff) {
+                    self.try_send(call);
+                }
+            }
+            Event::Phase { index } => {
+                if let Some(phase) = self.phases.get(index as usize).copied() {
+                    self.enter_phase(phase);
+                }
+            }
+            Event::Think { client } => {
+                if self.now < self.config.horizon {
+                    self.start_call(0, client, None);
+                }
+            }
+        }
+    }
+
+    fn enter_phase(&mut self, phase: Phase) {
+        if self.server.enter_phase(phase, self.now) {
+            while let Some((job, admission)) = self.server.next_queued(self.now) {
+                self.admitted(job, admission);
+            }
+        }
+        if phase.load != self.load {
+            self.load = phase.load;
+            if self.config.arrivals == Arrivals::Open {
+                // Poisson arrivals are memoryless: redraw at the new rate from now.
+                self.draw_arrival();
+            }
+        }
+    }
+
+    /// A queued attempt got a worker.
+    fn admitted(&mut self, job: Job, admission: Admission) {
+        if let Admission::Started { done_at, fail } = admission {
+            self.schedule(
+                done_at,
+                Event::ServiceDone {
+                    call: job.call,
+                    epoch: job.epoch,
+                    started: self.now,
+                    fail,
+                },
+            );
+        }
+    }
+
+    fn alloc(&mut self) -> u32 {
+        if let Some(slot) = self.free.pop() {
+            return slot;
+        }
+        self.calls.push(Call {
+            generation: 0,
+            epoch: 0,
+            state: State::Free,
+            layer: 0,
+            instance: 0,
+            parent: None,
+            started: 0,
+            token: None,
+            not_before: 0,
+            attempts: 0,
+        });
+        (self.calls.len() - 1) as u32
+    }
+
+    fn start_call(&mut self, layer: u32, instance: u32, parent: Option<(u32, u32)>) {
+        let slot = self.alloc();
+        let now = self.now;
+        let token = self.policies[layer as usize][instance as usize].start(now);
+        let call = &mut self.calls[slot as usize];
+        call.generation = call.generation.wrapping_add(1);
+        call.epoch = call.epoch.wrapping_add(1);
+        call.state = State::Permit;
+        call.layer = layer;
+        call.instance = instance;
+        call.parent = parent;
+        call.started = now;
+        call.token = Some(token);
+        call.not_before = 0;
+        call.attempts = 0;
+        let generation = call.generation;
+        if layer == 0 {
+            self.recorder.request(now, instance);
+        }
+        let deadline = now.saturating_add(self.config.layers[layer as usize].deadline);
+        self.deadlines[layer as usize]
+            .entries
+            .push_back((deadline, slot, generation));
+        self.try_send(slot);
+    }
+
+    fn try_send(&mut self, slot: u32) {
+        let now = self.now;
+        let call = &mut self.calls[slot as usize];
+        let policy = &mut self.policies[call.layer as usize][call.instance as usize];
+        let Some(token) = call.token.as_mut() else {
+            return;
+        };
+        match policy.permit(token, now) {
+            Permit::Granted => self.send(slot),
+            Permit::Wait(wait) => {
+                call.state = State::Permit;
+                call.epoch = call.epoch.wrapping_add(1);
+                let epoch = call.epoch;
+                self.schedule(now.saturating_add(wait), Event::Wake { call: slot, epoch });
+            }
+            Permit::Refused => {
+                if let Some(token) = call.token.take() {
+                    policy.refused(token);
+                }
+                self.recorder.local_rejections += 1;
+                self.finish(slot, Response::Unavailable);
+            }
+        }
+    }
+
+    fn send(&mut self, slot: u32) {
+        let now = self.now;
+        let call = &mut self.calls[slot as usize];
+        call.attempts += 1;
+        call.epoch = call.epoch.wrapping_add(1);
+        call.state = State::InFlight;
+        if call.attempts > 1 && now < call.not_before {
+            self.recorder.retry_after_violations += 1;
+        }
+        let (layer, epoch) = (call.layer as usize, call.epoch);
+        let timeout = now.saturating_add(self.config.layers[layer].attempt_timeout);
+        self.timeouts[layer].entries.push_back((timeout, slot, epoch));
+        if layer + 1 < self.config.layers.len() {
+            let instances = self.config.layers[layer + 1].instances;
+            let instance = self.route_rng.below(u64::from(instances)) as u32;
+            self.start_call(layer as u32 + 1, instance, Some((slot, epoch)));
+            return;
+        }
+        self.recorder.attempt(now);
+        let job = Job { call: slot, epoch };
+        match self.server.arrive(job, now) {
+            admission @ Admission::Started { .. } => self.admitted(job, admission),
+            Admission::Queued | Admission::Dropped => {}
+            Admission::Unavailable => {
+                self.respond(slot, epoch, Response::Unavailable);
+            }
+            Admission::Throttled(after) => {
+                self.recorder.throttled(now);
+                self.respond(slot, epoch, Response::Throttled(after));
+            }
+        }
+    }
+
+    /// Delivers a response to the attempt `(slot, epoch)`; `false` when nobody waits for it
+    /// any more (the attempt timed out or the call was cancelled).
+    fn respond(&mut self, slot: u32, epoch: u32, response: Response) -> bool {
+        let call = &self.calls[slot as usize];
+        if call.epoch != epoch || call.state != State::InFlight {
+            return false;
+        }
+        self.handle(slot, response);
+        true
+    }
+
+    fn on_timeout(&mut self, slot: u32, epoch: u32) {
+        self.respond(slot, epoch, Response::Timeout);
+    }
+
+    fn on_deadline(&mut self, slot: u32, generation: u32) {
+        let call = &mut self.calls[slot as usize];
+        if call.generation != generation || call.state == State::Free {
+            return;
+        }
+        let in_flight = call.state == State::InFlight;
+        if let Some(token) = call.token.take() {
+            self.policies[call.layer as usize][call.instance as usize].cancelled(token, in_flight);
+        }
+        self.recorder.deadline_cancels += 1;
+        self.finish(slot, Response::Timeout);
+    }
+
+    fn handle(&mut self, slot: u32, response: Response) {
+        let now = self.now;
+        let call = &mut self.calls[slot as usize];
+        let policy = &mut self.policies[call.layer as usize][call.instance as usize];
+        let Some(token) = call.token.take() else {
+            return;
+        };
+        if response == Response::Ok {
+            policy.succeeded(token, now);
+            self.finish(slot, Response::Ok);
+            return;
+        }
+        let failure = response.failure();
+        match policy.failed(token, &failure, now) {
+            Some(token) => {
+                let delay = token.delay();
+                call.token = Some(token);
+                if let Response::Throttled(after) = response {
+                    call.not_before = now.saturating_add(after);
+                }
+                if delay == 0 {
+                    self.try_send(slot);
+                } else {
+                    call.state = State::Backoff;
+                    call.epoch = call.epoch.wrapping_add(1);
+                    let epoch = call.epoch;
+                    self.schedule(now.saturating_add(delay), Event::Wake { call: slot, epoch });
+                }
+            }
+            None => self.finish(slot, response),
+        }
+    }
+
+    /// The call ended with `response` (its last attempt's, or `Timeout` when cancelled).
+    fn finish(&mut self, slot: u32, response: Response) {
+        let now = self.now;
+        let call = &mut self.calls[slot as usize];
+        call.state = State::Free;
+        call.epoch = call.epoch.wrapping_add(1);
+        call.token = None;
+        let (layer, instance, parent, started) = (call.layer, call.instance, call.parent, call.started);
+        self.free.push(slot);
+        if layer == 0 {
+            self.recorder
+                .request_done(started, now, instance, response == Response::Ok);
+            if self.config.arrivals == Arrivals::Closed && now < self.config.horizon {
+                let think = self.think_rng.exp(SECOND as f64 / self.config.rate);
+                self.schedule(now.saturating_add(think), Event::Think { client: instance });
+            }
+        }
+        if let Some((parent, epoch)) = parent {
+            // A tier answers its caller with its last attempt's error; a timeout becomes a 504.
+            let upstream = match response {
+                Response::Timeout => Response::ServerError,
+                other => other,
+            };
+            self.respond(parent, epoch, upstream);
+        }
+    }
+}

@@ -1,0 +1,430 @@
+//! The strategies compared side by side, by name, and how a client's [`Policy`] is built from
+//! one.
+
+use std::fmt;
+use std::sync::Arc;
+
+use retry_core::{AdaptiveStrategy, RetryConfig, RetryMode, Scope, StandardStrategy};
+
+use crate::clock::SimClock;
+
+use crate::baseline::{
+    BackoffSpec, BaselineClient, BudgetKind, FinagleBudget, GrpcThrottle, RetryAfterUse, SreThrottle, Unlimited,
+};
+use crate::policy::Policy;
+use crate::rng::{Rng, strategy_random};
+use crate::time::{MILLI, Nanos, SECOND, to_duration};
+
+/// The budget of a baseline.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum BudgetSpec {
+    /// No budget.
+    Unlimited,
+    /// gRPC retry throttling (`maxTokens`, `tokenRatio`).
+    Grpc {
+        /// `maxTokens`.
+        max_tokens: f64,
+        /// `tokenRatio`.
+        token_ratio: f64,
+    },
+    /// The SRE book's client-side throttling (`K`, window in seconds).
+    Sre {
+        /// `K`.
+        k: f64,
+        /// Window length in seconds.
+        window_secs: u32,
+    },
+    /// Finagle's retry budget.
+    Finagle {
+        /// `percentCanRetry`.
+        percent_can_retry: f64,
+        /// `minRetriesPerSec`.
+        min_retries_per_sec: f64,
+        /// `ttl` in seconds.
+        ttl_secs: u32,
+    },
+}
+
+/// How much retry quota each client of an `ours` strategy gets.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum QuotaSizing {
+    /// The configuration's capacity, per client.
+    PerClient,
+    /// `tokens_per_rps` times the client's own request rate (the proposal for S4: the quota
+    /// scales with the traffic it protects, so splitting a load over more clients does not
+    /// multiply the fleet's retries).
+    PerRequestRate {
+        /// Quota tokens per request/s of the client's rate.
+        tokens_per_rps: f64,
+    },
+    /// One scope (quota and limiter) shared by every client of the layer.
+    Shared,
+}
+
+/// What a strategy is.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StrategyKind {
+    /// A `retry-core` strategy from this configuration (mode standard or adaptive); the
+    /// scenario supplies `max_attempts` and the deadline (`timeout`).
+    Ours {
+        /// The configuration.
+        config: RetryConfig,
+        /// How the quota is sized.
+        quota: QuotaSizing,
+    },
+    /// A baseline.
+    Baseline {
+        /// Retry budget.
+        budget: BudgetSpec,
+        /// Backoff between attempts.
+        backoff: BackoffSpec,
+        /// `Retry-After` handling.
+        retry_after: RetryAfterUse,
+    },
+}
+
+/// A named strategy.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StrategySpec {
+    /// Its name in tables and on the command line.
+    pub name: String,
+    /// What it is.
+    pub kind: StrategyKind,
+    /// Attempts per call, when it fixes its own (no retries: 1); `None` takes the scenario's.
+    pub max_attempts: Option<u32>,
+}
+
+/// What [`StrategySpec::build_layer`] needs to know about a layer.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LayerBuild {
+    /// The layer's index (0: the clients).
+    pub index: u32,
+    /// Its clients or instances.
+    pub clients: u32,
+    /// Requests per second of each (sizes a rate-scaled quota).
+    pub rate: f64,
+    /// The scenario's attempts per call (a strategy may fix its own).
+    pub attempts: u32,
+    /// Per-call deadline.
+    pub deadline: Nanos,
+}
+
+/// The built-in strategy names, in table order.
+pub const BUILT_IN: [&str; 9] = [
+    "none",
+    "fixed",
+    "fixed-backoff",
+    "standard",
+    "aws-2026",
+    "adaptive",
+    "grpc",
+    "sre",
+    "finagle",
+];
+
+/// More built-in strategies, not run by default.
+pub const EXTRA: [&str; 3] = ["adaptive-2026", "aws-2026-rate-quota", "aws-2026-shared"];
+
+/// The backoff of "fixed N retries with exponential backoff and full jitter": backon's
+/// `ExponentialBuilder` defaults (1 s, factor 2, 60 s cap) with full jitter.
+const BACKON_BACKOFF: BackoffSpec = BackoffSpec {
+    initial: SECOND,
+    max: 60 * SECOND,
+    multiplier: 2.0,
+    jitter: true,
+};
+
+/// gRPC retry policy backoff, as in gRFC A6's example (`initialBackoff 0.1s`, `maxBackoff 1s`,
+/// `backoffMultiplier 2`, jittered).
+const GRPC_BACKOFF: BackoffSpec = BackoffSpec {
+    initial: 100 * MILLI,
+    max: SECOND,
+    multiplier: 2.0,
+    jitter: true,
+};
+
+impl StrategySpec {
+    /// The built-in strategy called `name` (see [`BUILT_IN`] and [`EXTRA`]).
+    ///
+    /// ```
+    /// let spec = retry_sim::strategy::StrategySpec::named("aws-2026").unwrap();
+    /// assert_eq!(spec.name, "aws-2026");
+    /// assert!(retry_sim::strategy::StrategySpec::named("nope").is_err());
+    /// ```
+    pub fn named(name: &str) -> Result<Self, String> {
+        let baseline = |budget, backoff, retry_after| StrategyKind::Baseline {
+            budget,
+            backoff,
+            retry_after,
+        };
+        let ours = |config: Result<RetryConfig, retry_core::ConfigError>, quota| {
+            config
+                .map(|config| StrategyKind::Ours { config, quota })
+                .map_err(|error| error.to_string())
+        };
+        let mut max_attempts = None;
+        let kind = match name {
+            "none" => {
+                max_attempts = Some(1);
+                baseline(BudgetSpec::Unlimited, BackoffSpec::NONE, RetryAfterUse::Ignore)
+            }
+            "fixed" => baseline(BudgetSpec::Unlimited, BackoffSpec::NONE, RetryAfterUse::Ignore),
+            "fixed-backoff" => baseline(BudgetSpec::Unlimited, BACKON_BACKOFF, RetryAfterUse::Ignore),
+            "standard" => ours(RetryConfig::builder().build(), QuotaSizing::PerClient)?,
+            "aws-2026" => ours(RetryConfig::aws_2026().build(), QuotaSizing::PerClient)?,
+            "adaptive" => ours(
+                RetryConfig::builder().mode(RetryMode::Adaptive).build(),
+                QuotaSizing::PerClient,
+            )?,
+            "adaptive-2026" => ours(
+                RetryConfig::aws_2026().mode(RetryMode::Adaptive).build(),
+                QuotaSizing::PerClient,
+            )?,
+            "aws-2026-rate-quota" => ours(
+                RetryConfig::aws_2026().build(),
+                QuotaSizing::PerRequestRate {
+                    tokens_per_rps: 500.0 / 7.0,
+                },
+            )?,
+            "aws-2026-shared" => ours(RetryConfig::aws_2026().build(), QuotaSizing::Shared)?,
+            "grpc" => baseline(
+                BudgetSpec::Grpc {
+                    max_tokens: 10.0,
+                    token_ratio: 0.1,
+                },
+                GRPC_BACKOFF,
+                RetryAfterUse::Replace,
+            ),
+            "sre" => baseline(
+                BudgetSpec::Sre {
+                    k: 2.0,
+                    window_secs: 120,
+                },
+                BACKON_BACKOFF,
+                RetryAfterUse::AtLeast,
+            ),
+            "finagle" => baseline(
+                BudgetSpec::Finagle {
+                    percent_can_retry: 0.2,
+                    min_retries_per_sec: 10.0,
+                    ttl_secs: 10,
+                },
+                BACKON_BACKOFF,
+                RetryAfterUse::AtLeast,
+            ),
+            other => {
+                return Err(format!(
+                    "unknown strategy `{other}`: expected one of {}",
+                    BUILT_IN.iter().chain(EXTRA.iter()).copied().collect::<Vec<_>>().join(", ")
+                ));
+            }
+        };
+        Ok(Self {
+            name: name.to_owned(),
+            kind,
+            max_attempts,
+        })
+    }
+
+    /// A spec that never retries, named `none` (inner layers that do not retry use it).
+    ///
+    /// ```
+    /// assert_eq!(retry_sim::strategy::StrategySpec::no_retries().max_attempts, Some(1));
+    /// ```
+    pub fn no_retries() -> Self {
+        Self {
+            name: "none".to_owned(),
+            kind: StrategyKind::Baseline {
+                budget: BudgetSpec::Unlimited,
+                backoff: BackoffSpec::NONE,
+                retry_after: RetryAfterUse::Ignore,
+            },
+            max_attempts: Some(1),
+        }
+    }
+
+    /// The attempts per call this strategy makes in a scenario whose default is `default`.
+    ///
+    /// ```
+    /// let none = retry_sim::strategy::StrategySpec::named("none").unwrap();
+    /// assert_eq!(none.attempts(3), 1);
+    /// ```
+    pub fn attempts(&self, default: u32) -> u32 {
+        self.max_attempts.unwrap_or(default).max(1)
+    }
+
+    /// Builds the policies of one layer's clients, all on `clock`. Randomness comes from
+    /// streams derived from `seed` and the layer's index.
+    pub fn build_layer(&self, layer: &LayerBuild, clock: &Arc<SimClock>, seed: u64) -> Result<Vec<Policy>, String> {
+        let LayerBuild {
+            index,
+            clients,
+            rate,
+            attempts,
+            deadline,
+        } = *layer;
+        let (layer, count) = (index, clients);
+        let attempts = self.attempts(attempts);
+        match &self.kind {
+            StrategyKind::Ours { config, quota } => {
+                let config = config
+                    .to_builder()
+                    .max_attempts(attempts)
+                    .timeout(to_duration(deadline.max(1)))
+                    .build()
+                    .map_err(|error| format!("strategy `{}`: {error}", self.name))?;
+                let config = match quota {
+                    QuotaSizing::PerRequestRate { tokens_per_rps } => {
+                        let capacity = (tokens_per_rps * rate).round().clamp(1.0, f64::from(u32::MAX)) as u32;
+                        config
+                            .to_builder()
+                            .quota_capacity(capacity)
+                            .build()
+                            .map_err(|error| format!("strategy `{}`: {error}", self.name))?
+                    }
+                    _ => config,
+                };
+                let shared = matches!(quota, QuotaSizing::Shared)
+                    .then(|| Scope::with_clock(&self.name, &config, clock.clone()));
+                Ok((0..count)
+                    .map(|client| {
+                        let mut builder = StandardStrategy::builder(config.clone())
+                            .clock(clock.clone())
+                            .random(strategy_random(seed, u64::from(layer), u64::from(client)));
+                        if let Some(scope) = &shared {
+                            builder = builder.scope(scope.clone());
+                        }
+                        let strategy: Box<dyn retry_core::RetryStrategy> = match config.mode() {
+                            RetryMode::Adaptive => Box::new(AdaptiveStrategy::from_builder(builder)),
+                            _ => Box::new(builder.build()),
+                        };
+                        Policy::Ours(strategy)
+                    })
+                    .collect())
+            }
+            StrategyKind::Baseline {
+                budget,
+                backoff,
+                retry_after,
+            } => Ok((0..count)
+                .map(|client| {
+                    let budget = match *budget {
+                        BudgetSpec::Unlimited => BudgetKind::Unlimited(Unlimited),
+                        BudgetSpec::Grpc {
+                            max_tokens,
+                            token_ratio,
+                        } => BudgetKind::Grpc(GrpcThrottle::new(max_tokens, token_ratio)),
+                        BudgetSpec::Sre { k, window_secs } => BudgetKind::Sre(SreThrottle::new(k, window_secs)),
+                        BudgetSpec::Finagle {
+                            percent_can_retry,
+                            min_retries_per_sec,
+                            ttl_secs,
+                        } => BudgetKind::Finagle(FinagleBudget::new(percent_can_retry, min_retries_per_sec, ttl_secs)),
+                    };
+                    let rng = Rng::stream(seed, 2_000_000 + u64::from(layer) * 10_000_000 + u64::from(client));
+                    Policy::Baseline(BaselineClient::new(
+                        budget,
+                        *backoff,
+                        *retry_after,
+                        attempts,
+                        deadline,
+                        rng,
+                    ))
+                })
+                .collect()),
+        }
+    }
+
+    /// A one-line description for reports.
+    ///
+    /// ```
+    /// let spec = retry_sim::strategy::StrategySpec::named("grpc").unwrap();
+    /// assert!(spec.describe().contains("maxTokens 10"));
+    /// ```
+    pub fn describe(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl fmt::Display for StrategySpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let attempts = match self.max_attempts {
+            Some(n) => format!("{n} attempt(s)"),
+            None => "scenario's attempts".to_owned(),
+        };
+        let ms = |n: Nanos| n as f64 / MILLI as f64;
+        match &self.kind {
+            StrategyKind::Ours { config, quota } => {
+                write!(
+                    f,
+                    "retry-core {} mode, {attempts}, backoff {:?} (throttling {:?}) to {:?}, {} jitter, quota {} (cost {}/{}/{} for error/timeout/throttling, reward {})",
+                    config.mode(),
+                    config.initial_backoff(),
+                    config.throttling_backoff(),
+                    config.max_backoff(),
+                    config.jitter(),
+                    config.quota_capacity(),
+                    config.retry_cost(),
+                    config.timeout_retry_cost(),
+                    config.throttling_retry_cost(),
+                    config.success_reward(),
+                )?;
+                if let Some(slack) = config.retry_after_slack() {
+                    write!(f, ", Retry-After clamped to [t_i, t_i + {slack:?}]")?;
+                }
+                if let Some(wait) = config.max_wait() {
+                    write!(f, ", max_wait {wait:?}")?;
+                }
+                match quota {
+                    QuotaSizing::PerClient => write!(f, ", one private scope per client"),
+                    QuotaSizing::PerRequestRate { tokens_per_rps } => {
+                        write!(f, ", quota capacity {tokens_per_rps:.1} x the client's request rate")
+                    }
+                    QuotaSizing::Shared => write!(f, ", one scope shared by every client"),
+                }
+            }
+            StrategyKind::Baseline {
+                budget,
+                backoff,
+                retry_after,
+            } => {
+                if backoff.initial == 0 {
+                    write!(f, "{attempts}, no backoff")?;
+                } else {
+                    write!(
+                        f,
+                        "{attempts}, backoff {:.0} ms x{} to {:.0} ms{}",
+                        ms(backoff.initial),
+                        backoff.multiplier,
+                        ms(backoff.max),
+                        if backoff.jitter { ", full jitter" } else { "" }
+                    )?;
+                }
+                match budget {
+                    BudgetSpec::Unlimited => {}
+                    BudgetSpec::Grpc {
+                        max_tokens,
+                        token_ratio,
+                    } => write!(f, ", gRPC retry throttling (maxTokens {max_tokens}, tokenRatio {token_ratio})")?,
+                    BudgetSpec::Sre { k, window_secs } => {
+                        write!(f, ", SRE client-side throttling (K = {k}, window {window_secs} s)")?
+                    }
+                    BudgetSpec::Finagle {
+                        percent_can_retry,
+                        min_retries_per_sec,
+                        ttl_secs,
+                    } => write!(
+                        f,
+                        ", Finagle RetryBudget ({:.0} %, {min_retries_per_sec}/s, ttl {ttl_secs} s)",
+                        percent_can_retry * 100.0
+                    )?,
+                }
+                match retry_after {
+                    RetryAfterUse::Ignore => write!(f, ", ignores Retry-After"),
+                    RetryAfterUse::AtLeast => write!(f, ", waits at least Retry-After"),
+                    RetryAfterUse::Replace => write!(f, ", Retry-After as server pushback"),
+                }
+            }
+        }
+    }
+}

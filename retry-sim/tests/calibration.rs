@@ -1,0 +1,102 @@
+//! S0: with independent failures and no budget binding, the simulator's attempts per request
+//! and success rate match the analytic values within 1 %.
+
+use retry_sim::fault::{Fault, FaultKind, FaultSchedule};
+use retry_sim::report::analytic_attempts;
+use retry_sim::sim::{SimConfig, run};
+use retry_sim::strategy::StrategySpec;
+use retry_sim::time::SECOND;
+
+/// A small, fast S0: 20 clients × 10 req/s for 60 s (well under capacity even at 4 attempts per
+/// request), failure probability `p`, `attempts` attempts, a deadline that never cuts a retry.
+fn calibration(p: f64, attempts: u32) -> SimConfig {
+    let mut config = SimConfig::new();
+    config.layers[0].instances = 20;
+    config.layers[0].deadline = 60 * SECOND;
+    config.rate = 10.0;
+    config.horizon = 60 * SECOND;
+    config.max_attempts = attempts;
+    config.faults = FaultSchedule::new(vec![Fault {
+        kind: FaultKind::Failures { probability: p },
+        start: 0,
+        end: u64::MAX,
+    }]);
+    config
+}
+
+/// Mean (attempts per request, success rate) over 4 seeds.
+fn measure(config: &SimConfig, strategy: &str) -> (f64, f64) {
+    let spec = StrategySpec::named(strategy).unwrap();
+    let (mut attempts, mut success) = (0.0, 0.0);
+    for seed in 1..=4 {
+        let metrics = run(config, &spec, seed).unwrap().metrics;
+        attempts += metrics.amplification / 4.0;
+        success += metrics.success_rate / 4.0;
+    }
+    (attempts, success)
+}
+
+fn assert_within_1_percent(measured: f64, analytic: f64, what: &str) {
+    let deviation = (measured / analytic - 1.0).abs();
+    assert!(
+        deviation <= 0.01,
+        "{what}: measured {measured:.4}, analytic {analytic:.4} ({:.2} % off)",
+        deviation * 100.0
+    );
+}
+
+#[test]
+fn no_retries_make_exactly_one_attempt_per_request() {
+    for p in [0.01, 0.3, 1.0] {
+        let (attempts, success) = measure(&calibration(p, 4), "none");
+        assert_eq!(attempts, 1.0, "p = {p}");
+        if p < 1.0 {
+            assert_within_1_percent(success, 1.0 - p, &format!("none, success at p = {p}"));
+        }
+    }
+}
+
+#[test]
+fn three_retries_at_p_0_3_make_1_417_attempts_per_request() {
+    let analytic = 1.0 + 0.3 + 0.09 + 0.027;
+    assert!((analytic_attempts(0.3, 4) - analytic).abs() < 1e-12);
+    for strategy in ["fixed", "fixed-backoff", "standard", "adaptive"] {
+        let (attempts, success) = measure(&calibration(0.3, 4), strategy);
+        assert_within_1_percent(attempts, analytic, strategy);
+        assert_within_1_percent(success, 1.0 - 0.3f64.powi(4), strategy);
+    }
+}
+
+#[test]
+fn fixed_retries_match_the_analytic_values_for_every_p() {
+    for p in [0.01, 0.1, 0.5, 0.9, 1.0] {
+        for attempts in [3, 4] {
+            let (measured, success) = measure(&calibration(p, attempts), "fixed");
+            let what = format!("fixed, p = {p}, {attempts} attempts");
+            assert_within_1_percent(measured, analytic_attempts(p, attempts), &what);
+            if p < 1.0 {
+                assert_within_1_percent(success, 1.0 - p.powi(attempts as i32), &what);
+            }
+        }
+    }
+}
+
+#[test]
+fn ours_match_while_the_quota_does_not_bind() {
+    // aws-2026's retry cost of 14 drains the quota above p ≈ 0.1; at p = 0.1 it still refills.
+    for (strategy, p) in [("standard", 0.1), ("aws-2026", 0.01), ("aws-2026", 0.1)] {
+        let (attempts, _) = measure(&calibration(p, 3), strategy);
+        assert_within_1_percent(attempts, analytic_attempts(p, 3), &format!("{strategy}, p = {p}"));
+    }
+}
+
+#[test]
+fn a_quota_caps_retries_when_every_attempt_fails() {
+    // p = 1: fixed retries make all 4 attempts; the quota lets a client retry only while it
+    // lasts (500 / 5 = 100 retries per client for standard, 500 / 14 = 35 for aws-2026).
+    let (fixed, _) = measure(&calibration(1.0, 4), "fixed");
+    assert!((fixed - 4.0).abs() < 0.01, "fixed {fixed}");
+    let (standard, _) = measure(&calibration(1.0, 4), "standard");
+    let (aws, _) = measure(&calibration(1.0, 4), "aws-2026");
+    assert!(standard < 1.5 && aws < standard, "standard {standard}, aws-2026 {aws}");
+}

@@ -1,0 +1,65 @@
+//! Light versions of the goal scenarios, fast enough for debug builds.
+
+use retry_sim::fault::{Fault, FaultKind, FaultSchedule};
+use retry_sim::sim::{LayerConfig, SimConfig, run};
+use retry_sim::strategy::StrategySpec;
+use retry_sim::time::SECOND;
+
+fn outage(kind: FaultKind) -> SimConfig {
+    let mut config = SimConfig::new();
+    config.horizon = 200 * SECOND;
+    config.faults = FaultSchedule::new(vec![Fault::at(kind, 120.0, 60.0)]);
+    config
+}
+
+fn metrics(config: &SimConfig, strategy: &str) -> retry_sim::metrics::RunMetrics {
+    run(config, &StrategySpec::named(strategy).unwrap(), 1).unwrap().metrics
+}
+
+#[test]
+fn aws_2026_keeps_an_outage_below_1_11_attempts_per_request() {
+    for kind in [FaultKind::Outage, FaultKind::Blackhole] {
+        let m = metrics(&outage(kind), "aws-2026");
+        assert!(m.amplification <= 1.11, "{kind:?}: {}", m.amplification);
+        assert!(m.amplification_late <= 1.02, "{kind:?}: {}", m.amplification_late);
+        assert!(m.r95 <= 2.0, "{kind:?}: {}", m.r95);
+        let fixed = metrics(&outage(kind), "fixed");
+        assert!(fixed.amplification > 2.9, "{kind:?}: {}", fixed.amplification);
+    }
+}
+
+#[test]
+fn three_retrying_layers_multiply_fixed_retries_to_27() {
+    let mut config = outage(FaultKind::Outage);
+    for _ in 0..2 {
+        config.layers.push(LayerConfig {
+            instances: 10,
+            attempt_timeout: SECOND,
+            deadline: SECOND,
+            retries: true,
+        });
+    }
+    assert_eq!(metrics(&config, "fixed").amplification, 27.0);
+    let ours = metrics(&config, "aws-2026").amplification;
+    assert!(ours < 1.2, "aws-2026 with three layers: {ours}");
+    for layer in &mut config.layers[1..] {
+        layer.retries = false;
+    }
+    assert_eq!(metrics(&config, "fixed").amplification, 3.0);
+}
+
+#[test]
+fn throttled_clients_honor_retry_after() {
+    let mut config = outage(FaultKind::Throttle {
+        rate: 500.0,
+        burst: 50.0,
+        retry_after: SECOND,
+    });
+    config.horizon = 180 * SECOND;
+    for strategy in ["standard", "aws-2026", "adaptive", "grpc"] {
+        let m = metrics(&config, strategy);
+        assert_eq!(m.retry_after_violations, 0.0, "{strategy}");
+        assert!(m.goodput_normalized >= 0.95, "{strategy}: {}", m.goodput_normalized);
+    }
+    assert!(metrics(&config, "fixed").retry_after_violations > 0.0);
+}

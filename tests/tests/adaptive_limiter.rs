@@ -1,0 +1,490 @@
+//! Adaptive mode's client-side rate limiter against values derived by hand from DESIGN.md §6:
+//! the CUBIC curve, the measured send rate, the fill rate and capacity after throttles and
+//! successes, and acquisition (never negative, a short caller told the exact wait).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use retry_core::adaptive::{
+    Admission, BETA, ClientRateLimiter, Cubic, MIN_CAPACITY, MIN_FILL_RATE, MeasuredRate,
+    Reservation, SCALE_CONSTANT, SMOOTH,
+};
+use retry_core::{
+    AdaptiveStrategy, ErrorKind, FixedRandom, ManualClock, RandomSource, RetryConfig, RetryError,
+    RetryReason, RetryStrategy, SeededRandom, SendPermit, StandardStrategy,
+};
+
+/// Floating-point results are compared to the hand-derived values within this tolerance.
+const EPSILON: f64 = 1e-9;
+
+fn assert_close(actual: f64, expected: f64, what: &str) {
+    assert!(
+        (actual - expected).abs() <= EPSILON * expected.abs().max(1.0),
+        "{what}: got {actual}, expected {expected}"
+    );
+}
+
+fn at(seconds: f64) -> Duration {
+    Duration::from_secs_f64(seconds)
+}
+
+/// The wait and reservation of an admission that must be a wait.
+fn must_wait(admission: Admission) -> (Duration, Reservation) {
+    match admission {
+        Admission::Wait { wait, reservation } => (wait, reservation),
+        Admission::Granted => panic!("expected to be told to wait, was granted"),
+    }
+}
+
+fn assert_granted(admission: Admission, what: &str) {
+    assert!(
+        matches!(admission, Admission::Granted),
+        "{what}: expected a grant, got {admission:?}"
+    );
+}
+
+/// A wait equal to `seconds` to the nanosecond (the conversion from f64 may round by one).
+fn assert_wait(wait: Duration, seconds: f64, what: &str) {
+    let expected = at(seconds);
+    let diff = wait.abs_diff(expected);
+    assert!(
+        diff <= Duration::from_nanos(1),
+        "{what}: told to wait {wait:?}, expected {expected:?}"
+    );
+}
+
+#[test]
+fn the_constants_are_the_aws_sdks() {
+    assert_eq!((BETA, SCALE_CONSTANT, SMOOTH), (0.7, 0.4, 0.8));
+    assert_eq!((MIN_FILL_RATE, MIN_CAPACITY), (0.5, 1.0));
+}
+
+#[test]
+fn cubic_by_hand() {
+    // Before any throttle: last_max = 0, K = 0, t_last = 5 (the start), so the curve is
+    // 0.4 * (t - 5)^3: at t = 7, 0.4 * 8 = 3.2.
+    let fresh = Cubic::new(5.0);
+    assert_close(fresh.on_success(7.0), 3.2, "before any throttle");
+
+    // Throttled at t = 10 while sending 36/s:
+    //   last_max = 36, K = cbrt(36 * (1 - 0.7) / 0.4) = cbrt(27) = 3, new rate 36 * 0.7 = 25.2.
+    let mut cubic = Cubic::new(0.0);
+    assert_close(
+        cubic.on_throttle(36.0, 10.0),
+        25.2,
+        "rate after the throttle",
+    );
+    assert_eq!(cubic.last_max_rate(), 36.0);
+    // After it: 0.4 * (t - 10 - 3)^3 + 36.
+    for (t, expected) in [
+        (10.0, 25.2), // 0.4 * (-3)^3 + 36 = 36 - 10.8: continuous with the throttle
+        (11.0, 32.8), // 0.4 * (-2)^3 + 36 = 36 - 3.2
+        (12.0, 35.6), // 0.4 * (-1)^3 + 36
+        (13.0, 36.0), // t_last + K: back at the last maximum
+        (14.0, 36.4), // 0.4 * 1 + 36
+        (15.0, 39.2), // 0.4 * 8 + 36
+        (16.0, 46.8), // 0.4 * 27 + 36: probing above the old maximum
+    ] {
+        assert_close(cubic.on_success(t), expected, &format!("t = {t}"));
+    }
+
+    // Throttled again at t = 20 while sending 32/3/s: K = cbrt(32/3 * 0.3 / 0.4) = cbrt(8) = 2.
+    let last_max = 32.0 / 3.0;
+    assert_close(
+        cubic.on_throttle(last_max, 20.0),
+        last_max * 0.7,
+        "second throttle",
+    );
+    assert_close(
+        cubic.on_success(20.0),
+        last_max - 3.2,
+        "0.4 * (-2)^3 + 32/3",
+    );
+    assert_close(cubic.on_success(22.0), last_max, "t_last + K");
+    assert_close(cubic.on_success(23.0), last_max + 0.4, "0.4 * 1^3 + 32/3");
+}
+
+#[test]
+fn measured_rate_by_hand() {
+    let mut rate = MeasuredRate::new(0.0);
+    // Buckets are floor(t * 2) / 2. Three responses in bucket 0: nothing measured yet.
+    for t in [0.1, 0.2, 0.3] {
+        rate.record(t);
+    }
+    assert_eq!(rate.rate(), 0.0);
+    // t = 0.6 opens bucket 0.5: count 4 (the three and this one) over 0.5 - 0 s = 8/s;
+    // measured = 8 * 0.8 + 0 * 0.2 = 6.4.
+    rate.record(0.6);
+    assert_close(rate.rate(), 6.4, "first bucket");
+    // Two more in bucket 0.5, then t = 1.7 opens bucket 1.5: count 3 over 1.5 - 0.5 = 1 s = 3/s;
+    // measured = 3 * 0.8 + 6.4 * 0.2 = 2.4 + 1.28 = 3.68.
+    rate.record(0.7);
+    rate.record(0.8);
+    assert_close(rate.rate(), 6.4, "same bucket: unchanged");
+    rate.record(1.7);
+    assert_close(rate.rate(), 3.68, "a bucket skipped");
+    // t = 1.9 stays in 1.5; t = 2.0 opens bucket 2.0: count 2 over 0.5 s = 4/s;
+    // measured = 4 * 0.8 + 3.68 * 0.2 = 3.2 + 0.736 = 3.936.
+    rate.record(1.9);
+    rate.record(2.0);
+    assert_close(rate.rate(), 3.936, "third update");
+    // A late response stamped in an older bucket is counted but changes nothing yet.
+    rate.record(1.0);
+    assert_close(rate.rate(), 3.936, "an older bucket");
+
+    // Started at 3.2 the first bucket is 3.0: t = 3.4 is still in it, t = 3.5 opens 3.5 with
+    // count 2 over 0.5 s = 4/s: 4 * 0.8 = 3.2.
+    let mut late = MeasuredRate::new(3.2);
+    late.record(3.4);
+    assert_eq!(late.rate(), 0.0);
+    late.record(3.5);
+    assert_close(late.rate(), 3.2, "bucket of the start time");
+}
+
+/// A limiter fed four responses at t = 0 and a throttle at t = 0.5.
+///
+/// * t = 0, four successes: each lands in bucket 0 (measured stays 0) and CUBIC before any
+///   throttle gives 0.4 * 0^3 + 0 = 0, so the fill rate is max(min(0, 2 * 0), 0.5) = 0.5, the
+///   capacity max(0, 1) = 1 and the bucket holds 0.
+/// * t = 0.5, a throttle: it opens bucket 0.5 with count 5 over 0.5 s = 10/s, measured
+///   = 10 * 0.8 = 8. The limiter was off, so rate_to_use = measured = 8; CUBIC remembers
+///   last_max = 8, K = cbrt(8 * 0.3 / 0.4) = cbrt(6), and the new rate is 8 * 0.7 = 5.6
+///   (below 2 * 8 = 16). Before the change the bucket refills at the old 0.5/s for 0.5 s:
+///   0 + 0.25 = 0.25 (below the old capacity 1). New fill rate 5.6, capacity max(5.6, 1) = 5.6,
+///   bucket min(0.25, 5.6) = 0.25.
+fn throttled_at_half_a_second() -> Arc<ClientRateLimiter> {
+    let limiter = ClientRateLimiter::new(Duration::ZERO);
+    for _ in 0..4 {
+        limiter.record_response(false, Duration::ZERO);
+    }
+    let stats = limiter.stats();
+    assert!(!stats.enabled, "successes alone never enable the bucket");
+    assert_eq!(
+        (stats.fill_rate, stats.max_capacity, stats.capacity),
+        (0.5, 1.0, 0.0)
+    );
+    limiter.record_response(true, at(0.5));
+    limiter
+}
+
+#[test]
+fn a_throttle_sets_the_fill_rate_by_hand() {
+    let limiter = throttled_at_half_a_second();
+    let stats = limiter.stats();
+    assert!(stats.enabled);
+    assert_close(stats.measured_rate, 8.0, "measured");
+    assert_close(stats.fill_rate, 5.6, "fill rate = 8 * 0.7");
+    assert_close(stats.max_capacity, 5.6, "capacity = max(5.6, 1)");
+    assert_close(
+        stats.capacity,
+        0.25,
+        "refilled at the old rate: 0.5 s * 0.5/s",
+    );
+}
+
+#[test]
+fn a_success_raises_the_rate_but_at_most_to_twice_the_measured_rate() {
+    let limiter = throttled_at_half_a_second();
+    // t = 1.0, a success: it opens bucket 1.0 with count 1 over 0.5 s = 2/s,
+    // measured = 2 * 0.8 + 8 * 0.2 = 3.2. CUBIC: 0.4 * (1.0 - 0.5 - cbrt(6))^3 + 8
+    // = 0.4 * (-1.3171...)^3 + 8 = 8 - 0.9140 = 7.0860, above 2 * 3.2 = 6.4, so 6.4.
+    // The bucket first refills at the old 5.6/s for 0.5 s: 0.25 + 2.8 = 3.05.
+    let cubic = 0.4 * (0.5 - 6f64.cbrt()).powi(3) + 8.0;
+    assert!(cubic > 6.4 && (cubic - 7.086).abs() < 1e-3, "cubic {cubic}");
+    limiter.record_response(false, at(1.0));
+    let stats = limiter.stats();
+    assert_close(stats.measured_rate, 3.2, "measured");
+    assert_close(stats.fill_rate, 6.4, "min(cubic, 2 * measured)");
+    assert_close(stats.max_capacity, 6.4, "capacity");
+    assert_close(stats.capacity, 3.05, "0.25 + 0.5 s * 5.6/s");
+
+    // t = 1.2, throttled again: bucket 1.0 is still open, measured stays 3.2. The limiter is
+    // on, so rate_to_use = min(measured 3.2, fill 6.4) = 3.2 and the new rate 3.2 * 0.7 = 2.24.
+    // The bucket refills at 6.4/s for 0.2 s: 3.05 + 1.28 = 4.33, then is cut to the new
+    // capacity max(2.24, 1) = 2.24.
+    limiter.record_response(true, at(1.2));
+    let stats = limiter.stats();
+    assert_close(stats.fill_rate, 2.24, "3.2 * 0.7");
+    assert_close(stats.max_capacity, 2.24, "capacity");
+    assert_close(stats.capacity, 2.24, "min(4.33, 2.24)");
+
+    // Two permits are there; the third caller is 1 - 0.24 = 0.76 short: 0.76 / 2.24 s.
+    assert_granted(limiter.try_acquire(None, at(1.2)), "first");
+    assert_granted(limiter.try_acquire(None, at(1.2)), "second");
+    let (wait, _reservation) = must_wait(limiter.try_acquire(None, at(1.2)));
+    assert_wait(wait, 0.76 / 2.24, "third");
+    assert_close(
+        limiter.stats().capacity,
+        0.24,
+        "the short caller took nothing",
+    );
+}
+
+#[test]
+fn the_fill_rate_never_drops_below_the_minimum() {
+    // Throttled with nothing measured: rate_to_use = 0, new rate 0, fill max(0, 0.5) = 0.5,
+    // capacity max(0, 1) = 1.
+    let limiter = ClientRateLimiter::new(Duration::ZERO);
+    limiter.record_response(true, Duration::ZERO);
+    let stats = limiter.stats();
+    assert!(stats.enabled);
+    assert_eq!(
+        (stats.fill_rate, stats.max_capacity, stats.capacity),
+        (0.5, 1.0, 0.0)
+    );
+    // A second throttle: min(measured 0, fill 0.5) * 0.7 = 0: still the minimum.
+    limiter.record_response(true, at(0.1));
+    assert_eq!(limiter.stats().fill_rate, 0.5);
+}
+
+#[test]
+fn short_callers_are_told_the_exact_wait_and_capacity_never_goes_negative() {
+    // At 0.5 permits/s with an empty bucket of capacity 1.
+    let limiter = ClientRateLimiter::new(Duration::ZERO);
+    limiter.record_response(true, Duration::ZERO);
+    // Three newcomers at t = 0, each queued behind the ones already waiting:
+    // (waiting + 1 - capacity) / fill_rate = 1/0.5, 2/0.5, 3/0.5.
+    let (wait1, first) = must_wait(limiter.try_acquire(None, Duration::ZERO));
+    let (wait2, second) = must_wait(limiter.try_acquire(None, Duration::ZERO));
+    let (wait3, third) = must_wait(limiter.try_acquire(None, Duration::ZERO));
+    assert_eq!(
+        [wait1, wait2, wait3],
+        [
+            Duration::from_secs(2),
+            Duration::from_secs(4),
+            Duration::from_secs(6)
+        ]
+    );
+    assert_eq!(limiter.stats().waiting, 3);
+    assert_eq!(
+        limiter.stats().capacity,
+        0.0,
+        "nothing deducted before a grant"
+    );
+
+    // t = 2: 2 s * 0.5/s = 1 permit. The first waiter gets it.
+    assert_granted(
+        limiter.try_acquire(Some(first), Duration::from_secs(2)),
+        "first at 2 s",
+    );
+    assert_eq!(
+        (limiter.stats().capacity, limiter.stats().waiting),
+        (0.0, 2)
+    );
+    // The second comes back too early (t = 2 instead of 4): told (1 - 0) / 0.5 = 2 s more, not
+    // granted on credit.
+    let (again, second) = must_wait(limiter.try_acquire(Some(second), Duration::from_secs(2)));
+    assert_eq!(again, Duration::from_secs(2));
+    assert_eq!(
+        (limiter.stats().capacity, limiter.stats().waiting),
+        (0.0, 2)
+    );
+    // t = 4 and t = 6: one permit each.
+    assert_granted(
+        limiter.try_acquire(Some(second), Duration::from_secs(4)),
+        "second at 4 s",
+    );
+    assert_granted(
+        limiter.try_acquire(Some(third), Duration::from_secs(6)),
+        "third at 6 s",
+    );
+    let stats = limiter.stats();
+    assert_eq!((stats.capacity, stats.waiting), (0.0, 0));
+    // A caller half-way: t = 7, 0.5 permits in the bucket, 0.5 / 0.5 = 1 s.
+    let (wait, abandoned) = must_wait(limiter.try_acquire(None, Duration::from_secs(7)));
+    assert_eq!(wait, Duration::from_secs(1));
+    assert_eq!(limiter.stats().capacity, 0.5);
+    // Dropping a reservation gives the place up.
+    drop(abandoned);
+    assert_eq!(limiter.stats().waiting, 0);
+}
+
+#[test]
+fn a_newcomer_does_not_take_the_permit_a_waiter_was_promised() {
+    let limiter = ClientRateLimiter::new(Duration::ZERO);
+    limiter.record_response(true, Duration::ZERO);
+    let (wait, waiter) = must_wait(limiter.try_acquire(None, Duration::ZERO));
+    assert_eq!(wait, Duration::from_secs(2));
+    // At t = 2 one permit is there but it is owed to the waiter: a newcomer queues behind,
+    // (1 + 1 - 1) / 0.5 = 2 s.
+    let (late, _newcomer) = must_wait(limiter.try_acquire(None, Duration::from_secs(2)));
+    assert_eq!(late, Duration::from_secs(2));
+    assert_granted(
+        limiter.try_acquire(Some(waiter), Duration::from_secs(2)),
+        "the waiter",
+    );
+}
+
+#[test]
+fn capacity_stays_within_bounds_under_a_random_workload() {
+    // A reproducible random mix of time steps, newcomers, returning waiters, cancellations and
+    // (throttled or not) responses; the bucket is checked after every step.
+    let random = SeededRandom::new(2026);
+    let limiter = ClientRateLimiter::new(Duration::ZERO);
+    limiter.record_response(true, Duration::ZERO);
+    let mut now = Duration::ZERO;
+    let mut waiters: Vec<Reservation> = Vec::new();
+    let (mut grants, mut waits) = (0u32, 0u32);
+    for step in 0..5000 {
+        now += Duration::from_micros((random.next_f64() * 200_000.0) as u64);
+        let roll = random.next_f64();
+        if roll < 0.4 {
+            match limiter.try_acquire(None, now) {
+                Admission::Granted => grants += 1,
+                Admission::Wait { reservation, .. } => {
+                    waits += 1;
+                    waiters.push(reservation);
+                }
+            }
+        } else if roll < 0.75 && !waiters.is_empty() {
+            let index = (random.next_f64() * waiters.len() as f64) as usize;
+            let reservation = waiters.swap_remove(index.min(waiters.len() - 1));
+            match limiter.try_acquire(Some(reservation), now) {
+                Admission::Granted => grants += 1,
+                Admission::Wait { reservation, .. } => waiters.push(reservation),
+            }
+        } else if roll < 0.8 && !waiters.is_empty() {
+            drop(waiters.pop());
+        } else {
+            limiter.record_response(random.next_f64() < 0.2, now);
+        }
+        let stats = limiter.stats();
+        assert!(
+            stats.capacity >= 0.0,
+            "step {step}: capacity {}",
+            stats.capacity
+        );
+        assert!(
+            stats.capacity <= stats.max_capacity,
+            "step {step}: capacity {} above {}",
+            stats.capacity,
+            stats.max_capacity
+        );
+        assert!(stats.fill_rate >= MIN_FILL_RATE, "step {step}");
+        assert_eq!(stats.waiting as usize, waiters.len(), "step {step}");
+    }
+    assert!(
+        grants > 100 && waits > 100,
+        "the mix exercised both: {grants} grants, {waits} waits"
+    );
+    drop(waiters);
+    assert_eq!(limiter.stats().waiting, 0);
+}
+
+/// An adaptive strategy on a manual clock with the jitter pinned to 1.0.
+fn adaptive(config: RetryConfig) -> (AdaptiveStrategy, Arc<ManualClock>) {
+    let clock = Arc::new(ManualClock::new());
+    let random: Arc<dyn RandomSource> = Arc::new(FixedRandom(1.0));
+    let strategy = AdaptiveStrategy::from_builder(
+        StandardStrategy::builder(config)
+            .random(random)
+            .clock(clock.clone()),
+    );
+    (strategy, clock)
+}
+
+#[test]
+fn only_throttling_engages_the_limiter() {
+    let (strategy, _clock) = adaptive(RetryConfig::default());
+    let mut token = strategy.acquire_initial_token();
+    assert_eq!(
+        strategy.acquire_send_permit(&mut token),
+        Ok(SendPermit::Granted)
+    );
+    let token = strategy
+        .refresh_retry_token(token, &RetryReason::error(ErrorKind::Server))
+        .expect("granted");
+    let token = strategy
+        .refresh_retry_token(token, &RetryReason::error(ErrorKind::Timeout))
+        .expect("granted");
+    assert!(
+        !strategy.scope().limiter().is_enabled(),
+        "server errors and timeouts do not"
+    );
+    strategy.record_failure(token);
+    let token = strategy.acquire_initial_token();
+    let mut token = strategy
+        .refresh_retry_token(token, &RetryReason::error(ErrorKind::Throttling))
+        .expect("granted");
+    assert!(strategy.scope().limiter().is_enabled());
+    // The retry needs a permit now: 0.5/s from an empty bucket, 2 s.
+    assert_eq!(
+        strategy.acquire_send_permit(&mut token),
+        Ok(SendPermit::Wait(Duration::from_secs(2)))
+    );
+    assert_eq!(strategy.scope().limiter().stats().waiting, 1);
+    strategy.abandon(token);
+    assert_eq!(
+        strategy.scope().limiter().stats().waiting,
+        0,
+        "abandoning frees the place"
+    );
+}
+
+#[test]
+fn the_strategy_re_asks_after_the_wait_and_is_granted() {
+    let (strategy, clock) = adaptive(RetryConfig::default());
+    let token = strategy.acquire_initial_token();
+    let mut token = strategy
+        .refresh_retry_token(token, &RetryReason::error(ErrorKind::Throttling))
+        .expect("granted");
+    clock.advance(token.delay());
+    // After the 1 s backoff the bucket holds 0.5: 1 s more.
+    assert_eq!(
+        strategy.acquire_send_permit(&mut token),
+        Ok(SendPermit::Wait(Duration::from_secs(1)))
+    );
+    clock.advance(Duration::from_secs(1));
+    assert_eq!(
+        strategy.acquire_send_permit(&mut token),
+        Ok(SendPermit::Granted)
+    );
+    let stats = strategy.scope().limiter().stats();
+    assert_eq!((stats.capacity, stats.waiting), (0.0, 0));
+    strategy.record_success(token);
+}
+
+#[test]
+fn max_wait_fails_a_retry_fast_and_delays_a_first_attempt_at_most_that_long() {
+    let (strategy, clock) = adaptive(
+        RetryConfig::builder()
+            .max_wait(Duration::from_millis(300))
+            .build()
+            .expect("valid"),
+    );
+    let token = strategy.acquire_initial_token();
+    let mut retry = strategy
+        .refresh_retry_token(token, &RetryReason::error(ErrorKind::Throttling))
+        .expect("granted");
+    assert_eq!(strategy.scope().quota().level(), 495);
+    // The retry would wait 2 s > 300 ms: refused.
+    assert_eq!(
+        strategy.acquire_send_permit(&mut retry),
+        Err(RetryError::RateLimited {
+            wait: Duration::from_secs(2),
+            max_wait: Duration::from_millis(300)
+        })
+    );
+    assert_eq!(strategy.scope().stats().rate_limited, 1);
+    strategy.abandon(retry);
+    assert_eq!(
+        strategy.scope().quota().level(),
+        500,
+        "the unsent retry is refunded"
+    );
+    // A first attempt waits 300 ms, then goes without a permit.
+    let mut first = strategy.acquire_initial_token();
+    assert_eq!(
+        strategy.acquire_send_permit(&mut first),
+        Ok(SendPermit::Wait(Duration::from_millis(300)))
+    );
+    clock.advance(Duration::from_millis(300));
+    assert_eq!(
+        strategy.acquire_send_permit(&mut first),
+        Ok(SendPermit::Granted)
+    );
+    let stats = strategy.scope().limiter().stats();
+    assert_eq!(stats.waiting, 0);
+    assert!(stats.capacity >= 0.0);
+    strategy.record_success(first);
+}
