@@ -1,12 +1,13 @@
 //! The adaptive rate limiter's `try_acquire(None, now)`, the call every attempt of an adaptive
 //! strategy makes: disabled (before any throttling, the common case), enabled with a permit in
 //! the bucket, and enabled with an empty bucket (the caller is told to wait and handed a
-//! reservation, dropped here at once).
+//! reservation, dropped here at once). Timed in the thread's CPU time, like `wrappers`.
 
 use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use retry_bench::cpu_time_iters;
 use retry_core::adaptive::ClientRateLimiter;
 
 fn limiter(c: &mut Criterion) {
@@ -18,7 +19,7 @@ fn limiter(c: &mut Criterion) {
     let disabled = ClientRateLimiter::new(Duration::ZERO);
     let now = Duration::from_secs(1);
     group.bench_function("try_acquire_disabled", |b| {
-        b.iter(|| disabled.try_acquire(None, black_box(now)))
+        b.iter_custom(|iters| cpu_time_iters(iters, || disabled.try_acquire(None, black_box(now))))
     });
 
     // A throttle switches the bucket on (0.5 permits/s, capacity 1). Each call moves the clock 10 s
@@ -28,9 +29,11 @@ fn limiter(c: &mut Criterion) {
     assert!(with_permits.is_enabled());
     let mut now = Duration::ZERO;
     group.bench_function("try_acquire_enabled_granted", |b| {
-        b.iter(|| {
-            now += Duration::from_secs(10);
-            with_permits.try_acquire(None, black_box(now))
+        b.iter_custom(|iters| {
+            cpu_time_iters(iters, || {
+                now += Duration::from_secs(10);
+                with_permits.try_acquire(None, black_box(now))
+            })
         })
     });
 
@@ -38,7 +41,9 @@ fn limiter(c: &mut Criterion) {
     let empty = ClientRateLimiter::new(Duration::ZERO);
     empty.record_response(true, Duration::ZERO);
     group.bench_function("try_acquire_enabled_wait", |b| {
-        b.iter(|| empty.try_acquire(None, black_box(Duration::ZERO)))
+        b.iter_custom(|iters| {
+            cpu_time_iters(iters, || empty.try_acquire(None, black_box(Duration::ZERO)))
+        })
     });
     group.finish();
 }

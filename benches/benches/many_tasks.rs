@@ -5,7 +5,8 @@
 //! Rows: `no_wrapper`; `retry_core_shared_scope` (one `Arc<StandardStrategy>` over one
 //! `Scope::new`); `retry_core_scope_per_task` (a scope per task: no shared cache lines, for
 //! comparison); `retryable` (a `#[retryable]` fn: its process-wide scope is shared); `backon` (a peer with no shared state). One iteration is the whole batch
-//! (spawn, run, join); divide by 64 000 for the time per call.
+//! (spawn, run, join); divide by 64 000 for the time per call. Timed in the process's CPU time
+//! (both workers), so that other processes on a shared machine do not inflate the numbers.
 
 use std::future::Future;
 use std::hint::black_box;
@@ -13,6 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use backon::{ExponentialBuilder, Retryable};
+use cpu_time::ProcessTime;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use retry_bench::{
     BenchError, INITIAL_BACKOFF, MAX_ATTEMPTS, MAX_BACKOFF, multi_thread_runtime, op, op_retryable,
@@ -38,6 +40,17 @@ where
     }
 }
 
+/// Runs `batch` `iters` times and returns the CPU time the whole process spent on it: both
+/// workers' time, contention included, but not the time other processes on a shared machine
+/// take from them (the wall time would count that).
+fn timed(iters: u64, mut batch: impl FnMut()) -> Duration {
+    let start = ProcessTime::now();
+    for _ in 0..iters {
+        batch();
+    }
+    start.elapsed()
+}
+
 fn many_tasks(c: &mut Criterion) {
     let runtime = multi_thread_runtime(WORKERS);
     let config = success_config();
@@ -59,24 +72,28 @@ fn many_tasks(c: &mut Criterion) {
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(3));
     group.bench_function("no_wrapper", |b| {
-        b.iter(|| {
-            runtime.block_on(run_tasks(|_| async {
-                for i in 0..CALLS_PER_TASK {
-                    let _ = black_box(op(i).await);
-                }
-            }))
+        b.iter_custom(|iters| {
+            timed(iters, || {
+                runtime.block_on(run_tasks(|_| async {
+                    for i in 0..CALLS_PER_TASK {
+                        let _ = black_box(op(i).await);
+                    }
+                }))
+            })
         })
     });
     group.bench_function("retry_core_shared_scope", |b| {
-        b.iter(|| {
-            runtime.block_on(run_tasks(|_| {
-                let strategy = Arc::clone(&shared);
-                async move {
-                    for i in 0..CALLS_PER_TASK {
-                        let _ = black_box(retry(&*strategy, || op(i)).await);
+        b.iter_custom(|iters| {
+            timed(iters, || {
+                runtime.block_on(run_tasks(|_| {
+                    let strategy = Arc::clone(&shared);
+                    async move {
+                        for i in 0..CALLS_PER_TASK {
+                            let _ = black_box(retry(&*strategy, || op(i)).await);
+                        }
                     }
-                }
-            }))
+                }))
+            })
         })
     });
     let per_task: Vec<Arc<StandardStrategy>> = (0..TASKS)
@@ -90,38 +107,44 @@ fn many_tasks(c: &mut Criterion) {
         })
         .collect();
     group.bench_function("retry_core_scope_per_task", |b| {
-        b.iter(|| {
-            runtime.block_on(run_tasks(|n| {
-                let strategy = Arc::clone(&per_task[n as usize]);
-                async move {
-                    for i in 0..CALLS_PER_TASK {
-                        let _ = black_box(retry(&*strategy, || op(i)).await);
+        b.iter_custom(|iters| {
+            timed(iters, || {
+                runtime.block_on(run_tasks(|n| {
+                    let strategy = Arc::clone(&per_task[n as usize]);
+                    async move {
+                        for i in 0..CALLS_PER_TASK {
+                            let _ = black_box(retry(&*strategy, || op(i)).await);
+                        }
                     }
-                }
-            }))
+                }))
+            })
         })
     });
     group.bench_function("retryable", |b| {
-        b.iter(|| {
-            runtime.block_on(run_tasks(|_| async move {
-                for i in 0..CALLS_PER_TASK {
-                    let _ = black_box(op_retryable(i).await);
-                }
-            }))
+        b.iter_custom(|iters| {
+            timed(iters, || {
+                runtime.block_on(run_tasks(|_| async move {
+                    for i in 0..CALLS_PER_TASK {
+                        let _ = black_box(op_retryable(i).await);
+                    }
+                }))
+            })
         })
     });
     group.bench_function("backon", |b| {
-        b.iter(|| {
-            runtime.block_on(run_tasks(|_| async move {
-                for i in 0..CALLS_PER_TASK {
-                    let _ = black_box(
-                        (|| op(i))
-                            .retry(backon)
-                            .when(BenchError::is_retryable)
-                            .await,
-                    );
-                }
-            }))
+        b.iter_custom(|iters| {
+            timed(iters, || {
+                runtime.block_on(run_tasks(|_| async move {
+                    for i in 0..CALLS_PER_TASK {
+                        let _ = black_box(
+                            (|| op(i))
+                                .retry(backon)
+                                .when(BenchError::is_retryable)
+                                .await,
+                        );
+                    }
+                }))
+            })
         })
     });
     group.finish();

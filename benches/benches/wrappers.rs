@@ -21,8 +21,8 @@ use criterion::{
 use retry_bench::experiment;
 use retry_bench::{
     BenchError, INITIAL_BACKOFF, MAX_ATTEMPTS, MAX_BACKOFF, RETRY_MAX_ATTEMPTS, bench_loop,
-    current_thread_runtime, flaky, flaky_retryable, op, op_retryable, op_retryable_static,
-    prepare_retryable_scopes, standard, success_config, zero_backoff_config,
+    cpu_time_iters, current_thread_runtime, flaky, flaky_retryable, op, op_retryable,
+    op_retryable_static, prepare_retryable_scopes, standard, success_config, zero_backoff_config,
 };
 use retry_core::{
     AdaptiveStrategy, Clock, RetryMode, RetryStrategy, Scope, StandardStrategy, TokioClock, retry,
@@ -221,15 +221,19 @@ fn success_path_variants(c: &mut Criterion) {
     let mut group = c.benchmark_group("primitives");
     configure(&mut group);
     let clock = TokioClock::new();
-    group.bench_function("tokio_clock_now", |b| b.iter(|| clock.now()));
+    group.bench_function("tokio_clock_now", |b| {
+        b.iter_custom(|iters| cpu_time_iters(iters, || clock.now()))
+    });
     let counter = AtomicU64::new(0);
     group.bench_function("atomic_fetch_add", |b| {
-        b.iter(|| counter.fetch_add(1, Ordering::Relaxed))
+        b.iter_custom(|iters| cpu_time_iters(iters, || counter.fetch_add(1, Ordering::Relaxed)))
     });
     group.bench_function("atomic_fetch_update", |b| {
-        b.iter(|| {
-            counter.fetch_update(Ordering::AcqRel, Ordering::Acquire, |level| {
-                Some(level.saturating_add(1).min(u64::MAX / 2))
+        b.iter_custom(|iters| {
+            cpu_time_iters(iters, || {
+                counter.fetch_update(Ordering::AcqRel, Ordering::Acquire, |level| {
+                    Some(level.saturating_add(1).min(u64::MAX / 2))
+                })
             })
         })
     });
@@ -302,18 +306,18 @@ fn zero_backoff_retry_tokio_sleep(c: &mut Criterion) {
         .sample_size(10)
         .warm_up_time(Duration::from_millis(200))
         .measurement_time(Duration::from_secs(1));
-    bench_loop!(group, runtime, "retry_core_retry/2", { let calls = Cell::new(0); }, i => {
+    bench_loop!(wall: group, runtime, "retry_core_retry/2", { let calls = Cell::new(0); }, i => {
         calls.set(0);
         retry(&strategy, || flaky(&calls, attempts, i)).await
     });
-    bench_loop!(group, runtime, "backon/2", { let calls = Cell::new(0); }, i => {
+    bench_loop!(wall: group, runtime, "backon/2", { let calls = Cell::new(0); }, i => {
         calls.set(0);
         (|| flaky(&calls, attempts, i))
             .retry(backon)
             .when(BenchError::is_retryable)
             .await
     });
-    bench_loop!(group, runtime, "tokio_retry/2", { let calls = Cell::new(0); }, i => {
+    bench_loop!(wall: group, runtime, "tokio_retry/2", { let calls = Cell::new(0); }, i => {
         calls.set(0);
         RetryIf::start(
             tokio_retry_strategy(Duration::ZERO, RETRY_MAX_ATTEMPTS),
@@ -322,7 +326,7 @@ fn zero_backoff_retry_tokio_sleep(c: &mut Criterion) {
         )
         .await
     });
-    bench_loop!(group, runtime, "tower/2", {
+    bench_loop!(wall: group, runtime, "tower/2", {
         let calls = Cell::new(0);
         let mut service = tower::retry::Retry::new(
             TowerPolicy::new(tower_backoff(Duration::ZERO), RETRY_MAX_ATTEMPTS, None),

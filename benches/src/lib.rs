@@ -192,25 +192,37 @@ pub fn multi_thread_runtime(workers: usize) -> tokio::runtime::Runtime {
     }
 }
 
+pub use cpu_time::ThreadTime;
+
 /// Benchmarks one contender: `criterion`'s `iter_custom`, with each batch of `iters` calls run in
 /// one `block_on` on `runtime` (as criterion's `to_async` does), so the runtime's entry cost is
 /// paid once per batch, not per call. The optional `{ setup; }` statements run inside the batch,
 /// before the clock starts (a tower service to call `&mut`, a counter).
 ///
+/// The batch is timed in the benchmark thread's CPU time ([`ThreadTime`]), so that time the
+/// thread spends preempted by other processes on a shared machine is not counted; for a
+/// single-threaded batch that never blocks this is its wall time. Prefix the arguments with
+/// `wall:` to time the wall clock instead (a batch that sleeps on tokio's timer).
+///
 /// ```ignore
 /// bench_loop!(group, runtime, "plain", i => op(i).await);
+/// bench_loop!(wall: group, runtime, "sleeps", i => sleepy(i).await);
 /// ```
 #[macro_export]
 macro_rules! bench_loop {
-    ($group:expr, $runtime:expr, $name:expr, $i:ident => $call:expr) => {
-        $crate::bench_loop!($group, $runtime, $name, {}, $i => $call)
+    (wall: $group:expr, $runtime:expr, $name:expr, $($rest:tt)*) => {
+        $crate::bench_loop!(@clock ::std::time::Instant, $group, $runtime, $name, $($rest)*)
     };
-    ($group:expr, $runtime:expr, $name:expr, { $($setup:stmt;)* }, $i:ident => $call:expr) => {
+    (@clock $clock:path, $group:expr, $runtime:expr, $name:expr, $i:ident => $call:expr) => {
+        $crate::bench_loop!(@clock $clock, $group, $runtime, $name, {}, $i => $call)
+    };
+    (@clock $clock:path, $group:expr, $runtime:expr, $name:expr,
+        { $($setup:stmt;)* }, $i:ident => $call:expr) => {
         $group.bench_function($name, |bencher| {
             bencher.iter_custom(|iters| {
                 $runtime.block_on(async {
                     $($setup;)*
-                    let start = ::std::time::Instant::now();
+                    let start = <$clock>::now();
                     for $i in 0..iters {
                         let _ = ::std::hint::black_box($call);
                     }
@@ -219,6 +231,19 @@ macro_rules! bench_loop {
             })
         });
     };
+    ($group:expr, $runtime:expr, $name:expr, $($rest:tt)*) => {
+        $crate::bench_loop!(@clock $crate::ThreadTime, $group, $runtime, $name, $($rest)*)
+    };
+}
+
+/// Times `iters` runs of `routine` in the thread's CPU time (see [`bench_loop!`]): the body of
+/// criterion's `iter_custom` for synchronous benchmarks.
+pub fn cpu_time_iters<O>(iters: u64, mut routine: impl FnMut() -> O) -> Duration {
+    let start = ThreadTime::now();
+    for _ in 0..iters {
+        black_box(routine());
+    }
+    start.elapsed()
 }
 
 /// Experiments that decompose `retry-core`'s success-path cost, built on its public strategy API

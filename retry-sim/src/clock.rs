@@ -35,7 +35,10 @@ impl SimClock {
     /// Moves the clock to `now` (never earlier than the current time: the event loop's time
     /// is non-decreasing).
     pub fn set(&self, now: Nanos) {
-        debug_assert!(now >= self.nanos.load(Ordering::Relaxed), "virtual time went backwards");
+        debug_assert!(
+            now >= self.nanos.load(Ordering::Relaxed),
+            "virtual time went backwards"
+        );
         self.nanos.store(now, Ordering::Relaxed);
     }
 }
@@ -48,6 +51,8 @@ impl Clock for SimClock {
 
 impl fmt::Debug for SimClock {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SimClock").field("now", &self.now()).finish()
+        f.debug_struct("SimClock")
+            .field("now", &self.now())
+            .finish()
     }
 }

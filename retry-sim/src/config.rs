@@ -172,7 +172,8 @@ fn nanos(field: &str, value: &Option<String>, default: Duration) -> Result<Nanos
 
 /// Reads and checks the TOML file at `path`.
 pub fn load(path: &Path) -> Result<Scenario, String> {
-    let text = std::fs::read_to_string(path).map_err(|error| format!("cannot read {}: {error}", path.display()))?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|error| format!("cannot read {}: {error}", path.display()))?;
     let name = path
         .file_stem()
         .map(|stem| stem.to_string_lossy().into_owned())
@@ -194,7 +195,11 @@ pub fn parse(text: &str, default_name: &str) -> Result<Scenario, String> {
     config.horizon = nanos("duration", &file.duration, Duration::from_secs(600))?;
 
     let service = &file.service;
-    let time = nanos("service.service_time", &service.service_time, Duration::from_millis(50))?;
+    let time = nanos(
+        "service.service_time",
+        &service.service_time,
+        Duration::from_millis(50),
+    )?;
     config.server = ServerConfig {
         workers: service.workers.unwrap_or(50),
         queue: service.queue.unwrap_or(500),
@@ -214,11 +219,19 @@ pub fn parse(text: &str, default_name: &str) -> Result<Scenario, String> {
     };
 
     let clients = &file.clients;
-    let attempt_timeout = nanos("clients.attempt_timeout", &clients.attempt_timeout, Duration::from_secs(1))?;
+    let attempt_timeout = nanos(
+        "clients.attempt_timeout",
+        &clients.attempt_timeout,
+        Duration::from_secs(1),
+    )?;
     config.layers = vec![LayerConfig {
         instances: clients.count.unwrap_or(100),
         attempt_timeout,
-        deadline: nanos("clients.deadline", &clients.deadline, Duration::from_secs(5))?,
+        deadline: nanos(
+            "clients.deadline",
+            &clients.deadline,
+            Duration::from_secs(5),
+        )?,
         retries: true,
     }];
     config.rate = clients.rate.unwrap_or(7.0);
@@ -226,12 +239,24 @@ pub fn parse(text: &str, default_name: &str) -> Result<Scenario, String> {
     config.arrivals = match clients.arrivals.as_deref().unwrap_or("open") {
         "open" => Arrivals::Open,
         "closed" => Arrivals::Closed,
-        other => return Err(format!("`clients.arrivals`: unknown `{other}`, expected open or closed")),
+        other => {
+            return Err(format!(
+                "`clients.arrivals`: unknown `{other}`, expected open or closed"
+            ));
+        }
     };
     let mut above = attempt_timeout;
     for (i, tier) in file.tiers.iter().enumerate() {
-        let timeout = nanos(&format!("tiers[{i}].attempt_timeout"), &tier.attempt_timeout, Duration::from_secs(1))?;
-        let deadline = nanos(&format!("tiers[{i}].deadline"), &tier.deadline, Duration::from_nanos(above))?;
+        let timeout = nanos(
+            &format!("tiers[{i}].attempt_timeout"),
+            &tier.attempt_timeout,
+            Duration::from_secs(1),
+        )?;
+        let deadline = nanos(
+            &format!("tiers[{i}].deadline"),
+            &tier.deadline,
+            Duration::from_nanos(above),
+        )?;
         config.layers.push(LayerConfig {
             instances: tier.instances,
             attempt_timeout: timeout,
@@ -296,7 +321,9 @@ pub fn parse(text: &str, default_name: &str) -> Result<Scenario, String> {
 
 fn parse_fault(i: usize, fault: &FaultSection) -> Result<Fault, String> {
     let field = |name: &str| format!("faults[{i}].{name}");
-    let require = |value: Option<f64>, name: &str| value.ok_or_else(|| format!("`{}` is required for a {} fault", field(name), fault.kind));
+    let require = |value: Option<f64>, name: &str| {
+        value.ok_or_else(|| format!("`{}` is required for a {} fault", field(name), fault.kind))
+    };
     let kind = match fault.kind.as_str() {
         "outage" => FaultKind::Outage,
         "blackhole" => FaultKind::Blackhole,
@@ -308,7 +335,11 @@ fn parse_fault(i: usize, fault: &FaultSection) -> Result<Fault, String> {
             FaultKind::Throttle {
                 rate,
                 burst: fault.burst.unwrap_or(rate / 10.0).max(1.0),
-                retry_after: nanos(&field("retry_after"), &fault.retry_after, Duration::from_secs(1))?,
+                retry_after: nanos(
+                    &field("retry_after"),
+                    &fault.retry_after,
+                    Duration::from_secs(1),
+                )?,
             }
         }
         "failures" => FaultKind::Failures {
@@ -326,7 +357,9 @@ fn parse_fault(i: usize, fault: &FaultSection) -> Result<Fault, String> {
     };
     let start = nanos(&field("start"), &fault.start, Duration::ZERO)?;
     let end = match &fault.duration {
-        Some(_) => start.saturating_add(nanos(&field("duration"), &fault.duration, Duration::ZERO)?),
+        Some(_) => {
+            start.saturating_add(nanos(&field("duration"), &fault.duration, Duration::ZERO)?)
+        }
         None => u64::MAX,
     };
     Ok(Fault { kind, start, end })
@@ -356,7 +389,8 @@ fn parse_strategy(i: usize, section: &StrategySection) -> Result<StrategySpec, S
                 field("name")
             ));
         }
-        let mut spec = StrategySpec::named(&section.name).map_err(|error| format!("`{}`: {error}", field("name")))?;
+        let mut spec = StrategySpec::named(&section.name)
+            .map_err(|error| format!("`{}`: {error}", field("name")))?;
         if section.max_attempts.is_some() {
             spec.max_attempts = section.max_attempts;
         }
@@ -365,10 +399,17 @@ fn parse_strategy(i: usize, section: &StrategySection) -> Result<StrategySpec, S
     let mut builder = match base.as_str() {
         "standard" => RetryConfig::builder(),
         "aws-2026" => RetryConfig::aws_2026(),
-        other => return Err(format!("`{}`: unknown preset `{other}`, expected standard or aws-2026", field("base"))),
+        other => {
+            return Err(format!(
+                "`{}`: unknown preset `{other}`, expected standard or aws-2026",
+                field("base")
+            ));
+        }
     };
     if let Some(mode) = &section.mode {
-        let mode: RetryMode = mode.parse().map_err(|error| format!("`{}`: {error}", field("mode")))?;
+        let mode: RetryMode = mode
+            .parse()
+            .map_err(|error| format!("`{}`: {error}", field("mode")))?;
         builder = builder.mode(mode);
     }
     let set_duration = |value: &Option<String>, name: &str| -> Result<Option<Duration>, String> {
@@ -393,7 +434,9 @@ fn parse_strategy(i: usize, section: &StrategySection) -> Result<StrategySpec, S
         builder = builder.max_wait(d);
     }
     if let Some(jitter) = &section.jitter {
-        let jitter: Jitter = jitter.parse().map_err(|error| format!("`{}`: {error}", field("jitter")))?;
+        let jitter: Jitter = jitter
+            .parse()
+            .map_err(|error| format!("`{}`: {error}", field("jitter")))?;
         builder = builder.jitter(jitter);
     }
     if let Some(v) = section.quota_capacity {
@@ -414,7 +457,9 @@ fn parse_strategy(i: usize, section: &StrategySection) -> Result<StrategySpec, S
     if let Some(v) = section.quota_refill_per_second {
         builder = builder.quota_refill_per_second(v);
     }
-    let config = builder.build().map_err(|error| format!("strategy `{}`: {error}", section.name))?;
+    let config = builder
+        .build()
+        .map_err(|error| format!("strategy `{}`: {error}", section.name))?;
     let quota = match section.quota_sizing.as_deref().unwrap_or("per-client") {
         "per-client" => QuotaSizing::PerClient,
         "shared" => QuotaSizing::Shared,
@@ -422,7 +467,12 @@ fn parse_strategy(i: usize, section: &StrategySection) -> Result<StrategySpec, S
             tokens_per_rps: section
                 .tokens_per_rps
                 .filter(|v| v.is_finite() && *v > 0.0)
-                .ok_or_else(|| format!("`{}` must be a positive number with quota_sizing = \"per-rate\"", field("tokens_per_rps")))?,
+                .ok_or_else(|| {
+                    format!(
+                        "`{}` must be a positive number with quota_sizing = \"per-rate\"",
+                        field("tokens_per_rps")
+                    )
+                })?,
         },
         other => {
             return Err(format!(

@@ -169,11 +169,17 @@ impl FaultSchedule {
             .into_iter()
             .map(|start| {
                 let mut phase = Phase::normal(start);
-                for fault in self.faults.iter().filter(|f| f.start <= start && start < f.end) {
+                for fault in self
+                    .faults
+                    .iter()
+                    .filter(|f| f.start <= start && start < f.end)
+                {
                     match fault.kind {
                         FaultKind::Outage => phase.outage = true,
                         FaultKind::Blackhole => phase.blackhole = true,
-                        FaultKind::Brownout { capacity } => phase.capacity *= capacity.clamp(0.0, 1.0),
+                        FaultKind::Brownout { capacity } => {
+                            phase.capacity *= capacity.clamp(0.0, 1.0)
+                        }
                         FaultKind::Throttle {
                             rate,
                             burst,
@@ -182,7 +188,8 @@ impl FaultSchedule {
                         FaultKind::Failures { probability } => {
                             // Independent failure sources compose.
                             phase.fail_probability = 1.0
-                                - (1.0 - phase.fail_probability) * (1.0 - probability.clamp(0.0, 1.0));
+                                - (1.0 - phase.fail_probability)
+                                    * (1.0 - probability.clamp(0.0, 1.0));
                         }
                         FaultKind::LoadSpike { factor } => phase.load *= factor.max(0.0),
                     }

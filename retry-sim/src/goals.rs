@@ -33,10 +33,23 @@ pub struct GoalRow {
     pub met: bool,
 }
 
-fn cell<'a>(results: &'a [ScenarioResult], id: &str, variant: &str, strategy: &str) -> Option<&'a Cell> {
+fn cell<'a>(
+    results: &'a [ScenarioResult],
+    id: &str,
+    variant: &str,
+    strategy: &str,
+) -> Option<&'a Cell> {
     let result = results.iter().find(|r| r.scenario.id == id)?;
-    let v = result.scenario.variants.iter().position(|x| x.name == variant)?;
-    let k = result.scenario.strategies.iter().position(|x| x.name == strategy)?;
+    let v = result
+        .scenario
+        .variants
+        .iter()
+        .position(|x| x.name == variant)?;
+    let k = result
+        .scenario
+        .strategies
+        .iter()
+        .position(|x| x.name == strategy)?;
     result.cells.get(v)?.get(k)
 }
 
@@ -92,7 +105,8 @@ pub fn check(results: &[ScenarioResult]) -> Vec<GoalRow> {
         for (v, variant) in result.scenario.variants.iter().enumerate() {
             let p = S0_PROBABILITIES.get(v).copied().unwrap_or(f64::NAN);
             for (k, strategy) in result.scenario.strategies.iter().enumerate() {
-                let unbudgeted = matches!(strategy.name.as_str(), "none" | "fixed" | "fixed-backoff");
+                let unbudgeted =
+                    matches!(strategy.name.as_str(), "none" | "fixed" | "fixed-backoff");
                 let quota_not_binding = match strategy.name.as_str() {
                     "standard" | "adaptive" => p <= 0.3,
                     "aws-2026" => p <= 0.1,
@@ -143,9 +157,27 @@ pub fn check(results: &[ScenarioResult]) -> Vec<GoalRow> {
             |x| x <= 1.02,
         );
         for strategy in ["standard", "aws-2026"] {
-            c.add("R95 after the outage", "s1", &variant, strategy, |m| m.r95, 2, "≤ 2 s", |x| x <= 2.0);
+            c.add(
+                "R95 after the outage",
+                "s1",
+                &variant,
+                strategy,
+                |m| m.r95,
+                2,
+                "≤ 2 s",
+                |x| x <= 2.0,
+            );
         }
-        c.add("R95 after the outage", "s1", &variant, "adaptive", |m| m.r95, 2, "≤ 10 s", |x| x <= 10.0);
+        c.add(
+            "R95 after the outage",
+            "s1",
+            &variant,
+            "adaptive",
+            |m| m.r95,
+            2,
+            "≤ 10 s",
+            |x| x <= 10.0,
+        );
     }
     for variant in variants(results, "s3") {
         for strategy in OURS {
@@ -159,7 +191,16 @@ pub fn check(results: &[ScenarioResult]) -> Vec<GoalRow> {
                 "0",
                 |x| x == 0.0,
             );
-            c.add("S3 429 share", "s3", &variant, strategy, |m| m.share_429, 3, "≤ 0.05", |x| x <= 0.05);
+            c.add(
+                "S3 429 share",
+                "s3",
+                &variant,
+                strategy,
+                |m| m.share_429,
+                3,
+                "≤ 0.05",
+                |x| x <= 0.05,
+            );
             c.add(
                 "S3 goodput / 500/s limit",
                 "s3",
@@ -171,19 +212,55 @@ pub fn check(results: &[ScenarioResult]) -> Vec<GoalRow> {
                 |x| x >= 0.95,
             );
         }
-        c.add("R95 after throttling", "s3", &variant, "standard", |m| m.r95, 2, "≤ 2 s", |x| x <= 2.0);
-        c.add("R95 after throttling", "s3", &variant, "aws-2026", |m| m.r95, 2, "≤ 2 s", |x| x <= 2.0);
-        c.add("R95 after throttling", "s3", &variant, "adaptive", |m| m.r95, 2, "≤ 10 s", |x| x <= 10.0);
+        c.add(
+            "R95 after throttling",
+            "s3",
+            &variant,
+            "standard",
+            |m| m.r95,
+            2,
+            "≤ 2 s",
+            |x| x <= 2.0,
+        );
+        c.add(
+            "R95 after throttling",
+            "s3",
+            &variant,
+            "aws-2026",
+            |m| m.r95,
+            2,
+            "≤ 2 s",
+            |x| x <= 2.0,
+        );
+        c.add(
+            "R95 after throttling",
+            "s3",
+            &variant,
+            "adaptive",
+            |m| m.r95,
+            2,
+            "≤ 10 s",
+            |x| x <= 10.0,
+        );
     }
     let s4 = variants(results, "s4");
     if let (Some(first), Some(last)) = (s4.first(), s4.last()) {
         let names: Vec<String> = results
             .iter()
             .find(|r| r.scenario.id == "s4")
-            .map(|r| r.scenario.strategies.iter().map(|s| s.name.clone()).collect())
+            .map(|r| {
+                r.scenario
+                    .strategies
+                    .iter()
+                    .map(|s| s.name.clone())
+                    .collect()
+            })
             .unwrap_or_default();
         for strategy in &names {
-            let (Some(a), Some(b)) = (cell(results, "s4", first, strategy), cell(results, "s4", last, strategy)) else {
+            let (Some(a), Some(b)) = (
+                cell(results, "s4", first, strategy),
+                cell(results, "s4", last, strategy),
+            ) else {
                 continue;
             };
             let low = summarize(a, |m| m.amplification);

@@ -99,12 +99,16 @@ fn scenarios(cli: &Cli) -> Result<Vec<Scenario>, String> {
     if let Some(load) = cli.load
         && !(load.is_finite() && load > 0.0)
     {
-        return Err(format!("--load must be a positive number of requests per second, not {load}"));
+        return Err(format!(
+            "--load must be a positive number of requests per second, not {load}"
+        ));
     }
     if let Some(duration) = cli.duration
         && !(duration.is_finite() && duration >= 1.0)
     {
-        return Err(format!("--duration must be at least 1 second, not {duration}"));
+        return Err(format!(
+            "--duration must be at least 1 second, not {duration}"
+        ));
     }
     let options = Options {
         clients: cli.clients,
@@ -145,7 +149,8 @@ fn run(cli: &Cli) -> Result<(), String> {
     let results = runner::run_all(&scenarios, threads, !cli.quiet)?;
     let elapsed = started.elapsed();
 
-    std::fs::create_dir_all(&cli.out).map_err(|e| format!("cannot create {}: {e}", cli.out.display()))?;
+    std::fs::create_dir_all(&cli.out)
+        .map_err(|e| format!("cannot create {}: {e}", cli.out.display()))?;
     let write = |name: &str, text: &str| {
         let path = cli.out.join(name);
         std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
@@ -153,14 +158,26 @@ fn run(cli: &Cli) -> Result<(), String> {
     let goals = goals::goals_markdown(&results);
     let header = format!(
         "Scenarios: {}. Seeds: {}. Strategies: {}.",
-        scenarios.iter().map(|s| s.id.as_str()).collect::<Vec<_>>().join(", "),
+        scenarios
+            .iter()
+            .map(|s| s.id.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
         scenarios.first().map_or(0, |s| s.seeds),
         scenarios
             .first()
-            .map(|s| s.strategies.iter().map(|k| k.name.as_str()).collect::<Vec<_>>().join(", "))
+            .map(|s| s
+                .strategies
+                .iter()
+                .map(|k| k.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", "))
             .unwrap_or_default(),
     );
-    write("results.md", &report::full_markdown(&results, &header, &goals))?;
+    write(
+        "results.md",
+        &report::full_markdown(&results, &header, &goals),
+    )?;
     for result in &results {
         write(
             &format!("{}.md", plot::slug(&result.scenario.id)),

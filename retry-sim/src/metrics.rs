@@ -228,25 +228,38 @@ impl Recorder {
 
     fn sum64(series: &[u64], range: (Nanos, Nanos)) -> u64 {
         let (a, b) = ((range.0 / BIN) as usize, (range.1 / BIN) as usize);
-        series[a.min(series.len())..b.min(series.len())].iter().sum()
+        series[a.min(series.len())..b.min(series.len())]
+            .iter()
+            .sum()
     }
 
     /// The metrics of the run. `capacity` is what the service can usefully deliver per second
     /// during the window (for normalized goodput).
     pub fn finish(&self, capacity: f64) -> RunOutput {
         let w = self.windows;
-        let ratio = |a: u64, b: u64| if b == 0 { f64::NAN } else { a as f64 / b as f64 };
+        let ratio = |a: u64, b: u64| {
+            if b == 0 {
+                f64::NAN
+            } else {
+                a as f64 / b as f64
+            }
+        };
         let span = (w.window.1 - w.window.0) as f64 / SECOND as f64;
         let requests = Self::sum32(&self.arrivals, w.window);
         let offered = requests as f64 / span;
         let goodput = Self::sum32(&self.ok_by_completion, w.window) as f64 / span;
-        let deliverable = if capacity > 0.0 { offered.min(capacity) } else { offered };
+        let deliverable = if capacity > 0.0 {
+            offered.min(capacity)
+        } else {
+            offered
+        };
         let useful = Self::sum64(&self.useful_busy, w.window);
         let wasted = Self::sum64(&self.wasted_busy, w.window);
         let horizon = (0, w.horizon);
         let run_bins = &self.attempts[..((w.horizon / BIN) as usize).min(self.attempts.len())];
         let peak = run_bins.iter().copied().max().unwrap_or(0);
-        let mean = run_bins.iter().map(|&v| f64::from(v)).sum::<f64>() / run_bins.len().max(1) as f64;
+        let mean =
+            run_bins.iter().map(|&v| f64::from(v)).sum::<f64>() / run_bins.len().max(1) as f64;
         let metrics = RunMetrics {
             amplification: ratio(Self::sum32(&self.attempts, w.window), requests),
             amplification_late: ratio(
@@ -272,7 +285,11 @@ impl Recorder {
                 Self::sum32(&self.throttled, w.window),
                 Self::sum32(&self.attempts, w.window),
             ),
-            peak_to_mean: if mean > 0.0 { f64::from(peak) / mean } else { f64::NAN },
+            peak_to_mean: if mean > 0.0 {
+                f64::from(peak) / mean
+            } else {
+                f64::NAN
+            },
             jain: self.jain(),
             local_rejections: self.local_rejections as f64,
             deadline_cancels: self.deadline_cancels as f64,
@@ -294,15 +311,25 @@ impl Recorder {
         let healthy = {
             let requests = Self::sum32(&self.arrivals, self.windows.baseline);
             let ok = Self::sum32(&self.ok_by_arrival, self.windows.baseline);
-            if requests == 0 { 1.0 } else { ok as f64 / requests as f64 }
+            if requests == 0 {
+                1.0
+            } else {
+                ok as f64 / requests as f64
+            }
         };
         let threshold = 0.95 * healthy;
         let first = (from / BIN) as usize;
         let last = ((self.windows.horizon / BIN) as usize).min(self.arrivals.len());
         let window_ok = |start: usize| -> bool {
             let end = (start + BINS_PER_SECOND).min(last);
-            let requests: u64 = self.arrivals[start..end].iter().map(|&v| u64::from(v)).sum();
-            let ok: u64 = self.ok_by_arrival[start..end].iter().map(|&v| u64::from(v)).sum();
+            let requests: u64 = self.arrivals[start..end]
+                .iter()
+                .map(|&v| u64::from(v))
+                .sum();
+            let ok: u64 = self.ok_by_arrival[start..end]
+                .iter()
+                .map(|&v| u64::from(v))
+                .sum();
             requests == 0 || ok as f64 >= threshold * requests as f64
         };
         let hold = 5 * BINS_PER_SECOND;
@@ -332,7 +359,11 @@ impl Recorder {
                 n += 1.0;
             }
         }
-        if squares == 0.0 { f64::NAN } else { sum * sum / (n * squares) }
+        if squares == 0.0 {
+            f64::NAN
+        } else {
+            sum * sum / (n * squares)
+        }
     }
 }
 

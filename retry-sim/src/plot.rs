@@ -90,8 +90,15 @@ pub fn write_plots(result: &ScenarioResult, dir: &Path) -> Result<Vec<PathBuf>, 
                 .enumerate()
                 .map(|(k, strategy)| {
                     let cell = &result.cells[v][k];
-                    let series = if successes { &cell.successes } else { &cell.attempts };
-                    (strategy.name.clone(), points(series, scenario.seeds, range, per_bin))
+                    let series = if successes {
+                        &cell.successes
+                    } else {
+                        &cell.attempts
+                    };
+                    (
+                        strategy.name.clone(),
+                        points(series, scenario.seeds, range, per_bin),
+                    )
                 })
                 .collect()
         };
@@ -123,12 +130,15 @@ fn draw(path: &Path, title: &str, y_label: &str, lines: &[Line], log: bool) -> R
     let (x0, x1) = lines
         .iter()
         .flat_map(|(_, points)| points.iter().map(|p| p.0))
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| (a.min(x), b.max(x)));
-    let y_max = lines
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+            (a.min(x), b.max(x))
+        });
+    let top = lines
         .iter()
         .flat_map(|(_, points)| points.iter().map(|p| p.1))
-        .fold(1.0f64, f64::max)
-        * 1.1;
+        .fold(1.0f64, f64::max);
+    // Headroom for the legend in the upper left (linear) or lower right (log) corner.
+    let y_max = if log { top * 2.0 } else { top * 1.6 };
     if !(x0.is_finite() && x1.is_finite() && x1 > x0) {
         return Ok(());
     }
@@ -163,10 +173,13 @@ fn draw(path: &Path, title: &str, y_label: &str, lines: &[Line], log: bool) -> R
                 .draw_series(LineSeries::new(clamped, color.stroke_width(1)))
                 .map_err(|e| error(&e))?
                 .label(name)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
+                });
         }
         chart
             .configure_series_labels()
+            .position(SeriesLabelPosition::LowerRight)
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK)
             .draw()
@@ -183,13 +196,19 @@ fn draw(path: &Path, title: &str, y_label: &str, lines: &[Line], log: bool) -> R
             .map_err(|e| error(&e))?;
         for ((_, points), (name, color)) in lines.iter().zip(legend(lines)) {
             chart
-                .draw_series(LineSeries::new(points.iter().copied(), color.stroke_width(1)))
+                .draw_series(LineSeries::new(
+                    points.iter().copied(),
+                    color.stroke_width(1),
+                ))
                 .map_err(|e| error(&e))?
                 .label(name)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
+                });
         }
         chart
             .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK)
             .draw()

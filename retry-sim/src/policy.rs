@@ -83,11 +83,13 @@ impl Policy {
     /// May the token's attempt be sent now: `acquire_send_permit`.
     pub fn permit(&mut self, token: &mut Token, now: Nanos) -> Permit {
         match (self, token) {
-            (Policy::Ours(strategy), Token::Ours(token)) => match strategy.acquire_send_permit(token) {
-                Ok(SendPermit::Granted) => Permit::Granted,
-                Ok(SendPermit::Wait(wait)) => Permit::Wait(from_duration(wait).max(1)),
-                Err(_) => Permit::Refused,
-            },
+            (Policy::Ours(strategy), Token::Ours(token)) => {
+                match strategy.acquire_send_permit(token) {
+                    Ok(SendPermit::Granted) => Permit::Granted,
+                    Ok(SendPermit::Wait(wait)) => Permit::Wait(from_duration(wait).max(1)),
+                    Err(_) => Permit::Refused,
+                }
+            }
             (Policy::Baseline(client), Token::Baseline(_)) => {
                 if client.admit(now) {
                     Permit::Granted
@@ -103,7 +105,9 @@ impl Policy {
     pub fn succeeded(&mut self, token: Token, now: Nanos) {
         match (self, token) {
             (Policy::Ours(strategy), Token::Ours(token)) => strategy.record_success(token),
-            (Policy::Baseline(client), Token::Baseline(_)) => client.on_response(Outcome::Success, now),
+            (Policy::Baseline(client), Token::Baseline(_)) => {
+                client.on_response(Outcome::Success, now)
+            }
             _ => {}
         }
     }
@@ -112,9 +116,10 @@ impl Policy {
     /// (its delay to be slept first); `None` ends the call with this failure.
     pub fn failed(&mut self, token: Token, failure: &Failure, now: Nanos) -> Option<Token> {
         match (self, token) {
-            (Policy::Ours(strategy), Token::Ours(token)) => {
-                strategy.refresh_retry_token(token, &failure.reason()).ok().map(Token::Ours)
-            }
+            (Policy::Ours(strategy), Token::Ours(token)) => strategy
+                .refresh_retry_token(token, &failure.reason())
+                .ok()
+                .map(Token::Ours),
             (Policy::Baseline(client), Token::Baseline(token)) => {
                 client.on_response(
                     Outcome::Failure {
@@ -122,7 +127,9 @@ impl Policy {
                     },
                     now,
                 );
-                client.retry(token, failure.retry_after, now).map(Token::Baseline)
+                client
+                    .retry(token, failure.retry_after, now)
+                    .map(Token::Baseline)
             }
             _ => None,
         }

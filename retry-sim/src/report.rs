@@ -95,7 +95,12 @@ pub fn scenario_markdown(result: &ScenarioResult) -> String {
         scenario.seeds
     );
     for (v, variant) in scenario.variants.iter().enumerate() {
-        let _ = writeln!(out, "### {} — {}\n", scenario.id.to_uppercase(), variant.name);
+        let _ = writeln!(
+            out,
+            "### {} — {}\n",
+            scenario.id.to_uppercase(),
+            variant.name
+        );
         // A calibration variant: only background failures, no timed fault.
         let faults = variant.config.faults.faults();
         let calibration = match faults {
@@ -128,7 +133,11 @@ fn standard_table(out: &mut String, result: &ScenarioResult, v: usize) {
         let cell = &result.cells[v][k];
         let _ = write!(out, "| {} |", strategy.name);
         for column in &COLUMNS {
-            let _ = write!(out, " {} |", summarize(cell, column.value).format(column.decimals));
+            let _ = write!(
+                out,
+                " {} |",
+                summarize(cell, column.value).format(column.decimals)
+            );
         }
         out.push('\n');
     }

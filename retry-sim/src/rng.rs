@@ -138,7 +138,11 @@ impl Rng {
 /// let random = retry_sim::rng::strategy_random(7, 1, 2);
 /// # let _ = random;
 /// ```
-pub fn strategy_random(seed: u64, layer: u64, client: u64) -> std::sync::Arc<retry_core::SeededRandom> {
+pub fn strategy_random(
+    seed: u64,
+    layer: u64,
+    client: u64,
+) -> std::sync::Arc<retry_core::SeededRandom> {
     std::sync::Arc::new(retry_core::SeededRandom::new(derive_seed(
         seed,
         1_000_000 + layer * 10_000_000 + client,

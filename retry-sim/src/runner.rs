@@ -41,7 +41,11 @@ struct Task {
 
 /// Runs `scenarios` on `threads` threads. The progress bar goes to stderr, and only when it is
 /// a terminal and `progress` is set.
-pub fn run_all(scenarios: &[Scenario], threads: usize, progress: bool) -> Result<Vec<ScenarioResult>, String> {
+pub fn run_all(
+    scenarios: &[Scenario],
+    threads: usize,
+    progress: bool,
+) -> Result<Vec<ScenarioResult>, String> {
     let mut tasks = Vec::new();
     for (s, scenario) in scenarios.iter().enumerate() {
         for v in 0..scenario.variants.len() {
@@ -60,7 +64,10 @@ pub fn run_all(scenarios: &[Scenario], threads: usize, progress: bool) -> Result
     // Longest runs first, for a balanced finish: cost ~ layers × clients' total rate × horizon.
     let cost = |t: &Task| {
         let config = &scenarios[t.scenario].variants[t.variant].config;
-        config.layers.len() as f64 * config.rate * f64::from(config.layers[0].instances) * config.horizon as f64
+        config.layers.len() as f64
+            * config.rate
+            * f64::from(config.layers[0].instances)
+            * config.horizon as f64
     };
     tasks.sort_by(|a, b| cost(b).total_cmp(&cost(a)));
     let results = Mutex::new(
@@ -88,7 +95,9 @@ pub fn run_all(scenarios: &[Scenario], threads: usize, progress: bool) -> Result
     );
     let bar = if progress && std::io::stderr().is_terminal() {
         let bar = ProgressBar::new(tasks.len() as u64);
-        if let Ok(style) = ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} runs, eta {eta} {msg}") {
+        if let Ok(style) = ProgressStyle::with_template(
+            "{elapsed_precise} [{bar:40}] {pos}/{len} runs, eta {eta} {msg}",
+        ) {
             bar.set_style(style.progress_chars("=> "));
         }
         bar
@@ -112,7 +121,8 @@ pub fn run_all(scenarios: &[Scenario], threads: usize, progress: bool) -> Result
                     match run(&variant.config, strategy, u64::from(task.seed) + 1) {
                         Ok(output) => {
                             let mut results = results.lock().unwrap_or_else(|e| e.into_inner());
-                            let cell = &mut results[task.scenario].cells[task.variant][task.strategy];
+                            let cell =
+                                &mut results[task.scenario].cells[task.variant][task.strategy];
                             cell.metrics[task.seed as usize] = output.metrics;
                             add(&mut cell.attempts, &output.attempts);
                             add(&mut cell.successes, &output.successes);

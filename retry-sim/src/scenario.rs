@@ -242,7 +242,10 @@ pub fn builtin(id: &str, options: &Options) -> Result<Scenario, String> {
                  each: up to 27 attempts at the server per request); `top only`: the tiers make one \
                  attempt and only the clients retry. Tier calls have a 1 s deadline (their caller's \
                  attempt timeout). Amplification is attempts at the server per client request.",
-                vec![variant("every layer", layered(true)), variant("top only", layered(false))],
+                vec![
+                    variant("every layer", layered(true)),
+                    variant("top only", layered(false)),
+                ],
             )
         }
         other => {

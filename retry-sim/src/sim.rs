@@ -107,11 +107,18 @@ impl SimConfig {
         if self.layers.iter().any(|l| l.instances == 0) {
             return Err("every layer needs at least one client or instance".into());
         }
-        if self.layers.iter().any(|l| l.attempt_timeout == 0 || l.deadline == 0) {
+        if self
+            .layers
+            .iter()
+            .any(|l| l.attempt_timeout == 0 || l.deadline == 0)
+        {
             return Err("attempt timeouts and deadlines must be longer than zero".into());
         }
         if !(self.rate.is_finite() && self.rate > 0.0) {
-            return Err(format!("the request rate must be positive, not {}", self.rate));
+            return Err(format!(
+                "the request rate must be positive, not {}",
+                self.rate
+            ));
         }
         if self.server.workers == 0 {
             return Err("the server needs at least one worker".into());
@@ -164,10 +171,22 @@ impl Response {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Event {
-    ServiceDone { call: u32, epoch: u32, started: Nanos, fail: bool },
-    Wake { call: u32, epoch: u32 },
-    Phase { index: u32 },
-    Think { client: u32 },
+    ServiceDone {
+        call: u32,
+        epoch: u32,
+        started: Nanos,
+        fail: bool,
+    },
+    Wake {
+        call: u32,
+        epoch: u32,
+    },
+    Phase {
+        index: u32,
+    },
+    Think {
+        client: u32,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -338,7 +357,12 @@ impl Engine<'_> {
     fn run(&mut self, end: Nanos) {
         for index in 1..self.phases.len() {
             let at = self.phases[index].start;
-            self.schedule(at, Event::Phase { index: index as u32 });
+            self.schedule(
+                at,
+                Event::Phase {
+                    index: index as u32,
+                },
+            );
         }
         if let Some(first) = self.phases.first().copied() {
             self.enter_phase(first);
@@ -402,7 +426,10 @@ impl Engine<'_> {
                     }
                 }
                 Source::Arrival => {
-                    let client = self.arrival_rng.below(u64::from(self.config.layers[0].instances)) as u32;
+                    let client = self
+                        .arrival_rng
+                        .below(u64::from(self.config.layers[0].instances))
+                        as u32;
                     self.draw_arrival();
                     self.start_call(0, client, None);
                 }
@@ -421,7 +448,11 @@ impl Engine<'_> {
                 if let Some((job, admission)) = self.server.complete(self.now) {
                     self.admitted(job, admission);
                 }
-                let response = if fail { Response::ServerError } else { Response::Ok };
+                let response = if fail {
+                    Response::ServerError
+                } else {
+                    Response::Ok
+                };
                 let delivered = self.respond(call, epoch, response);
                 self.recorder
                     .busy(self.now, self.now - started, delivered && !fail);
@@ -556,7 +587,9 @@ impl Engine<'_> {
         }
         let (layer, epoch) = (call.layer as usize, call.epoch);
         let timeout = now.saturating_add(self.config.layers[layer].attempt_timeout);
-        self.timeouts[layer].entries.push_back((timeout, slot, epoch));
+        self.timeouts[layer]
+            .entries
+            .push_back((timeout, slot, epoch));
         if layer + 1 < self.config.layers.len() {
             let instances = self.config.layers[layer + 1].instances;
             let instance = self.route_rng.below(u64::from(instances)) as u32;
@@ -646,7 +679,8 @@ impl Engine<'_> {
         call.state = State::Free;
         call.epoch = call.epoch.wrapping_add(1);
         call.token = None;
-        let (layer, instance, parent, started) = (call.layer, call.instance, call.parent, call.started);
+        let (layer, instance, parent, started) =
+            (call.layer, call.instance, call.parent, call.started);
         self.free.push(slot);
         if layer == 0 {
             self.recorder

@@ -4,8 +4,9 @@ use std::fmt;
 
 /// Two-sided 97.5 % quantiles of Student's t for 1..=30 degrees of freedom.
 const T975: [f64; 30] = [
-    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-    2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+    2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+    2.052, 2.048, 2.045, 2.042,
 ];
 
 /// The mean of some samples and the half-width of its 95 % confidence interval.
@@ -88,7 +89,10 @@ impl Summary {
         if self.n <= 1 || self.half_width == 0.0 {
             return format!("{:.*}", decimals, self.mean);
         }
-        format!("{:.*} ± {:.*}", decimals, self.mean, decimals, self.half_width)
+        format!(
+            "{:.*} ± {:.*}",
+            decimals, self.mean, decimals, self.half_width
+        )
     }
 }
 

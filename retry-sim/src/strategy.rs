@@ -9,7 +9,8 @@ use retry_core::{AdaptiveStrategy, RetryConfig, RetryMode, Scope, StandardStrate
 use crate::clock::SimClock;
 
 use crate::baseline::{
-    BackoffSpec, BaselineClient, BudgetKind, FinagleBudget, GrpcThrottle, RetryAfterUse, SreThrottle, Unlimited,
+    BackoffSpec, BaselineClient, BudgetKind, FinagleBudget, GrpcThrottle, RetryAfterUse,
+    SreThrottle, Unlimited,
 };
 use crate::policy::Policy;
 use crate::rng::{Rng, strategy_random};
@@ -166,10 +167,20 @@ impl StrategySpec {
         let kind = match name {
             "none" => {
                 max_attempts = Some(1);
-                baseline(BudgetSpec::Unlimited, BackoffSpec::NONE, RetryAfterUse::Ignore)
+                baseline(
+                    BudgetSpec::Unlimited,
+                    BackoffSpec::NONE,
+                    RetryAfterUse::Ignore,
+                )
             }
-            "fixed" => baseline(BudgetSpec::Unlimited, BackoffSpec::NONE, RetryAfterUse::Ignore),
-            "fixed-backoff" => baseline(BudgetSpec::Unlimited, BACKON_BACKOFF, RetryAfterUse::Ignore),
+            "fixed" => baseline(
+                BudgetSpec::Unlimited,
+                BackoffSpec::NONE,
+                RetryAfterUse::Ignore,
+            ),
+            "fixed-backoff" => {
+                baseline(BudgetSpec::Unlimited, BACKON_BACKOFF, RetryAfterUse::Ignore)
+            }
             "standard" => ours(RetryConfig::builder().build(), QuotaSizing::PerClient)?,
             "aws-2026" => ours(RetryConfig::aws_2026().build(), QuotaSizing::PerClient)?,
             "adaptive" => ours(
@@ -215,7 +226,12 @@ impl StrategySpec {
             other => {
                 return Err(format!(
                     "unknown strategy `{other}`: expected one of {}",
-                    BUILT_IN.iter().chain(EXTRA.iter()).copied().collect::<Vec<_>>().join(", ")
+                    BUILT_IN
+                        .iter()
+                        .chain(EXTRA.iter())
+                        .copied()
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ));
             }
         };
@@ -255,7 +271,12 @@ impl StrategySpec {
 
     /// Builds the policies of one layer's clients, all on `clock`. Randomness comes from
     /// streams derived from `seed` and the layer's index.
-    pub fn build_layer(&self, layer: &LayerBuild, clock: &Arc<SimClock>, seed: u64) -> Result<Vec<Policy>, String> {
+    pub fn build_layer(
+        &self,
+        layer: &LayerBuild,
+        clock: &Arc<SimClock>,
+        seed: u64,
+    ) -> Result<Vec<Policy>, String> {
         let LayerBuild {
             index,
             clients,
@@ -275,7 +296,10 @@ impl StrategySpec {
                     .map_err(|error| format!("strategy `{}`: {error}", self.name))?;
                 let config = match quota {
                     QuotaSizing::PerRequestRate { tokens_per_rps } => {
-                        let capacity = (tokens_per_rps * rate).round().clamp(1.0, f64::from(u32::MAX)) as u32;
+                        let capacity = (tokens_per_rps * rate)
+                            .round()
+                            .clamp(1.0, f64::from(u32::MAX))
+                            as u32;
                         config
                             .to_builder()
                             .quota_capacity(capacity)
@@ -295,7 +319,9 @@ impl StrategySpec {
                             builder = builder.scope(scope.clone());
                         }
                         let strategy: Box<dyn retry_core::RetryStrategy> = match config.mode() {
-                            RetryMode::Adaptive => Box::new(AdaptiveStrategy::from_builder(builder)),
+                            RetryMode::Adaptive => {
+                                Box::new(AdaptiveStrategy::from_builder(builder))
+                            }
                             _ => Box::new(builder.build()),
                         };
                         Policy::Ours(strategy)
@@ -314,14 +340,23 @@ impl StrategySpec {
                             max_tokens,
                             token_ratio,
                         } => BudgetKind::Grpc(GrpcThrottle::new(max_tokens, token_ratio)),
-                        BudgetSpec::Sre { k, window_secs } => BudgetKind::Sre(SreThrottle::new(k, window_secs)),
+                        BudgetSpec::Sre { k, window_secs } => {
+                            BudgetKind::Sre(SreThrottle::new(k, window_secs))
+                        }
                         BudgetSpec::Finagle {
                             percent_can_retry,
                             min_retries_per_sec,
                             ttl_secs,
-                        } => BudgetKind::Finagle(FinagleBudget::new(percent_can_retry, min_retries_per_sec, ttl_secs)),
+                        } => BudgetKind::Finagle(FinagleBudget::new(
+                            percent_can_retry,
+                            min_retries_per_sec,
+                            ttl_secs,
+                        )),
                     };
-                    let rng = Rng::stream(seed, 2_000_000 + u64::from(layer) * 10_000_000 + u64::from(client));
+                    let rng = Rng::stream(
+                        seed,
+                        2_000_000 + u64::from(layer) * 10_000_000 + u64::from(client),
+                    );
                     Policy::Baseline(BaselineClient::new(
                         budget,
                         *backoff,
@@ -378,7 +413,10 @@ impl fmt::Display for StrategySpec {
                 match quota {
                     QuotaSizing::PerClient => write!(f, ", one private scope per client"),
                     QuotaSizing::PerRequestRate { tokens_per_rps } => {
-                        write!(f, ", quota capacity {tokens_per_rps:.1} x the client's request rate")
+                        write!(
+                            f,
+                            ", quota capacity {tokens_per_rps:.1} x the client's request rate"
+                        )
                     }
                     QuotaSizing::Shared => write!(f, ", one scope shared by every client"),
                 }
@@ -405,10 +443,14 @@ impl fmt::Display for StrategySpec {
                     BudgetSpec::Grpc {
                         max_tokens,
                         token_ratio,
-                    } => write!(f, ", gRPC retry throttling (maxTokens {max_tokens}, tokenRatio {token_ratio})")?,
-                    BudgetSpec::Sre { k, window_secs } => {
-                        write!(f, ", SRE client-side throttling (K = {k}, window {window_secs} s)")?
-                    }
+                    } => write!(
+                        f,
+                        ", gRPC retry throttling (maxTokens {max_tokens}, tokenRatio {token_ratio})"
+                    )?,
+                    BudgetSpec::Sre { k, window_secs } => write!(
+                        f,
+                        ", SRE client-side throttling (K = {k}, window {window_secs} s)"
+                    )?,
                     BudgetSpec::Finagle {
                         percent_can_retry,
                         min_retries_per_sec,

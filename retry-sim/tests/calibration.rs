@@ -26,10 +26,10 @@ fn calibration(p: f64, attempts: u32) -> SimConfig {
 
 /// Mean (attempts per request, success rate) over 4 seeds.
 fn measure(config: &SimConfig, strategy: &str) -> (f64, f64) {
-    let spec = StrategySpec::named(strategy).unwrap();
+    let spec = StrategySpec::named(strategy).expect("a built-in strategy");
     let (mut attempts, mut success) = (0.0, 0.0);
     for seed in 1..=4 {
-        let metrics = run(config, &spec, seed).unwrap().metrics;
+        let metrics = run(config, &spec, seed).expect("a valid run").metrics;
         attempts += metrics.amplification / 4.0;
         success += metrics.success_rate / 4.0;
     }
@@ -86,7 +86,11 @@ fn ours_match_while_the_quota_does_not_bind() {
     // aws-2026's retry cost of 14 drains the quota above p ≈ 0.1; at p = 0.1 it still refills.
     for (strategy, p) in [("standard", 0.1), ("aws-2026", 0.01), ("aws-2026", 0.1)] {
         let (attempts, _) = measure(&calibration(p, 3), strategy);
-        assert_within_1_percent(attempts, analytic_attempts(p, 3), &format!("{strategy}, p = {p}"));
+        assert_within_1_percent(
+            attempts,
+            analytic_attempts(p, 3),
+            &format!("{strategy}, p = {p}"),
+        );
     }
 }
 
@@ -98,5 +102,8 @@ fn a_quota_caps_retries_when_every_attempt_fails() {
     assert!((fixed - 4.0).abs() < 0.01, "fixed {fixed}");
     let (standard, _) = measure(&calibration(1.0, 4), "standard");
     let (aws, _) = measure(&calibration(1.0, 4), "aws-2026");
-    assert!(standard < 1.5 && aws < standard, "standard {standard}, aws-2026 {aws}");
+    assert!(
+        standard < 1.5 && aws < standard,
+        "standard {standard}, aws-2026 {aws}"
+    );
 }

@@ -11,7 +11,10 @@ fn the_example_file_parses_and_runs() {
     let mut scenario = config::load(&path).unwrap();
     assert_eq!(scenario.id, "my-service");
     let names: Vec<String> = scenario.strategies.iter().map(|s| s.name.clone()).collect();
-    assert_eq!(names, ["none", "fixed-backoff", "aws-2026", "adaptive", "mine"]);
+    assert_eq!(
+        names,
+        ["none", "fixed-backoff", "aws-2026", "adaptive", "mine"]
+    );
     let variant = &scenario.variants[0].config;
     assert_eq!(variant.layers[0].instances, 40);
     assert_eq!(variant.faults.faults().len(), 3);
@@ -27,23 +30,44 @@ fn the_example_file_parses_and_runs() {
     }
     let none = &results[0].cells[0][0].metrics[0];
     assert_eq!(none.amplification, 1.0);
-    assert!(none.success_rate < 0.9, "the outage hurt: {}", none.success_rate);
+    assert!(
+        none.success_rate < 0.9,
+        "the outage hurt: {}",
+        none.success_rate
+    );
 }
 
 #[test]
 fn mistakes_are_reported_clearly() {
     let error = |text: &str| config::parse(text, "t").unwrap_err();
-    assert!(error("colour = 1").contains("unknown field `colour`"), "{}", error("colour = 1"));
+    assert!(
+        error("colour = 1").contains("unknown field `colour`"),
+        "{}",
+        error("colour = 1")
+    );
     let bad_duration = error("duration = \"5\"");
-    assert!(bad_duration.contains("`duration`") && bad_duration.contains("missing unit"), "{bad_duration}");
+    assert!(
+        bad_duration.contains("`duration`") && bad_duration.contains("missing unit"),
+        "{bad_duration}"
+    );
     let bad_strategy = error("[[strategies]]\nname = \"fancy\"");
-    assert!(bad_strategy.contains("unknown strategy `fancy`"), "{bad_strategy}");
+    assert!(
+        bad_strategy.contains("unknown strategy `fancy`"),
+        "{bad_strategy}"
+    );
     let needs_base = error("[[strategies]]\nname = \"aws-2026\"\nretry_cost = 3");
     assert!(needs_base.contains("`base` preset"), "{needs_base}");
     let bad_fault = error("[[faults]]\nkind = \"brownout\"\nstart = \"1s\"");
-    assert!(bad_fault.contains("`faults[0].capacity` is required"), "{bad_fault}");
-    let invalid = error("[[strategies]]\nname = \"x\"\nbase = \"standard\"\ninitial_backoff = \"30s\"");
-    assert!(invalid.contains("strategy `x`") && invalid.contains("initial_backoff"), "{invalid}");
+    assert!(
+        bad_fault.contains("`faults[0].capacity` is required"),
+        "{bad_fault}"
+    );
+    let invalid =
+        error("[[strategies]]\nname = \"x\"\nbase = \"standard\"\ninitial_backoff = \"30s\"");
+    assert!(
+        invalid.contains("strategy `x`") && invalid.contains("initial_backoff"),
+        "{invalid}"
+    );
     let zero = error("[clients]\ncount = 0");
     assert!(zero.contains("at least one client"), "{zero}");
 }

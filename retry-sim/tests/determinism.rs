@@ -56,7 +56,10 @@ fn one_seed_gives_identical_runs() {
         // Debug formatting compares NaNs (undefined metrics) as equal.
         assert_eq!(format!("{a:?}"), format!("{b:?}"), "{name}");
         let c = run(config, &spec, 8).unwrap();
-        assert_ne!(a.attempts, c.attempts, "{name}: another seed is another run");
+        assert_ne!(
+            a.attempts, c.attempts,
+            "{name}: another seed is another run"
+        );
     }
 }
 
@@ -65,8 +68,14 @@ fn reports_and_plots_do_not_depend_on_threads() {
     let scenario = small();
     let one = runner::run_all(std::slice::from_ref(&scenario), 1, false).unwrap();
     let two = runner::run_all(std::slice::from_ref(&scenario), 2, false).unwrap();
-    assert!(format!("{one:?}") == format!("{two:?}"), "1 and 2 threads differ");
-    assert_eq!(report::scenario_markdown(&one[0]), report::scenario_markdown(&two[0]));
+    assert!(
+        format!("{one:?}") == format!("{two:?}"),
+        "1 and 2 threads differ"
+    );
+    assert_eq!(
+        report::scenario_markdown(&one[0]),
+        report::scenario_markdown(&two[0])
+    );
 
     let dir = std::env::temp_dir().join(format!("retry-sim-determinism-{}", std::process::id()));
     let (a, b) = (dir.join("a"), dir.join("b"));

@@ -13,7 +13,13 @@ fn outage(kind: FaultKind) -> SimConfig {
 }
 
 fn metrics(config: &SimConfig, strategy: &str) -> retry_sim::metrics::RunMetrics {
-    run(config, &StrategySpec::named(strategy).unwrap(), 1).unwrap().metrics
+    run(
+        config,
+        &StrategySpec::named(strategy).expect("a built-in strategy"),
+        1,
+    )
+    .expect("a valid run")
+    .metrics
 }
 
 #[test]
@@ -21,10 +27,18 @@ fn aws_2026_keeps_an_outage_below_1_11_attempts_per_request() {
     for kind in [FaultKind::Outage, FaultKind::Blackhole] {
         let m = metrics(&outage(kind), "aws-2026");
         assert!(m.amplification <= 1.11, "{kind:?}: {}", m.amplification);
-        assert!(m.amplification_late <= 1.02, "{kind:?}: {}", m.amplification_late);
+        assert!(
+            m.amplification_late <= 1.02,
+            "{kind:?}: {}",
+            m.amplification_late
+        );
         assert!(m.r95 <= 2.0, "{kind:?}: {}", m.r95);
         let fixed = metrics(&outage(kind), "fixed");
-        assert!(fixed.amplification > 2.9, "{kind:?}: {}", fixed.amplification);
+        assert!(
+            fixed.amplification > 2.9,
+            "{kind:?}: {}",
+            fixed.amplification
+        );
     }
 }
 
@@ -59,7 +73,11 @@ fn throttled_clients_honor_retry_after() {
     for strategy in ["standard", "aws-2026", "adaptive", "grpc"] {
         let m = metrics(&config, strategy);
         assert_eq!(m.retry_after_violations, 0.0, "{strategy}");
-        assert!(m.goodput_normalized >= 0.95, "{strategy}: {}", m.goodput_normalized);
+        assert!(
+            m.goodput_normalized >= 0.95,
+            "{strategy}: {}",
+            m.goodput_normalized
+        );
     }
     assert!(metrics(&config, "fixed").retry_after_violations > 0.0);
 }

@@ -337,10 +337,9 @@ fn from_lookup_errors_name_the_variable() {
 }
 
 #[test]
-fn from_lookup_accepts_a_max_backoff_below_the_throttling_default() {
-    // The environment cannot set the throttling backoff (1 s by default): a max_backoff below
-    // it must not make an otherwise valid environment invalid. As `#[retryable]` does, the
-    // throttling backoff then starts from max_backoff itself.
+fn from_lookup_accepts_a_max_backoff_below_the_one_second_default() {
+    // The environment cannot set the throttling backoff: unless set apart, it follows
+    // initial_backoff, so a max_backoff below 1 s keeps the environment valid.
     let config = from_vars(&[
         ("RETRY_INITIAL_BACKOFF", "100ms"),
         ("RETRY_MAX_BACKOFF", "500ms"),
@@ -348,5 +347,5 @@ fn from_lookup_accepts_a_max_backoff_below_the_throttling_default() {
     .expect("a valid environment");
     assert_eq!(config.max_backoff(), Duration::from_millis(500));
     assert_eq!(config.initial_backoff(), Duration::from_millis(100));
-    assert_eq!(config.throttling_backoff(), Duration::from_millis(500));
+    assert_eq!(config.throttling_backoff(), Duration::from_millis(100));
 }

@@ -62,11 +62,6 @@ impl RetryConfig {
                 error: Box::new(error),
             })?;
         }
-        // The environment cannot set the throttling backoff: below its default, a max_backoff
-        // caps it (throttling errors back off from max_backoff itself, as `#[retryable]` does)
-        // instead of making the environment invalid.
-        let config = &mut builder.config;
-        config.throttling_backoff = config.throttling_backoff.min(config.max_backoff);
         builder.build().map_err(|error| {
             let variable = match &error {
                 ConfigError::MaxAttemptsZero => "RETRY_MAX_ATTEMPTS",

@@ -35,7 +35,8 @@ pub struct RetryConfig {
     mode: RetryMode,
     max_attempts: u32,
     initial_backoff: Duration,
-    throttling_backoff: Duration,
+    /// `None`: throttling errors back off from `initial_backoff` like the others.
+    throttling_backoff: Option<Duration>,
     max_backoff: Duration,
     jitter: Jitter,
     timeout: Option<Duration>,
@@ -57,7 +58,7 @@ impl Default for RetryConfig {
             mode: RetryMode::Standard,
             max_attempts: defaults::MAX_ATTEMPTS,
             initial_backoff: defaults::INITIAL_BACKOFF,
-            throttling_backoff: defaults::INITIAL_BACKOFF,
+            throttling_backoff: None,
             max_backoff: defaults::MAX_BACKOFF,
             jitter: Jitter::Full,
             timeout: None,
@@ -102,7 +103,7 @@ impl RetryConfig {
         RetryConfigBuilder {
             config: Self {
                 initial_backoff: preset::INITIAL_BACKOFF,
-                throttling_backoff: preset::THROTTLING_INITIAL_BACKOFF,
+                throttling_backoff: Some(preset::THROTTLING_INITIAL_BACKOFF),
                 retry_cost: preset::RETRY_COST,
                 timeout_retry_cost: preset::TIMEOUT_RETRY_COST,
                 throttling_retry_cost: preset::THROTTLING_RETRY_COST,
@@ -153,14 +154,16 @@ impl RetryConfig {
         self.initial_backoff
     }
 
-    /// The backoff base for throttling errors.
+    /// The backoff base for throttling errors: `initial_backoff` unless set apart (the
+    /// `aws-2026` preset sets it to 1 s).
     ///
     /// ```
     /// # use std::time::Duration;
-    /// assert_eq!(retry_core::RetryConfig::default().throttling_backoff(), Duration::from_secs(1));
+    /// let config = retry_core::RetryConfig::builder().initial_backoff(Duration::from_millis(50)).build().unwrap();
+    /// assert_eq!(config.throttling_backoff(), Duration::from_millis(50));
     /// ```
     pub fn throttling_backoff(&self) -> Duration {
-        self.throttling_backoff
+        self.throttling_backoff.unwrap_or(self.initial_backoff)
     }
 
     /// The cap on every backoff delay.
@@ -318,14 +321,14 @@ impl RetryConfigBuilder {
         /// assert_eq!(c.initial_backoff(), Duration::ZERO);
         /// ```
         initial_backoff: Duration => initial_backoff;
-        /// Backoff base for throttling errors; at most `max_backoff`.
+        /// Backoff base for throttling errors, apart from `initial_backoff`; at most `max_backoff`.
         ///
         /// ```
         /// # use std::time::Duration;
         /// let c = retry_core::RetryConfig::builder().throttling_backoff(Duration::from_secs(2)).build().unwrap();
         /// assert_eq!(c.throttling_backoff(), Duration::from_secs(2));
         /// ```
-        throttling_backoff: Duration => throttling_backoff;
+        throttling_backoff: Duration => throttling_backoff = Some;
         /// Cap on every backoff delay.
         ///
         /// ```
@@ -425,7 +428,7 @@ impl RetryConfigBuilder {
         }
         for (setting, initial) in [
             ("initial_backoff", config.initial_backoff),
-            ("throttling_backoff", config.throttling_backoff),
+            ("throttling_backoff", config.throttling_backoff()),
         ] {
             if initial > config.max_backoff {
                 return Err(ConfigError::BackoffOrder {

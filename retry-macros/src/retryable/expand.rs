@@ -239,13 +239,14 @@ fn strategy(
                 None => quote!(::core::concat!(::core::module_path!(), "::", #name)),
             };
             let builder = self::local("__retry_config");
-            let settings = settings
+            let calls = settings
                 .iter()
                 .map(|setting| self::setting(setting, private));
+            let configured = quote!(#builder #(#calls)*);
             let stat = Ident::new("__RETRY_STRATEGY", Span::mixed_site());
             quote! {
                 static #stat: #private::FnStrategy = #private::LazyLock::new(|| {
-                    #private::default_strategy(#scope, |#builder| #builder #(#settings)*)
+                    #private::default_strategy(#scope, |#builder| #configured)
                 });
                 let #local: #ty = &**#stat;
             }
@@ -270,13 +271,15 @@ fn strategy(
     }
 }
 
+/// `Duration::new(secs, nanos)`.
+fn duration(value: std::time::Duration, private: &TokenStream) -> TokenStream {
+    let secs = value.as_secs();
+    let nanos = value.subsec_nanos();
+    quote!(#private::Duration::new(#secs, #nanos))
+}
+
 /// One builder call.
 fn setting(setting: &Setting, private: &TokenStream) -> TokenStream {
-    let duration = |value: &std::time::Duration| {
-        let secs = value.as_secs();
-        let nanos = value.subsec_nanos();
-        quote!(#private::Duration::new(#secs, #nanos))
-    };
     match setting {
         Setting::MaxAttempts(value) => quote!(.max_attempts(#value)),
         Setting::Mode(variant) => {
@@ -284,15 +287,11 @@ fn setting(setting: &Setting, private: &TokenStream) -> TokenStream {
             quote!(.mode(#private::RetryMode::#variant))
         }
         Setting::InitialBackoff(value) => {
-            let value = duration(value);
+            let value = duration(*value, private);
             quote!(.initial_backoff(#value))
         }
-        Setting::ThrottlingBackoff(value) => {
-            let value = duration(value);
-            quote!(.throttling_backoff(#value))
-        }
         Setting::MaxBackoff(value) => {
-            let value = duration(value);
+            let value = duration(*value, private);
             quote!(.max_backoff(#value))
         }
         Setting::Jitter(variant) => {
@@ -300,7 +299,7 @@ fn setting(setting: &Setting, private: &TokenStream) -> TokenStream {
             quote!(.jitter(#private::Jitter::#variant))
         }
         Setting::Timeout(value) => {
-            let value = duration(value);
+            let value = duration(*value, private);
             quote!(.timeout(#value))
         }
     }
@@ -448,8 +447,7 @@ fn attempt(
     let block = quote!(async { #pin_output #body });
     match config.attempt_timeout {
         Some((timeout, (first, last))) => {
-            let secs = timeout.as_secs();
-            let nanos = timeout.subsec_nanos();
+            let timeout = duration(timeout, private);
             // `E: From<Elapsed>` is required here, spanned at `attempt_timeout = "..."`.
             let on_elapsed = respan(
                 quote!(<_ as #private::FromElapsed>::from_elapsed),
@@ -458,7 +456,7 @@ fn attempt(
             );
             quote! {
                 #private::attempt_with_timeout(
-                    #private::Duration::new(#secs, #nanos),
+                    #timeout,
                     #block,
                     #on_elapsed,
                 )

@@ -48,7 +48,11 @@ impl Errors {
     }
 
     /// Records an error spanning `tokens` (first to last token).
-    pub(crate) fn spanned(&mut self, tokens: impl quote::ToTokens, message: impl std::fmt::Display) {
+    pub(crate) fn spanned(
+        &mut self,
+        tokens: impl quote::ToTokens,
+        message: impl std::fmt::Display,
+    ) {
         self.push(syn::Error::new_spanned(tokens, message));
     }
 
@@ -63,5 +67,103 @@ impl Errors {
             .as_ref()
             .map(syn::Error::to_compile_error)
             .unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::retryable;
+    use quote::quote;
+
+    /// The expansion, without spaces, to search in.
+    fn expand(args: proc_macro2::TokenStream, item: proc_macro2::TokenStream) -> String {
+        retryable(args, item).to_string().replace(' ', "")
+    }
+
+    #[test]
+    fn the_expansion_is_a_function_with_the_same_signature() {
+        let item = quote! {
+            /// Docs.
+            pub(crate) async fn get<'a, T: Clone>(&'a self, key: &str, mut body: T, (a, b): (u8, u8))
+                -> Result<&'a str, StoreError>
+            where
+                T: Send,
+            {
+                Ok(key)
+            }
+        };
+        let output = retryable(quote!(max_attempts = 5, mode = "adaptive"), item);
+        let function: syn::ImplItemFn = syn::parse2(output).expect("a function");
+        assert_eq!(function.sig.ident, "get");
+        assert!(function.sig.asyncness.is_some());
+        assert!(matches!(function.vis, syn::Visibility::Restricted(_)));
+        assert_eq!(function.sig.inputs.len(), 4);
+        let code = quote!(#function).to_string().replace(' ', "");
+        assert!(
+            code.contains(".max_attempts(5u32).mode(::retry_core::__private::RetryMode::Adaptive)"),
+            "{code}"
+        );
+        assert!(code.contains("letmutbody="), "{code}");
+        assert!(code.contains("let(a,b)="), "{code}");
+        assert!(!code.contains("compile_error"), "{code}");
+    }
+
+    #[test]
+    fn durations_follow_the_runtime_rules() {
+        let code = expand(
+            quote!(
+                initial_backoff = "1.5s",
+                max_backoff = "1m",
+                timeout = " 250ms "
+            ),
+            quote!(
+                async fn f() -> Result<(), E> {
+                    Ok(())
+                }
+            ),
+        );
+        assert!(
+            code.contains(
+                ".initial_backoff(::retry_core::__private::Duration::new(1u64,500000000u32))"
+            ),
+            "{code}"
+        );
+        assert!(
+            code.contains(".max_backoff(::retry_core::__private::Duration::new(60u64,0u32))"),
+            "{code}"
+        );
+        assert!(
+            code.contains(".timeout(::retry_core::__private::Duration::new(0u64,250000000u32))"),
+            "{code}"
+        );
+    }
+
+    #[test]
+    fn errors_keep_the_function_unchanged() {
+        let item = quote!(
+            async fn f() -> Result<(), E> {
+                Ok(())
+            }
+        );
+        let code = expand(quote!(max_attempts = 0, retries = 3), item.clone());
+        assert!(
+            code.contains("compile_error!{\"`max_attempts`mustbeatleast1"),
+            "{code}"
+        );
+        assert!(code.contains("unknownargument`retries`"), "{code}");
+        assert!(code.ends_with(&item.to_string().replace(' ', "")), "{code}");
+    }
+
+    #[test]
+    fn unknown_arguments_suggest_the_closest() {
+        let code = expand(
+            quote!(max_atempts = 3),
+            quote!(
+                async fn f() -> Result<(), E> {
+                    Ok(())
+                }
+            ),
+        );
+        assert!(code.contains("(didyoumean`max_attempts`?)"), "{code}");
     }
 }

@@ -79,9 +79,6 @@ pub(crate) enum Setting {
     /// The `RetryMode` variant.
     Mode(&'static str),
     InitialBackoff(Duration),
-    /// Set only when `max_backoff` is below the runtime's default throttling backoff (1 s):
-    /// throttling errors then back off from `max_backoff` itself.
-    ThrottlingBackoff(Duration),
     MaxBackoff(Duration),
     /// The `Jitter` variant.
     Jitter(&'static str),
@@ -190,9 +187,6 @@ pub(crate) fn validate_args(args: &Args, errors: &mut Errors) -> Option<Config> 
                     ),
                 );
             }
-        } else if max < defaults::INITIAL_BACKOFF {
-            // The runtime's throttling backoff (1 s, not an argument) must not exceed the cap.
-            settings.push(Setting::ThrottlingBackoff(max));
         }
     }
 

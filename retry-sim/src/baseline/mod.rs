@@ -232,7 +232,12 @@ impl BaselineClient {
     }
 
     /// The token for a retry after a failure at `now`, or `None` when the call stops.
-    pub fn retry(&mut self, token: BaseToken, retry_after: Option<Nanos>, now: Nanos) -> Option<BaseToken> {
+    pub fn retry(
+        &mut self,
+        token: BaseToken,
+        retry_after: Option<Nanos>,
+        now: Nanos,
+    ) -> Option<BaseToken> {
         if token.attempt >= self.max_attempts {
             return None;
         }
