@@ -25,7 +25,7 @@ fn limiter(c: &mut Criterion) {
     // A throttle switches the bucket on (0.5 permits/s, capacity 1). Each call moves the clock 10 s
     // on, so the bucket is refilled to its one permit and the permit is granted.
     let with_permits = ClientRateLimiter::new(Duration::ZERO);
-    with_permits.record_response(true, Duration::ZERO);
+    with_permits.record_response(true, Duration::ZERO, Duration::ZERO);
     assert!(with_permits.is_enabled());
     let mut now = Duration::ZERO;
     group.bench_function("try_acquire_enabled_granted", |b| {
@@ -39,7 +39,7 @@ fn limiter(c: &mut Criterion) {
 
     // The same bucket with the clock standing still: empty, so every caller is told to wait.
     let empty = ClientRateLimiter::new(Duration::ZERO);
-    empty.record_response(true, Duration::ZERO);
+    empty.record_response(true, Duration::ZERO, Duration::ZERO);
     group.bench_function("try_acquire_enabled_wait", |b| {
         b.iter_custom(|iters| {
             cpu_time_iters(iters, || empty.try_acquire(None, black_box(Duration::ZERO)))

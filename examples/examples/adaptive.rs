@@ -1,12 +1,14 @@
-//! Adaptive mode: 64 tasks hammer a service that admits 300 requests/s and answers the rest with
-//! "throttled". The first throttle engages the scope's client-side rate limiter; CUBIC then
-//! tracks the service's limit. Halfway through, the service's limit rises to 600/s and the
-//! limiter's fill rate climbs after it.
+//! Adaptive mode: 64 tasks each call a service about 12 times a second (about 800 calls/s in
+//! all). The service admits 1000 requests/s, then from 2 s only 400/s, answering the rest with
+//! "throttled"; from 5 s it admits 1000/s again. The first throttle engages the scope's
+//! client-side rate limiter, whose fill rate drops once per congestion event and then tracks the
+//! service's limit; once the service recovers, the rate climbs back along the CUBIC curve (slowly
+//! at first: about `cbrt(0.3 * rate / 0.4)` seconds to regain the rate of the last throttle).
 //!
-//! Run it with `cargo run -p examples --example adaptive` (about 8 seconds).
+//! Run it with `cargo run -p examples --example adaptive` (about 12 seconds).
 
-use std::sync::{LazyLock, Mutex};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{LazyLock, Mutex};
 use std::time::Duration;
 
 use retry_core::{RetryInfo, Scope, retryable};
@@ -30,7 +32,10 @@ impl Service {
     fn handle(&self) -> Result<(), Throttled> {
         let limit = self.limit_per_sec.load(Ordering::Relaxed) as f64;
         let now = Instant::now();
-        let mut bucket = self.bucket.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut bucket = self
+            .bucket
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         let (tokens, last) = *bucket;
         let tokens = (tokens + now.duration_since(last).as_secs_f64() * limit).min(limit / 10.0);
         if tokens >= 1.0 {
@@ -46,14 +51,20 @@ impl Service {
 }
 
 static SERVICE: LazyLock<Service> = LazyLock::new(|| Service {
-    bucket: Mutex::new((0.0, Instant::now())),
-    limit_per_sec: AtomicU64::new(300),
+    bucket: Mutex::new((100.0, Instant::now())),
+    limit_per_sec: AtomicU64::new(1000),
     admitted: AtomicU64::new(0),
     throttled: AtomicU64::new(0),
 });
 
 /// One call to the service, retried in adaptive mode.
-#[retryable(mode = "adaptive", max_attempts = 3, initial_backoff = "10ms", max_backoff = "1s", scope = "adaptive-demo")]
+#[retryable(
+    mode = "adaptive",
+    max_attempts = 3,
+    initial_backoff = "10ms",
+    max_backoff = "1s",
+    scope = "adaptive-demo"
+)]
 async fn call() -> Result<(), Throttled> {
     tokio::time::sleep(Duration::from_millis(2)).await;
     SERVICE.handle()
@@ -65,9 +76,10 @@ async fn main() {
     let workers: Vec<_> = (0..64)
         .map(|_| {
             tokio::spawn(async move {
-                while start.elapsed() < Duration::from_secs(8) {
+                while start.elapsed() < Duration::from_secs(12) {
                     // Failed calls are counted by the service; the demo only watches rates.
                     let _ = call().await;
+                    tokio::time::sleep(Duration::from_millis(80)).await;
                 }
             })
         })
@@ -75,11 +87,18 @@ async fn main() {
 
     println!(" time | admitted/s | throttled/s | limiter    | fill rate/s");
     let mut last = (0, 0);
-    for tick in 1..=16 {
+    for tick in 1..=24 {
         tokio::time::sleep(Duration::from_millis(500)).await;
-        if tick == 8 {
-            SERVICE.limit_per_sec.store(600, Ordering::Relaxed);
-            println!("  --- the service's limit rises to 600/s ---");
+        match tick {
+            4 => {
+                SERVICE.limit_per_sec.store(400, Ordering::Relaxed);
+                println!("  --- the service's limit drops to 400/s ---");
+            }
+            10 => {
+                SERVICE.limit_per_sec.store(1000, Ordering::Relaxed);
+                println!("  --- the service's limit is back at 1000/s ---");
+            }
+            _ => {}
         }
         let admitted = SERVICE.admitted.load(Ordering::Relaxed);
         let throttled = SERVICE.throttled.load(Ordering::Relaxed);

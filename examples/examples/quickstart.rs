@@ -96,7 +96,11 @@ async fn serve(listener: TcpListener) {
             if BufReader::new(read).read_line(&mut line).await.is_err() {
                 return;
             }
-            let key = line.trim().strip_prefix("GET ").unwrap_or_default().to_owned();
+            let key = line
+                .trim()
+                .strip_prefix("GET ")
+                .unwrap_or_default()
+                .to_owned();
             let answer = match (key.as_str(), requests.fetch_add(1, Ordering::SeqCst) % 4) {
                 ("missing", _) => "ERR 404".to_owned(),
                 (_, 0 | 1) => "ERR 503".to_owned(),
@@ -129,7 +133,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("get({key:?}):");
         match client.get(key).await {
             Ok(value) => println!("  => Ok({value:?})"),
-            Err(error) => println!("  => Err({error}) (not retryable: {:?})", error.retry_safety()),
+            Err(error) => println!(
+                "  => Err({error}) (not retryable: {:?})",
+                error.retry_safety()
+            ),
         }
     }
 

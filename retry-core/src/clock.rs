@@ -124,7 +124,8 @@ impl ManualClock {
     /// assert_eq!(clock.now(), Duration::from_secs(2));
     /// ```
     pub fn set(&self, to: Duration) {
-        self.nanos.fetch_max(duration_to_nanos(to), Ordering::AcqRel);
+        self.nanos
+            .fetch_max(duration_to_nanos(to), Ordering::AcqRel);
     }
 }
 
@@ -136,7 +137,9 @@ impl Clock for ManualClock {
 
 impl fmt::Debug for ManualClock {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ManualClock").field("now", &self.now()).finish()
+        f.debug_struct("ManualClock")
+            .field("now", &self.now())
+            .finish()
     }
 }
 

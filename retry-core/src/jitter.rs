@@ -30,7 +30,12 @@ pub enum Jitter {
 
 impl Jitter {
     /// Every jitter, in the order of [`Jitter::NAMES`].
-    pub const ALL: [Jitter; 4] = [Jitter::None, Jitter::Full, Jitter::Equal, Jitter::Decorrelated];
+    pub const ALL: [Jitter; 4] = [
+        Jitter::None,
+        Jitter::Full,
+        Jitter::Equal,
+        Jitter::Decorrelated,
+    ];
 
     /// The names configuration accepts.
     pub const NAMES: [&'static str; 4] = ["none", "full", "equal", "decorrelated"];

@@ -6,9 +6,9 @@
 //! one atomic updated by compare-and-swap, and the optional refill claims elapsed time by
 //! compare-and-swap on the last refill instant (model-checked with loom in `tests/loom_quota.rs`).
 
-use std::fmt;
 use crate::clock::{SharedClock, duration_to_nanos};
 use crate::sync::{AtomicU64, Ordering};
+use std::fmt;
 
 /// The quota is kept in thousandths of a token so that a slow refill accumulates exactly.
 const MILLI: u64 = 1_000;

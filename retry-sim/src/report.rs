@@ -6,6 +6,7 @@ use crate::fault::FaultKind;
 use crate::metrics::RunMetrics;
 use crate::runner::{Cell, ScenarioResult};
 use crate::stats::Summary;
+use crate::time::SECOND;
 
 /// A column of the standard table.
 struct Column {
@@ -89,10 +90,17 @@ pub fn scenario_markdown(result: &ScenarioResult) -> String {
     let scenario = &result.scenario;
     let mut out = String::new();
     let _ = writeln!(out, "## {}\n\n{}\n", scenario.title, scenario.description);
+    let horizons: Vec<String> = {
+        let mut h: Vec<u64> = scenario.variants.iter().map(|v| v.config.horizon / SECOND).collect();
+        h.dedup();
+        h.iter().map(|s| format!("{s} s")).collect()
+    };
     let _ = writeln!(
         out,
-        "{} seeds per cell; each cell is mean ± half-width of the 95 % confidence interval.\n",
-        scenario.seeds
+        "{} seeds per cell, {} of arrivals per run; each cell is mean ± half-width of the 95 % \
+         confidence interval.\n",
+        scenario.seeds,
+        horizons.join(" / ")
     );
     for (v, variant) in scenario.variants.iter().enumerate() {
         let _ = writeln!(

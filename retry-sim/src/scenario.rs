@@ -61,7 +61,7 @@ pub struct Options {
     pub duration: Option<f64>,
     /// Seeds per (variant, strategy).
     pub seeds: u32,
-    /// Run every scenario for the issue's 600 s (S0 and S5 are shorter by default).
+    /// Run every scenario for the issue's 600 s (by default S0 runs 120 s, S2 and S5 300 s).
     pub full: bool,
     /// Closed-loop clients instead of open-loop arrivals.
     pub closed_loop: bool,
@@ -173,12 +173,12 @@ pub fn builtin(id: &str, options: &Options) -> Result<Scenario, String> {
              the arrival rate doubles (1400/s) for 30 s. Metrics over the fault window.",
             vec![
                 variant("brownout", {
-                    let mut c = base(600.0);
+                    let mut c = base(300.0);
                     c.faults = fault(FaultKind::Brownout { capacity: 0.5 }, 60.0);
                     c
                 }),
                 variant("spike", {
-                    let mut c = base(600.0);
+                    let mut c = base(300.0);
                     c.faults = fault(FaultKind::LoadSpike { factor: 2.0 }, 30.0);
                     c
                 }),
@@ -223,7 +223,7 @@ pub fn builtin(id: &str, options: &Options) -> Result<Scenario, String> {
         }
         "s5" => {
             let layered = |retry_inner: bool| {
-                let mut c = base(600.0);
+                let mut c = base(300.0);
                 c.faults = fault(FaultKind::Outage, 60.0);
                 for _ in 0..2 {
                     c.layers.push(LayerConfig {

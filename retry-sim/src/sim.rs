@@ -189,17 +189,24 @@ enum Event {
     },
 }
 
+/// An event and its key `(time << 64) | sequence number`: one integer comparison orders
+/// events by time, then by the order they were scheduled in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Scheduled {
-    at: Nanos,
-    seq: u64,
+    key: u128,
     event: Event,
+}
+
+impl Scheduled {
+    fn at(&self) -> Nanos {
+        (self.key >> 64) as Nanos
+    }
 }
 
 impl Ord for Scheduled {
     fn cmp(&self, other: &Self) -> Ordering {
         // Reversed: BinaryHeap is a max-heap, the earliest event must come out first.
-        (other.at, other.seq).cmp(&(self.at, self.seq))
+        other.key.cmp(&self.key)
     }
 }
 
@@ -336,8 +343,7 @@ impl Engine<'_> {
     fn schedule(&mut self, at: Nanos, event: Event) {
         self.seq += 1;
         self.heap.push(Scheduled {
-            at,
-            seq: self.seq,
+            key: (u128::from(at) << 64) | u128::from(self.seq),
             event,
         });
     }
@@ -381,23 +387,38 @@ impl Engine<'_> {
             let mut at = Nanos::MAX;
             let mut source = Source::Arrival;
             if let Some(top) = self.heap.peek() {
-                at = top.at;
+                at = top.at();
                 source = Source::Heap;
             }
-            for (index, lane) in self.timeouts.iter().enumerate() {
-                if let Some(&(t, _, _)) = lane.entries.front()
-                    && t < at
-                {
-                    at = t;
-                    source = Source::Timeout(index);
+            // Most timeouts and deadlines are stale (the attempt was answered, the call
+            // ended): drop those here, without an iteration of the loop. An entry that is stale
+            // stays stale: epochs and generations only grow.
+            for (index, lane) in self.timeouts.iter_mut().enumerate() {
+                while let Some(&(t, slot, epoch)) = lane.entries.front() {
+                    let call = &self.calls[slot as usize];
+                    if call.epoch != epoch || call.state != State::InFlight {
+                        lane.entries.pop_front();
+                        continue;
+                    }
+                    if t < at {
+                        at = t;
+                        source = Source::Timeout(index);
+                    }
+                    break;
                 }
             }
-            for (index, lane) in self.deadlines.iter().enumerate() {
-                if let Some(&(t, _, _)) = lane.entries.front()
-                    && t < at
-                {
-                    at = t;
-                    source = Source::Deadline(index);
+            for (index, lane) in self.deadlines.iter_mut().enumerate() {
+                while let Some(&(t, slot, generation)) = lane.entries.front() {
+                    let call = &self.calls[slot as usize];
+                    if call.generation != generation || call.state == State::Free {
+                        lane.entries.pop_front();
+                        continue;
+                    }
+                    if t < at {
+                        at = t;
+                        source = Source::Deadline(index);
+                    }
+                    break;
                 }
             }
             if self.next_arrival < at {

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use retry_core::adaptive::{
-    Admission, BETA, ClientRateLimiter, Cubic, MIN_CAPACITY, MIN_FILL_RATE, MeasuredRate,
-    Reservation, SCALE_CONSTANT, SMOOTH,
+    Admission, BETA, ClientRateLimiter, Cubic, MAX_SLEEP_BEFORE_RECHECK, MIN_CAPACITY,
+    MIN_FILL_RATE, MeasuredRate, Reservation, SCALE_CONSTANT, SMOOTH,
 };
 use retry_core::{
     AdaptiveStrategy, ErrorKind, FixedRandom, ManualClock, RandomSource, RetryConfig, RetryError,
@@ -28,10 +28,22 @@ fn at(seconds: f64) -> Duration {
     Duration::from_secs_f64(seconds)
 }
 
-/// The wait and reservation of an admission that must be a wait.
+/// The expected wait and reservation of an admission that must be a wait; the sleep it asks
+/// for is the expected wait, bounded by the re-check interval.
 fn must_wait(admission: Admission) -> (Duration, Reservation) {
     match admission {
-        Admission::Wait { wait, reservation } => (wait, reservation),
+        Admission::Wait {
+            wait,
+            expected,
+            reservation,
+        } => {
+            assert_eq!(
+                wait,
+                expected.min(MAX_SLEEP_BEFORE_RECHECK),
+                "sleep before re-check"
+            );
+            (expected, reservation)
+        }
         Admission::Granted => panic!("expected to be told to wait, was granted"),
     }
 }
@@ -155,7 +167,7 @@ fn measured_rate_by_hand() {
 fn throttled_at_half_a_second() -> Arc<ClientRateLimiter> {
     let limiter = ClientRateLimiter::new(Duration::ZERO);
     for _ in 0..4 {
-        limiter.record_response(false, Duration::ZERO);
+        limiter.record_response(false, Duration::ZERO, Duration::ZERO);
     }
     let stats = limiter.stats();
     assert!(!stats.enabled, "successes alone never enable the bucket");
@@ -163,7 +175,7 @@ fn throttled_at_half_a_second() -> Arc<ClientRateLimiter> {
         (stats.fill_rate, stats.max_capacity, stats.capacity),
         (0.5, 1.0, 0.0)
     );
-    limiter.record_response(true, at(0.5));
+    limiter.record_response(true, at(0.5), at(0.5));
     limiter
 }
 
@@ -191,7 +203,7 @@ fn a_success_raises_the_rate_but_at_most_to_twice_the_measured_rate() {
     // The bucket first refills at the old 5.6/s for 0.5 s: 0.25 + 2.8 = 3.05.
     let cubic = 0.4 * (0.5 - 6f64.cbrt()).powi(3) + 8.0;
     assert!(cubic > 6.4 && (cubic - 7.086).abs() < 1e-3, "cubic {cubic}");
-    limiter.record_response(false, at(1.0));
+    limiter.record_response(false, at(1.0), at(1.0));
     let stats = limiter.stats();
     assert_close(stats.measured_rate, 3.2, "measured");
     assert_close(stats.fill_rate, 6.4, "min(cubic, 2 * measured)");
@@ -202,7 +214,7 @@ fn a_success_raises_the_rate_but_at_most_to_twice_the_measured_rate() {
     // on, so rate_to_use = min(measured 3.2, fill 6.4) = 3.2 and the new rate 3.2 * 0.7 = 2.24.
     // The bucket refills at 6.4/s for 0.2 s: 3.05 + 1.28 = 4.33, then is cut to the new
     // capacity max(2.24, 1) = 2.24.
-    limiter.record_response(true, at(1.2));
+    limiter.record_response(true, at(1.2), at(1.2));
     let stats = limiter.stats();
     assert_close(stats.fill_rate, 2.24, "3.2 * 0.7");
     assert_close(stats.max_capacity, 2.24, "capacity");
@@ -225,7 +237,7 @@ fn the_fill_rate_never_drops_below_the_minimum() {
     // Throttled with nothing measured: rate_to_use = 0, new rate 0, fill max(0, 0.5) = 0.5,
     // capacity max(0, 1) = 1.
     let limiter = ClientRateLimiter::new(Duration::ZERO);
-    limiter.record_response(true, Duration::ZERO);
+    limiter.record_response(true, Duration::ZERO, Duration::ZERO);
     let stats = limiter.stats();
     assert!(stats.enabled);
     assert_eq!(
@@ -233,7 +245,7 @@ fn the_fill_rate_never_drops_below_the_minimum() {
         (0.5, 1.0, 0.0)
     );
     // A second throttle: min(measured 0, fill 0.5) * 0.7 = 0: still the minimum.
-    limiter.record_response(true, at(0.1));
+    limiter.record_response(true, at(0.1), at(0.1));
     assert_eq!(limiter.stats().fill_rate, 0.5);
 }
 
@@ -241,7 +253,7 @@ fn the_fill_rate_never_drops_below_the_minimum() {
 fn short_callers_are_told_the_exact_wait_and_capacity_never_goes_negative() {
     // At 0.5 permits/s with an empty bucket of capacity 1.
     let limiter = ClientRateLimiter::new(Duration::ZERO);
-    limiter.record_response(true, Duration::ZERO);
+    limiter.record_response(true, Duration::ZERO, Duration::ZERO);
     // Three newcomers at t = 0, each queued behind the ones already waiting:
     // (waiting + 1 - capacity) / fill_rate = 1/0.5, 2/0.5, 3/0.5.
     let (wait1, first) = must_wait(limiter.try_acquire(None, Duration::ZERO));
@@ -302,7 +314,7 @@ fn short_callers_are_told_the_exact_wait_and_capacity_never_goes_negative() {
 #[test]
 fn a_newcomer_does_not_take_the_permit_a_waiter_was_promised() {
     let limiter = ClientRateLimiter::new(Duration::ZERO);
-    limiter.record_response(true, Duration::ZERO);
+    limiter.record_response(true, Duration::ZERO, Duration::ZERO);
     let (wait, waiter) = must_wait(limiter.try_acquire(None, Duration::ZERO));
     assert_eq!(wait, Duration::from_secs(2));
     // At t = 2 one permit is there but it is owed to the waiter: a newcomer queues behind,
@@ -321,7 +333,7 @@ fn capacity_stays_within_bounds_under_a_random_workload() {
     // (throttled or not) responses; the bucket is checked after every step.
     let random = SeededRandom::new(2026);
     let limiter = ClientRateLimiter::new(Duration::ZERO);
-    limiter.record_response(true, Duration::ZERO);
+    limiter.record_response(true, Duration::ZERO, Duration::ZERO);
     let mut now = Duration::ZERO;
     let mut waiters: Vec<Reservation> = Vec::new();
     let (mut grants, mut waits) = (0u32, 0u32);
@@ -346,7 +358,7 @@ fn capacity_stays_within_bounds_under_a_random_workload() {
         } else if roll < 0.8 && !waiters.is_empty() {
             drop(waiters.pop());
         } else {
-            limiter.record_response(random.next_f64() < 0.2, now);
+            limiter.record_response(random.next_f64() < 0.2, now, now);
         }
         let stats = limiter.stats();
         assert!(
@@ -407,10 +419,11 @@ fn only_throttling_engages_the_limiter() {
         .refresh_retry_token(token, &RetryReason::error(ErrorKind::Throttling))
         .expect("granted");
     assert!(strategy.scope().limiter().is_enabled());
-    // The retry needs a permit now: 0.5/s from an empty bucket, 2 s.
+    // The retry needs a permit now: 0.5/s from an empty bucket, 2 s away; it sleeps the
+    // re-check interval first.
     assert_eq!(
         strategy.acquire_send_permit(&mut token),
-        Ok(SendPermit::Wait(Duration::from_secs(2)))
+        Ok(SendPermit::Wait(MAX_SLEEP_BEFORE_RECHECK))
     );
     assert_eq!(strategy.scope().limiter().stats().waiting, 1);
     strategy.abandon(token);
@@ -429,16 +442,15 @@ fn the_strategy_re_asks_after_the_wait_and_is_granted() {
         .refresh_retry_token(token, &RetryReason::error(ErrorKind::Throttling))
         .expect("granted");
     clock.advance(token.delay());
-    // After the 1 s backoff the bucket holds 0.5: 1 s more.
-    assert_eq!(
-        strategy.acquire_send_permit(&mut token),
-        Ok(SendPermit::Wait(Duration::from_secs(1)))
-    );
-    clock.advance(Duration::from_secs(1));
-    assert_eq!(
-        strategy.acquire_send_permit(&mut token),
-        Ok(SendPermit::Granted)
-    );
+    // After the 1 s backoff the bucket holds 0.5: the permit is 1 s away, asked for again
+    // every 500 ms (the re-check interval) until granted.
+    let mut waited = Duration::ZERO;
+    while let Ok(SendPermit::Wait(wait)) = strategy.acquire_send_permit(&mut token) {
+        assert!(wait <= MAX_SLEEP_BEFORE_RECHECK, "{wait:?}");
+        waited += wait;
+        clock.advance(wait);
+    }
+    assert_eq!(waited, Duration::from_secs(1));
     let stats = strategy.scope().limiter().stats();
     assert_eq!((stats.capacity, stats.waiting), (0.0, 0));
     strategy.record_success(token);
@@ -487,4 +499,35 @@ fn max_wait_fails_a_retry_fast_and_delays_a_first_attempt_at_most_that_long() {
     assert_eq!(stats.waiting, 0);
     assert!(stats.capacity >= 0.0);
     strategy.record_success(first);
+}
+
+#[test]
+fn a_burst_of_throttles_to_attempts_in_flight_lowers_the_rate_once() {
+    // 10 responses/s from 0 to 2.0 s: each half-second bucket closes with rate = count / 0.5 s
+    // (the first with 6, counting its closing response, then 5 each), smoothed from 0.
+    let limiter = ClientRateLimiter::new(Duration::ZERO);
+    for i in 0..=20 {
+        let t = at(f64::from(i) * 0.1);
+        limiter.record_response(false, t, t);
+    }
+    let measured = limiter.stats().measured_rate;
+    // The first throttle (attempt sent at 1.95 s, answered at 2.05 s, in the open bucket, so
+    // the measured rate stands): the rate drops to 0.7 * measured.
+    limiter.record_response(true, at(1.95), at(2.05));
+    let reduced = limiter.stats().fill_rate;
+    assert_close(reduced, BETA * measured, "first reduction");
+    // Forty more throttles answering attempts sent before that reduction: the same congestion
+    // event, no further cut (the AWS SDKs would cut to 0.7^41 of the rate, the 0.5/s floor).
+    for i in 0..40 {
+        limiter.record_response(true, at(1.96 + f64::from(i) * 0.0001), at(2.06));
+    }
+    assert_close(limiter.stats().fill_rate, reduced, "same congestion event");
+    // A throttle to an attempt sent after the reduction is a new event: cut again, from
+    // min(measured, fill_rate) = fill_rate.
+    limiter.record_response(true, at(2.07), at(2.08));
+    assert_close(
+        limiter.stats().fill_rate,
+        (BETA * reduced).max(MIN_FILL_RATE),
+        "second reduction",
+    );
 }

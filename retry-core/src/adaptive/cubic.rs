@@ -70,6 +70,17 @@ impl Cubic {
         SCALE_CONSTANT * dt.powi(3) + self.last_max_rate
     }
 
+    /// When the last throttle happened (seconds), or the start time before any.
+    ///
+    /// ```
+    /// let mut cubic = retry_core::adaptive::Cubic::new(0.0);
+    /// cubic.on_throttle(4.0, 2.5);
+    /// assert_eq!(cubic.last_throttle_time(), 2.5);
+    /// ```
+    pub fn last_throttle_time(&self) -> f64 {
+        self.last_throttle_time
+    }
+
     /// The rate at the last throttle.
     ///
     /// ```

@@ -6,4 +6,7 @@ mod rate_limiter;
 
 pub use cubic::{BETA, Cubic, SCALE_CONSTANT};
 pub use measured_rate::{BUCKET_SECONDS, MeasuredRate, SMOOTH};
-pub use rate_limiter::{Admission, ClientRateLimiter, LimiterStats, MIN_CAPACITY, MIN_FILL_RATE, Reservation};
+pub use rate_limiter::{
+    Admission, ClientRateLimiter, LimiterStats, MAX_SLEEP_BEFORE_RECHECK, MIN_CAPACITY,
+    MIN_FILL_RATE, Reservation,
+};

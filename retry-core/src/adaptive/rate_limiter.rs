@@ -16,13 +16,20 @@ pub const MIN_CAPACITY: f64 = 1.0;
 /// One attempt takes one send permit.
 const PERMIT: f64 = 1.0;
 
+/// The longest a waiting caller sleeps before it asks again, even when its turn is further
+/// away: a fill rate raised meanwhile (CUBIC recovering) then reaches sleepers within one
+/// measurement bucket, instead of them sleeping out a wait computed at a lower rate.
+pub const MAX_SLEEP_BEFORE_RECHECK: Duration = Duration::from_millis(500);
+
 /// A client-side rate limiter shared by a scope (seed 002, `DESIGN.md` §6).
 ///
 /// Off until the first throttling response; then every attempt takes a send permit from a token
 /// bucket whose fill rate CUBIC lowers on throttling and raises on success. A short caller is
 /// told how long to wait and is granted nothing until it comes back: capacity never goes negative.
-/// Waiting callers are counted, so that newcomers queue behind them instead of taking the
-/// permits they wait for, and each waiter is told a wait that leaves room for those ahead of it.
+///
+/// Waiting callers are served first come, first served: each gets a ticket, a newcomer is granted
+/// only permits beyond those owed to the waiters, and a returning waiter only those beyond the
+/// waiters ahead of it. A waiter sleeps at most [`MAX_SLEEP_BEFORE_RECHECK`] between checks.
 ///
 /// All methods take the current time so that the limiter can run on any clock.
 ///
@@ -34,9 +41,9 @@ const PERMIT: f64 = 1.0;
 /// assert!(matches!(limiter.try_acquire(None, Duration::ZERO), Admission::Granted));
 /// // A throttle after 10 responses/s over one second enables the bucket.
 /// for i in 0..10 {
-///     limiter.record_response(false, Duration::from_millis(100 * i));
+///     limiter.record_response(false, Duration::from_millis(100 * i), Duration::from_millis(100 * i));
 /// }
-/// limiter.record_response(true, Duration::from_secs(1));
+/// limiter.record_response(true, Duration::from_secs(1), Duration::from_secs(1));
 /// assert!(limiter.is_enabled());
 /// ```
 pub struct ClientRateLimiter {
@@ -50,8 +57,13 @@ struct LimiterState {
     max_capacity: f64,
     capacity: f64,
     last_refill: f64,
-    /// Callers told to wait and not yet back, each owed one permit.
+    /// Callers holding a ticket, each owed one permit.
     waiting: u32,
+    /// Tickets handed out so far: the next ticket's number.
+    issued: u64,
+    /// Tickets settled (granted or given up) so far. Tickets are mostly settled in order, so a
+    /// waiter's place in the queue is `ticket - settled`; the oldest waiter's is never above 0.
+    settled: u64,
     measured: MeasuredRate,
     cubic: Cubic,
 }
@@ -61,35 +73,39 @@ struct LimiterState {
 pub enum Admission {
     /// The permit is granted: send now.
     Granted,
-    /// No permit yet: come back after `wait` with the reservation.
+    /// No permit yet: sleep `wait`, then ask again with the reservation.
     Wait {
-        /// How long to wait before asking again.
+        /// How long to sleep before asking again (at most [`MAX_SLEEP_BEFORE_RECHECK`]).
         wait: Duration,
-        /// The caller's place among the waiters; dropping it gives the place up.
+        /// How long until this caller's permit, at the current fill rate.
+        expected: Duration,
+        /// The caller's place in the queue; dropping it gives the place up.
         reservation: Reservation,
     },
 }
 
-/// A waiting caller's place in the limiter. Pass it back to
-/// [`try_acquire`](ClientRateLimiter::try_acquire) after the wait; dropping it (a cancelled
-/// call) gives the place up, so a cancelled waiter never holds permits.
+/// A waiting caller's ticket. Pass it back to [`try_acquire`](ClientRateLimiter::try_acquire)
+/// after the wait; dropping it (a cancelled call) gives the place up, so a cancelled waiter
+/// never holds permits.
 pub struct Reservation {
-    /// `None` once the limiter has settled this place itself.
+    /// `None` once the limiter has settled this ticket itself.
     limiter: Option<Arc<ClientRateLimiter>>,
+    ticket: u64,
 }
 
 impl Drop for Reservation {
     fn drop(&mut self) {
         if let Some(limiter) = self.limiter.take() {
-            let mut state = limiter.lock();
-            state.waiting = state.waiting.saturating_sub(1);
+            limiter.lock().settle_ticket();
         }
     }
 }
 
 impl fmt::Debug for Reservation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Reservation")
+        f.debug_struct("Reservation")
+            .field("ticket", &self.ticket)
+            .finish()
     }
 }
 
@@ -128,79 +144,111 @@ impl ClientRateLimiter {
                 capacity: 0.0,
                 last_refill: now,
                 waiting: 0,
+                issued: 0,
+                settled: 0,
                 measured: MeasuredRate::new(now),
                 cubic: Cubic::new(now),
             }),
         })
     }
 
-    /// Asks for one send permit at `now`. `reservation` is the one a previous
+    /// Asks for one send permit at `now`. `reservation` is the ticket a previous
     /// [`Admission::Wait`] handed out, if this caller has waited already.
     ///
-    /// The permit is deducted only when granted. A newcomer is granted only what is left after
-    /// the waiters' permits, and is told to wait `(waiting + 1 - capacity) / fill_rate`; a
-    /// returning waiter is granted if a permit is there, else told `(1 - capacity) / fill_rate`.
+    /// The permit is deducted only when granted, and only from permits not owed to waiters
+    /// ahead: a newcomer queues behind every waiter, a returning waiter behind those with older
+    /// tickets. A caller that must wait is told when its permit is expected,
+    /// `(ahead + 1 - capacity) / fill_rate`, and sleeps at most [`MAX_SLEEP_BEFORE_RECHECK`].
     ///
     /// ```
     /// use retry_core::adaptive::{Admission, ClientRateLimiter};
     /// use std::time::Duration;
     ///
     /// let limiter = ClientRateLimiter::new(Duration::ZERO);
-    /// limiter.record_response(true, Duration::ZERO); // throttled: bucket on, 0 permits, 0.5/s
-    /// let Admission::Wait { wait, reservation } = limiter.try_acquire(None, Duration::ZERO) else {
+    /// limiter.record_response(true, Duration::ZERO, Duration::ZERO); // bucket on, 0 permits, 0.5/s
+    /// let Admission::Wait { wait, expected, reservation } = limiter.try_acquire(None, Duration::ZERO)
+    /// else {
     ///     unreachable!()
     /// };
-    /// assert_eq!(wait, Duration::from_secs(2));
-    /// assert!(matches!(limiter.try_acquire(Some(reservation), wait), Admission::Granted));
+    /// assert_eq!(expected, Duration::from_secs(2));
+    /// assert_eq!(wait, Duration::from_millis(500));
+    /// assert!(matches!(
+    ///     limiter.try_acquire(Some(reservation), expected),
+    ///     Admission::Granted
+    /// ));
     /// assert_eq!(limiter.stats().capacity, 0.0);
     /// ```
-    pub fn try_acquire(self: &Arc<Self>, reservation: Option<Reservation>, now: Duration) -> Admission {
+    pub fn try_acquire(
+        self: &Arc<Self>,
+        reservation: Option<Reservation>,
+        now: Duration,
+    ) -> Admission {
         let mut state = self.lock();
-        let returning = match reservation {
-            Some(mut reservation) => {
-                // Settle the place here, under this lock, so that the drop does nothing.
-                reservation.limiter = None;
-                state.waiting = state.waiting.saturating_sub(1);
-                true
-            }
-            None => false,
+        if state.enabled {
+            state.refill(now.as_secs_f64());
+        }
+        let ahead = match &reservation {
+            Some(reservation) => reservation.ticket.saturating_sub(state.settled) as f64,
+            None => f64::from(state.waiting),
         };
-        if !state.enabled {
+        if !state.enabled || state.capacity - ahead >= PERMIT {
+            if state.enabled {
+                state.capacity -= PERMIT;
+            }
+            if let Some(mut reservation) = reservation {
+                // Settle the ticket here, under this lock, so that its drop does nothing.
+                reservation.limiter = None;
+                state.settle_ticket();
+            }
             return Admission::Granted;
         }
-        state.refill(now.as_secs_f64());
-        let owed_ahead = if returning { 0.0 } else { f64::from(state.waiting) };
-        if state.capacity - owed_ahead >= PERMIT {
-            state.capacity -= PERMIT;
-            return Admission::Granted;
-        }
-        let missing = owed_ahead + PERMIT - state.capacity;
-        let wait = Duration::try_from_secs_f64(missing / state.fill_rate).unwrap_or(Duration::MAX);
-        state.waiting += 1;
-        Admission::Wait {
-            wait,
-            reservation: Reservation {
+        let missing = ahead + PERMIT - state.capacity;
+        let expected =
+            Duration::try_from_secs_f64(missing / state.fill_rate).unwrap_or(Duration::MAX);
+        let reservation = reservation.unwrap_or_else(|| {
+            let ticket = state.issued;
+            state.issued += 1;
+            state.waiting += 1;
+            Reservation {
                 limiter: Some(Arc::clone(self)),
-            },
+                ticket,
+            }
+        });
+        Admission::Wait {
+            wait: expected.min(MAX_SLEEP_BEFORE_RECHECK),
+            expected,
+            reservation,
         }
     }
 
-    /// Feeds one response at `now` to the measured rate and CUBIC: a throttling response lowers
-    /// the fill rate (and switches the bucket on), any other raises it along the CUBIC curve.
-    /// The bucket is refilled at the old rate before the rate changes.
+    /// Feeds one response at `now`, to an attempt sent at `sent_at`, to the measured rate and
+    /// CUBIC: a throttling response lowers the fill rate (and switches the bucket on), any other
+    /// raises it along the CUBIC curve. The bucket is refilled at the old rate before the rate
+    /// changes.
+    ///
+    /// One congestion event lowers the rate once, as in TCP CUBIC (RFC 8312 §4.6 reduces once
+    /// per window): a throttle to an attempt sent before the last reduction reports the rate
+    /// that was already reduced, and does not lower it again. (The AWS SDKs lower the rate on
+    /// every throttling response; a burst of `n` throttled in-flight attempts then cuts the rate
+    /// by `0.7^n`, to the 0.5/s floor for a few dozen concurrent callers.)
     ///
     /// ```
     /// use retry_core::adaptive::ClientRateLimiter;
     /// use std::time::Duration;
     /// let limiter = ClientRateLimiter::new(Duration::ZERO);
-    /// limiter.record_response(true, Duration::ZERO);
+    /// let (sent, now) = (Duration::ZERO, Duration::from_millis(100));
+    /// limiter.record_response(true, sent, now);
     /// assert_eq!(limiter.stats().fill_rate, 0.5); // nothing measured yet: the minimum
     /// ```
-    pub fn record_response(&self, throttled: bool, now: Duration) {
+    pub fn record_response(&self, throttled: bool, sent_at: Duration, now: Duration) {
         let now = now.as_secs_f64();
         let mut state = self.lock();
         state.measured.record(now);
         let measured = state.measured.rate();
+        let already_reduced = sent_at.as_secs_f64() < state.cubic.last_throttle_time();
+        if throttled && state.enabled && already_reduced {
+            return;
+        }
         let new_rate = if throttled {
             let rate_to_use = if state.enabled {
                 measured.min(state.fill_rate)
@@ -251,6 +299,11 @@ impl ClientRateLimiter {
 }
 
 impl LimiterState {
+    fn settle_ticket(&mut self) {
+        self.waiting = self.waiting.saturating_sub(1);
+        self.settled += 1;
+    }
+
     fn refill(&mut self, now: f64) {
         if now > self.last_refill {
             let added = (now - self.last_refill) * self.fill_rate;

@@ -122,11 +122,7 @@ impl<T, E> Clone for ClassifierChain<T, E> {
 impl<T, E> fmt::Debug for ClassifierChain<T, E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_list()
-            .entries(
-                self.classifiers
-                    .iter()
-                    .map(|c| (c.name(), c.priority())),
-            )
+            .entries(self.classifiers.iter().map(|c| (c.name(), c.priority())))
             .finish()
     }
 }

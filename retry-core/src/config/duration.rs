@@ -63,9 +63,7 @@ pub fn parse_duration(input: &str) -> Result<Duration, DurationParseError> {
     if whole.is_empty() || fraction.contains('.') || (number.contains('.') && fraction.is_empty()) {
         return Err(error(DurationProblem::BadNumber));
     }
-    let whole: u128 = whole
-        .parse()
-        .map_err(|_| error(DurationProblem::TooLong))?;
+    let whole: u128 = whole.parse().map_err(|_| error(DurationProblem::TooLong))?;
     let mut nanos = whole
         .checked_mul(unit_nanos)
         .ok_or_else(|| error(DurationProblem::TooLong))?;

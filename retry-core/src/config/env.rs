@@ -49,7 +49,9 @@ impl RetryConfig {
     /// assert!(error.to_string().starts_with("environment variable RETRY_MAX_BACKOFF: invalid duration `soon`"));
     /// # Ok::<(), retry_core::ConfigError>(())
     /// ```
-    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<RetryConfig, ConfigError> {
+    pub fn from_lookup(
+        lookup: impl Fn(&str) -> Option<String>,
+    ) -> Result<RetryConfig, ConfigError> {
         let mut builder = RetryConfig::builder();
         let mut initial_given = false;
         for variable in ENV_VARIABLES {
@@ -80,7 +82,11 @@ impl RetryConfig {
     }
 }
 
-fn apply(builder: RetryConfigBuilder, variable: &str, value: &str) -> Result<RetryConfigBuilder, ConfigError> {
+fn apply(
+    builder: RetryConfigBuilder,
+    variable: &str,
+    value: &str,
+) -> Result<RetryConfigBuilder, ConfigError> {
     Ok(match variable {
         "RETRY_MODE" => builder.mode(value.parse::<RetryMode>()?),
         "RETRY_MAX_ATTEMPTS" => builder.max_attempts(parse_number(value)?),

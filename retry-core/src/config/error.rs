@@ -93,9 +93,14 @@ impl fmt::Display for ConfigError {
             ConfigError::Jitter(error) => error.fmt(f),
             ConfigError::Duration(error) => error.fmt(f),
             ConfigError::Number { input } => {
-                write!(f, "invalid number `{input}`: expected a whole number such as 3")
+                write!(
+                    f,
+                    "invalid number `{input}`: expected a whole number such as 3"
+                )
             }
-            ConfigError::Env { variable, error } => write!(f, "environment variable {variable}: {error}"),
+            ConfigError::Env { variable, error } => {
+                write!(f, "environment variable {variable}: {error}")
+            }
         }
     }
 }

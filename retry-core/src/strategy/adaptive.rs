@@ -63,10 +63,10 @@ impl AdaptiveStrategy {
         self.standard.config()
     }
 
-    fn record_response(&self, throttled: bool) {
+    fn record_response(&self, token: &RetryToken, throttled: bool) {
         let limiter = self.scope().limiter();
         let was_enabled = throttled && limiter.is_enabled();
-        limiter.record_response(throttled, self.standard.now());
+        limiter.record_response(throttled, token.sent_at, self.standard.now());
         if throttled && !was_enabled {
             tracing::warn!(
                 target: "retry_core",
@@ -86,35 +86,44 @@ impl RetryStrategy for AdaptiveStrategy {
     fn acquire_send_permit(&self, token: &mut RetryToken) -> Result<SendPermit, RetryError> {
         let now = self.standard.now();
         let reservation = token.reservation.take();
-        let (wait, reservation) = match self.scope().limiter().try_acquire(reservation, now) {
-            Admission::Granted => return self.standard.acquire_send_permit(token),
-            Admission::Wait { wait, reservation } => (wait, reservation),
-        };
+        let (wait, expected, reservation) =
+            match self.scope().limiter().try_acquire(reservation, now) {
+                Admission::Granted => return self.standard.acquire_send_permit(token),
+                Admission::Wait {
+                    wait,
+                    expected,
+                    reservation,
+                } => (wait, expected, reservation),
+            };
         let waited = token.permit_wait;
+        let mut sleep = wait;
         if let Some(max_wait) = self.config().max_wait()
-            && waited.saturating_add(wait) > max_wait
+            && waited.saturating_add(expected) > max_wait
         {
             if token.attempt > 1 {
                 self.scope().count(Counter::RateLimited);
-                return Err(RetryError::RateLimited { wait, max_wait });
+                return Err(RetryError::RateLimited {
+                    wait: expected,
+                    max_wait,
+                });
             }
             // A first attempt is always made: wait out what is left of max_wait, then send.
             let left = max_wait.saturating_sub(waited);
             if left.is_zero() {
                 return self.standard.acquire_send_permit(token);
             }
-            token.permit_wait = max_wait;
-            token.reservation = Some(reservation);
-            return Ok(SendPermit::Wait(left));
+            sleep = sleep.min(left);
         }
         if token.attempt > 1
-            && let Some(error) = self.standard.past_deadline(token, now.saturating_add(wait))
+            && let Some(error) = self
+                .standard
+                .past_deadline(token, now.saturating_add(expected))
         {
             return Err(error);
         }
-        token.permit_wait = waited.saturating_add(wait);
+        token.permit_wait = waited.saturating_add(sleep);
         token.reservation = Some(reservation);
-        Ok(SendPermit::Wait(wait))
+        Ok(SendPermit::Wait(sleep))
     }
 
     fn refresh_retry_token(
@@ -122,17 +131,17 @@ impl RetryStrategy for AdaptiveStrategy {
         token: RetryToken,
         reason: &RetryReason,
     ) -> Result<RetryToken, RetryError> {
-        self.record_response(reason.kind().is_throttling());
+        self.record_response(&token, reason.kind().is_throttling());
         self.standard.refresh_retry_token(token, reason)
     }
 
     fn record_success(&self, token: RetryToken) {
-        self.record_response(false);
+        self.record_response(&token, false);
         self.standard.record_success(token);
     }
 
     fn record_failure(&self, token: RetryToken) {
-        self.record_response(false);
+        self.record_response(&token, false);
         self.standard.record_failure(token);
     }
 
@@ -160,9 +169,13 @@ mod tests {
             .initial_backoff(Duration::ZERO)
             .build()
             .unwrap();
-        let strategy = AdaptiveStrategy::from_builder(StandardStrategy::builder(config).clock(clock.clone()));
+        let strategy =
+            AdaptiveStrategy::from_builder(StandardStrategy::builder(config).clock(clock.clone()));
         let mut token = strategy.acquire_initial_token();
-        assert_eq!(strategy.acquire_send_permit(&mut token), Ok(SendPermit::Granted));
+        assert_eq!(
+            strategy.acquire_send_permit(&mut token),
+            Ok(SendPermit::Granted)
+        );
         let mut token = strategy
             .refresh_retry_token(token, &RetryReason::error(ErrorKind::Throttling))
             .unwrap();
@@ -181,7 +194,10 @@ mod tests {
             Ok(SendPermit::Wait(Duration::from_millis(100)))
         );
         clock.advance(Duration::from_millis(100));
-        assert_eq!(strategy.acquire_send_permit(&mut first), Ok(SendPermit::Granted));
+        assert_eq!(
+            strategy.acquire_send_permit(&mut first),
+            Ok(SendPermit::Granted)
+        );
         assert!(strategy.scope().limiter().stats().capacity >= 0.0);
         assert_eq!(strategy.scope().limiter().stats().waiting, 0);
         strategy.record_success(first);

@@ -223,7 +223,12 @@ impl StandardStrategy {
     }
 
     /// The delay before retry number `retry` for `reason`, or why the retry must not happen.
-    fn delay(&self, retry: u32, previous: Duration, reason: &RetryReason) -> Result<Duration, RetryError> {
+    fn delay(
+        &self,
+        retry: u32,
+        previous: Duration,
+        reason: &RetryReason,
+    ) -> Result<Duration, RetryError> {
         let backoff = if reason.kind().is_throttling() {
             &self.throttling_backoff
         } else {
@@ -254,7 +259,8 @@ impl RetryStrategy for StandardStrategy {
         RetryToken::initial(self.now())
     }
 
-    fn acquire_send_permit(&self, _token: &mut RetryToken) -> Result<SendPermit, RetryError> {
+    fn acquire_send_permit(&self, token: &mut RetryToken) -> Result<SendPermit, RetryError> {
+        token.sent_at = self.now();
         self.scope.count(Counter::Attempt);
         Ok(SendPermit::Granted)
     }

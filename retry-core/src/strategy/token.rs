@@ -23,6 +23,8 @@ pub struct RetryToken {
     pub(crate) delay: Duration,
     pub(crate) retry_cost: u32,
     pub(crate) started_at: Duration,
+    /// When the attempt was sent (its send permit granted).
+    pub(crate) sent_at: Duration,
     pub(crate) permit_wait: Duration,
     pub(crate) reservation: Option<Reservation>,
 }
@@ -34,6 +36,7 @@ impl RetryToken {
             delay: Duration::ZERO,
             retry_cost: 0,
             started_at,
+            sent_at: started_at,
             permit_wait: Duration::ZERO,
             reservation: None,
         }
