@@ -15,6 +15,7 @@
 //! style into parse (`ast`, `attr`), validate (`valid`) and expand (`expand`) steps.
 
 mod derive;
+mod diagnostics;
 mod retryable;
 
 use proc_macro::TokenStream;

@@ -4,6 +4,7 @@
 //! a key may appear and how keys combine is checked later, in `valid`.
 
 use super::Errors;
+use crate::diagnostics::edit_distance;
 use proc_macro2::{Ident, TokenStream};
 use quote::{ToTokens, quote};
 use std::fmt;
@@ -463,25 +464,10 @@ fn suggest(unknown: &str) -> Option<&'static str> {
     })
 }
 
-/// Levenshtein distance between two short ASCII words.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b = b.as_bytes();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.bytes().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let substitution = diagonal + usize::from(ca != *cb);
-            diagonal = row[j + 1];
-            row[j + 1] = substitution.min(row[j] + 1).min(diagonal + 1);
-        }
-    }
-    row[b.len()]
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{edit_distance, suggest};
+    use super::suggest;
+    use crate::diagnostics::edit_distance;
 
     #[test]
     fn suggestions() {

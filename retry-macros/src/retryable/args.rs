@@ -9,6 +9,7 @@ use syn::parse::{ParseStream, Parser};
 use syn::{Attribute, Expr, Ident, Signature, Token, Visibility, braced};
 
 use super::Errors;
+use crate::diagnostics::edit_distance;
 
 /// One argument of `#[retryable(...)]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -241,21 +242,6 @@ fn unknown_key(ident: &Ident) -> syn::Error {
             valid_keys()
         ),
     )
-}
-
-/// Levenshtein distance, for "did you mean" suggestions.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut current = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let substitution = previous[j] + usize::from(ca != *cb);
-            current.push(substitution.min(previous[j + 1] + 1).min(current[j] + 1));
-        }
-        previous = current;
-    }
-    previous[b.len()]
 }
 
 /// The function the attribute is placed on, as written. The body is kept as tokens (not parsed

@@ -1,0 +1,58 @@
+//! Diagnostics shared by both macros: collecting errors, and "did you mean" suggestions.
+
+use proc_macro2::TokenStream;
+
+/// Collects every error found in the input, so the user sees them all at once.
+#[derive(Default)]
+pub(crate) struct Errors {
+    /// All errors so far, combined into one (`syn::Error` holds a list).
+    combined: Option<syn::Error>,
+}
+
+impl Errors {
+    /// Records one error.
+    pub(crate) fn push(&mut self, error: syn::Error) {
+        match &mut self.combined {
+            Some(combined) => combined.combine(error),
+            None => self.combined = Some(error),
+        }
+    }
+
+    /// Records an error spanning `tokens` (first to last token).
+    pub(crate) fn spanned(
+        &mut self,
+        tokens: impl quote::ToTokens,
+        message: impl std::fmt::Display,
+    ) {
+        self.push(syn::Error::new_spanned(tokens, message));
+    }
+
+    /// Whether nothing was recorded.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.combined.is_none()
+    }
+
+    /// The `compile_error!` invocations for everything recorded.
+    pub(crate) fn to_compile_errors(&self) -> TokenStream {
+        self.combined
+            .as_ref()
+            .map(syn::Error::to_compile_error)
+            .unwrap_or_default()
+    }
+}
+
+/// Levenshtein distance between two short ASCII words, for "did you mean" suggestions.
+pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
+    let b = b.as_bytes();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.bytes().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let substitution = diagonal + usize::from(ca != *cb);
+            diagonal = row[j + 1];
+            row[j + 1] = substitution.min(row[j] + 1).min(diagonal + 1);
+        }
+    }
+    row[b.len()]
+}
