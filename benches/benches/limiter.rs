@@ -13,8 +13,8 @@ use retry_core::adaptive::ClientRateLimiter;
 fn limiter(c: &mut Criterion) {
     let mut group = c.benchmark_group("adaptive_limiter");
     group
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(2));
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_millis(1500));
 
     let disabled = ClientRateLimiter::new(Duration::ZERO);
     let now = Duration::from_secs(1);

@@ -17,8 +17,8 @@ use backon::{ExponentialBuilder, Retryable};
 use cpu_time::ProcessTime;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use retry_bench::{
-    BenchError, INITIAL_BACKOFF, MAX_ATTEMPTS, MAX_BACKOFF, multi_thread_runtime, op, op_retryable,
-    success_config,
+    BenchError, INITIAL_BACKOFF, MAX_ATTEMPTS, MAX_BACKOFF, experiment, multi_thread_runtime, op,
+    op_retryable, success_config,
 };
 use retry_core::{RetryStrategy, Scope, StandardStrategy, retry};
 
@@ -68,9 +68,9 @@ fn many_tasks(c: &mut Criterion) {
     let mut group = c.benchmark_group("many_tasks");
     group
         .throughput(Throughput::Elements(TASKS * CALLS_PER_TASK))
-        .sample_size(20)
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(3));
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2));
     group.bench_function("no_wrapper", |b| {
         b.iter_custom(|iters| {
             timed(iters, || {
@@ -114,6 +114,23 @@ fn many_tasks(c: &mut Criterion) {
                     async move {
                         for i in 0..CALLS_PER_TASK {
                             let _ = black_box(retry(&*strategy, || op(i)).await);
+                        }
+                    }
+                }))
+            })
+        })
+    });
+    // The experiment of `success_path_variants`: no token and no shared write on a first-try
+    // success while the quota is full.
+    group.bench_function("x_lazy_token_shared_scope", |b| {
+        b.iter_custom(|iters| {
+            timed(iters, || {
+                runtime.block_on(run_tasks(|_| {
+                    let strategy = Arc::clone(&shared);
+                    async move {
+                        for i in 0..CALLS_PER_TASK {
+                            let _ =
+                                black_box(experiment::lazy_token_retry(&strategy, || op(i)).await);
                         }
                     }
                 }))

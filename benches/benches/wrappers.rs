@@ -142,8 +142,8 @@ async fn call_tower<S: Service<u64>>(
 
 fn configure(group: &mut BenchmarkGroup<'_, WallTime>) {
     group
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(2));
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_millis(1500));
 }
 
 fn success_path(c: &mut Criterion) {
@@ -215,6 +215,7 @@ fn success_path_variants(c: &mut Criterion) {
     bench_loop!(group, runtime, "x_fast_path", i => experiment::sync_fast_path_retry(&strategy, || op(i)).await);
     bench_loop!(group, runtime, "x_fast_path_manual_clock", i => experiment::sync_fast_path_retry(&manual_clock, || op(i)).await);
     bench_loop!(group, runtime, "x_fast_path_bookkeeping_free", i => experiment::sync_fast_path_retry(&bookkeeping_free, || op(i)).await);
+    bench_loop!(group, runtime, "x_lazy_token", i => experiment::lazy_token_retry(&strategy, || op(i)).await);
     group.finish();
 
     // What the primitives on the success path cost alone.

@@ -6,13 +6,12 @@
 //! tokio-retry, tower) is configured alike: at most [`MAX_ATTEMPTS`] attempts, exponential backoff
 //! from [`INITIAL_BACKOFF`] capped at [`MAX_BACKOFF`] with random jitter, and a retry on the same
 //! error, [`BenchError::Transient`]. The peers are dev-dependencies of this package only; this
-//! library depends on `retry-core` and tokio alone.
+//! library depends on `retry-core`, tokio and `cpu-time` (the benchmarks' clock) alone.
 
 use std::cell::Cell;
 use std::hint::black_box;
-use std::time::Duration;
-
 use std::sync::LazyLock;
+use std::time::Duration;
 
 use retry_core::{Fault, RetryConfig, RetryInfo, RetrySafety, Scope, StandardStrategy, retryable};
 
@@ -204,7 +203,7 @@ pub use cpu_time::ThreadTime;
 /// single-threaded batch that never blocks this is its wall time. Prefix the arguments with
 /// `wall:` to time the wall clock instead (a batch that sleeps on tokio's timer).
 ///
-/// ```ignore
+/// ```text
 /// bench_loop!(group, runtime, "plain", i => op(i).await);
 /// bench_loop!(wall: group, runtime, "sleeps", i => sleepy(i).await);
 /// ```
@@ -360,8 +359,58 @@ pub mod experiment {
             }
         }
         call.sent = true;
+        let outcome = operation().await;
+        retry_after_attempt(call, outcome, operation).await
+    }
+
+    /// A prototype of a standard-mode driver that takes no token until an attempt fails: a
+    /// first-try success only returns the quota's reward, and only if the quota is not full (a
+    /// read of the shared level instead of a read-modify-write). It counts no attempt and no
+    /// success, and a deadline would start at the first failure: a lower bound for a success
+    /// path that keeps the quota's semantics, not a drop-in driver.
+    pub async fn lazy_token_retry<F, Fut, T, E>(
+        strategy: &StandardStrategy,
+        mut operation: F,
+    ) -> Result<T, E>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+        E: RetryInfo,
+    {
+        let outcome = operation().await;
+        if outcome.is_ok() {
+            let quota = strategy.scope().quota();
+            if quota.level() < quota.capacity() {
+                quota.release(strategy.config().success_reward());
+            }
+            return outcome;
+        }
+        let mut token = strategy.acquire_initial_token();
+        // The first attempt was made: count it now.
+        let _ = strategy.acquire_send_permit(&mut token);
+        let call = Settle {
+            strategy,
+            token: Some(token),
+            sent: true,
+        };
+        retry_after_attempt(call, outcome, operation).await
+    }
+
+    /// The rest of a call after an attempt whose token is in `call`: classify, refresh, sleep,
+    /// wait for a permit, run the next attempt, until the outcome is final.
+    async fn retry_after_attempt<S, F, Fut, T, E>(
+        mut call: Settle<'_, S>,
+        mut outcome: Result<T, E>,
+        mut operation: F,
+    ) -> Result<T, E>
+    where
+        S: RetryStrategy + ?Sized,
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+        E: RetryInfo,
+    {
+        let strategy = call.strategy;
         loop {
-            let outcome = operation().await;
             let Some(token) = call.token.take() else {
                 return outcome;
             };
@@ -398,6 +447,57 @@ pub mod experiment {
                 }
             }
             call.sent = true;
+            outcome = operation().await;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The experiments keep `retry_core::retry`'s outcomes: first success, retried success, no
+    /// retry of a permanent error, the last error once the attempts run out.
+    #[test]
+    fn experiments_retry_like_the_driver() {
+        let runtime = current_thread_runtime();
+        let strategy = standard(zero_backoff_config());
+        let calls = Cell::new(0);
+        for succeed_at in [1, 3, RETRY_MAX_ATTEMPTS, RETRY_MAX_ATTEMPTS + 1] {
+            let expected = if succeed_at <= RETRY_MAX_ATTEMPTS {
+                Ok(7)
+            } else {
+                Err(BenchError::Transient)
+            };
+            calls.set(0);
+            let outcome = runtime.block_on(retry_core::retry(&strategy, || {
+                flaky(&calls, succeed_at, 7)
+            }));
+            assert_eq!(
+                (outcome, calls.get()),
+                (expected, succeed_at.min(RETRY_MAX_ATTEMPTS))
+            );
+            calls.set(0);
+            let outcome = runtime.block_on(experiment::sync_fast_path_retry(&strategy, || {
+                flaky(&calls, succeed_at, 7)
+            }));
+            assert_eq!(
+                (outcome, calls.get()),
+                (expected, succeed_at.min(RETRY_MAX_ATTEMPTS))
+            );
+            calls.set(0);
+            let outcome = runtime.block_on(experiment::lazy_token_retry(&strategy, || {
+                flaky(&calls, succeed_at, 7)
+            }));
+            assert_eq!(
+                (outcome, calls.get()),
+                (expected, succeed_at.min(RETRY_MAX_ATTEMPTS))
+            );
+        }
+        let permanent = || async { Err::<u64, _>(BenchError::Permanent) };
+        let outcome = runtime.block_on(experiment::sync_fast_path_retry(&strategy, permanent));
+        assert_eq!(outcome, Err(BenchError::Permanent));
+        let outcome = runtime.block_on(experiment::lazy_token_retry(&strategy, permanent));
+        assert_eq!(outcome, Err(BenchError::Permanent));
     }
 }

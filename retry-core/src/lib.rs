@@ -48,6 +48,7 @@ mod jitter;
 mod observe;
 mod quota;
 mod random;
+mod request_rate;
 mod scope;
 mod strategy;
 mod sync;

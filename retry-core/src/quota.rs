@@ -5,6 +5,8 @@
 //! reward. When the bucket cannot pay for a retry, the call stops retrying. Lock-free: the level is
 //! one atomic updated by compare-and-swap, and the optional refill claims elapsed time by
 //! compare-and-swap on the last refill instant (model-checked with loom in `tests/loom_quota.rs`).
+//! The capacity may move (a scope with a `quota_window` sizes it by its request rate): the level
+//! is clamped to it whenever it shrinks.
 
 use crate::clock::{SharedClock, duration_to_nanos};
 use crate::sync::{AtomicU64, Ordering};
@@ -30,8 +32,10 @@ const NANOS_PER_SEC: u128 = 1_000_000_000;
 pub struct RetryQuota {
     /// Current level, in thousandths of a token.
     level: AtomicU64,
-    /// Capacity, in thousandths of a token.
-    capacity: u64,
+    /// Current capacity, in thousandths of a token: at most `max_capacity`.
+    capacity: AtomicU64,
+    /// The capacity the bucket was created with, in thousandths of a token.
+    max_capacity: u64,
     /// Refill rate in thousandths of a token per second; 0 when refill is off.
     refill_per_sec: u64,
     /// Clock reading (nanoseconds) up to which refill has been credited.
@@ -61,7 +65,8 @@ impl RetryQuota {
         let now = duration_to_nanos(clock.now());
         Self {
             level: AtomicU64::new(capacity),
-            capacity,
+            capacity: AtomicU64::new(capacity),
+            max_capacity: capacity,
             refill_per_sec,
             refilled_until: AtomicU64::new(now),
             clock,
@@ -83,7 +88,7 @@ impl RetryQuota {
         let cost = u64::from(cost) * MILLI;
         self.level
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |level| {
-                level.checked_sub(cost)
+                self.clamped(level).checked_sub(cost)
             })
             .is_ok()
     }
@@ -111,7 +116,7 @@ impl RetryQuota {
     /// ```
     pub fn level(&self) -> u32 {
         self.refill();
-        let whole = self.level.load(Ordering::Acquire) / MILLI;
+        let whole = self.clamped(self.level.load(Ordering::Acquire)) / MILLI;
         u32::try_from(whole).unwrap_or(u32::MAX)
     }
 
@@ -123,17 +128,47 @@ impl RetryQuota {
     /// assert_eq!(RetryQuota::new(500, None, Arc::new(TokioClock::new())).capacity(), 500);
     /// ```
     pub fn capacity(&self) -> u32 {
-        u32::try_from(self.capacity / MILLI).unwrap_or(u32::MAX)
+        let capacity = self.capacity.load(Ordering::Acquire) / MILLI;
+        u32::try_from(capacity).unwrap_or(u32::MAX)
     }
 
-    fn add(&self, amount: u64) {
-        let capacity = self.capacity;
+    /// Moves the capacity to `tokens`, at most the capacity the bucket was created with; a
+    /// level above the new capacity drops to it. Tokens released later never exceed it.
+    ///
+    /// ```
+    /// # use retry_core::{RetryQuota, TokioClock};
+    /// # use std::sync::Arc;
+    /// let quota = RetryQuota::new(500, None, Arc::new(TokioClock::new()));
+    /// quota.set_capacity(42);
+    /// assert_eq!((quota.level(), quota.capacity()), (42, 42));
+    /// quota.set_capacity(1_000);
+    /// quota.release(1_000);
+    /// assert_eq!((quota.level(), quota.capacity()), (500, 500));
+    /// ```
+    pub fn set_capacity(&self, tokens: u32) {
+        let capacity = (u64::from(tokens) * MILLI).min(self.max_capacity);
+        self.capacity.store(capacity, Ordering::Release);
         // fetch_update never fails with a closure that always returns Some.
         let _ = self
             .level
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |level| {
-                Some(level.saturating_add(amount).min(capacity))
+                Some(level.min(capacity))
             });
+    }
+
+    fn add(&self, amount: u64) {
+        // fetch_update never fails with a closure that always returns Some.
+        let _ = self
+            .level
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |level| {
+                Some(self.clamped(level.saturating_add(amount)))
+            });
+    }
+
+    /// `level` as seen against the current capacity. A release racing a shrinking capacity may
+    /// leave the stored level above it for a moment; every reader sees it clamped.
+    fn clamped(&self, level: u64) -> u64 {
+        level.min(self.capacity.load(Ordering::Acquire))
     }
 
     /// Credits the refill for the time elapsed since the last credit. The caller that wins the

@@ -6,6 +6,7 @@ use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use crate::adaptive::ClientRateLimiter;
 use crate::observe::{Counter, ScopeCounters};
+use crate::request_rate::RequestRate;
 use crate::{RetryConfig, RetryQuota, ScopeStats, SharedClock, TokioClock};
 
 /// The state shared by every call in a scope: a retry quota, an adaptive rate limiter and
@@ -33,6 +34,15 @@ struct ScopeInner {
     limiter: Arc<ClientRateLimiter>,
     counters: ScopeCounters,
     clock: SharedClock,
+    /// With a `quota_window`: the call rate that sizes the quota.
+    traffic_quota: Option<TrafficQuota>,
+}
+
+/// A quota sized by traffic: one token per call of the last `window`, at least `floor`.
+struct TrafficQuota {
+    window: std::time::Duration,
+    floor: u32,
+    rate: RequestRate,
 }
 
 /// The process-wide scopes, by name.
@@ -70,6 +80,15 @@ impl Scope {
                 ),
                 limiter: ClientRateLimiter::new(clock.now()),
                 counters: ScopeCounters::default(),
+                traffic_quota: config.quota_window().map(|window| TrafficQuota {
+                    window,
+                    // Every scope can afford at least one retry of any kind.
+                    floor: config
+                        .retry_cost()
+                        .max(config.timeout_retry_cost())
+                        .max(config.throttling_retry_cost()),
+                    rate: RequestRate::new(clock.now()),
+                }),
                 clock,
             }),
         }
@@ -183,6 +202,18 @@ impl Scope {
     /// ```
     pub fn same_as(&self, other: &Scope) -> bool {
         Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
+    /// Counts a call; with a `quota_window`, resizes the quota when the call rate is updated.
+    pub(crate) fn record_call(&self) {
+        let inner = &self.inner;
+        let Some(traffic) = &inner.traffic_quota else {
+            return;
+        };
+        if let Some(rate) = traffic.rate.record(inner.clock.now()) {
+            let tokens = (rate * traffic.window.as_secs_f64()).min(f64::from(u32::MAX)) as u32;
+            inner.quota.set_capacity(tokens.max(traffic.floor));
+        }
     }
 
     pub(crate) fn count(&self, counter: Counter) {

@@ -75,6 +75,8 @@ pub struct ClientsSection {
     pub deadline: Option<String>,
     /// Attempts per request, the first included (default 3).
     pub max_attempts: Option<u32>,
+    /// Whether callers cancel a call at its deadline (default true).
+    pub cancel_at_deadline: Option<bool>,
 }
 
 /// `[[tiers]]`: a tier of service instances between the clients and the service.
@@ -236,6 +238,7 @@ pub fn parse(text: &str, default_name: &str) -> Result<Scenario, String> {
     }];
     config.rate = clients.rate.unwrap_or(7.0);
     config.max_attempts = clients.max_attempts.unwrap_or(3);
+    config.cancel_at_deadline = clients.cancel_at_deadline.unwrap_or(true);
     config.arrivals = match clients.arrivals.as_deref().unwrap_or("open") {
         "open" => Arrivals::Open,
         "closed" => Arrivals::Closed,
@@ -324,14 +327,28 @@ fn parse_fault(i: usize, fault: &FaultSection) -> Result<Fault, String> {
     let require = |value: Option<f64>, name: &str| {
         value.ok_or_else(|| format!("`{}` is required for a {} fault", field(name), fault.kind))
     };
+    // A number in `[low, high]` (finite), or a clear error naming the key.
+    let within = |value: f64, name: &str, low: f64, high: f64| {
+        if value.is_finite() && (low..=high).contains(&value) {
+            Ok(value)
+        } else {
+            Err(format!(
+                "`{}` must be between {low} and {high}, not {value}",
+                field(name)
+            ))
+        }
+    };
     let kind = match fault.kind.as_str() {
         "outage" => FaultKind::Outage,
         "blackhole" => FaultKind::Blackhole,
         "brownout" => FaultKind::Brownout {
-            capacity: require(fault.capacity, "capacity")?,
+            capacity: within(require(fault.capacity, "capacity")?, "capacity", 0.0, 1.0)?,
         },
         "throttle" => {
-            let rate = require(fault.rate, "rate")?;
+            let rate = within(require(fault.rate, "rate")?, "rate", 0.0, 1e9)?;
+            if let Some(burst) = fault.burst {
+                within(burst, "burst", 1.0, 1e9)?;
+            }
             FaultKind::Throttle {
                 rate,
                 burst: fault.burst.unwrap_or(rate / 10.0).max(1.0),
@@ -343,10 +360,15 @@ fn parse_fault(i: usize, fault: &FaultSection) -> Result<Fault, String> {
             }
         }
         "failures" => FaultKind::Failures {
-            probability: require(fault.probability, "probability")?,
+            probability: within(
+                require(fault.probability, "probability")?,
+                "probability",
+                0.0,
+                1.0,
+            )?,
         },
         "spike" => FaultKind::LoadSpike {
-            factor: require(fault.factor, "factor")?,
+            factor: within(require(fault.factor, "factor")?, "factor", 0.0, 1e6)?,
         },
         other => {
             return Err(format!(

@@ -256,7 +256,8 @@ pub fn check(results: &[ScenarioResult]) -> Vec<GoalRow> {
                     .collect()
             })
             .unwrap_or_default();
-        for strategy in &names {
+        let ours = |name: &str| OURS.contains(&name) || crate::strategy::EXTRA.contains(&name);
+        for strategy in names.iter().filter(|name| ours(name)) {
             let (Some(a), Some(b)) = (
                 cell(results, "s4", first, strategy),
                 cell(results, "s4", last, strategy),

@@ -53,6 +53,11 @@ struct Cli {
     #[arg(long)]
     closed_loop: bool,
 
+    /// Callers do not cancel calls at their deadline: the deadline only stops new retries
+    /// (`RetryConfig::timeout`).
+    #[arg(long)]
+    no_cancel: bool,
+
     /// Run the service described in this TOML file instead of the built-in scenarios.
     #[arg(long)]
     config: Option<PathBuf>,
@@ -117,6 +122,11 @@ fn scenarios(cli: &Cli) -> Result<Vec<Scenario>, String> {
         seeds: cli.seeds,
         full: cli.full,
         closed_loop: cli.closed_loop,
+        cancel_at_deadline: !cli.no_cancel,
+        scenario_extras: cli
+            .strategy
+            .iter()
+            .all(|s| s.trim().eq_ignore_ascii_case("all")),
         strategies: strategies(&cli.strategy)?,
     };
     let mut ids: Vec<&str> = Vec::new();

@@ -260,6 +260,7 @@ impl Recorder {
         let peak = run_bins.iter().copied().max().unwrap_or(0);
         let mean =
             run_bins.iter().map(|&v| f64::from(v)).sum::<f64>() / run_bins.len().max(1) as f64;
+        let r95 = self.r95();
         let metrics = RunMetrics {
             amplification: ratio(Self::sum32(&self.attempts, w.window), requests),
             amplification_late: ratio(
@@ -278,7 +279,8 @@ impl Recorder {
                 Self::sum32(&self.arrivals, horizon),
             ),
             wasted_work: ratio(wasted, useful + wasted),
-            r95: self.r95(),
+            r95: r95.0,
+            r95_censored: r95.1,
             p99_latency_ms: self.latency.quantile_ms(0.99),
             retry_after_violations: self.retry_after_violations as f64,
             share_429: ratio(
@@ -303,10 +305,10 @@ impl Recorder {
 
     /// Seconds from the fault's end until the success ratio of arriving requests, over every
     /// 1 s window of the next 5 s, is at least 95 % of its healthy value. NaN without a fault
-    /// end; the time to the horizon when it never recovers.
-    fn r95(&self) -> f64 {
+    /// end; the time to the horizon, flagged as censored, when it never recovers.
+    fn r95(&self) -> (f64, bool) {
         let Some(from) = self.windows.recovery_from else {
-            return f64::NAN;
+            return (f64::NAN, false);
         };
         let healthy = {
             let requests = Self::sum32(&self.arrivals, self.windows.baseline);
@@ -338,14 +340,20 @@ impl Recorder {
         while bin < last {
             if window_ok(bin) {
                 if bin + 1 - candidate > hold || bin + BINS_PER_SECOND >= last {
-                    return (candidate - first) as f64 * BIN as f64 / SECOND as f64;
+                    return (
+                        (candidate - first) as f64 * BIN as f64 / SECOND as f64,
+                        false,
+                    );
                 }
             } else {
                 candidate = bin + 1;
             }
             bin += 1;
         }
-        (last.saturating_sub(first)) as f64 * BIN as f64 / SECOND as f64
+        (
+            (last.saturating_sub(first)) as f64 * BIN as f64 / SECOND as f64,
+            true,
+        )
     }
 
     /// Jain's fairness index of the clients' success ratios over the window.
@@ -389,6 +397,8 @@ pub struct RunMetrics {
     pub wasted_work: f64,
     /// Recovery time after the fault, seconds.
     pub r95: f64,
+    /// Whether R95 is censored: no recovery before the horizon (R95 is then the time left).
+    pub r95_censored: bool,
     /// p99 latency of the window's successful requests, ms.
     pub p99_latency_ms: f64,
     /// Retries sent before the `Retry-After` they were given.

@@ -87,6 +87,8 @@ impl Policy {
                 match strategy.acquire_send_permit(token) {
                     Ok(SendPermit::Granted) => Permit::Granted,
                     Ok(SendPermit::Wait(wait)) => Permit::Wait(from_duration(wait).max(1)),
+                    // Like `RetryLoop::start`: the first attempt is always made.
+                    Err(_) if token.attempt() == 1 => Permit::Granted,
                     Err(_) => Permit::Refused,
                 }
             }

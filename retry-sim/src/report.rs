@@ -91,7 +91,11 @@ pub fn scenario_markdown(result: &ScenarioResult) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "## {}\n\n{}\n", scenario.title, scenario.description);
     let horizons: Vec<String> = {
-        let mut h: Vec<u64> = scenario.variants.iter().map(|v| v.config.horizon / SECOND).collect();
+        let mut h: Vec<u64> = scenario
+            .variants
+            .iter()
+            .map(|v| v.config.horizon / SECOND)
+            .collect();
         h.dedup();
         h.iter().map(|s| format!("{s} s")).collect()
     };
@@ -141,11 +145,12 @@ fn standard_table(out: &mut String, result: &ScenarioResult, v: usize) {
         let cell = &result.cells[v][k];
         let _ = write!(out, "| {} |", strategy.name);
         for column in &COLUMNS {
-            let _ = write!(
-                out,
-                " {} |",
-                summarize(cell, column.value).format(column.decimals)
-            );
+            let mut text = summarize(cell, column.value).format(column.decimals);
+            if column.header.starts_with("R95") && cell.metrics.iter().any(|m| m.r95_censored) {
+                // Some seed never recovered before the horizon.
+                text = format!("≥ {text}");
+            }
+            let _ = write!(out, " {text} |");
         }
         out.push('\n');
     }
@@ -228,8 +233,8 @@ deliver, `min(offered, capacity in the window)` (the offered load in an outage).
 * **wasted work**: share of worker time in the window spent on attempts whose success no caller \
 received (failed attempts, answers after the caller timed out).\n\
 * **R95**: seconds after the fault's end until every 1 s window of the next 5 s has a success \
-ratio of arriving requests ≥ 95 % of the healthy one (the 60 s before the fault); censored at the \
-horizon.\n\
+ratio of arriving requests ≥ 95 % of the healthy one (the 60 s before the fault); `≥ x` when some \
+seed had not recovered at the horizon (censored).\n\
 * **p99 latency**: of the window's successful requests, arrival to success.\n\
 * **Retry-After violations**: retries sent before the `Retry-After` of the 429 they follow \
 (per run, whole run).\n\

@@ -37,7 +37,7 @@ impl Scenario {
     /// ```
     /// let options = retry_sim::scenario::Options::default();
     /// let s1 = retry_sim::scenario::builtin("s1", &options).unwrap();
-    /// assert_eq!(s1.runs(), 2 * 9 * 20);
+    /// assert_eq!(s1.runs(), 3 * 9 * 20);
     /// ```
     pub fn runs(&self) -> usize {
         self.variants.len() * self.strategies.len() * self.seeds as usize
@@ -65,8 +65,14 @@ pub struct Options {
     pub full: bool,
     /// Closed-loop clients instead of open-loop arrivals.
     pub closed_loop: bool,
+    /// Callers cancel a call at its deadline (the default).
+    pub cancel_at_deadline: bool,
     /// The strategies to compare.
     pub strategies: Vec<StrategySpec>,
+    /// Whether scenarios may add the strategies that answer their question (S4 adds the two
+    /// quota proposals, `aws-2026-rate-quota` and `aws-2026-shared`). Off when the user chose
+    /// the strategies.
+    pub scenario_extras: bool,
 }
 
 impl Default for Options {
@@ -79,6 +85,8 @@ impl Default for Options {
             seeds: 20,
             full: false,
             closed_loop: false,
+            cancel_at_deadline: true,
+            scenario_extras: true,
             strategies: BUILT_IN
                 .iter()
                 .filter_map(|name| StrategySpec::named(name).ok())
@@ -113,6 +121,7 @@ pub fn builtin(id: &str, options: &Options) -> Result<Scenario, String> {
         if options.closed_loop {
             config.arrivals = Arrivals::Closed;
         }
+        config.cancel_at_deadline = options.cancel_at_deadline;
         config
     };
     let variant = |name: &str, config: SimConfig| Variant {
@@ -151,8 +160,10 @@ pub fn builtin(id: &str, options: &Options) -> Result<Scenario, String> {
         "s1" => (
             "S1 — full outage for 60 s",
             "At 120 s the service goes down for 60 s: `fast-fail` answers every attempt with 503 at \
-             once; `blackhole` answers nothing, so every attempt times out after 1 s. Metrics over the \
-             outage [120 s, 180 s); R95 from 180 s.",
+             once; `blackhole` answers nothing, so every attempt times out after 1 s; `fast-fail, \
+             closed loop` is the fast-fail outage with closed-loop clients (each issues its next \
+             request an exponential think time of mean 1/7 s after the previous one ended). Metrics \
+             over the outage [120 s, 180 s); R95 from 180 s.",
             vec![
                 variant("fast-fail", {
                     let mut c = base(600.0);
@@ -162,6 +173,12 @@ pub fn builtin(id: &str, options: &Options) -> Result<Scenario, String> {
                 variant("blackhole", {
                     let mut c = base(600.0);
                     c.faults = fault(FaultKind::Blackhole, 60.0);
+                    c
+                }),
+                variant("fast-fail, closed loop", {
+                    let mut c = base(600.0);
+                    c.arrivals = Arrivals::Closed;
+                    c.faults = fault(FaultKind::Outage, 60.0);
                     c
                 }),
             ],
@@ -217,7 +234,10 @@ pub fn builtin(id: &str, options: &Options) -> Result<Scenario, String> {
             (
                 "S4 — the same load over 10, 100 and 1000 clients",
                 "S1's fast-fail outage with the same total load (700 req/s) split over 10, 100 and 1000 \
-                 clients. Per-client budgets (quotas, token counts) multiply with the number of clients.",
+                 clients. Per-client budgets (quotas, token counts) multiply with the number of clients. \
+                 Two proposals are added: `aws-2026-rate-quota` (each client's quota capacity is \
+                 500/7 ≈ 71 tokens per request/s of its own rate, so 500 at 7 req/s) and \
+                 `aws-2026-shared` (one scope for all clients).",
                 variants,
             )
         }
@@ -255,12 +275,20 @@ pub fn builtin(id: &str, options: &Options) -> Result<Scenario, String> {
             ));
         }
     };
+    let mut strategies = options.strategies.clone();
+    if id == "s4" && options.scenario_extras {
+        for extra in ["aws-2026-rate-quota", "aws-2026-shared"] {
+            if !strategies.iter().any(|s| s.name == extra) {
+                strategies.push(StrategySpec::named(extra)?);
+            }
+        }
+    }
     Ok(Scenario {
         id: id.to_owned(),
         title: title.to_owned(),
         description: description.to_owned(),
         variants,
-        strategies: options.strategies.clone(),
+        strategies,
         seeds: options.seeds.max(1),
     })
 }

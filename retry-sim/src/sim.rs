@@ -67,11 +67,16 @@ pub struct SimConfig {
     pub faults: FaultSchedule,
     /// When arrivals stop; the run then drains.
     pub horizon: Nanos,
+    /// Whether callers give up a call at its deadline, wherever it is (like a
+    /// `tokio::time::timeout` around the call: a retry not yet sent is abandoned, an attempt in
+    /// flight is left unanswered). Without it the deadline only stops new retries
+    /// (`RetryConfig::timeout`), and a first attempt may wait for a send permit indefinitely.
+    pub cancel_at_deadline: bool,
 }
 
 impl SimConfig {
     /// The issue's defaults: 50 workers, 50 ms mean service, queue 500, 100 clients × 7 req/s,
-    /// attempt timeout 1 s, 3 attempts, 5 s deadline, 600 s, no fault.
+    /// attempt timeout 1 s, 3 attempts, 5 s deadline (callers cancel there), 600 s, no fault.
     ///
     /// ```
     /// let config = retry_sim::sim::SimConfig::default();
@@ -91,6 +96,7 @@ impl SimConfig {
             max_attempts: 3,
             faults: FaultSchedule::default(),
             horizon: 600 * SECOND,
+            cancel_at_deadline: true,
         }
     }
 
@@ -565,10 +571,12 @@ impl Engine<'_> {
         if layer == 0 {
             self.recorder.request(now, instance);
         }
-        let deadline = now.saturating_add(self.config.layers[layer as usize].deadline);
-        self.deadlines[layer as usize]
-            .entries
-            .push_back((deadline, slot, generation));
+        if self.config.cancel_at_deadline {
+            let deadline = now.saturating_add(self.config.layers[layer as usize].deadline);
+            self.deadlines[layer as usize]
+                .entries
+                .push_back((deadline, slot, generation));
+        }
         self.try_send(slot);
     }
 

@@ -68,6 +68,11 @@ fn mistakes_are_reported_clearly() {
         invalid.contains("strategy `x`") && invalid.contains("initial_backoff"),
         "{invalid}"
     );
+    let probability = error("[[faults]]\nkind = \"failures\"\nprobability = 1.5");
+    assert!(
+        probability.contains("`faults[0].probability` must be between 0 and 1"),
+        "{probability}"
+    );
     let zero = error("[clients]\ncount = 0");
     assert!(zero.contains("at least one client"), "{zero}");
 }

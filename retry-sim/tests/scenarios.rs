@@ -64,20 +64,30 @@ fn three_retrying_layers_multiply_fixed_retries_to_27() {
 
 #[test]
 fn throttled_clients_honor_retry_after() {
-    let mut config = outage(FaultKind::Throttle {
+    let config = outage(FaultKind::Throttle {
         rate: 500.0,
         burst: 50.0,
         retry_after: SECOND,
     });
-    config.horizon = 180 * SECOND;
     for strategy in ["standard", "aws-2026", "adaptive", "grpc"] {
         let m = metrics(&config, strategy);
         assert_eq!(m.retry_after_violations, 0.0, "{strategy}");
-        assert!(
-            m.goodput_normalized >= 0.95,
-            "{strategy}: {}",
-            m.goodput_normalized
-        );
+        assert!(m.r95 <= 10.0, "{strategy}: R95 {}", m.r95);
+        if strategy != "adaptive" {
+            // Adaptive mode queues first attempts for a permit; see the README of docs/sim.
+            assert!(
+                m.goodput_normalized >= 0.95,
+                "{strategy}: {}",
+                m.goodput_normalized
+            );
+        }
     }
+    // The adaptive limiter keeps most attempts under the limit: far fewer 429s than standard.
+    let adaptive = metrics(&config, "adaptive").share_429;
+    let standard = metrics(&config, "standard").share_429;
+    assert!(
+        adaptive < standard / 3.0,
+        "adaptive {adaptive}, standard {standard}"
+    );
     assert!(metrics(&config, "fixed").retry_after_violations > 0.0);
 }

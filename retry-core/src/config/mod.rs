@@ -46,6 +46,7 @@ pub struct RetryConfig {
     throttling_retry_cost: u32,
     success_reward: u32,
     quota_refill_per_second: Option<f64>,
+    quota_window: Option<Duration>,
     retry_after_slack: Option<Duration>,
     max_wait: Option<Duration>,
 }
@@ -68,6 +69,7 @@ impl Default for RetryConfig {
             throttling_retry_cost: defaults::RETRY_COST,
             success_reward: defaults::SUCCESS_REWARD,
             quota_refill_per_second: None,
+            quota_window: None,
             retry_after_slack: None,
             max_wait: None,
         }
@@ -111,6 +113,26 @@ impl RetryConfig {
                 ..Self::default()
             },
         }
+    }
+
+    /// A builder starting from the preset this crate recommends for clients of a service that
+    /// must not be hammered: [`aws_2026`](Self::aws_2026) with a quota sized by traffic
+    /// ([`quota_window`](RetryConfigBuilder::quota_window) of 60 s, up to 5000 tokens), so
+    /// that the retries a fleet sends during an outage do not grow with the number of clients
+    /// that carry its load (`docs/sim/`).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let config = retry_core::RetryConfig::recommended().build().unwrap();
+    /// assert_eq!(config.retry_cost(), 14);
+    /// assert_eq!(config.quota_window(), Some(Duration::from_secs(60)));
+    /// assert_eq!(config.quota_capacity(), 5000);
+    /// ```
+    pub fn recommended() -> RetryConfigBuilder {
+        use defaults::recommended as preset;
+        Self::aws_2026()
+            .quota_window(preset::QUOTA_WINDOW)
+            .quota_capacity(preset::QUOTA_CAPACITY)
     }
 
     /// A builder starting from this configuration.
@@ -195,7 +217,7 @@ impl RetryConfig {
         self.timeout
     }
 
-    /// The retry quota's capacity.
+    /// The retry quota's capacity (the most it holds, with a `quota_window`).
     ///
     /// ```
     /// assert_eq!(retry_core::RetryConfig::default().quota_capacity(), 500);
@@ -247,6 +269,16 @@ impl RetryConfig {
     /// ```
     pub fn quota_refill_per_second(&self) -> Option<f64> {
         self.quota_refill_per_second
+    }
+
+    /// When set, the quota's capacity follows the scope's traffic: one token per call of the
+    /// last `window`, at least one retry's cost and at most `quota_capacity`.
+    ///
+    /// ```
+    /// assert_eq!(retry_core::RetryConfig::default().quota_window(), None);
+    /// ```
+    pub fn quota_window(&self) -> Option<Duration> {
+        self.quota_window
     }
 
     /// When set, a server's `retry_after` is clamped to `[t_i, t_i + slack]` (`aws-2026`);
@@ -395,6 +427,14 @@ impl RetryConfigBuilder {
         /// assert!(retry_core::RetryConfig::builder().quota_refill_per_second(f64::NAN).build().is_err());
         /// ```
         quota_refill_per_second: f64 => quota_refill_per_second = Some;
+        /// Size the quota by traffic: one token per call of the last `window`; positive.
+        ///
+        /// ```
+        /// # use std::time::Duration;
+        /// let c = retry_core::RetryConfig::builder().quota_window(Duration::from_secs(30)).build().unwrap();
+        /// assert_eq!(c.quota_window(), Some(Duration::from_secs(30)));
+        /// ```
+        quota_window: Duration => quota_window = Some;
         /// Clamp a server's `retry_after` to `[t_i, t_i + slack]` instead of always honoring it.
         ///
         /// ```
@@ -438,8 +478,13 @@ impl RetryConfigBuilder {
                 });
             }
         }
-        if config.timeout == Some(Duration::ZERO) {
-            return Err(ConfigError::ZeroDuration { setting: "timeout" });
+        for (setting, value) in [
+            ("timeout", config.timeout),
+            ("quota_window", config.quota_window),
+        ] {
+            if value == Some(Duration::ZERO) {
+                return Err(ConfigError::ZeroDuration { setting });
+            }
         }
         if let Some(rate) = config.quota_refill_per_second
             && !(rate.is_finite() && rate > 0.0)

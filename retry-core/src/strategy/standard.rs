@@ -256,6 +256,7 @@ impl StandardStrategy {
 
 impl RetryStrategy for StandardStrategy {
     fn acquire_initial_token(&self) -> RetryToken {
+        self.scope.record_call();
         RetryToken::initial(self.now())
     }
 
