@@ -144,6 +144,26 @@ impl fmt::Debug for ManualClock {
 }
 
 /// Nanoseconds in a duration, saturating at `u64::MAX`.
+#[inline]
 pub(crate) fn duration_to_nanos(duration: Duration) -> u64 {
     u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// A duration in nanoseconds, saturating: half the size of `Duration`, for the retry token,
+/// which moves by value between the loop and the strategy on every call.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Nanos(u64);
+
+impl From<Duration> for Nanos {
+    #[inline]
+    fn from(duration: Duration) -> Self {
+        Nanos(duration_to_nanos(duration))
+    }
+}
+
+impl From<Nanos> for Duration {
+    #[inline]
+    fn from(nanos: Nanos) -> Self {
+        Duration::from_nanos(nanos.0)
+    }
 }

@@ -3,16 +3,17 @@
 //! Events use the target `retry_core`: `debug` for each retry (scope, attempt, kind, delay),
 //! `warn` when a scope's quota runs out or its rate limiter engages.
 
+use std::sync::atomic::{AtomicUsize as StdAtomicUsize, Ordering as StdOrdering};
+
 use crate::adaptive::LimiterStats;
 use crate::sync::{AtomicU64, Ordering};
 
 /// Counters of one scope, updated with relaxed atomics (they are statistics, not
-/// synchronization).
+/// synchronization). Successes, counted on every call's success path, are striped by thread.
 #[derive(Debug, Default)]
 pub(crate) struct ScopeCounters {
-    attempts: AtomicU64,
     retries: AtomicU64,
-    successes: AtomicU64,
+    successes: StripedCounter,
     failures: AtomicU64,
     quota_exhausted: AtomicU64,
     throttles: AtomicU64,
@@ -22,7 +23,6 @@ pub(crate) struct ScopeCounters {
 /// One counter of [`ScopeCounters`].
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Counter {
-    Attempt,
     Retry,
     Success,
     Failure,
@@ -32,11 +32,11 @@ pub(crate) enum Counter {
 }
 
 impl ScopeCounters {
+    #[inline]
     pub(crate) fn add(&self, counter: Counter) {
         let cell = match counter {
-            Counter::Attempt => &self.attempts,
             Counter::Retry => &self.retries,
-            Counter::Success => &self.successes,
+            Counter::Success => return self.successes.increment(),
             Counter::Failure => &self.failures,
             Counter::QuotaExhausted => &self.quota_exhausted,
             Counter::Throttle => &self.throttles,
@@ -52,11 +52,16 @@ impl ScopeCounters {
         limiter: LimiterStats,
     ) -> ScopeStats {
         let read = |cell: &AtomicU64| cell.load(Ordering::Relaxed);
+        let (retries, successes, failures) = (
+            read(&self.retries),
+            self.successes.sum(),
+            read(&self.failures),
+        );
         ScopeStats {
-            attempts: read(&self.attempts),
-            retries: read(&self.retries),
-            successes: read(&self.successes),
-            failures: read(&self.failures),
+            attempts: successes + failures + retries,
+            retries,
+            successes,
+            failures,
             quota_exhausted: read(&self.quota_exhausted),
             throttles: read(&self.throttles),
             rate_limited: read(&self.rate_limited),
@@ -79,7 +84,8 @@ impl ScopeCounters {
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[non_exhaustive]
 pub struct ScopeStats {
-    /// Attempts sent (first attempts and retries).
+    /// Attempts made: the first attempts of the calls that ended, plus the retries granted.
+    /// (Derived, so the success path updates one counter, not two.)
     pub attempts: u64,
     /// Retries granted.
     pub retries: u64,
@@ -99,4 +105,50 @@ pub struct ScopeStats {
     pub quota_capacity: u32,
     /// The adaptive rate limiter.
     pub limiter: LimiterStats,
+}
+
+/// Threads that get a stripe of their own; later threads share the last one.
+const STRIPES: usize = 16;
+
+/// The next stripe to hand to a thread that counts for the first time.
+/// (A std atomic even under loom: it only hands out numbers, and a `static` needs `const`.)
+static NEXT_STRIPE: StdAtomicUsize = StdAtomicUsize::new(0);
+
+std::thread_local! {
+    /// This thread's stripe in every [`StripedCounter`].
+    static THREAD_STRIPE: usize =
+        NEXT_STRIPE.fetch_add(1, StdOrdering::Relaxed).min(STRIPES - 1);
+}
+
+/// A stripe on a cache line of its own, so that threads do not contend for it.
+#[derive(Debug, Default)]
+#[repr(align(64))]
+struct Stripe(AtomicU64);
+
+/// A counter incremented without a locked instruction: each of the first `STRIPES - 1` threads
+/// that count owns a stripe and is its only writer, so a plain load and store suffice; the
+/// threads after them share the last stripe with an atomic add. Reading sums the stripes.
+#[derive(Debug, Default)]
+struct StripedCounter {
+    stripes: [Stripe; STRIPES],
+}
+
+impl StripedCounter {
+    #[inline]
+    fn increment(&self) {
+        let stripe = THREAD_STRIPE.with(|stripe| *stripe);
+        let cell = &self.stripes[stripe].0;
+        if stripe < STRIPES - 1 {
+            cell.store(cell.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        } else {
+            cell.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    fn sum(&self) -> u64 {
+        self.stripes
+            .iter()
+            .map(|stripe| stripe.0.load(Ordering::Relaxed))
+            .sum()
+    }
 }

@@ -2,7 +2,6 @@
 
 use std::future::Future;
 
-pub use std::ops::ControlFlow;
 pub use std::sync::LazyLock;
 pub use std::time::Duration;
 

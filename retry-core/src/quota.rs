@@ -102,6 +102,7 @@ impl RetryQuota {
     /// quota.release(100);
     /// assert_eq!(quota.level(), 10);
     /// ```
+    #[inline]
     pub fn release(&self, amount: u32) {
         self.refill();
         self.add(u64::from(amount) * MILLI);
@@ -156,7 +157,13 @@ impl RetryQuota {
             });
     }
 
+    #[inline]
     fn add(&self, amount: u64) {
+        // A full bucket (the steady state of a healthy scope) is only read, never written, so
+        // successes on many threads do not contend for its cache line.
+        if self.level.load(Ordering::Acquire) >= self.capacity.load(Ordering::Acquire) {
+            return;
+        }
         // fetch_update never fails with a closure that always returns Some.
         let _ = self
             .level
@@ -167,16 +174,22 @@ impl RetryQuota {
 
     /// `level` as seen against the current capacity. A release racing a shrinking capacity may
     /// leave the stored level above it for a moment; every reader sees it clamped.
+    #[inline]
     fn clamped(&self, level: u64) -> u64 {
         level.min(self.capacity.load(Ordering::Acquire))
     }
 
+    /// Credits the refill, if the quota refills (a check cheap enough to inline).
+    #[inline]
+    fn refill(&self) {
+        if self.refill_per_sec != 0 {
+            self.credit_refill();
+        }
+    }
+
     /// Credits the refill for the time elapsed since the last credit. The caller that wins the
     /// compare-and-swap on `refilled_until` credits that interval; the others see it credited.
-    fn refill(&self) {
-        if self.refill_per_sec == 0 {
-            return;
-        }
+    fn credit_refill(&self) {
         let now = duration_to_nanos(self.clock.now());
         let since = self.refilled_until.load(Ordering::Acquire);
         if now <= since {

@@ -205,6 +205,7 @@ impl Scope {
     }
 
     /// Counts a call; with a `quota_window`, resizes the quota when the call rate is updated.
+    #[inline]
     pub(crate) fn record_call(&self) {
         let inner = &self.inner;
         let Some(traffic) = &inner.traffic_quota else {
@@ -216,6 +217,7 @@ impl Scope {
         }
     }
 
+    #[inline]
     pub(crate) fn count(&self, counter: Counter) {
         self.inner.counters.add(counter);
     }

@@ -124,7 +124,7 @@ pub struct FaultSection {
 pub struct StrategySection {
     /// A built-in name, or the name of this custom strategy.
     pub name: String,
-    /// Start from a preset (`standard` or `aws-2026`) and override below; without it, `name`
+    /// Start from a preset (`standard`, `aws-2026` or `recommended`) and override below; without it, `name`
     /// must be a built-in strategy.
     pub base: Option<String>,
     /// `standard` or `adaptive`.
@@ -139,8 +139,10 @@ pub struct StrategySection {
     pub max_backoff: Option<String>,
     /// `none`, `full`, `equal` or `decorrelated`.
     pub jitter: Option<String>,
-    /// Retry quota capacity.
+    /// Retry quota capacity (with a `quota_window`, the most the quota holds).
     pub quota_capacity: Option<u32>,
+    /// Size the quota by traffic: one token per call of the last `quota_window` (a duration).
+    pub quota_window: Option<String>,
     /// Quota cost of a retry of a server or transient error.
     pub retry_cost: Option<u32>,
     /// Quota cost of a retry after a timeout.
@@ -155,10 +157,8 @@ pub struct StrategySection {
     pub retry_after_slack: Option<String>,
     /// Adaptive: longest wait for a send permit.
     pub max_wait: Option<String>,
-    /// `per-client` (default), `shared` (one scope for all clients) or `per-rate`.
+    /// `per-client` (default) or `shared` (one scope for all clients).
     pub quota_sizing: Option<String>,
-    /// With `quota_sizing = "per-rate"`: quota tokens per request/s of a client's rate.
-    pub tokens_per_rps: Option<f64>,
 }
 
 fn duration(field: &str, value: &Option<String>, default: Duration) -> Result<Duration, String> {
@@ -294,7 +294,6 @@ pub fn parse(text: &str, default_name: &str) -> Result<Scenario, String> {
         let build = LayerBuild {
             index: 0,
             clients: 1,
-            rate: config.rate,
             attempts: config.max_attempts,
             deadline: config.layers[0].deadline,
         };
@@ -396,6 +395,7 @@ fn parse_strategy(i: usize, section: &StrategySection) -> Result<StrategySpec, S
             || section.max_backoff.is_some()
             || section.jitter.is_some()
             || section.quota_capacity.is_some()
+            || section.quota_window.is_some()
             || section.retry_cost.is_some()
             || section.timeout_retry_cost.is_some()
             || section.throttling_retry_cost.is_some()
@@ -403,11 +403,10 @@ fn parse_strategy(i: usize, section: &StrategySection) -> Result<StrategySpec, S
             || section.quota_refill_per_second.is_some()
             || section.retry_after_slack.is_some()
             || section.max_wait.is_some()
-            || section.quota_sizing.is_some()
-            || section.tokens_per_rps.is_some();
+            || section.quota_sizing.is_some();
         if customized {
             return Err(format!(
-                "`{}`: settings need a `base` preset (\"standard\" or \"aws-2026\")",
+                "`{}`: settings need a `base` preset (\"standard\", \"aws-2026\" or \"recommended\")",
                 field("name")
             ));
         }
@@ -421,9 +420,10 @@ fn parse_strategy(i: usize, section: &StrategySection) -> Result<StrategySpec, S
     let mut builder = match base.as_str() {
         "standard" => RetryConfig::builder(),
         "aws-2026" => RetryConfig::aws_2026(),
+        "recommended" => RetryConfig::recommended(),
         other => {
             return Err(format!(
-                "`{}`: unknown preset `{other}`, expected standard or aws-2026",
+                "`{}`: unknown preset `{other}`, expected standard, aws-2026 or recommended",
                 field("base")
             ));
         }
@@ -455,6 +455,9 @@ fn parse_strategy(i: usize, section: &StrategySection) -> Result<StrategySpec, S
     if let Some(d) = set_duration(&section.max_wait, "max_wait")? {
         builder = builder.max_wait(d);
     }
+    if let Some(d) = set_duration(&section.quota_window, "quota_window")? {
+        builder = builder.quota_window(d);
+    }
     if let Some(jitter) = &section.jitter {
         let jitter: Jitter = jitter
             .parse()
@@ -485,20 +488,9 @@ fn parse_strategy(i: usize, section: &StrategySection) -> Result<StrategySpec, S
     let quota = match section.quota_sizing.as_deref().unwrap_or("per-client") {
         "per-client" => QuotaSizing::PerClient,
         "shared" => QuotaSizing::Shared,
-        "per-rate" => QuotaSizing::PerRequestRate {
-            tokens_per_rps: section
-                .tokens_per_rps
-                .filter(|v| v.is_finite() && *v > 0.0)
-                .ok_or_else(|| {
-                    format!(
-                        "`{}` must be a positive number with quota_sizing = \"per-rate\"",
-                        field("tokens_per_rps")
-                    )
-                })?,
-        },
         other => {
             return Err(format!(
-                "`{}`: unknown `{other}`, expected per-client, shared or per-rate",
+                "`{}`: unknown `{other}`, expected per-client or shared",
                 field("quota_sizing")
             ));
         }

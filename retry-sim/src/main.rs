@@ -24,8 +24,8 @@ struct Cli {
     #[arg(short, long, default_value = "all", value_delimiter = ',')]
     scenario: Vec<String>,
 
-    /// Strategies to compare, comma-separated, or `all` (the nine built-ins). Also:
-    /// adaptive-2026, aws-2026-rate-quota, aws-2026-shared.
+    /// Strategies to compare, comma-separated, or `all` (the ten built-ins). Also:
+    /// adaptive-2026, aws-2026-shared.
     #[arg(long, default_value = "all", value_delimiter = ',')]
     strategy: Vec<String>,
 

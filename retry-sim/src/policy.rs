@@ -87,7 +87,7 @@ impl Policy {
                 match strategy.acquire_send_permit(token) {
                     Ok(SendPermit::Granted) => Permit::Granted,
                     Ok(SendPermit::Wait(wait)) => Permit::Wait(from_duration(wait).max(1)),
-                    // Like `RetryLoop::start`: the first attempt is always made.
+                    // Like `RetryLoop::ready`: the first attempt is always made.
                     Err(_) if token.attempt() == 1 => Permit::Granted,
                     Err(_) => Permit::Refused,
                 }
@@ -145,7 +145,8 @@ impl Policy {
     }
 
     /// The caller's deadline cancelled the call: like dropping `RetryLoop`, an attempt in flight
-    /// is a failure (`record_failure`), a retry not yet sent is abandoned.
+    /// is a failure (`record_failure`), an attempt not yet sent (a retry in its backoff, or any
+    /// attempt waiting for its permit) is abandoned.
     pub fn cancelled(&mut self, token: Token, in_flight: bool) {
         if let (Policy::Ours(strategy), Token::Ours(token)) = (self, token) {
             if in_flight {

@@ -37,7 +37,7 @@ impl Scenario {
     /// ```
     /// let options = retry_sim::scenario::Options::default();
     /// let s1 = retry_sim::scenario::builtin("s1", &options).unwrap();
-    /// assert_eq!(s1.runs(), 3 * 9 * 20);
+    /// assert_eq!(s1.runs(), 3 * 10 * 20);
     /// ```
     pub fn runs(&self) -> usize {
         self.variants.len() * self.strategies.len() * self.seeds as usize
@@ -69,9 +69,8 @@ pub struct Options {
     pub cancel_at_deadline: bool,
     /// The strategies to compare.
     pub strategies: Vec<StrategySpec>,
-    /// Whether scenarios may add the strategies that answer their question (S4 adds the two
-    /// quota proposals, `aws-2026-rate-quota` and `aws-2026-shared`). Off when the user chose
-    /// the strategies.
+    /// Whether scenarios may add the strategies that answer their question (S4 adds
+    /// `aws-2026-shared`, one scope for every client). Off when the user chose the strategies.
     pub scenario_extras: bool,
 }
 
@@ -234,10 +233,10 @@ pub fn builtin(id: &str, options: &Options) -> Result<Scenario, String> {
             (
                 "S4 — the same load over 10, 100 and 1000 clients",
                 "S1's fast-fail outage with the same total load (700 req/s) split over 10, 100 and 1000 \
-                 clients. Per-client budgets (quotas, token counts) multiply with the number of clients. \
-                 Two proposals are added: `aws-2026-rate-quota` (each client's quota capacity is \
-                 500/7 ≈ 71 tokens per request/s of its own rate, so 500 at 7 req/s) and \
-                 `aws-2026-shared` (one scope for all clients).",
+                 clients. Per-client budgets (quotas, token counts) multiply with the number of clients; \
+                 `recommended` sizes each client's quota by its own measured call rate (one token per \
+                 call of the last 60 s), so the fleet's budget follows the load, not the client count. \
+                 `aws-2026-shared` (one scope for all clients) is added for comparison.",
                 variants,
             )
         }
@@ -277,7 +276,7 @@ pub fn builtin(id: &str, options: &Options) -> Result<Scenario, String> {
     };
     let mut strategies = options.strategies.clone();
     if id == "s4" && options.scenario_extras {
-        for extra in ["aws-2026-rate-quota", "aws-2026-shared"] {
+        for extra in ["aws-2026-shared"] {
             if !strategies.iter().any(|s| s.name == extra) {
                 strategies.push(StrategySpec::named(extra)?);
             }

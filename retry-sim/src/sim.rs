@@ -4,9 +4,11 @@
 //! deadlines are constant offsets from monotonic send and start times, so they live in FIFO
 //! lanes instead of the heap. Every call into a strategy happens after the shared
 //! [`SimClock`] was set to the event's time, and follows `retry-core`'s `RetryLoop`:
-//! `acquire_initial_token` → `acquire_send_permit` (re-check after each wait) → send → on a
-//! failure `refresh_retry_token` (sleep its delay, then ask for a permit) → `record_success`, or
-//! `abandon` / `record_failure` when the caller's deadline cancels the call.
+//! `new` (`acquire_initial_token`) → `ready` (sleep the token's delay, then
+//! `acquire_send_permit`, re-checking after each wait) → send → `finish` (on a failure
+//! `refresh_retry_token`, then `ready` again; on success `record_success`), or, like dropping
+//! the loop when the caller's deadline cancels the call, `record_failure` for an attempt in
+//! flight and `abandon` for one not yet sent.
 
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
@@ -301,11 +303,9 @@ pub fn run(config: &SimConfig, strategy: &StrategySpec, seed: u64) -> Result<Run
     let mut policies = Vec::with_capacity(config.layers.len());
     for (index, layer) in config.layers.iter().enumerate() {
         let spec = if layer.retries { strategy } else { &none };
-        let rate = if index == 0 { config.rate } else { 0.0 };
         let build = LayerBuild {
             index: index as u32,
             clients: layer.instances,
-            rate,
             attempts: config.max_attempts,
             deadline: layer.deadline,
         };

@@ -46,18 +46,15 @@ pub enum BudgetSpec {
     },
 }
 
-/// How much retry quota each client of an `ours` strategy gets.
+/// Whose scope (retry quota and rate limiter) each client of an `ours` strategy uses.
+///
+/// A quota sized by traffic (`RetryConfig::recommended()`, or any configuration with a
+/// `quota_window`) is `retry-core`'s own: each private scope measures its client's call rate
+/// and resizes its quota; the simulator computes nothing for it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum QuotaSizing {
-    /// The configuration's capacity, per client.
+    /// One private scope per client, sized by the configuration.
     PerClient,
-    /// `tokens_per_rps` times the client's own request rate (the proposal for S4: the quota
-    /// scales with the traffic it protects, so splitting a load over more clients does not
-    /// multiply the fleet's retries).
-    PerRequestRate {
-        /// Quota tokens per request/s of the client's rate.
-        tokens_per_rps: f64,
-    },
     /// One scope (quota and limiter) shared by every client of the layer.
     Shared,
 }
@@ -102,8 +99,6 @@ pub struct LayerBuild {
     pub index: u32,
     /// Its clients or instances.
     pub clients: u32,
-    /// Requests per second of each (sizes a rate-scaled quota).
-    pub rate: f64,
     /// The scenario's attempts per call (a strategy may fix its own).
     pub attempts: u32,
     /// Per-call deadline.
@@ -111,12 +106,13 @@ pub struct LayerBuild {
 }
 
 /// The built-in strategy names, in table order.
-pub const BUILT_IN: [&str; 9] = [
+pub const BUILT_IN: [&str; 10] = [
     "none",
     "fixed",
     "fixed-backoff",
     "standard",
     "aws-2026",
+    "recommended",
     "adaptive",
     "grpc",
     "sre",
@@ -124,7 +120,7 @@ pub const BUILT_IN: [&str; 9] = [
 ];
 
 /// More built-in strategies, not run by default.
-pub const EXTRA: [&str; 3] = ["adaptive-2026", "aws-2026-rate-quota", "aws-2026-shared"];
+pub const EXTRA: [&str; 2] = ["adaptive-2026", "aws-2026-shared"];
 
 /// The backoff of "fixed N retries with exponential backoff and full jitter": backon's
 /// `ExponentialBuilder` defaults (1 s, factor 2, 60 s cap) with full jitter.
@@ -183,6 +179,7 @@ impl StrategySpec {
             }
             "standard" => ours(RetryConfig::builder().build(), QuotaSizing::PerClient)?,
             "aws-2026" => ours(RetryConfig::aws_2026().build(), QuotaSizing::PerClient)?,
+            "recommended" => ours(RetryConfig::recommended().build(), QuotaSizing::PerClient)?,
             "adaptive" => ours(
                 RetryConfig::builder().mode(RetryMode::Adaptive).build(),
                 QuotaSizing::PerClient,
@@ -190,12 +187,6 @@ impl StrategySpec {
             "adaptive-2026" => ours(
                 RetryConfig::aws_2026().mode(RetryMode::Adaptive).build(),
                 QuotaSizing::PerClient,
-            )?,
-            "aws-2026-rate-quota" => ours(
-                RetryConfig::aws_2026().build(),
-                QuotaSizing::PerRequestRate {
-                    tokens_per_rps: 500.0 / 7.0,
-                },
             )?,
             "aws-2026-shared" => ours(RetryConfig::aws_2026().build(), QuotaSizing::Shared)?,
             "grpc" => baseline(
@@ -280,7 +271,6 @@ impl StrategySpec {
         let LayerBuild {
             index,
             clients,
-            rate,
             attempts,
             deadline,
         } = *layer;
@@ -294,20 +284,6 @@ impl StrategySpec {
                     .timeout(to_duration(deadline.max(1)))
                     .build()
                     .map_err(|error| format!("strategy `{}`: {error}", self.name))?;
-                let config = match quota {
-                    QuotaSizing::PerRequestRate { tokens_per_rps } => {
-                        let capacity = (tokens_per_rps * rate)
-                            .round()
-                            .clamp(1.0, f64::from(u32::MAX))
-                            as u32;
-                        config
-                            .to_builder()
-                            .quota_capacity(capacity)
-                            .build()
-                            .map_err(|error| format!("strategy `{}`: {error}", self.name))?
-                    }
-                    _ => config,
-                };
                 let shared = matches!(quota, QuotaSizing::Shared)
                     .then(|| Scope::with_clock(&self.name, &config, clock.clone()));
                 Ok((0..count)
@@ -410,14 +386,15 @@ impl fmt::Display for StrategySpec {
                 if let Some(wait) = config.max_wait() {
                     write!(f, ", max_wait {wait:?}")?;
                 }
+                if let Some(window) = config.quota_window() {
+                    write!(
+                        f,
+                        ", quota sized by traffic (one token per call of the last {window:?}, at most {})",
+                        config.quota_capacity()
+                    )?;
+                }
                 match quota {
                     QuotaSizing::PerClient => write!(f, ", one private scope per client"),
-                    QuotaSizing::PerRequestRate { tokens_per_rps } => {
-                        write!(
-                            f,
-                            ", quota capacity {tokens_per_rps:.1} x the client's request rate"
-                        )
-                    }
                     QuotaSizing::Shared => write!(f, ", one scope shared by every client"),
                 }
             }

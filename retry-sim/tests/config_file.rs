@@ -13,12 +13,19 @@ fn the_example_file_parses_and_runs() {
     let names: Vec<String> = scenario.strategies.iter().map(|s| s.name.clone()).collect();
     assert_eq!(
         names,
-        ["none", "fixed-backoff", "aws-2026", "adaptive", "mine"]
+        [
+            "none",
+            "fixed-backoff",
+            "aws-2026",
+            "recommended",
+            "adaptive",
+            "mine"
+        ]
     );
     let variant = &scenario.variants[0].config;
     assert_eq!(variant.layers[0].instances, 40);
     assert_eq!(variant.faults.faults().len(), 3);
-    assert_eq!(scenario.strategies[4].max_attempts, Some(4));
+    assert_eq!(scenario.strategies[5].max_attempts, Some(4));
 
     // Shrink it for a fast test: 100 s (the outage at 60 s for 30 s), one seed.
     scenario.variants[0].config.horizon = 100 * SECOND;

@@ -23,16 +23,22 @@ fn metrics(config: &SimConfig, strategy: &str) -> retry_sim::metrics::RunMetrics
 }
 
 #[test]
-fn aws_2026_keeps_an_outage_below_1_11_attempts_per_request() {
-    for kind in [FaultKind::Outage, FaultKind::Blackhole] {
-        let m = metrics(&outage(kind), "aws-2026");
-        assert!(m.amplification <= 1.11, "{kind:?}: {}", m.amplification);
+fn aws_2026_and_recommended_keep_an_outage_below_1_11_attempts_per_request() {
+    for (kind, strategy) in [
+        (FaultKind::Outage, "aws-2026"),
+        (FaultKind::Blackhole, "aws-2026"),
+        (FaultKind::Outage, "recommended"),
+        (FaultKind::Blackhole, "recommended"),
+    ] {
+        let m = metrics(&outage(kind), strategy);
+        let at = format!("{strategy}, {kind:?}");
+        assert!(m.amplification <= 1.11, "{at}: {}", m.amplification);
         assert!(
             m.amplification_late <= 1.02,
-            "{kind:?}: {}",
+            "{at}: {}",
             m.amplification_late
         );
-        assert!(m.r95 <= 2.0, "{kind:?}: {}", m.r95);
+        assert!(m.r95 <= 2.0, "{at}: {}", m.r95);
         let fixed = metrics(&outage(kind), "fixed");
         assert!(
             fixed.amplification > 2.9,
@@ -40,6 +46,23 @@ fn aws_2026_keeps_an_outage_below_1_11_attempts_per_request() {
             fixed.amplification
         );
     }
+}
+
+#[test]
+fn the_recommended_quota_follows_the_load_not_the_number_of_clients() {
+    // S4: the same 700 req/s over 10 and 1000 clients. A per-client quota multiplies the
+    // fleet's retries by 100; the traffic-sized one (retry-core's own) does not.
+    let split = |clients: u32| {
+        let mut config = outage(FaultKind::Outage);
+        config.layers[0].instances = clients;
+        config.rate = 700.0 / f64::from(clients);
+        config
+    };
+    let few = metrics(&split(10), "recommended").amplification;
+    let many = metrics(&split(1000), "recommended").amplification;
+    assert!(many / few <= 1.02, "recommended: {few} -> {many}");
+    let per_client = metrics(&split(1000), "aws-2026").amplification;
+    assert!(per_client > 1.5, "aws-2026 at 1000 clients: {per_client}");
 }
 
 #[test]

@@ -334,8 +334,11 @@ fn full_jitter_with_an_unbounded_cap_never_panics() {
     let (strategy, _clock) = pinned(config);
     let (steps, _) = fail_until_refused(&strategy, ErrorKind::Server);
     assert_eq!(steps.len(), 99);
-    assert_eq!(steps[63].1, secs(1 << 63), "retry 64");
-    assert_eq!(steps[64].1, Duration::MAX, "retry 65");
+    // The token keeps its delay in u64 nanoseconds: it saturates at about 584 years.
+    let token_max = Duration::from_nanos(u64::MAX);
+    assert_eq!(steps[33].1, secs(1 << 33), "retry 34");
+    assert_eq!(steps[63].1, token_max, "retry 64");
+    assert_eq!(steps[64].1, token_max, "retry 65");
     for jitter in Jitter::ALL {
         let backoff = ExponentialBackoff::new(secs(1), Duration::MAX, jitter);
         let delay = backoff.delay(65, Duration::MAX, &FixedRandom(1.0));

@@ -59,6 +59,7 @@ impl RetryInfoClassifier {
 }
 
 impl<T, E: RetryInfo> ClassifyRetry<T, E> for RetryInfoClassifier {
+    #[inline]
     fn classify(&self, outcome: &Result<T, E>) -> RetryAction {
         match outcome {
             Ok(_) => RetryAction::NoActionIndicated,

@@ -4,7 +4,6 @@ mod hook;
 mod retry_loop;
 
 use std::future::Future;
-use std::ops::ControlFlow;
 use std::time::Duration;
 
 pub use hook::{NoHook, OnRetry, RetryEvent};
@@ -179,10 +178,11 @@ impl<S: RetryStrategy + ?Sized, C, H> Retry<'_, S, C, H, NoAttemptTimeout> {
         C: ClassifyRetry<T, E>,
         H: OnRetry<E>,
     {
-        let mut attempts = RetryLoop::start(self.strategy, self.classifier, self.on_retry).await;
+        let mut attempts = RetryLoop::new(self.strategy, self.classifier, self.on_retry);
+        attempts.ready().await;
         loop {
             let outcome = operation().await;
-            if let ControlFlow::Break(outcome) = attempts.next(outcome).await {
+            if attempts.finish(&outcome).is_break() || !attempts.ready().await {
                 return outcome;
             }
         }
@@ -201,10 +201,11 @@ impl<S: RetryStrategy + ?Sized, C, H> Retry<'_, S, C, H, AttemptTimeout> {
         H: OnRetry<E>,
     {
         let AttemptTimeout(timeout) = self.attempt_timeout;
-        let mut attempts = RetryLoop::start(self.strategy, self.classifier, self.on_retry).await;
+        let mut attempts = RetryLoop::new(self.strategy, self.classifier, self.on_retry);
+        attempts.ready().await;
         loop {
             let outcome = with_attempt_timeout(timeout, operation()).await;
-            if let ControlFlow::Break(outcome) = attempts.next(outcome).await {
+            if attempts.finish(&outcome).is_break() || !attempts.ready().await {
                 return outcome;
             }
         }

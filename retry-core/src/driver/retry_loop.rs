@@ -7,10 +7,15 @@ use crate::{ClassifyRetry, RetryAction, RetryError, RetryStrategy, RetryToken, S
 
 /// The state of one call between its attempts.
 ///
-/// The caller runs each attempt and hands its outcome to [`next`](Self::next), which classifies
-/// it, asks the strategy for a retry, sleeps the backoff and waits for a send permit, then says
-/// whether to run another attempt or return the outcome. Keeping the attempt itself in the
-/// caller's hands is what lets `#[retryable]` re-borrow `&mut self` for every attempt.
+/// The caller runs each attempt itself and
+/// 1. awaits [`ready`](Self::ready) before it: the backoff and, in adaptive mode, the send
+///    permit (nothing to await in standard mode's first attempt);
+/// 2. hands the outcome to [`finish`](Self::finish) by reference, which classifies it and says
+///    whether to return it (`Break`) or retry (`Continue`).
+///
+/// Keeping the attempt and its outcome in the caller's hands is what lets `#[retryable]`
+/// re-borrow `&mut self` for every attempt, and keeps the success path free of moves and
+/// allocations.
 ///
 /// Dropping the loop (a cancelled call) settles its token: a retry granted but never sent gives
 /// its quota back, and a place among the rate limiter's waiters is given up.
@@ -22,13 +27,13 @@ use crate::{ClassifyRetry, RetryAction, RetryError, RetryStrategy, RetryToken, S
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
 /// let strategy = StandardStrategy::new(RetryConfig::default());
 /// let mut calls = 0;
-/// let mut retry = RetryLoop::start(&strategy, RetryInfoClassifier, NoHook).await;
+/// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
+/// retry.ready().await;
 /// let result = loop {
 ///     calls += 1;
 ///     let outcome: Result<u32, std::io::Error> = Ok(calls);
-///     match retry.next(outcome).await {
-///         ControlFlow::Break(outcome) => break outcome,
-///         ControlFlow::Continue(()) => {}
+///     if retry.finish(&outcome).is_break() || !retry.ready().await {
+///         break outcome;
 ///     }
 /// };
 /// assert_eq!(result.unwrap(), 1);
@@ -45,32 +50,89 @@ pub struct RetryLoop<'s, S: RetryStrategy + ?Sized, C, H> {
 }
 
 impl<'s, S: RetryStrategy + ?Sized, C, H> RetryLoop<'s, S, C, H> {
-    /// Acquires the call's first token and waits until the first attempt may be sent.
-    pub async fn start(strategy: &'s S, classifier: C, on_retry: H) -> Self {
-        let mut this = Self {
+    /// Acquires the call's first token.
+    ///
+    /// ```
+    /// use retry_core::{NoHook, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
+    /// let strategy = StandardStrategy::new(RetryConfig::default());
+    /// let retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
+    /// # drop(retry);
+    /// ```
+    pub fn new(strategy: &'s S, classifier: C, on_retry: H) -> Self {
+        Self {
             strategy,
             classifier,
             on_retry,
             token: Some(strategy.acquire_initial_token()),
             sent: false,
-        };
-        // The first attempt is always made: a strategy only refuses retries.
-        let _ = this.wait_for_permit().await;
-        this.sent = true;
-        this
+        }
     }
 
-    /// Takes one attempt's outcome: `Break(outcome)` when the call is over (the outcome is
-    /// returned unchanged), `Continue(())` when the next attempt may be sent now.
-    pub async fn next<T, E>(&mut self, outcome: Result<T, E>) -> ControlFlow<Result<T, E>>
+    /// Waits until the next attempt may be sent: sleeps its backoff, then waits for its send
+    /// permit. `false` means the strategy gave up on a retry while waiting (`max_wait`, the
+    /// deadline): return the last outcome. The first attempt is always made.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use retry_core::{NoHook, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
+    /// let strategy = StandardStrategy::new(RetryConfig::default());
+    /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
+    /// assert!(retry.ready().await);
+    /// # }
+    /// ```
+    pub async fn ready(&mut self) -> bool {
+        let Some(token) = self.token.as_mut() else {
+            return false;
+        };
+        let first = token.attempt() == 1;
+        let delay = token.delay();
+        if !delay.is_zero() {
+            tokio::time::sleep(delay).await;
+        }
+        loop {
+            let Some(token) = self.token.as_mut() else {
+                return false;
+            };
+            match self.strategy.acquire_send_permit(token) {
+                Ok(SendPermit::Granted) => break,
+                Ok(SendPermit::Wait(wait)) => tokio::time::sleep(wait).await,
+                // A strategy only refuses retries; should it refuse a first attempt, send it.
+                Err(_) if first => break,
+                Err(error) => {
+                    log_stop(token.attempt() - 1, &error);
+                    if let Some(token) = self.token.take() {
+                        self.strategy.abandon(token);
+                    }
+                    return false;
+                }
+            }
+        }
+        self.sent = true;
+        true
+    }
+
+    /// Takes one attempt's outcome: `Break(())` when the call is over (return the outcome as it
+    /// is), `Continue(())` when it is retried (await [`ready`](Self::ready), then attempt again).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use retry_core::{NoHook, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
+    /// let strategy = StandardStrategy::new(RetryConfig::default());
+    /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
+    /// retry.ready().await;
+    /// let reset: Result<(), std::io::Error> = Err(std::io::ErrorKind::ConnectionReset.into());
+    /// assert!(retry.finish(&reset).is_continue());
+    /// # }
+    /// ```
+    pub fn finish<T, E>(&mut self, outcome: &Result<T, E>) -> ControlFlow<()>
     where
         C: ClassifyRetry<T, E>,
         H: OnRetry<E>,
     {
         // Classify before taking the token: should the classifier panic, the drop settles it.
-        let action = self.classifier.classify(&outcome);
+        let action = self.classifier.classify(outcome);
         let Some(token) = self.token.take() else {
-            return ControlFlow::Break(outcome);
+            return ControlFlow::Break(());
         };
         let attempt = token.attempt();
         let reason = match action {
@@ -82,14 +144,14 @@ impl<'s, S: RetryStrategy + ?Sized, C, H> RetryLoop<'s, S, C, H> {
                     self.strategy.record_failure(token);
                     log_stop(attempt, &RetryError::NotRetryable);
                 }
-                return ControlFlow::Break(outcome);
+                return ControlFlow::Break(());
             }
         };
         let token = match self.strategy.refresh_retry_token(token, &reason) {
             Ok(token) => token,
             Err(error) => {
                 log_stop(attempt, &error);
-                return ControlFlow::Break(outcome);
+                return ControlFlow::Break(());
             }
         };
         // Keep the granted retry before the hook runs: should the hook panic, the drop gives
@@ -103,31 +165,7 @@ impl<'s, S: RetryStrategy + ?Sized, C, H> RetryLoop<'s, S, C, H> {
             delay,
             reason,
         });
-        if !delay.is_zero() {
-            tokio::time::sleep(delay).await;
-        }
-        if let Err(error) = self.wait_for_permit().await {
-            log_stop(attempt, &error);
-            if let Some(token) = self.token.take() {
-                self.strategy.abandon(token);
-            }
-            return ControlFlow::Break(outcome);
-        }
-        self.sent = true;
         ControlFlow::Continue(())
-    }
-
-    /// Sleeps until the strategy grants the current token's send permit.
-    async fn wait_for_permit(&mut self) -> Result<(), RetryError> {
-        loop {
-            let Some(token) = self.token.as_mut() else {
-                return Ok(());
-            };
-            match self.strategy.acquire_send_permit(token)? {
-                SendPermit::Granted => return Ok(()),
-                SendPermit::Wait(wait) => tokio::time::sleep(wait).await,
-            }
-        }
     }
 }
 

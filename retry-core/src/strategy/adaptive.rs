@@ -1,5 +1,7 @@
 //! Adaptive mode: standard mode plus the scope's client-side rate limiter.
 
+use std::time::Duration;
+
 use super::{RetryError, RetryStrategy, RetryToken, SendPermit, StandardStrategy, StrategyBuilder};
 use crate::adaptive::Admission;
 use crate::observe::Counter;
@@ -66,7 +68,7 @@ impl AdaptiveStrategy {
     fn record_response(&self, token: &RetryToken, throttled: bool) {
         let limiter = self.scope().limiter();
         let was_enabled = throttled && limiter.is_enabled();
-        limiter.record_response(throttled, token.sent_at, self.standard.now());
+        limiter.record_response(throttled, token.sent_at.into(), self.standard.now());
         if throttled && !was_enabled {
             tracing::warn!(
                 target: "retry_core",
@@ -88,14 +90,17 @@ impl RetryStrategy for AdaptiveStrategy {
         let reservation = token.reservation.take();
         let (wait, expected, reservation) =
             match self.scope().limiter().try_acquire(reservation, now) {
-                Admission::Granted => return self.standard.acquire_send_permit(token),
+                Admission::Granted => {
+                    token.sent_at = now.into();
+                    return self.standard.acquire_send_permit(token);
+                }
                 Admission::Wait {
                     wait,
                     expected,
                     reservation,
                 } => (wait, expected, reservation),
             };
-        let waited = token.permit_wait;
+        let waited = Duration::from(token.permit_wait);
         let mut sleep = wait;
         if let Some(max_wait) = self.config().max_wait()
             && waited.saturating_add(expected) > max_wait
@@ -110,18 +115,17 @@ impl RetryStrategy for AdaptiveStrategy {
             // A first attempt is always made: wait out what is left of max_wait, then send.
             let left = max_wait.saturating_sub(waited);
             if left.is_zero() {
+                token.sent_at = now.into();
                 return self.standard.acquire_send_permit(token);
             }
             sleep = sleep.min(left);
         }
         if token.attempt > 1
-            && let Some(error) = self
-                .standard
-                .past_deadline(token, now.saturating_add(expected))
+            && let Some(error) = self.standard.past_deadline(token, expected)
         {
             return Err(error);
         }
-        token.permit_wait = waited.saturating_add(sleep);
+        token.permit_wait = waited.saturating_add(sleep).into();
         token.reservation = Some(reservation);
         Ok(SendPermit::Wait(sleep))
     }

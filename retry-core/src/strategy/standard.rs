@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{RetryError, RetryStrategy, RetryToken, SendPermit};
+use crate::clock::Nanos;
 use crate::observe::Counter;
 use crate::{
     Backoff, ErrorKind, ExponentialBackoff, RandomSource, RetryConfig, RetryReason, Scope,
@@ -207,10 +208,11 @@ impl StandardStrategy {
         self.scope.clock().now()
     }
 
-    /// Whether an attempt starting at `at` would be past the call's deadline.
-    pub(crate) fn past_deadline(&self, token: &RetryToken, at: Duration) -> Option<RetryError> {
+    /// Whether an attempt starting `after` from now would be past the call's deadline.
+    pub(crate) fn past_deadline(&self, token: &RetryToken, after: Duration) -> Option<RetryError> {
         let timeout = self.config.timeout()?;
-        (at.saturating_sub(token.started_at) > timeout)
+        let at = self.now().saturating_add(after);
+        (at.saturating_sub(token.started_at.into()) > timeout)
             .then_some(RetryError::DeadlineExceeded { timeout })
     }
 
@@ -255,14 +257,20 @@ impl StandardStrategy {
 }
 
 impl RetryStrategy for StandardStrategy {
+    #[inline]
     fn acquire_initial_token(&self) -> RetryToken {
         self.scope.record_call();
-        RetryToken::initial(self.now())
+        // The clock is read only when a deadline needs the start: a clock read costs more than
+        // the rest of the success path.
+        let started_at = match self.config.timeout() {
+            Some(_) => self.now(),
+            None => Duration::ZERO,
+        };
+        RetryToken::initial(started_at)
     }
 
-    fn acquire_send_permit(&self, token: &mut RetryToken) -> Result<SendPermit, RetryError> {
-        token.sent_at = self.now();
-        self.scope.count(Counter::Attempt);
+    #[inline]
+    fn acquire_send_permit(&self, _token: &mut RetryToken) -> Result<SendPermit, RetryError> {
         Ok(SendPermit::Granted)
     }
 
@@ -280,9 +288,9 @@ impl RetryStrategy for StandardStrategy {
             }));
         }
         let delay = self
-            .delay(token.attempt, token.delay, reason)
+            .delay(token.attempt, token.delay(), reason)
             .map_err(|error| self.give_up(error))?;
-        if let Some(error) = self.past_deadline(&token, self.now().saturating_add(delay)) {
+        if let Some(error) = self.past_deadline(&token, delay) {
             return Err(self.give_up(error));
         }
         let cost = self.cost(reason.kind());
@@ -312,13 +320,14 @@ impl RetryStrategy for StandardStrategy {
         );
         Ok(RetryToken {
             attempt,
-            delay,
+            delay: delay.into(),
             retry_cost: cost,
-            permit_wait: Duration::ZERO,
+            permit_wait: Nanos::default(),
             ..token
         })
     }
 
+    #[inline]
     fn record_success(&self, token: RetryToken) {
         self.scope.count(Counter::Success);
         let refund = if token.attempt == 1 {

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use crate::adaptive::Reservation;
+use crate::clock::Nanos;
 
 /// One call's retry state, created by
 /// [`acquire_initial_token`](super::RetryStrategy::acquire_initial_token) and moved into and out
@@ -20,24 +21,27 @@ use crate::adaptive::Reservation;
 #[must_use = "a token must go back to its strategy: record_success, record_failure or refresh_retry_token"]
 pub struct RetryToken {
     pub(crate) attempt: u32,
-    pub(crate) delay: Duration,
     pub(crate) retry_cost: u32,
-    pub(crate) started_at: Duration,
-    /// When the attempt was sent (its send permit granted).
-    pub(crate) sent_at: Duration,
-    pub(crate) permit_wait: Duration,
+    pub(crate) delay: Nanos,
+    /// When the call started (read only when a deadline needs it).
+    pub(crate) started_at: Nanos,
+    /// When the attempt was sent (its send permit granted; adaptive mode).
+    pub(crate) sent_at: Nanos,
+    /// How long this attempt has waited for its send permit (adaptive mode).
+    pub(crate) permit_wait: Nanos,
     pub(crate) reservation: Option<Reservation>,
 }
 
 impl RetryToken {
+    #[inline]
     pub(crate) fn initial(started_at: Duration) -> Self {
         Self {
             attempt: 1,
-            delay: Duration::ZERO,
             retry_cost: 0,
-            started_at,
-            sent_at: started_at,
-            permit_wait: Duration::ZERO,
+            delay: Nanos::default(),
+            started_at: started_at.into(),
+            sent_at: started_at.into(),
+            permit_wait: Nanos::default(),
             reservation: None,
         }
     }
@@ -51,11 +55,13 @@ impl RetryToken {
     /// assert_eq!(token.attempt(), 1);
     /// # strategy.record_success(token);
     /// ```
+    #[inline]
     pub fn attempt(&self) -> u32 {
         self.attempt
     }
 
-    /// The backoff to sleep before this token's attempt.
+    /// The backoff to sleep before this token's attempt (kept in nanoseconds: at most about
+    /// 584 years).
     ///
     /// ```
     /// # use retry_core::{RetryConfig, RetryStrategy, StandardStrategy};
@@ -64,8 +70,9 @@ impl RetryToken {
     /// assert!(token.delay().is_zero());
     /// # strategy.record_success(token);
     /// ```
+    #[inline]
     pub fn delay(&self) -> Duration {
-        self.delay
+        self.delay.into()
     }
 
     /// The quota this token's retry took (0 for a first attempt); a success returns it.

@@ -7,7 +7,8 @@
 //!     let __retry_strategy: &dyn RetryStrategy = &**__RETRY_STRATEGY;   // or `&(strategy expr)`
 //!     let __retry_classifier = RetryInfoClassifier;                      // or the user's
 //!     let __retry_classifier: &dyn ClassifyRetry<_, _> = &__retry_classifier;
-//!     let mut __retry = RetryLoop::start(__retry_strategy, __retry_classifier, NoHook).await;
+//!     let mut __retry = RetryLoop::new(__retry_strategy, __retry_classifier, NoHook);
+//!     __retry.ready().await;
 //!     loop {
 //!         let body = <ByValueArgument as CloneArg<_, body>>::clone_arg(&body); // per attempt
 //!         let __retry_outcome = async {
@@ -15,8 +16,8 @@
 //!             { /* the user's body */ }
 //!         }
 //!         .await;
-//!         if let ControlFlow::Break(outcome) = __retry.next(__retry_outcome).await {
-//!             return outcome;
+//!         if __retry.finish(&__retry_outcome).is_break() || !__retry.ready().await {
+//!             return __retry_outcome;
 //!         }
 //!     }
 //! }
@@ -79,16 +80,16 @@ pub(crate) fn expand(function: &RetryableFn, shape: &FnShape, config: &Config) -
             #strategy
             #classifier
             #hook
-            let mut #retry = #private::RetryLoop::start(
+            let mut #retry = #private::RetryLoop::new(
                 #strategy_local,
                 #classifier_local,
                 #hook_local,
-            )
-            .await;
+            );
+            #retry.ready().await;
             loop {
                 #(#bindings)*
                 let #outcome = #attempt;
-                if let #private::ControlFlow::Break(#outcome) = #retry.next(#outcome).await {
+                if #retry.finish(&#outcome).is_break() || !#retry.ready().await {
                     return #outcome;
                 }
             }
