@@ -69,6 +69,13 @@ struct LimiterState {
 }
 
 /// The answer to a request for a send permit.
+///
+/// ```
+/// use retry_core::adaptive::{Admission, ClientRateLimiter};
+/// use std::time::Duration;
+/// let limiter = ClientRateLimiter::new(Duration::ZERO);
+/// assert!(matches!(limiter.try_acquire(None, Duration::ZERO), Admission::Granted));
+/// ```
 #[derive(Debug)]
 pub enum Admission {
     /// The permit is granted: send now.
@@ -87,6 +94,19 @@ pub enum Admission {
 /// A waiting caller's ticket. Pass it back to [`try_acquire`](ClientRateLimiter::try_acquire)
 /// after the wait; dropping it (a cancelled call) gives the place up, so a cancelled waiter
 /// never holds permits.
+///
+/// ```
+/// use retry_core::adaptive::{Admission, ClientRateLimiter};
+/// use std::time::Duration;
+/// let limiter = ClientRateLimiter::new(Duration::ZERO);
+/// limiter.record_response(true, Duration::ZERO, Duration::ZERO);
+/// let Admission::Wait { reservation, .. } = limiter.try_acquire(None, Duration::ZERO) else {
+///     unreachable!()
+/// };
+/// assert_eq!(limiter.stats().waiting, 1);
+/// drop(reservation);
+/// assert_eq!(limiter.stats().waiting, 0);
+/// ```
 pub struct Reservation {
     /// `None` once the limiter has settled this ticket itself.
     limiter: Option<Arc<ClientRateLimiter>>,
@@ -110,6 +130,12 @@ impl fmt::Debug for Reservation {
 }
 
 /// A snapshot of the limiter for metrics and tests.
+///
+/// ```
+/// let stats = retry_core::adaptive::ClientRateLimiter::new(std::time::Duration::ZERO).stats();
+/// assert!(!stats.enabled);
+/// assert_eq!(stats.fill_rate, retry_core::adaptive::MIN_FILL_RATE);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[non_exhaustive]
 pub struct LimiterStats {

@@ -89,10 +89,22 @@ pub struct Retry<'s, S: ?Sized, C = RetryInfoClassifier, H = NoHook, A = NoAttem
 }
 
 /// No attempt timeout: the [`Retry`] builder's default.
+///
+/// ```
+/// let strategy = retry_core::StandardStrategy::new(retry_core::RetryConfig::default());
+/// let _: retry_core::Retry<'_, _, _, _, retry_core::NoAttemptTimeout> = retry_core::Retry::new(&strategy);
+/// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NoAttemptTimeout;
 
 /// An attempt timeout: the operation's error type must convert from tokio's `Elapsed`.
+///
+/// ```
+/// use std::time::Duration;
+/// let strategy = retry_core::StandardStrategy::new(retry_core::RetryConfig::default());
+/// let _: retry_core::Retry<'_, _, _, _, retry_core::AttemptTimeout> =
+///     retry_core::Retry::new(&strategy).attempt_timeout(Duration::from_secs(1));
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct AttemptTimeout(Duration);
 
@@ -171,6 +183,15 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, A> Retry<'s, S, C, H, A> {
 impl<S: RetryStrategy + ?Sized, C, H> Retry<'_, S, C, H, NoAttemptTimeout> {
     /// Runs `operation` until it succeeds or the strategy stops retrying; returns the last
     /// outcome unchanged.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// use retry_core::{Retry, RetryConfig, StandardStrategy};
+    /// let strategy = StandardStrategy::new(RetryConfig::default());
+    /// let out = Retry::new(&strategy).run(|| async { Ok::<_, std::io::Error>(7) }).await;
+    /// assert_eq!(out.unwrap(), 7);
+    /// # }
+    /// ```
     pub async fn run<F, Fut, T, E>(self, mut operation: F) -> Result<T, E>
     where
         F: FnMut() -> Fut,
@@ -192,6 +213,20 @@ impl<S: RetryStrategy + ?Sized, C, H> Retry<'_, S, C, H, NoAttemptTimeout> {
 impl<S: RetryStrategy + ?Sized, C, H> Retry<'_, S, C, H, AttemptTimeout> {
     /// Runs `operation` with each attempt cut after the attempt timeout; otherwise as
     /// [`Retry::run`].
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// use retry_core::{Retry, RetryConfig, StandardStrategy};
+    /// use std::time::Duration;
+    /// let strategy = StandardStrategy::new(RetryConfig::builder().max_attempts(2).build().unwrap());
+    /// // Every attempt hangs: each is cut after 1 s, and the last cut is the call's error.
+    /// let out: Result<(), std::io::Error> = Retry::new(&strategy)
+    ///     .attempt_timeout(Duration::from_secs(1))
+    ///     .run(std::future::pending)
+    ///     .await;
+    /// assert_eq!(out.unwrap_err().kind(), std::io::ErrorKind::TimedOut);
+    /// # }
+    /// ```
     pub async fn run<F, Fut, T, E>(self, mut operation: F) -> Result<T, E>
     where
         F: FnMut() -> Fut,
