@@ -10,13 +10,9 @@ use retry_core::{
     RetryStrategy, StandardStrategy,
 };
 
-const fn secs(s: u64) -> Duration {
-    Duration::from_secs(s)
-}
+mod common;
 
-const fn ms(m: u64) -> Duration {
-    Duration::from_millis(m)
-}
+use common::{fail_until_refused, level, ms, secs};
 
 /// The `aws-2026` preset with `max_attempts`, its jitter drawing `u`, on a manual clock.
 fn preset(max_attempts: u32, u: f64) -> StandardStrategy {
@@ -29,28 +25,6 @@ fn preset(max_attempts: u32, u: f64) -> StandardStrategy {
         .random(random)
         .clock(Arc::new(ManualClock::new()))
         .build()
-}
-
-/// One granted retry: its attempt number, its delay and the quota level after it.
-type Step = (u32, Duration, u32);
-
-/// A call failing with `kind` until refused: every granted retry, and the refusal.
-fn fail_until_refused(strategy: &StandardStrategy, kind: ErrorKind) -> (Vec<Step>, RetryError) {
-    let mut token = strategy.acquire_initial_token();
-    let mut steps = Vec::new();
-    loop {
-        match strategy.refresh_retry_token(token, &RetryReason::error(kind)) {
-            Ok(next) => {
-                steps.push((next.attempt(), next.delay(), level(strategy)));
-                token = next;
-            }
-            Err(error) => return (steps, error),
-        }
-    }
-}
-
-fn level(strategy: &StandardStrategy) -> u32 {
-    strategy.scope().quota().level()
 }
 
 /// The delay of a first retry of `kind` whose server asked for `retry_after`, in a fresh call.

@@ -7,16 +7,12 @@ use std::time::Duration;
 
 use retry_core::{
     Backoff, ErrorKind, ExponentialBackoff, FixedRandom, Jitter, ManualClock, RetryConfig,
-    RetryError, RetryQuota, RetryReason, RetryStrategy, RetryToken, SendPermit, StandardStrategy,
+    RetryError, RetryQuota, RetryReason, RetryStrategy, RetryToken, StandardStrategy,
 };
 
-const fn secs(s: u64) -> Duration {
-    Duration::from_secs(s)
-}
+mod common;
 
-const fn ms(m: u64) -> Duration {
-    Duration::from_millis(m)
-}
+use common::{fail_until_refused, level, ms, secs};
 
 /// A standard strategy whose jitter always draws 1.0 (so the delay is the exponential ceiling),
 /// on a manual clock; the clock is returned so tests can move it.
@@ -33,43 +29,11 @@ fn config(builder: retry_core::RetryConfigBuilder) -> RetryConfig {
     builder.build().expect("a valid test configuration")
 }
 
-/// One step of a call: the retry's attempt number, its delay and the quota level after it.
-type Step = (u32, Duration, u32);
-
-/// Makes a call whose every attempt fails with `kind` until the strategy refuses: returns each
-/// granted retry as (attempt, delay, quota level) and the refusal.
-fn fail_until_refused(strategy: &StandardStrategy, kind: ErrorKind) -> (Vec<Step>, RetryError) {
-    let mut token = strategy.acquire_initial_token();
-    let mut steps = Vec::new();
-    loop {
-        assert_eq!(
-            strategy.acquire_send_permit(&mut token),
-            Ok(SendPermit::Granted),
-            "standard mode always grants"
-        );
-        match strategy.refresh_retry_token(token, &RetryReason::error(kind)) {
-            Ok(next) => {
-                steps.push((
-                    next.attempt(),
-                    next.delay(),
-                    strategy.scope().quota().level(),
-                ));
-                token = next;
-            }
-            Err(error) => return (steps, error),
-        }
-    }
-}
-
 /// Refreshes `token` for one more retry of `kind`, which must be granted.
 fn retried(strategy: &StandardStrategy, token: RetryToken, kind: ErrorKind) -> RetryToken {
     strategy
         .refresh_retry_token(token, &RetryReason::error(kind))
         .expect("the retry should be granted")
-}
-
-fn level(strategy: &StandardStrategy) -> u32 {
-    strategy.scope().quota().level()
 }
 
 #[test]
