@@ -17,8 +17,8 @@ use backon::{ExponentialBuilder, Retryable};
 use cpu_time::ProcessTime;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use retry_bench::{
-    BenchError, INITIAL_BACKOFF, MAX_ATTEMPTS, MAX_BACKOFF, experiment, multi_thread_runtime, op,
-    op_retryable, success_config,
+    BenchError, INITIAL_BACKOFF, MAX_ATTEMPTS, MAX_BACKOFF, multi_thread_runtime, op, op_retryable,
+    success_config,
 };
 use retry_core::{RetryStrategy, Scope, StandardStrategy, retry};
 
@@ -114,23 +114,6 @@ fn many_tasks(c: &mut Criterion) {
                     async move {
                         for i in 0..CALLS_PER_TASK {
                             let _ = black_box(retry(&*strategy, || op(i)).await);
-                        }
-                    }
-                }))
-            })
-        })
-    });
-    // The experiment of `success_path_variants`: no token and no shared write on a first-try
-    // success while the quota is full.
-    group.bench_function("x_lazy_token_shared_scope", |b| {
-        b.iter_custom(|iters| {
-            timed(iters, || {
-                runtime.block_on(run_tasks(|_| {
-                    let strategy = Arc::clone(&shared);
-                    async move {
-                        for i in 0..CALLS_PER_TASK {
-                            let _ =
-                                black_box(experiment::lazy_token_retry(&strategy, || op(i)).await);
                         }
                     }
                 }))

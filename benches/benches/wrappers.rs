@@ -18,15 +18,12 @@ use backon::{ExponentialBuilder, Retryable};
 use criterion::{
     BenchmarkGroup, Criterion, criterion_group, criterion_main, measurement::WallTime,
 };
-use retry_bench::experiment;
 use retry_bench::{
-    BenchError, INITIAL_BACKOFF, MAX_ATTEMPTS, MAX_BACKOFF, RETRY_MAX_ATTEMPTS, bench_loop,
-    cpu_time_iters, current_thread_runtime, flaky, flaky_retryable, op, op_retryable,
+    BenchError, INITIAL_BACKOFF, MAX_ATTEMPTS, MAX_BACKOFF, RETRY_MAX_ATTEMPTS, adaptive,
+    bench_loop, cpu_time_iters, current_thread_runtime, flaky, flaky_retryable, op, op_retryable,
     op_retryable_static, prepare_retryable_scopes, standard, success_config, zero_backoff_config,
 };
-use retry_core::{
-    AdaptiveStrategy, Clock, RetryMode, RetryStrategy, Scope, StandardStrategy, TokioClock, retry,
-};
+use retry_core::{Clock, RetryStrategy, TokioClock, retry};
 use std::sync::atomic::{AtomicU64, Ordering};
 use tokio_retry::RetryIf;
 use tower::retry::Policy;
@@ -180,17 +177,7 @@ fn success_path_variants(c: &mut Criterion) {
     let runtime = current_thread_runtime();
     let strategy = standard(success_config());
     let dyn_strategy: Box<dyn RetryStrategy> = Box::new(standard(success_config()));
-    let adaptive_config = success_config()
-        .to_builder()
-        .mode(RetryMode::Adaptive)
-        .build()
-        .unwrap_or_else(|error| panic!("{error}"));
-    let adaptive = AdaptiveStrategy::from_builder(
-        StandardStrategy::builder(adaptive_config.clone())
-            .scope(Scope::new("bench-adaptive", &adaptive_config)),
-    );
-    let manual_clock = experiment::standard_manual_clock(success_config());
-    let bookkeeping_free = experiment::BookkeepingFree::new(success_config());
+    let adaptive = adaptive("bench-adaptive");
     let tower_budget = tower::retry::Retry::new(
         TowerPolicy::new(
             tower_backoff(INITIAL_BACKOFF),
@@ -209,13 +196,6 @@ fn success_path_variants(c: &mut Criterion) {
     bench_loop!(group, runtime, "retryable_static_strategy", i => op_retryable_static(i).await);
     bench_loop!(group, runtime, "retry_core_retry_adaptive", i => retry(&adaptive, || op(i)).await);
     bench_loop!(group, runtime, "tower_budget", { let mut service = tower_budget.clone(); }, i => call_tower(&mut service, i).await);
-    // The decomposition: clock read, then the strategy's atomics, then the driver's shape.
-    bench_loop!(group, runtime, "x_manual_clock", i => retry(&manual_clock, || op(i)).await);
-    bench_loop!(group, runtime, "x_bookkeeping_free", i => retry(&bookkeeping_free, || op(i)).await);
-    bench_loop!(group, runtime, "x_fast_path", i => experiment::sync_fast_path_retry(&strategy, || op(i)).await);
-    bench_loop!(group, runtime, "x_fast_path_manual_clock", i => experiment::sync_fast_path_retry(&manual_clock, || op(i)).await);
-    bench_loop!(group, runtime, "x_fast_path_bookkeeping_free", i => experiment::sync_fast_path_retry(&bookkeeping_free, || op(i)).await);
-    bench_loop!(group, runtime, "x_lazy_token", i => experiment::lazy_token_retry(&strategy, || op(i)).await);
     group.finish();
 
     // What the primitives on the success path cost alone.

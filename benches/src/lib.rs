@@ -13,7 +13,10 @@ use std::hint::black_box;
 use std::sync::LazyLock;
 use std::time::Duration;
 
-use retry_core::{Fault, RetryConfig, RetryInfo, RetrySafety, Scope, StandardStrategy, retryable};
+use retry_core::{
+    AdaptiveStrategy, Fault, RetryConfig, RetryInfo, RetryMode, RetrySafety, Scope,
+    StandardStrategy, retryable,
+};
 
 /// Attempts per call, the first included, for the success-path benchmarks.
 pub const MAX_ATTEMPTS: u32 = 3;
@@ -168,6 +171,18 @@ pub fn standard(config: RetryConfig) -> StandardStrategy {
     StandardStrategy::builder(config).scope(scope).build()
 }
 
+/// An adaptive strategy with [`success_config`]'s settings in a private scope named `scope`.
+pub fn adaptive(scope: &str) -> AdaptiveStrategy {
+    let config = success_config()
+        .to_builder()
+        .mode(RetryMode::Adaptive)
+        .build()
+        .unwrap_or_else(|error| panic!("{error}"));
+    AdaptiveStrategy::from_builder(
+        StandardStrategy::builder(config.clone()).scope(Scope::new(scope, &config)),
+    )
+}
+
 /// A current-thread tokio runtime with the timer on, as every single-task benchmark uses.
 pub fn current_thread_runtime() -> tokio::runtime::Runtime {
     match tokio::runtime::Builder::new_current_thread()
@@ -245,221 +260,14 @@ pub fn cpu_time_iters<O>(iters: u64, mut routine: impl FnMut() -> O) -> Duration
     start.elapsed()
 }
 
-/// Experiments that decompose `retry-core`'s success-path cost, built on its public strategy API
-/// only. They are measured in the `success_path_breakdown` group, never offered as API.
-pub mod experiment {
-    use std::future::Future;
-    use std::sync::Arc;
-
-    use retry_core::{
-        ClassifyRetry, ManualClock, RetryAction, RetryConfig, RetryError, RetryInfo,
-        RetryInfoClassifier, RetryReason, RetryStrategy, RetryToken, Scope, SendPermit,
-        StandardStrategy,
-    };
-
-    /// A standard strategy whose clock is a [`ManualClock`] (an atomic load) instead of tokio's
-    /// (a `clock_gettime` call): the difference is what reading the clock costs per call.
-    pub fn standard_manual_clock(config: RetryConfig) -> StandardStrategy {
-        StandardStrategy::builder(config)
-            .clock(Arc::new(ManualClock::new()))
-            .build()
-    }
-
-    /// A strategy that does no bookkeeping on the success path: its tokens come from a
-    /// [`ManualClock`] standard strategy, and it counts nothing and never touches the quota. With
-    /// it, a driver's cost is the driver's own.
-    #[derive(Debug)]
-    pub struct BookkeepingFree(StandardStrategy);
-
-    impl BookkeepingFree {
-        /// Over a standard strategy following `config` on a manual clock.
-        pub fn new(config: RetryConfig) -> Self {
-            Self(standard_manual_clock(config))
-        }
-    }
-
-    impl RetryStrategy for BookkeepingFree {
-        fn acquire_initial_token(&self) -> RetryToken {
-            self.0.acquire_initial_token()
-        }
-
-        fn acquire_send_permit(&self, _token: &mut RetryToken) -> Result<SendPermit, RetryError> {
-            Ok(SendPermit::Granted)
-        }
-
-        fn refresh_retry_token(
-            &self,
-            token: RetryToken,
-            reason: &RetryReason,
-        ) -> Result<RetryToken, RetryError> {
-            self.0.refresh_retry_token(token, reason)
-        }
-
-        fn record_success(&self, token: RetryToken) {
-            drop(token);
-        }
-
-        fn record_failure(&self, token: RetryToken) {
-            drop(token);
-        }
-
-        fn abandon(&self, token: RetryToken) {
-            drop(token);
-        }
-
-        fn scope(&self) -> &Scope {
-            self.0.scope()
-        }
-    }
-
-    /// Settles the token if the call is dropped between attempts, as `RetryLoop` does.
-    struct Settle<'s, S: RetryStrategy + ?Sized> {
-        strategy: &'s S,
-        token: Option<RetryToken>,
-        sent: bool,
-    }
-
-    impl<S: RetryStrategy + ?Sized> Drop for Settle<'_, S> {
-        fn drop(&mut self) {
-            if let Some(token) = self.token.take() {
-                if self.sent {
-                    self.strategy.record_failure(token);
-                } else {
-                    self.strategy.abandon(token);
-                }
-            }
-        }
-    }
-
-    /// A prototype of a driver with a synchronous fast path: `retry_core::retry`'s semantics
-    /// (classify with [`RetryInfoClassifier`], the strategy's token protocol, the backoff and the
-    /// send-permit waits, settling on drop), but every step that does not sleep is a plain
-    /// function call inside one `async fn` instead of its own awaited `async fn`, and the token is
-    /// moved only when it changes.
-    pub async fn sync_fast_path_retry<S, F, Fut, T, E>(
-        strategy: &S,
-        mut operation: F,
-    ) -> Result<T, E>
-    where
-        S: RetryStrategy + ?Sized,
-        F: FnMut() -> Fut,
-        Fut: Future<Output = Result<T, E>>,
-        E: RetryInfo,
-    {
-        let mut call = Settle {
-            strategy,
-            token: Some(strategy.acquire_initial_token()),
-            sent: false,
-        };
-        // The first attempt is always made: a refusal only ends a wait.
-        while let Some(token) = call.token.as_mut() {
-            match strategy.acquire_send_permit(token) {
-                Ok(SendPermit::Wait(wait)) => tokio::time::sleep(wait).await,
-                Ok(SendPermit::Granted) | Err(_) => break,
-            }
-        }
-        call.sent = true;
-        let outcome = operation().await;
-        retry_after_attempt(call, outcome, operation).await
-    }
-
-    /// A prototype of a standard-mode driver that takes no token until an attempt fails: a
-    /// first-try success only returns the quota's reward, and only if the quota is not full (a
-    /// read of the shared level instead of a read-modify-write). It counts no attempt and no
-    /// success, and a deadline would start at the first failure: a lower bound for a success
-    /// path that keeps the quota's semantics, not a drop-in driver.
-    pub async fn lazy_token_retry<F, Fut, T, E>(
-        strategy: &StandardStrategy,
-        mut operation: F,
-    ) -> Result<T, E>
-    where
-        F: FnMut() -> Fut,
-        Fut: Future<Output = Result<T, E>>,
-        E: RetryInfo,
-    {
-        let outcome = operation().await;
-        if outcome.is_ok() {
-            let quota = strategy.scope().quota();
-            if quota.level() < quota.capacity() {
-                quota.release(strategy.config().success_reward());
-            }
-            return outcome;
-        }
-        let mut token = strategy.acquire_initial_token();
-        // The first attempt was made: count it now.
-        let _ = strategy.acquire_send_permit(&mut token);
-        let call = Settle {
-            strategy,
-            token: Some(token),
-            sent: true,
-        };
-        retry_after_attempt(call, outcome, operation).await
-    }
-
-    /// The rest of a call after an attempt whose token is in `call`: classify, refresh, sleep,
-    /// wait for a permit, run the next attempt, until the outcome is final.
-    async fn retry_after_attempt<S, F, Fut, T, E>(
-        mut call: Settle<'_, S>,
-        mut outcome: Result<T, E>,
-        mut operation: F,
-    ) -> Result<T, E>
-    where
-        S: RetryStrategy + ?Sized,
-        F: FnMut() -> Fut,
-        Fut: Future<Output = Result<T, E>>,
-        E: RetryInfo,
-    {
-        let strategy = call.strategy;
-        loop {
-            let Some(token) = call.token.take() else {
-                return outcome;
-            };
-            let reason = match RetryInfoClassifier.classify(&outcome) {
-                RetryAction::RetryIndicated(reason) => reason,
-                _ => {
-                    if outcome.is_ok() {
-                        strategy.record_success(token);
-                    } else {
-                        strategy.record_failure(token);
-                    }
-                    return outcome;
-                }
-            };
-            let Ok(token) = strategy.refresh_retry_token(token, &reason) else {
-                return outcome;
-            };
-            let delay = token.delay();
-            call.token = Some(token);
-            call.sent = false;
-            if !delay.is_zero() {
-                tokio::time::sleep(delay).await;
-            }
-            while let Some(token) = call.token.as_mut() {
-                match strategy.acquire_send_permit(token) {
-                    Ok(SendPermit::Granted) => break,
-                    Ok(SendPermit::Wait(wait)) => tokio::time::sleep(wait).await,
-                    Err(_) => {
-                        if let Some(token) = call.token.take() {
-                            strategy.abandon(token);
-                        }
-                        return outcome;
-                    }
-                }
-            }
-            call.sent = true;
-            outcome = operation().await;
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// The experiments keep `retry_core::retry`'s outcomes: first success, retried success, no
-    /// retry of a permanent error, the last error once the attempts run out.
+    /// The zero-backoff fixture behaves as the retry benchmarks assume: `flaky` succeeds at its
+    /// attempt, and the call ends with the last error once the attempts run out.
     #[test]
-    fn experiments_retry_like_the_driver() {
+    fn flaky_calls_take_the_attempts_the_benchmarks_assume() {
         let runtime = current_thread_runtime();
         let strategy = standard(zero_backoff_config());
         let calls = Cell::new(0);
@@ -477,27 +285,9 @@ mod tests {
                 (outcome, calls.get()),
                 (expected, succeed_at.min(RETRY_MAX_ATTEMPTS))
             );
-            calls.set(0);
-            let outcome = runtime.block_on(experiment::sync_fast_path_retry(&strategy, || {
-                flaky(&calls, succeed_at, 7)
-            }));
-            assert_eq!(
-                (outcome, calls.get()),
-                (expected, succeed_at.min(RETRY_MAX_ATTEMPTS))
-            );
-            calls.set(0);
-            let outcome = runtime.block_on(experiment::lazy_token_retry(&strategy, || {
-                flaky(&calls, succeed_at, 7)
-            }));
-            assert_eq!(
-                (outcome, calls.get()),
-                (expected, succeed_at.min(RETRY_MAX_ATTEMPTS))
-            );
         }
         let permanent = || async { Err::<u64, _>(BenchError::Permanent) };
-        let outcome = runtime.block_on(experiment::sync_fast_path_retry(&strategy, permanent));
-        assert_eq!(outcome, Err(BenchError::Permanent));
-        let outcome = runtime.block_on(experiment::lazy_token_retry(&strategy, permanent));
+        let outcome = runtime.block_on(retry_core::retry(&strategy, permanent));
         assert_eq!(outcome, Err(BenchError::Permanent));
     }
 }

@@ -14,12 +14,10 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use retry_bench::{
-    BenchError, current_thread_runtime, flaky, flaky_retryable, op, op_retryable,
+    BenchError, adaptive, current_thread_runtime, flaky, flaky_retryable, op, op_retryable,
     op_retryable_static, prepare_retryable_scopes, standard, success_config, zero_backoff_config,
 };
-use retry_core::{
-    AdaptiveStrategy, Jitter, RetryMode, RetryStrategy, Scope, StandardStrategy, retry, retryable,
-};
+use retry_core::{Jitter, RetryStrategy, retry, retryable};
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 
 #[global_allocator]
@@ -161,15 +159,7 @@ fn success_path_allocates_nothing() {
             assert_eq!(macro_retry_call(), Ok(1));
         }
     });
-    let adaptive_config = success_config()
-        .to_builder()
-        .mode(RetryMode::Adaptive)
-        .build()
-        .unwrap_or_else(|error| panic!("{error}"));
-    let adaptive = AdaptiveStrategy::from_builder(
-        StandardStrategy::builder(adaptive_config.clone())
-            .scope(Scope::new("alloc-test-adaptive", &adaptive_config)),
-    );
+    let adaptive = adaptive("alloc-test-adaptive");
     assert_eq!(runtime.block_on(retry(&adaptive, || op(0))), Ok(0));
     let adaptive_path = allocations(|| {
         for i in 0..CALLS {

@@ -35,8 +35,9 @@ impl ScopeCounters {
     #[inline]
     pub(crate) fn add(&self, counter: Counter) {
         let cell = match counter {
-            Counter::Retry => &self.retries,
+            // The success path's counter: striped, no locked instruction.
             Counter::Success => return self.successes.increment(),
+            Counter::Retry => &self.retries,
             Counter::Failure => &self.failures,
             Counter::QuotaExhausted => &self.quota_exhausted,
             Counter::Throttle => &self.throttles,

@@ -13,7 +13,8 @@ pub const REQUEST_RATE_PERIOD: Duration = Duration::from_secs(1);
 const SMOOTH: f64 = crate::adaptive::SMOOTH;
 
 /// Calls per second, counted with one atomic increment per call and recomputed once per
-/// [`REQUEST_RATE_PERIOD`] by whichever caller closes the period (compare-and-swap on its start).
+/// [`REQUEST_RATE_PERIOD`] by whichever caller closes the period (compare-and-swap on its start;
+/// model-checked with loom in `loom_model` below).
 #[derive(Debug)]
 pub(crate) struct RequestRate {
     count: AtomicU64,
@@ -73,5 +74,35 @@ mod tests {
             .record(Duration::from_secs(3))
             .expect("a period closed");
         assert!((smoothed - 2.6).abs() < 1e-9, "{smoothed}");
+    }
+}
+
+#[cfg(all(test, loom))]
+mod loom_model {
+    use super::*;
+    use loom::sync::Arc;
+
+    /// Two calls racing past the end of a period: exactly one closes it, and no call is lost
+    /// (each is either in the closed period's rate or still counted in the open one).
+    #[test]
+    fn loom_racing_calls_close_a_period_once_and_lose_none() {
+        loom::model(|| {
+            let rate = Arc::new(RequestRate::new(Duration::ZERO));
+            let callers: Vec<_> = (0..2)
+                .map(|_| {
+                    let rate = Arc::clone(&rate);
+                    loom::thread::spawn(move || rate.record(Duration::from_secs(1)))
+                })
+                .collect();
+            let closed: Vec<f64> = callers
+                .into_iter()
+                .filter_map(|caller| caller.join().expect("no panic"))
+                .collect();
+            assert_eq!(closed.len(), 1, "one period, closed once");
+            // The period lasted 1 s, so the rate is the number of calls it counted.
+            let counted = closed[0] as u64;
+            let still_open = rate.count.load(Ordering::Acquire);
+            assert_eq!(counted + still_open, 2);
+        });
     }
 }

@@ -343,22 +343,18 @@ struct Grant {
     waited: Duration,
 }
 
-#[tokio::test(start_paused = true)]
-async fn a_hundred_callers_after_a_throttle_follow_the_fill_rate_and_none_starves() {
+/// An adaptive strategy on tokio's (paused) clock, created at t = 0, right after a throttle:
+/// as in adaptive_limiter.rs, 4 successes at t = 0, then a throttled response at t = 0.5 s give a
+/// fill rate of 8 * 0.7 = 5.6 permits/s and 0.25 permits in the bucket.
+async fn throttled_adaptive_strategy() -> Arc<AdaptiveStrategy> {
     let config = RetryConfig::builder()
         .mode(retry_core::RetryMode::Adaptive)
         .build()
         .expect("valid");
     let random: Arc<dyn RandomSource> = Arc::new(FixedRandom(1.0));
-    // On tokio's (paused) clock, created at t = 0.
     let strategy = Arc::new(AdaptiveStrategy::from_builder(
         StandardStrategy::builder(config).random(random),
     ));
-    let start = Instant::now();
-    let now = || start.elapsed();
-
-    // The throttle, as in adaptive_limiter.rs: 4 successes at t = 0, then a throttled response
-    // at t = 0.5 s give a fill rate of 8 * 0.7 = 5.6 permits/s and 0.25 permits in the bucket.
     for _ in 0..4 {
         let mut token = strategy.acquire_initial_token();
         assert_eq!(
@@ -377,6 +373,16 @@ async fn a_hundred_callers_after_a_throttle_follow_the_fill_rate_and_none_starve
         .refresh_retry_token(token, &RetryReason::error(ErrorKind::Throttling))
         .expect("granted");
     strategy.abandon(retry);
+    strategy
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_hundred_callers_after_a_throttle_follow_the_fill_rate_and_none_starves() {
+    let strategy = throttled_adaptive_strategy().await;
+    let start = Instant::now();
+    let now = || start.elapsed();
+
+    // The throttle (see throttled_adaptive_strategy): 5.6 permits/s, 0.25 in the bucket.
     let limiter = strategy.scope().limiter();
     let fill_rate = limiter.stats().fill_rate;
     assert!((fill_rate - 5.6).abs() < 1e-9, "fill rate {fill_rate}");
@@ -488,33 +494,8 @@ async fn a_hundred_callers_after_a_throttle_follow_the_fill_rate_and_none_starve
 
 #[tokio::test(start_paused = true)]
 async fn a_hundred_retry_callers_recover_after_a_throttle_and_none_starves() {
-    let config = RetryConfig::builder()
-        .mode(retry_core::RetryMode::Adaptive)
-        .build()
-        .expect("valid");
-    let random: Arc<dyn RandomSource> = Arc::new(FixedRandom(1.0));
-    let strategy = Arc::new(AdaptiveStrategy::from_builder(
-        StandardStrategy::builder(config).random(random),
-    ));
-    // The same throttle as above: 5.6 permits/s, 0.25 in the bucket, at t = 0.5 s.
-    for _ in 0..4 {
-        let mut token = strategy.acquire_initial_token();
-        assert_eq!(
-            strategy.acquire_send_permit(&mut token),
-            Ok(SendPermit::Granted)
-        );
-        strategy.record_success(token);
-    }
-    tokio::time::advance(Duration::from_millis(500)).await;
-    let mut token = strategy.acquire_initial_token();
-    assert_eq!(
-        strategy.acquire_send_permit(&mut token),
-        Ok(SendPermit::Granted)
-    );
-    let retry = strategy
-        .refresh_retry_token(token, &RetryReason::error(ErrorKind::Throttling))
-        .expect("granted");
-    strategy.abandon(retry);
+    let strategy = throttled_adaptive_strategy().await;
+    // The same throttle: 5.6 permits/s, 0.25 in the bucket, at t = 0.5 s.
     let throttled_rate = strategy.scope().limiter().stats().fill_rate;
 
     // Now the server is healthy: every call succeeds, and every success feeds CUBIC, which
