@@ -172,7 +172,8 @@ fn success_path(c: &mut Criterion) {
 }
 
 /// Variants of the success path that are not peers: other strategies, tower with its retry
-/// budget, and the decomposition of `retry-core`'s cost (see `retry_bench::experiment`).
+/// budget, and a strategy behind `Box<dyn RetryStrategy>` (what `#[retryable(strategy = ...)]`
+/// holds).
 fn success_path_variants(c: &mut Criterion) {
     let runtime = current_thread_runtime();
     let strategy = standard(success_config());

@@ -81,7 +81,7 @@ fn success_path_allocates_nothing() {
         "retry_core::retry: {plain_api} allocations in {CALLS} calls"
     );
 
-    // The same through a `Box<dyn RetryStrategy>`, the macro's default strategy type.
+    // The same through a `Box<dyn RetryStrategy>`, as `#[retryable(strategy = ...)]` holds one.
     let boxed: Box<dyn RetryStrategy> = Box::new(standard(success_config()));
     assert_eq!(runtime.block_on(retry(&boxed, || op(0))), Ok(0));
     let dyn_api = allocations(|| {

@@ -154,6 +154,16 @@ pub(crate) fn duration_to_nanos(duration: Duration) -> u64 {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct Nanos(u64);
 
+impl Nanos {
+    /// Zero, without a conversion from `Duration`.
+    pub(crate) const ZERO: Nanos = Nanos(0);
+
+    #[inline]
+    pub(crate) fn is_zero(self) -> bool {
+        self.0 == 0
+    }
+}
+
 impl From<Duration> for Nanos {
     #[inline]
     fn from(duration: Duration) -> Self {

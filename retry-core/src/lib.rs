@@ -65,7 +65,7 @@ pub use config::{
     RetryModeParseError, defaults, parse_duration,
 };
 pub use driver::{
-    AttemptTimeout, NoAttemptTimeout, NoHook, OnRetry, Retry, RetryEvent, RetryLoop, retry,
+    AttemptTimeout, NoAttemptTimeout, NoHook, OnRetry, Ready, Retry, RetryEvent, RetryLoop, retry,
     with_attempt_timeout,
 };
 pub use info::{Fault, RetryInfo, RetrySafety};
@@ -75,8 +75,8 @@ pub use quota::RetryQuota;
 pub use random::{FixedRandom, RandomSource, SeededRandom, ThreadRandom};
 pub use scope::Scope;
 pub use strategy::{
-    AdaptiveStrategy, RetryError, RetryStrategy, RetryToken, SendPermit, StandardStrategy,
-    StrategyBuilder, strategy_for,
+    AdaptiveStrategy, ConfiguredStrategy, RetryError, RetryStrategy, RetryToken, SendPermit,
+    StandardStrategy, StrategyBuilder, strategy_for,
 };
 
 /// `#[retryable(...)]`: retries an `async fn` returning `Result` under a strategy.

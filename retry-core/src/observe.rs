@@ -98,7 +98,7 @@ pub struct ScopeStats {
     pub quota_exhausted: u64,
     /// Throttling responses seen.
     pub throttles: u64,
-    /// Retries refused because the rate limiter's wait exceeded `max_wait`.
+    /// Retries refused because the rate limiter's expected wait exceeded `max_wait`.
     pub rate_limited: u64,
     /// Retry tokens in the quota now.
     pub quota_level: u32,

@@ -6,12 +6,12 @@ pub use std::sync::LazyLock;
 pub use std::time::Duration;
 
 pub use crate::{
-    ClassifyRetry, Jitter, NoHook, OnRetry, RetryConfig, RetryConfigBuilder, RetryIf,
-    RetryInfoClassifier, RetryLoop, RetryMode, RetryStrategy, with_attempt_timeout,
+    ClassifyRetry, ConfiguredStrategy, Jitter, NoHook, OnRetry, RetryConfig, RetryConfigBuilder,
+    RetryIf, RetryInfoClassifier, RetryLoop, RetryMode, RetryStrategy, with_attempt_timeout,
 };
 
 /// A function's default strategy, built once on first call.
-pub type FnStrategy = LazyLock<Box<dyn RetryStrategy>>;
+pub type FnStrategy = LazyLock<ConfiguredStrategy>;
 
 /// The strategy of a `#[retryable]` function without `strategy = ...`: its arguments applied to
 /// the default configuration, in the process-wide scope `scope`. The macro checked every value
@@ -20,7 +20,7 @@ pub type FnStrategy = LazyLock<Box<dyn RetryStrategy>>;
 pub fn default_strategy(
     scope: &str,
     configure: fn(RetryConfigBuilder) -> RetryConfigBuilder,
-) -> Box<dyn RetryStrategy> {
+) -> ConfiguredStrategy {
     let config = configure(RetryConfig::builder()).build().unwrap_or_else(|error| {
         tracing::error!(target: "retry_core", scope, %error, "invalid #[retryable] configuration: using the defaults");
         RetryConfig::default()

@@ -134,7 +134,7 @@ pub struct Recorder {
     client_successes: Vec<u32>,
     /// Retries sent sooner than the `Retry-After` of the 429 they follow.
     pub retry_after_violations: u64,
-    /// Attempts a client rejected locally (SRE throttling) or whose retry permit was refused.
+    /// Attempts a client rejected locally (SRE throttling) or retries it refused (`max_wait`).
     pub local_rejections: u64,
     /// Calls the caller's deadline cancelled.
     pub deadline_cancels: u64,
@@ -409,7 +409,7 @@ pub struct RunMetrics {
     pub peak_to_mean: f64,
     /// Jain's fairness index of the clients' success ratios in the window.
     pub jain: f64,
-    /// Attempts rejected locally or retries refused a send permit.
+    /// Attempts rejected locally, or retries refused for `max_wait`.
     pub local_rejections: f64,
     /// Calls cancelled by the caller's deadline.
     pub deadline_cancels: f64,

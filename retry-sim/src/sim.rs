@@ -5,10 +5,12 @@
 //! lanes instead of the heap. Every call into a strategy happens after the shared
 //! [`SimClock`] was set to the event's time, and follows `retry-core`'s `RetryLoop`:
 //! `new` (`acquire_initial_token`) → `ready` (sleep the token's delay, then
-//! `acquire_send_permit`, re-checking after each wait) → send → `finish` (on a failure
-//! `refresh_retry_token`, then `ready` again; on success `record_success`), or, like dropping
-//! the loop when the caller's deadline cancels the call, `record_failure` for an attempt in
-//! flight and `abandon` for one not yet sent.
+//! `acquire_send_permit` until it grants, sleeping each wait and passing back the place in the
+//! rate limiter's line it handed out; it never refuses) → send → `finish` (on a failure
+//! `refresh_retry_token`, which takes every decision to stop, `max_wait` included, then `ready`
+//! again; on success `record_success`), or, like dropping the loop when the caller's deadline
+//! cancels the call, `record_failure` for an attempt in flight and `abandon` for one not yet
+//! sent, whose place in line is given up.
 
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
@@ -20,7 +22,7 @@ use crate::clock::SimClock;
 
 use crate::fault::{FaultSchedule, Phase};
 use crate::metrics::{Recorder, RunOutput, Windows};
-use crate::policy::{Failure, Permit, Policy, Token};
+use crate::policy::{Failure, Permit, Policy, Stop, Token};
 use crate::rng::Rng;
 use crate::server::{Admission, Job, Server, ServerConfig};
 use crate::strategy::{LayerBuild, StrategySpec};
@@ -682,7 +684,7 @@ impl Engine<'_> {
         }
         let failure = response.failure();
         match policy.failed(token, &failure, now) {
-            Some(token) => {
+            Ok(token) => {
                 let delay = token.delay();
                 call.token = Some(token);
                 if let Response::Throttled(after) = response {
@@ -697,7 +699,12 @@ impl Engine<'_> {
                     self.schedule(now.saturating_add(delay), Event::Wake { call: slot, epoch });
                 }
             }
-            None => self.finish(slot, response),
+            Err(stop) => {
+                if stop == Stop::RateLimited {
+                    self.recorder.local_rejections += 1;
+                }
+                self.finish(slot, response);
+            }
         }
     }
 

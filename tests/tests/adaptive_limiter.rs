@@ -1,6 +1,7 @@
 //! Adaptive mode's client-side rate limiter against values derived by hand from DESIGN.md §6:
 //! the CUBIC curve, the measured send rate, the fill rate and capacity after throttles and
-//! successes, and acquisition (never negative, a short caller told the exact wait).
+//! successes, and acquisition (never negative, a short caller told the exact wait); then the
+//! adaptive strategy on top: places in line, `max_wait` and the deadline.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,8 +11,8 @@ use retry_core::adaptive::{
     MIN_FILL_RATE, MeasuredRate, Reservation, SCALE_CONSTANT, SMOOTH,
 };
 use retry_core::{
-    AdaptiveStrategy, ErrorKind, FixedRandom, ManualClock, RandomSource, RetryConfig, RetryError,
-    RetryReason, RetryStrategy, SeededRandom, SendPermit, StandardStrategy,
+    AdaptiveStrategy, Clock, ErrorKind, FixedRandom, ManualClock, RandomSource, RetryConfig,
+    RetryError, RetryReason, RetryStrategy, SeededRandom, SendPermit, StandardStrategy,
 };
 
 /// Floating-point results are compared to the hand-derived values within this tolerance.
@@ -400,8 +401,8 @@ fn only_throttling_engages_the_limiter() {
     let (strategy, _clock) = adaptive(RetryConfig::default());
     let mut token = strategy.acquire_initial_token();
     assert_eq!(
-        strategy.acquire_send_permit(&mut token),
-        Ok(SendPermit::Granted)
+        strategy.acquire_send_permit(&mut token, &mut None),
+        SendPermit::Granted
     );
     let token = strategy
         .refresh_retry_token(token, &RetryReason::error(ErrorKind::Server))
@@ -420,17 +421,31 @@ fn only_throttling_engages_the_limiter() {
         .expect("granted");
     assert!(strategy.scope().limiter().is_enabled());
     // The retry needs a permit now: 0.5/s from an empty bucket, 2 s away; it sleeps the
-    // re-check interval first.
+    // re-check interval first, and its place in line is handed to the caller.
+    let mut place = None;
     assert_eq!(
-        strategy.acquire_send_permit(&mut token),
-        Ok(SendPermit::Wait(MAX_SLEEP_BEFORE_RECHECK))
+        strategy.acquire_send_permit(&mut token, &mut place),
+        SendPermit::Wait(MAX_SLEEP_BEFORE_RECHECK)
     );
+    assert!(place.is_some(), "the caller holds its place");
     assert_eq!(strategy.scope().limiter().stats().waiting, 1);
+    let quota = strategy.scope().quota().level();
     strategy.abandon(token);
+    assert_eq!(
+        strategy.scope().quota().level(),
+        quota + 5,
+        "abandoning refunds the unsent retry"
+    );
+    assert_eq!(
+        strategy.scope().limiter().stats().waiting,
+        1,
+        "the place is the caller's, not the token's"
+    );
+    drop(place);
     assert_eq!(
         strategy.scope().limiter().stats().waiting,
         0,
-        "abandoning frees the place"
+        "dropping the place gives it up"
     );
 }
 
@@ -443,14 +458,17 @@ fn the_strategy_re_asks_after_the_wait_and_is_granted() {
         .expect("granted");
     clock.advance(token.delay());
     // After the 1 s backoff the bucket holds 0.5: the permit is 1 s away, asked for again
-    // every 500 ms (the re-check interval) until granted.
+    // every 500 ms (the re-check interval) until granted, with the same place in line.
+    let mut place = None;
     let mut waited = Duration::ZERO;
-    while let Ok(SendPermit::Wait(wait)) = strategy.acquire_send_permit(&mut token) {
+    while let SendPermit::Wait(wait) = strategy.acquire_send_permit(&mut token, &mut place) {
         assert!(wait <= MAX_SLEEP_BEFORE_RECHECK, "{wait:?}");
+        assert_eq!(strategy.scope().limiter().stats().waiting, 1, "one place");
         waited += wait;
         clock.advance(wait);
     }
     assert_eq!(waited, Duration::from_secs(1));
+    assert!(place.is_none(), "the grant settled the place");
     let stats = strategy.scope().limiter().stats();
     assert_eq!((stats.capacity, stats.waiting), (0.0, 0));
     strategy.record_success(token);
@@ -465,40 +483,151 @@ fn max_wait_fails_a_retry_fast_and_delays_a_first_attempt_at_most_that_long() {
             .expect("valid"),
     );
     let token = strategy.acquire_initial_token();
-    let mut retry = strategy
-        .refresh_retry_token(token, &RetryReason::error(ErrorKind::Throttling))
-        .expect("granted");
-    assert_eq!(strategy.scope().quota().level(), 495);
-    // The retry would wait 2 s > 300 ms: refused.
+    // The throttle turns the bucket on: empty, 0.5/s. After the 1 s backoff it holds 0.5, so
+    // the retry's permit is expected 1 s after that, more than 300 ms: the retry is refused
+    // when it is asked for, before any quota is taken, any place queued or any wait slept.
     assert_eq!(
-        strategy.acquire_send_permit(&mut retry),
+        strategy
+            .refresh_retry_token(token, &RetryReason::error(ErrorKind::Throttling))
+            .map(|token| token.attempt()),
         Err(RetryError::RateLimited {
-            wait: Duration::from_secs(2),
+            wait: Duration::from_secs(1),
             max_wait: Duration::from_millis(300)
         })
     );
-    assert_eq!(strategy.scope().stats().rate_limited, 1);
-    strategy.abandon(retry);
-    assert_eq!(
-        strategy.scope().quota().level(),
-        500,
-        "the unsent retry is refunded"
-    );
-    // A first attempt waits 300 ms, then goes without a permit.
+    let stats = strategy.scope().stats();
+    assert_eq!(stats.rate_limited, 1);
+    assert_eq!(stats.quota_level, 500, "no quota taken");
+    assert_eq!((stats.retries, stats.failures), (0, 1));
+    assert_eq!(stats.limiter.waiting, 0, "no place taken");
+    // A first attempt is always made: it waits 300 ms in line, then goes without a permit,
+    // giving its place up.
     let mut first = strategy.acquire_initial_token();
+    let mut place = None;
     assert_eq!(
-        strategy.acquire_send_permit(&mut first),
-        Ok(SendPermit::Wait(Duration::from_millis(300)))
+        strategy.acquire_send_permit(&mut first, &mut place),
+        SendPermit::Wait(Duration::from_millis(300))
     );
+    assert_eq!(strategy.scope().limiter().stats().waiting, 1);
     clock.advance(Duration::from_millis(300));
     assert_eq!(
-        strategy.acquire_send_permit(&mut first),
-        Ok(SendPermit::Granted)
+        strategy.acquire_send_permit(&mut first, &mut place),
+        SendPermit::Granted
     );
+    assert!(place.is_none(), "the place was given up");
     let stats = strategy.scope().limiter().stats();
     assert_eq!(stats.waiting, 0);
-    assert!(stats.capacity >= 0.0);
+    // 0.3 s at 0.5/s: 0.15 permits, none taken by the attempt sent without one.
+    assert_close(stats.capacity, 0.15, "capacity");
     strategy.record_success(first);
+}
+
+#[test]
+fn max_wait_caps_the_wait_of_a_granted_retry_whose_line_grew() {
+    let (strategy, clock) = adaptive(
+        RetryConfig::builder()
+            .max_wait(Duration::from_millis(300))
+            .build()
+            .expect("valid"),
+    );
+    let limiter = strategy.scope().limiter();
+    // Two calls send their first attempts at 0, before the bucket is on.
+    let mut first = strategy.acquire_initial_token();
+    let mut second = strategy.acquire_initial_token();
+    for token in [&mut first, &mut second] {
+        assert_eq!(
+            strategy.acquire_send_permit(token, &mut None),
+            SendPermit::Granted
+        );
+    }
+    // The first is throttled at 0.25 s: the bucket turns on with the 0.125 permits filled at
+    // 0.5/s since 0. Its retry, 1 s later, would find 0.625: 0.75 s more, above max_wait.
+    clock.advance(Duration::from_millis(250));
+    assert_eq!(
+        strategy
+            .refresh_retry_token(first, &RetryReason::error(ErrorKind::Throttling))
+            .map(|token| token.attempt()),
+        Err(RetryError::RateLimited {
+            wait: Duration::from_millis(750),
+            max_wait: Duration::from_millis(300)
+        })
+    );
+    assert_eq!(limiter.stats().fill_rate, MIN_FILL_RATE);
+    // The second is throttled at 0.75 s (sent before the throttle: the same congestion event,
+    // the rate stays). After its 1 s backoff the bucket is expected to hold 0.875: a 250 ms
+    // wait, within max_wait, so the retry is granted.
+    clock.advance(Duration::from_millis(500));
+    let mut retry = strategy
+        .refresh_retry_token(second, &RetryReason::error(ErrorKind::Throttling))
+        .expect("expected within max_wait: granted");
+    assert_eq!(retry.delay(), Duration::from_secs(1));
+    assert_eq!(limiter.stats().fill_rate, MIN_FILL_RATE);
+    assert_eq!(strategy.scope().quota().level(), 495);
+    assert_eq!(
+        limiter.expected_wait(clock.now() + retry.delay()),
+        Duration::from_millis(250)
+    );
+    // During the backoff two callers (another client of the scope, without max_wait) queue
+    // and keep their places: the retry's permit is now 2.25 s away, behind them.
+    clock.advance(Duration::from_millis(250));
+    let ahead: Vec<Reservation> = (0..2)
+        .map(|_| must_wait(limiter.try_acquire(None, clock.now())).1)
+        .collect();
+    clock.advance(Duration::from_millis(750));
+    // The retry waits 300 ms in line; a retry is never turned back once granted.
+    let mut place = None;
+    assert_eq!(
+        strategy.acquire_send_permit(&mut retry, &mut place),
+        SendPermit::Wait(Duration::from_millis(300))
+    );
+    assert_eq!(limiter.stats().waiting, 3);
+    clock.advance(Duration::from_millis(300));
+    // Having waited max_wait, it is sent without a permit, its place given up; the bucket
+    // (full, 1 permit) stays owed to the two callers ahead.
+    assert_eq!(
+        strategy.acquire_send_permit(&mut retry, &mut place),
+        SendPermit::Granted
+    );
+    assert!(place.is_none());
+    let stats = limiter.stats();
+    assert_eq!(stats.waiting, 2);
+    assert_eq!(stats.capacity, 1.0, "no permit taken");
+    drop(ahead);
+    assert_eq!(limiter.stats().waiting, 0);
+    strategy.record_success(retry);
+    assert_eq!(strategy.scope().quota().level(), 500);
+}
+
+#[test]
+fn the_deadline_counts_the_expected_permit_wait() {
+    // The same throttle at 0: a 1 s backoff, then a permit 1 s later. A 2 s deadline allows
+    // the retry; one of 1.5 s does not, and refuses it before taking quota.
+    for (timeout, granted) in [
+        (Duration::from_secs(2), true),
+        (Duration::from_millis(1500), false),
+    ] {
+        let (strategy, _clock) = adaptive(
+            RetryConfig::builder()
+                .timeout(timeout)
+                .build()
+                .expect("valid"),
+        );
+        let token = strategy.acquire_initial_token();
+        let refreshed =
+            strategy.refresh_retry_token(token, &RetryReason::error(ErrorKind::Throttling));
+        if granted {
+            let token = refreshed.expect("backoff + permit wait = 2 s: within the deadline");
+            assert_eq!(strategy.scope().quota().level(), 495);
+            strategy.abandon(token);
+        } else {
+            assert_eq!(
+                refreshed.map(|token| token.attempt()),
+                Err(RetryError::DeadlineExceeded { timeout })
+            );
+        }
+        assert_eq!(strategy.scope().quota().level(), 500, "timeout {timeout:?}");
+        assert_eq!(strategy.scope().limiter().stats().waiting, 0);
+    }
 }
 
 #[test]

@@ -92,8 +92,8 @@ async fn run_script(strategy: &StandardStrategy, script: Script, capacity: u32) 
     let mut token = strategy.acquire_initial_token();
     for &kind in script.failures() {
         assert_eq!(
-            strategy.acquire_send_permit(&mut token),
-            Ok(SendPermit::Granted)
+            strategy.acquire_send_permit(&mut token, &mut None),
+            SendPermit::Granted
         );
         tokio::task::yield_now().await;
         match strategy.refresh_retry_token(token, &RetryReason::error(kind)) {
@@ -108,8 +108,8 @@ async fn run_script(strategy: &StandardStrategy, script: Script, capacity: u32) 
         tokio::task::yield_now().await;
     }
     assert_eq!(
-        strategy.acquire_send_permit(&mut token),
-        Ok(SendPermit::Granted)
+        strategy.acquire_send_permit(&mut token, &mut None),
+        SendPermit::Granted
     );
     tokio::task::yield_now().await;
     match script {
@@ -358,16 +358,16 @@ async fn throttled_adaptive_strategy() -> Arc<AdaptiveStrategy> {
     for _ in 0..4 {
         let mut token = strategy.acquire_initial_token();
         assert_eq!(
-            strategy.acquire_send_permit(&mut token),
-            Ok(SendPermit::Granted)
+            strategy.acquire_send_permit(&mut token, &mut None),
+            SendPermit::Granted
         );
         strategy.record_success(token);
     }
     tokio::time::advance(Duration::from_millis(500)).await;
     let mut token = strategy.acquire_initial_token();
     assert_eq!(
-        strategy.acquire_send_permit(&mut token),
-        Ok(SendPermit::Granted)
+        strategy.acquire_send_permit(&mut token, &mut None),
+        SendPermit::Granted
     );
     let retry = strategy
         .refresh_retry_token(token, &RetryReason::error(ErrorKind::Throttling))
@@ -401,10 +401,12 @@ async fn a_hundred_callers_after_a_throttle_follow_the_fill_rate_and_none_starve
                     let mut token = strategy.acquire_initial_token();
                     let asked = Instant::now();
                     let mut zero_waits = 0;
+                    // The caller's place in line, kept between asks as `RetryLoop` does.
+                    let mut place = None;
                     loop {
-                        match strategy.acquire_send_permit(&mut token) {
-                            Ok(SendPermit::Granted) => break,
-                            Ok(SendPermit::Wait(wait)) => {
+                        match strategy.acquire_send_permit(&mut token, &mut place) {
+                            SendPermit::Granted => break,
+                            SendPermit::Wait(wait) => {
                                 if wait.is_zero() {
                                     zero_waits += 1;
                                     assert!(
@@ -418,9 +420,9 @@ async fn a_hundred_callers_after_a_throttle_follow_the_fill_rate_and_none_starve
                                 }
                                 tokio::time::sleep(wait).await;
                             }
-                            Err(error) => panic!("a first attempt was refused: {error}"),
                         }
                     }
+                    assert!(place.is_none(), "the grant settled the place");
                     let grant = Grant {
                         caller,
                         at: start.elapsed(),

@@ -1,13 +1,15 @@
 //! The plain API in virtual time: `retry` and `Retry` (classifier, `on_retry`, attempt timeout)
 //! return the last error unchanged, always make one attempt, sleep exactly the backoff, re-check
-//! the limiter after waiting, and leave the scope consistent when cancelled or when an attempt
-//! panics.
+//! the limiter after waiting while keeping their place in its line, honour `max_wait` (a retry
+//! refused up front, no wait longer), and leave the scope consistent when cancelled or when an
+//! attempt panics.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use retry_core::adaptive::{Admission, Reservation};
 use retry_core::{
     AdaptiveStrategy, ClassifierChain, ClassifyRetry, ErrorKind, Fault, FixedRandom, FnClassifier,
     RandomSource, Retry, RetryAction, RetryConfig, RetryError, RetryEvent, RetryInfo,
@@ -362,11 +364,15 @@ impl RetryStrategy for Gate {
     fn acquire_initial_token(&self) -> RetryToken {
         self.inner.acquire_initial_token()
     }
-    fn acquire_send_permit(&self, token: &mut RetryToken) -> Result<SendPermit, RetryError> {
+    fn acquire_send_permit(
+        &self,
+        token: &mut RetryToken,
+        place: &mut Option<Reservation>,
+    ) -> SendPermit {
         self.asked.lock().expect("lock").push(self.start.elapsed());
         match self.waits.lock().expect("lock").pop_front() {
-            Some(wait) => Ok(SendPermit::Wait(wait)),
-            None => self.inner.acquire_send_permit(token),
+            Some(wait) => SendPermit::Wait(wait),
+            None => self.inner.acquire_send_permit(token, place),
         }
     }
     fn refresh_retry_token(
@@ -465,6 +471,183 @@ async fn an_adaptive_retry_waits_for_its_permit_and_re_checks() {
         "capacity {}",
         stats.capacity
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_adaptive_retry_keeps_its_place_in_line_while_it_re_checks() {
+    let strategy = Arc::new(adaptive(RetryConfig::builder()));
+    let start = Instant::now();
+    let sent = Arc::new(Mutex::new(Vec::new()));
+    // The retried call: throttled at 0 (the bucket turns on, empty, 0.5/s), 1 s backoff; at
+    // 1 s it queues for the permit expected at 2 s, re-checking every 500 ms.
+    let retried = {
+        let (strategy, sent) = (Arc::clone(&strategy), Arc::clone(&sent));
+        tokio::spawn(async move {
+            let attempts = AtomicU32::new(0);
+            retry(&*strategy, || {
+                let attempt = attempts.fetch_add(1, Ordering::SeqCst) + 1;
+                sent.lock()
+                    .expect("lock")
+                    .push(("retried", attempt, start.elapsed()));
+                async move {
+                    if attempt == 1 {
+                        Err(Failure::throttled(1))
+                    } else {
+                        Ok(())
+                    }
+                }
+            })
+            .await
+        })
+    };
+    // A newcomer queues at 1.2 s, behind the retry.
+    let newcomer = {
+        let (strategy, sent) = (Arc::clone(&strategy), Arc::clone(&sent));
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(1200)).await;
+            retry(&*strategy, || {
+                sent.lock()
+                    .expect("lock")
+                    .push(("newcomer", 1, start.elapsed()));
+                async { Ok::<_, Failure>(()) }
+            })
+            .await
+        })
+    };
+    // Two callers that each gave their place up at every re-check would queue behind each
+    // other forever: bound the (virtual) time.
+    tokio::time::timeout(Duration::from_secs(60), async {
+        retried.await.expect("task").expect("the retry succeeds");
+        newcomer
+            .await
+            .expect("task")
+            .expect("the newcomer succeeds");
+    })
+    .await
+    .expect("both calls are sent within a minute");
+    // The retry keeps its ticket across its re-checks (1.5 s, 2 s): the bucket's first permit,
+    // at 2 s, is its own. Had it given its place up at a re-check it would have queued behind
+    // the newcomer, who would have been sent first, at 2 s. The newcomer's permit comes later
+    // (when exactly depends on the rate the retry's success raised).
+    let sent = sent.lock().expect("lock").clone();
+    assert_eq!(
+        sent[..2],
+        [
+            ("retried", 1, Duration::ZERO),
+            ("retried", 2, Duration::from_secs(2))
+        ]
+    );
+    assert_eq!(sent.len(), 3);
+    assert_eq!(sent[2].0, "newcomer");
+    assert!(sent[2].2 > Duration::from_secs(2), "{sent:?}");
+    assert_eq!(strategy.scope().limiter().stats().waiting, 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn max_wait_refuses_a_retry_when_it_is_asked_for_without_waiting() {
+    let strategy = adaptive(RetryConfig::builder().max_wait(Duration::from_millis(300)));
+    let start = Instant::now();
+    let attempts = AtomicU32::new(0);
+    let events = Mutex::new(Vec::new());
+    let result = Retry::new(&strategy)
+        .on_retry(|event: &RetryEvent<'_, Failure>| {
+            events.lock().expect("lock").push(event.attempt());
+        })
+        .run(|| {
+            let id = attempts.fetch_add(1, Ordering::SeqCst) + 1;
+            async move { Err::<(), _>(Failure::throttled(id)) }
+        })
+        .await;
+    // The throttle turns the bucket on, empty, 0.5/s: after the 1 s backoff the permit would
+    // be 1 s away, more than 300 ms. `finish` refuses the retry: the throttled error is
+    // returned at once, with no backoff slept, no place queued and no quota taken.
+    assert_eq!(result.expect_err("refused").id, 1);
+    assert_eq!(attempts.load(Ordering::SeqCst), 1);
+    assert!(
+        events.lock().expect("lock").is_empty(),
+        "no retry announced"
+    );
+    assert_eq!(start.elapsed(), Duration::ZERO, "nothing waited");
+    let stats = strategy.scope().stats();
+    assert_eq!(stats.rate_limited, 1);
+    assert_eq!((stats.retries, stats.failures), (0, 1));
+    assert_eq!(stats.quota_level, 500);
+    assert_eq!(stats.limiter.waiting, 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn max_wait_caps_the_wait_of_every_attempt_the_driver_makes() {
+    let max_wait = Duration::from_millis(300);
+    let strategy = Arc::new(adaptive(RetryConfig::builder().max_wait(max_wait)));
+    let start = Instant::now();
+    let ms = Duration::from_millis;
+    // Call A is throttled at 0.25 s, when the bucket turns on with 0.125 permits (0.5/s since
+    // 0): its retry's permit would be 0.75 s after its backoff, so it is refused at once.
+    let a = {
+        let strategy = Arc::clone(&strategy);
+        tokio::spawn(async move {
+            retry(&*strategy, || async {
+                tokio::time::sleep(ms(250)).await;
+                Err::<(), _>(Failure::throttled(1))
+            })
+            .await
+        })
+    };
+    // Call B, also sent at 0, is throttled at 0.75 s (the same congestion event: the rate
+    // stays): after its 1 s backoff the bucket should hold 0.875, a 250 ms wait, so the retry
+    // is granted. But two callers queue at 1 s and keep their places: at 1.75 s the retry's
+    // permit is 2.25 s away. It waits 300 ms, then is sent without one.
+    let sent = Arc::new(Mutex::new(Vec::new()));
+    let b = {
+        let (strategy, sent) = (Arc::clone(&strategy), Arc::clone(&sent));
+        tokio::spawn(async move {
+            let attempts = AtomicU32::new(0);
+            retry(&*strategy, || {
+                let attempt = attempts.fetch_add(1, Ordering::SeqCst) + 1;
+                sent.lock().expect("lock").push(start.elapsed());
+                async move {
+                    if attempt == 1 {
+                        tokio::time::sleep(ms(750)).await;
+                        Err(Failure::throttled(1))
+                    } else {
+                        Ok(attempt)
+                    }
+                }
+            })
+            .await
+        })
+    };
+    tokio::time::sleep(ms(1000)).await;
+    let limiter = strategy.scope().limiter();
+    let ahead: Vec<Reservation> = (0..2)
+        .map(
+            |_| match limiter.try_acquire(None, strategy.scope().clock().now()) {
+                Admission::Wait { reservation, .. } => reservation,
+                Admission::Granted => panic!("the bucket holds 0.5 at 1 s"),
+            },
+        )
+        .collect();
+    assert_eq!(a.await.expect("task").expect_err("refused").id, 1);
+    assert_eq!(b.await.expect("task").expect("the retry succeeds"), 2);
+    assert_eq!(*sent.lock().expect("lock"), [ms(0), ms(2050)]);
+    let stats = strategy.scope().stats();
+    assert_eq!(stats.rate_limited, 1, "A's retry only");
+    assert_eq!(stats.limiter.waiting, 2, "B gave its place up when sent");
+    assert_eq!(stats.limiter.capacity, 1.0, "B took no permit");
+    drop(ahead);
+    // First attempts are capped too. The bucket's permit is owed to nobody now: a new call
+    // takes it at once. The next finds the bucket empty and its permit over 400 ms away (at
+    // the 2.33/s that B's success raised the rate to): it waits max_wait and goes without one.
+    let before = Instant::now();
+    retry(&*strategy, || async { Ok::<_, Failure>(()) })
+        .await
+        .expect("granted");
+    assert_eq!(before.elapsed(), Duration::ZERO);
+    retry(&*strategy, || async { Ok::<_, Failure>(()) })
+        .await
+        .expect("sent after max_wait");
+    assert_eq!(before.elapsed(), max_wait);
+    assert_eq!(strategy.scope().limiter().stats().waiting, 0);
 }
 
 #[tokio::test(start_paused = true)]

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use retry_core::{
     ErrorKind, FixedRandom, ManualClock, RetryConfig, RetryError, RetryReason, RetryStrategy,
-    StandardStrategy,
+    SendPermit, StandardStrategy,
 };
 
 /// A strategy on a manual clock with the recommended preset (aws-2026 costs, 60 s window).
@@ -26,9 +26,11 @@ fn traffic(strategy: &StandardStrategy, clock: &ManualClock, calls_per_sec: u32,
     let step = Duration::from_secs(1) / calls_per_sec;
     for _ in 0..calls_per_sec * seconds {
         let mut token = strategy.acquire_initial_token();
-        strategy
-            .acquire_send_permit(&mut token)
-            .expect("standard mode grants");
+        assert_eq!(
+            strategy.acquire_send_permit(&mut token, &mut None),
+            SendPermit::Granted,
+            "standard mode grants"
+        );
         strategy.record_success(token);
         clock.advance(step);
     }

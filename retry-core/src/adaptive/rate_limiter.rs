@@ -247,6 +247,34 @@ impl ClientRateLimiter {
         }
     }
 
+    /// How long a caller arriving at `at` (now or later) would wait for its permit, behind
+    /// every caller already waiting, if the fill rate stays as it is. Reserves nothing: a retry
+    /// asks this before its backoff, to decide whether waiting is worth it (`max_wait`).
+    ///
+    /// ```
+    /// use retry_core::adaptive::ClientRateLimiter;
+    /// use std::time::Duration;
+    /// let limiter = ClientRateLimiter::new(Duration::ZERO);
+    /// assert_eq!(limiter.expected_wait(Duration::ZERO), Duration::ZERO); // off: never waits
+    /// limiter.record_response(true, Duration::ZERO, Duration::ZERO); // on, 0 permits, 0.5/s
+    /// assert_eq!(limiter.expected_wait(Duration::ZERO), Duration::from_secs(2));
+    /// assert_eq!(limiter.expected_wait(Duration::from_secs(1)), Duration::from_secs(1));
+    /// assert_eq!(limiter.expected_wait(Duration::from_secs(5)), Duration::ZERO);
+    /// ```
+    pub fn expected_wait(&self, at: Duration) -> Duration {
+        let state = self.lock();
+        if !state.enabled {
+            return Duration::ZERO;
+        }
+        let elapsed = (at.as_secs_f64() - state.last_refill).max(0.0);
+        let capacity = (state.capacity + elapsed * state.fill_rate).min(state.max_capacity);
+        let missing = f64::from(state.waiting) + PERMIT - capacity;
+        if missing <= 0.0 {
+            return Duration::ZERO;
+        }
+        Duration::try_from_secs_f64(missing / state.fill_rate).unwrap_or(Duration::MAX)
+    }
+
     /// Feeds one response at `now`, to an attempt sent at `sent_at`, to the measured rate and
     /// CUBIC: a throttling response lowers the fill rate (and switches the bucket on), any other
     /// raises it along the CUBIC curve. The bucket is refilled at the old rate before the rate

@@ -291,8 +291,9 @@ impl RetryConfig {
         self.retry_after_slack
     }
 
-    /// Adaptive mode: the longest a retry may wait for a send permit before the call gives up
-    /// retrying (fail fast), and the longest a first attempt waits before it is sent anyway.
+    /// Adaptive mode: a retry whose send permit is expected later than this is not made (fail
+    /// fast, decided when the retry is asked for), and no attempt waits longer than this for
+    /// its permit: one whose wait grows past it is then sent.
     ///
     /// ```
     /// assert_eq!(retry_core::RetryConfig::default().max_wait(), None);
@@ -443,7 +444,8 @@ impl RetryConfigBuilder {
         /// assert_eq!(c.retry_after_slack(), Some(Duration::from_secs(5)));
         /// ```
         retry_after_slack: Duration => retry_after_slack = Some;
-        /// Adaptive mode: fail fast instead of waiting longer than this for a send permit.
+        /// Adaptive mode: fail fast instead of waiting longer than this for a send permit (see
+        /// [`RetryConfig::max_wait`]).
         ///
         /// ```
         /// # use std::time::Duration;

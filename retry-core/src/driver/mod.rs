@@ -1,12 +1,14 @@
 //! The plain API: run an async operation under a strategy, no macro needed.
 
 mod hook;
+mod ready;
 mod retry_loop;
 
 use std::future::Future;
 use std::time::Duration;
 
 pub use hook::{NoHook, OnRetry, RetryEvent};
+pub use ready::Ready;
 pub use retry_loop::RetryLoop;
 
 use crate::{ClassifyRetry, RetryInfo, RetryInfoClassifier, RetryStrategy};
@@ -200,10 +202,10 @@ impl<S: RetryStrategy + ?Sized, C, H> Retry<'_, S, C, H, NoAttemptTimeout> {
         H: OnRetry<E>,
     {
         let mut attempts = RetryLoop::new(self.strategy, self.classifier, self.on_retry);
-        attempts.ready().await;
         loop {
+            attempts.ready().await;
             let outcome = operation().await;
-            if attempts.finish(&outcome).is_break() || !attempts.ready().await {
+            if attempts.finish(&outcome).is_break() {
                 return outcome;
             }
         }
@@ -237,10 +239,10 @@ impl<S: RetryStrategy + ?Sized, C, H> Retry<'_, S, C, H, AttemptTimeout> {
     {
         let AttemptTimeout(timeout) = self.attempt_timeout;
         let mut attempts = RetryLoop::new(self.strategy, self.classifier, self.on_retry);
-        attempts.ready().await;
         loop {
+            attempts.ready().await;
             let outcome = with_attempt_timeout(timeout, operation()).await;
-            if attempts.finish(&outcome).is_break() || !attempts.ready().await {
+            if attempts.finish(&outcome).is_break() {
                 return outcome;
             }
         }

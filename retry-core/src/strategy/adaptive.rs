@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use super::{RetryError, RetryStrategy, RetryToken, SendPermit, StandardStrategy, StrategyBuilder};
-use crate::adaptive::Admission;
+use crate::adaptive::{Admission, Reservation};
 use crate::observe::Counter;
 use crate::{RetryConfig, RetryReason, Scope};
 
@@ -11,16 +11,19 @@ use crate::{RetryConfig, RetryReason, Scope};
 /// scope's [`ClientRateLimiter`](crate::adaptive::ClientRateLimiter) before every attempt.
 /// Every response feeds the limiter; only throttling responses slow it down.
 ///
-/// With `max_wait` set, a retry that would wait longer for its permit is not made (fail fast,
-/// so an overloaded caller can shed load), and a first attempt waits at most `max_wait` before
-/// it is sent anyway (a call always makes its first attempt).
+/// With `max_wait` set, a retry expected to wait longer for its permit is not made (decided
+/// when the retry is asked for: fail fast, so an overloaded caller can shed load), and no
+/// attempt waits more than `max_wait`: one whose wait grows past it (the first attempt, or a
+/// retry when the rate fell meanwhile) is then sent. Likewise with a `timeout`: a retry whose
+/// backoff and expected wait pass the deadline is not made, and a retry still waiting at the
+/// deadline is sent then, so none starts after it.
 ///
 /// ```
 /// use retry_core::{AdaptiveStrategy, ErrorKind, RetryConfig, RetryReason, RetryStrategy, SendPermit};
 ///
 /// let strategy = AdaptiveStrategy::new(RetryConfig::default());
 /// let mut token = strategy.acquire_initial_token();
-/// assert_eq!(strategy.acquire_send_permit(&mut token), Ok(SendPermit::Granted));
+/// assert_eq!(strategy.acquire_send_permit(&mut token, &mut None), SendPermit::Granted);
 /// let token = strategy.refresh_retry_token(token, &RetryReason::error(ErrorKind::Throttling)).unwrap();
 /// assert!(strategy.scope().limiter().is_enabled());
 /// # strategy.record_failure(token);
@@ -65,6 +68,43 @@ impl AdaptiveStrategy {
         self.standard.config()
     }
 
+    /// How much longer the token's attempt may wait for its permit, having `waited`: until it
+    /// has waited `max_wait`, and a retry not past the call's deadline. `None`: as long as it
+    /// takes. (A first attempt is not cut at the deadline: sending it then, without a permit,
+    /// would only add load when the caller is about to give up; its own timeout cancels it.)
+    fn wait_left(&self, token: &RetryToken, waited: Duration) -> Option<Duration> {
+        let max_wait = self
+            .config()
+            .max_wait()
+            .map(|max_wait| max_wait.saturating_sub(waited));
+        let deadline = match token.attempt {
+            1 => None,
+            _ => self.standard.time_left(token),
+        };
+        match (max_wait, deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// How long a retry sent after `delay` is expected to wait for its permit; with
+    /// `max_wait` set, a longer wait refuses the retry (fail fast).
+    fn permit_wait(&self, delay: Duration) -> Result<Duration, RetryError> {
+        let at = self.standard.now().saturating_add(delay);
+        let expected = self.scope().limiter().expected_wait(at);
+        match self.config().max_wait() {
+            Some(max_wait) if expected > max_wait => {
+                self.scope().count(Counter::RateLimited);
+                Err(RetryError::RateLimited {
+                    wait: expected,
+                    max_wait,
+                })
+            }
+            _ => Ok(expected),
+        }
+    }
+
+    #[inline(never)]
     fn record_response(&self, token: &RetryToken, throttled: bool) {
         let limiter = self.scope().limiter();
         let was_enabled = throttled && limiter.is_enabled();
@@ -85,49 +125,38 @@ impl RetryStrategy for AdaptiveStrategy {
         self.standard.acquire_initial_token()
     }
 
-    fn acquire_send_permit(&self, token: &mut RetryToken) -> Result<SendPermit, RetryError> {
+    fn acquire_send_permit(
+        &self,
+        token: &mut RetryToken,
+        place: &mut Option<Reservation>,
+    ) -> SendPermit {
         let now = self.standard.now();
-        let reservation = token.reservation.take();
-        let (wait, expected, reservation) =
-            match self.scope().limiter().try_acquire(reservation, now) {
-                Admission::Granted => {
-                    token.sent_at = now.into();
-                    return self.standard.acquire_send_permit(token);
-                }
-                Admission::Wait {
-                    wait,
-                    expected,
-                    reservation,
-                } => (wait, expected, reservation),
-            };
+        let wait = match self.scope().limiter().try_acquire(place.take(), now) {
+            Admission::Granted => None,
+            Admission::Wait {
+                wait, reservation, ..
+            } => Some((wait, reservation)),
+        };
         let waited = Duration::from(token.permit_wait);
-        let mut sleep = wait;
-        if let Some(max_wait) = self.config().max_wait()
-            && waited.saturating_add(expected) > max_wait
-        {
-            if token.attempt > 1 {
-                self.scope().count(Counter::RateLimited);
-                return Err(RetryError::RateLimited {
-                    wait: expected,
-                    max_wait,
-                });
+        let sleep = match (wait, self.wait_left(token, waited)) {
+            (None, _) => None,
+            (Some((wait, reservation)), None) => Some((wait, reservation)),
+            // An attempt that has waited all it may is sent: its place in line is given up.
+            (Some((wait, reservation)), Some(left)) => {
+                (!left.is_zero()).then(|| (wait.min(left), reservation))
             }
-            // A first attempt is always made: wait out what is left of max_wait, then send.
-            let left = max_wait.saturating_sub(waited);
-            if left.is_zero() {
+        };
+        match sleep {
+            None => {
                 token.sent_at = now.into();
-                return self.standard.acquire_send_permit(token);
+                SendPermit::Granted
             }
-            sleep = sleep.min(left);
+            Some((sleep, reservation)) => {
+                token.permit_wait = waited.saturating_add(sleep).into();
+                *place = Some(reservation);
+                SendPermit::Wait(sleep)
+            }
         }
-        if token.attempt > 1
-            && let Some(error) = self.standard.past_deadline(token, expected)
-        {
-            return Err(error);
-        }
-        token.permit_wait = waited.saturating_add(sleep).into();
-        token.reservation = Some(reservation);
-        Ok(SendPermit::Wait(sleep))
     }
 
     fn refresh_retry_token(
@@ -136,9 +165,11 @@ impl RetryStrategy for AdaptiveStrategy {
         reason: &RetryReason,
     ) -> Result<RetryToken, RetryError> {
         self.record_response(&token, reason.kind().is_throttling());
-        self.standard.refresh_retry_token(token, reason)
+        self.standard
+            .refresh_with_permit_wait(token, reason, |delay| self.permit_wait(delay))
     }
 
+    #[inline]
     fn record_success(&self, token: RetryToken) {
         self.record_response(&token, false);
         self.standard.record_success(token);
@@ -161,12 +192,12 @@ impl RetryStrategy for AdaptiveStrategy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{ErrorKind, ManualClock};
+    use crate::{Clock, ErrorKind, ManualClock};
     use std::sync::Arc;
     use std::time::Duration;
 
     #[test]
-    fn max_wait_fails_a_retry_fast_but_never_a_first_attempt() {
+    fn max_wait_refuses_a_retry_up_front_and_caps_every_wait() {
         let clock = Arc::new(ManualClock::new());
         let config = RetryConfig::builder()
             .max_wait(Duration::from_millis(100))
@@ -177,34 +208,78 @@ mod tests {
             AdaptiveStrategy::from_builder(StandardStrategy::builder(config).clock(clock.clone()));
         let mut token = strategy.acquire_initial_token();
         assert_eq!(
-            strategy.acquire_send_permit(&mut token),
-            Ok(SendPermit::Granted)
+            strategy.acquire_send_permit(&mut token, &mut None),
+            SendPermit::Granted
         );
-        let mut token = strategy
-            .refresh_retry_token(token, &RetryReason::error(ErrorKind::Throttling))
-            .unwrap();
-        // The bucket is on, empty, filling at 0.5/s: a permit is 2 s away.
+        // The throttle switches the bucket on, empty, filling at 0.5/s: a permit is 2 s away,
+        // so the retry is refused when it is asked for, not while it waits.
+        let quota = strategy.scope().quota().level();
         assert_eq!(
-            strategy.acquire_send_permit(&mut token),
-            Err(RetryError::RateLimited {
+            strategy
+                .refresh_retry_token(token, &RetryReason::error(ErrorKind::Throttling))
+                .unwrap_err(),
+            RetryError::RateLimited {
                 wait: Duration::from_secs(2),
                 max_wait: Duration::from_millis(100)
-            })
+            }
         );
-        // A new call's first attempt waits max_wait, then goes.
+        assert_eq!(strategy.scope().quota().level(), quota, "no quota taken");
+        assert_eq!(strategy.scope().stats().rate_limited, 1);
+        // A new call's first attempt waits max_wait, then goes, giving up its place in line.
         let mut first = strategy.acquire_initial_token();
+        let mut place = None;
         assert_eq!(
-            strategy.acquire_send_permit(&mut first),
-            Ok(SendPermit::Wait(Duration::from_millis(100)))
+            strategy.acquire_send_permit(&mut first, &mut place),
+            SendPermit::Wait(Duration::from_millis(100))
         );
+        assert_eq!(strategy.scope().limiter().stats().waiting, 1);
         clock.advance(Duration::from_millis(100));
         assert_eq!(
-            strategy.acquire_send_permit(&mut first),
-            Ok(SendPermit::Granted)
+            strategy.acquire_send_permit(&mut first, &mut place),
+            SendPermit::Granted
         );
-        assert!(strategy.scope().limiter().stats().capacity >= 0.0);
+        assert!(place.is_none());
         assert_eq!(strategy.scope().limiter().stats().waiting, 0);
         strategy.record_success(first);
-        strategy.record_failure(token);
+    }
+
+    #[test]
+    fn no_retry_waits_past_the_deadline() {
+        let clock = Arc::new(ManualClock::new());
+        let config = RetryConfig::builder()
+            .timeout(Duration::from_secs(3))
+            .initial_backoff(Duration::ZERO)
+            .build()
+            .unwrap();
+        let strategy =
+            AdaptiveStrategy::from_builder(StandardStrategy::builder(config).clock(clock.clone()));
+        let limiter = strategy.scope().limiter();
+        // A throttle switches the bucket on, empty, filling at 0.5/s.
+        limiter.record_response(true, Duration::ZERO, Duration::ZERO);
+        clock.advance(Duration::from_secs(2));
+        let started = clock.now();
+        let mut token = strategy.acquire_initial_token();
+        let mut place = None;
+        assert_eq!(
+            strategy.acquire_send_permit(&mut token, &mut place),
+            SendPermit::Granted
+        );
+        // The retry's permit is expected ~2 s away, within the 3 s deadline: granted.
+        let server = RetryReason::error(ErrorKind::Server);
+        let mut token = strategy.refresh_retry_token(token, &server).unwrap();
+        // Two newcomers take the next permits: its wait grows past the deadline.
+        let newcomers = [
+            limiter.try_acquire(None, started),
+            limiter.try_acquire(None, started),
+        ];
+        while let SendPermit::Wait(wait) = strategy.acquire_send_permit(&mut token, &mut place) {
+            clock.advance(wait);
+        }
+        // Sent at its deadline, 3 s after the call started, without its permit.
+        assert_eq!(clock.now() - started, Duration::from_secs(3));
+        assert!(place.is_none());
+        drop(newcomers);
+        assert_eq!(limiter.stats().waiting, 0);
+        strategy.record_success(token);
     }
 }

@@ -1,6 +1,7 @@
 //! Retry strategies: when to retry and how long to wait (seeds 000, 001, 004).
 
 mod adaptive;
+mod configured;
 mod error;
 mod standard;
 mod token;
@@ -9,11 +10,13 @@ use std::fmt;
 use std::time::Duration;
 
 pub use adaptive::AdaptiveStrategy;
+pub use configured::{ConfiguredStrategy, strategy_for};
 pub use error::RetryError;
 pub use standard::{StandardStrategy, StrategyBuilder};
 pub use token::RetryToken;
 
-use crate::{RetryConfig, RetryMode, RetryReason, Scope};
+use crate::adaptive::Reservation;
+use crate::{RetryReason, Scope};
 
 /// Whether an attempt may be sent now.
 ///
@@ -33,19 +36,23 @@ pub enum SendPermit {
 ///
 /// 1. [`acquire_initial_token`](Self::acquire_initial_token) before the first attempt;
 /// 2. before each attempt, sleep the token's [`delay`](RetryToken::delay), then call
-///    [`acquire_send_permit`](Self::acquire_send_permit) until it grants, sleeping each wait;
+///    [`acquire_send_permit`](Self::acquire_send_permit) until it grants, sleeping each wait
+///    and keeping the place in line it hands out;
 /// 3. after a retryable failure, [`refresh_retry_token`](Self::refresh_retry_token); after the
 ///    call's outcome is final, [`record_success`](Self::record_success) or
 ///    [`record_failure`](Self::record_failure).
 ///
-/// Tokens move by value, so each is resolved once. Shared state lives in the [`Scope`].
+/// Tokens move by value, so each is resolved once; they own nothing (no drop glue), so moving
+/// one costs a few plain copies. Shared state lives in the [`Scope`]. Every decision not to
+/// retry is taken in `refresh_retry_token`, before the previous attempt's outcome is let go: a
+/// caller that was granted a retry only waits, it is never turned back while waiting.
 ///
 /// ```
 /// use retry_core::{ErrorKind, RetryConfig, RetryReason, RetryStrategy, SendPermit, StandardStrategy};
 ///
 /// let strategy = StandardStrategy::new(RetryConfig::default());
 /// let mut token = strategy.acquire_initial_token();
-/// assert_eq!(strategy.acquire_send_permit(&mut token), Ok(SendPermit::Granted));
+/// assert_eq!(strategy.acquire_send_permit(&mut token, &mut None), SendPermit::Granted);
 /// // The attempt failed with a server error: ask for a retry.
 /// let token = strategy.refresh_retry_token(token, &RetryReason::error(ErrorKind::Server)).unwrap();
 /// assert_eq!(token.attempt(), 2);
@@ -59,12 +66,18 @@ pub trait RetryStrategy: Send + Sync + fmt::Debug {
     fn acquire_initial_token(&self) -> RetryToken;
 
     /// Whether the token's attempt may be sent now. Standard mode always grants; adaptive mode
-    /// asks the scope's rate limiter. Fails (for a retry only) when the wait would exceed
-    /// `max_wait` or the deadline.
-    fn acquire_send_permit(&self, token: &mut RetryToken) -> Result<SendPermit, RetryError>;
+    /// asks the scope's rate limiter, and on a wait puts the caller's place in line into
+    /// `place`: pass it back on the next call; dropping it (a cancelled call) gives it up.
+    /// Never refuses: with `max_wait` set, an attempt that has waited `max_wait` is sent.
+    fn acquire_send_permit(
+        &self,
+        token: &mut RetryToken,
+        place: &mut Option<Reservation>,
+    ) -> SendPermit;
 
     /// The token for the next attempt after a retryable failure, with its backoff delay, or why
-    /// there is none.
+    /// there is none: attempts, quota, `Retry-After`, the deadline and, in adaptive mode, a
+    /// send permit expected later than `max_wait` are all decided here.
     fn refresh_retry_token(
         &self,
         token: RetryToken,
@@ -77,29 +90,12 @@ pub trait RetryStrategy: Send + Sync + fmt::Debug {
     /// The call failed with an outcome that is not retried.
     fn record_failure(&self, token: RetryToken);
 
-    /// The call ended between a granted retry and its attempt (cancelled, or refused a send
-    /// permit): the retry was never sent, so its quota goes back.
+    /// The call ended between a granted retry and its attempt (cancelled while waiting): the
+    /// retry was never sent, so its quota goes back.
     fn abandon(&self, token: RetryToken);
 
     /// The scope whose quota, limiter and counters this strategy uses.
     fn scope(&self) -> &Scope;
-}
-
-/// The strategy `config.mode()` names, in a process-wide [`Scope`] called `scope`.
-///
-/// ```
-/// use retry_core::{RetryConfig, RetryMode, RetryStrategy, strategy_for};
-/// let config = RetryConfig::builder().mode(RetryMode::Adaptive).build().unwrap();
-/// let strategy = strategy_for(config, "docs-strategy-for");
-/// assert_eq!(strategy.scope().name(), "docs-strategy-for");
-/// ```
-pub fn strategy_for(config: RetryConfig, scope: &str) -> Box<dyn RetryStrategy> {
-    let scope = Scope::named(scope, &config);
-    let builder = StandardStrategy::builder(config).scope(scope);
-    match builder.config().mode() {
-        RetryMode::Adaptive => Box::new(AdaptiveStrategy::from_builder(builder)),
-        _ => Box::new(builder.build()),
-    }
 }
 
 macro_rules! delegate_strategy {
@@ -110,8 +106,12 @@ macro_rules! delegate_strategy {
             fn acquire_initial_token(&self) -> RetryToken {
                 (**self).acquire_initial_token()
             }
-            fn acquire_send_permit(&self, token: &mut RetryToken) -> Result<SendPermit, RetryError> {
-                (**self).acquire_send_permit(token)
+            fn acquire_send_permit(
+                &self,
+                token: &mut RetryToken,
+                place: &mut Option<Reservation>,
+            ) -> SendPermit {
+                (**self).acquire_send_permit(token, place)
             }
             fn refresh_retry_token(
                 &self,

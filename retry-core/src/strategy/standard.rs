@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{RetryError, RetryStrategy, RetryToken, SendPermit};
+use crate::adaptive::Reservation;
 use crate::clock::Nanos;
 use crate::observe::Counter;
 use crate::{
@@ -208,8 +209,15 @@ impl StandardStrategy {
         self.scope.clock().now()
     }
 
+    /// The time left before the call's deadline, if it has one.
+    pub(crate) fn time_left(&self, token: &RetryToken) -> Option<Duration> {
+        let timeout = self.config.timeout()?;
+        let elapsed = self.now().saturating_sub(token.started_at.into());
+        Some(timeout.saturating_sub(elapsed))
+    }
+
     /// Whether an attempt starting `after` from now would be past the call's deadline.
-    pub(crate) fn past_deadline(&self, token: &RetryToken, after: Duration) -> Option<RetryError> {
+    fn past_deadline(&self, token: &RetryToken, after: Duration) -> Option<RetryError> {
         let timeout = self.config.timeout()?;
         let at = self.now().saturating_add(after);
         (at.saturating_sub(token.started_at.into()) > timeout)
@@ -250,34 +258,14 @@ impl StandardStrategy {
         }
     }
 
-    fn give_up(&self, error: RetryError) -> RetryError {
-        self.scope.count(Counter::Failure);
-        error
-    }
-}
-
-impl RetryStrategy for StandardStrategy {
-    #[inline]
-    fn acquire_initial_token(&self) -> RetryToken {
-        self.scope.record_call();
-        // The clock is read only when a deadline needs the start: a clock read costs more than
-        // the rest of the success path.
-        let started_at = match self.config.timeout() {
-            Some(_) => self.now(),
-            None => Duration::ZERO,
-        };
-        RetryToken::initial(started_at)
-    }
-
-    #[inline]
-    fn acquire_send_permit(&self, _token: &mut RetryToken) -> Result<SendPermit, RetryError> {
-        Ok(SendPermit::Granted)
-    }
-
-    fn refresh_retry_token(
+    /// `refresh_retry_token`, with `permit_wait(delay)` telling how long the retry is expected
+    /// to wait for its send permit after its backoff `delay` (adaptive mode), or why it must not
+    /// be made; the deadline covers the backoff and that wait.
+    pub(crate) fn refresh_with_permit_wait(
         &self,
         token: RetryToken,
         reason: &RetryReason,
+        permit_wait: impl FnOnce(Duration) -> Result<Duration, RetryError>,
     ) -> Result<RetryToken, RetryError> {
         if reason.kind().is_throttling() {
             self.scope.count(Counter::Throttle);
@@ -290,7 +278,8 @@ impl RetryStrategy for StandardStrategy {
         let delay = self
             .delay(token.attempt, token.delay(), reason)
             .map_err(|error| self.give_up(error))?;
-        if let Some(error) = self.past_deadline(&token, delay) {
+        let permit_wait = permit_wait(delay).map_err(|error| self.give_up(error))?;
+        if let Some(error) = self.past_deadline(&token, delay.saturating_add(permit_wait)) {
             return Err(self.give_up(error));
         }
         let cost = self.cost(reason.kind());
@@ -322,9 +311,45 @@ impl RetryStrategy for StandardStrategy {
             attempt,
             delay: delay.into(),
             retry_cost: cost,
-            permit_wait: Nanos::default(),
+            permit_wait: Nanos::ZERO,
             ..token
         })
+    }
+
+    fn give_up(&self, error: RetryError) -> RetryError {
+        self.scope.count(Counter::Failure);
+        error
+    }
+}
+
+impl RetryStrategy for StandardStrategy {
+    #[inline]
+    fn acquire_initial_token(&self) -> RetryToken {
+        self.scope.record_call();
+        // The clock is read only when a deadline needs the start: a clock read costs more than
+        // the rest of the success path.
+        let started_at = match self.config.timeout() {
+            Some(_) => self.now().into(),
+            None => Nanos::ZERO,
+        };
+        RetryToken::initial(started_at)
+    }
+
+    fn refresh_retry_token(
+        &self,
+        token: RetryToken,
+        reason: &RetryReason,
+    ) -> Result<RetryToken, RetryError> {
+        self.refresh_with_permit_wait(token, reason, |_| Ok(Duration::ZERO))
+    }
+
+    #[inline]
+    fn acquire_send_permit(
+        &self,
+        _token: &mut RetryToken,
+        _place: &mut Option<Reservation>,
+    ) -> SendPermit {
+        SendPermit::Granted
     }
 
     #[inline]

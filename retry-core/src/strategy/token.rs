@@ -2,7 +2,6 @@
 
 use std::time::Duration;
 
-use crate::adaptive::Reservation;
 use crate::clock::Nanos;
 
 /// One call's retry state, created by
@@ -29,20 +28,18 @@ pub struct RetryToken {
     pub(crate) sent_at: Nanos,
     /// How long this attempt has waited for its send permit (adaptive mode).
     pub(crate) permit_wait: Nanos,
-    pub(crate) reservation: Option<Reservation>,
 }
 
 impl RetryToken {
     #[inline]
-    pub(crate) fn initial(started_at: Duration) -> Self {
+    pub(crate) fn initial(started_at: Nanos) -> Self {
         Self {
             attempt: 1,
             retry_cost: 0,
-            delay: Nanos::default(),
-            started_at: started_at.into(),
-            sent_at: started_at.into(),
-            permit_wait: Nanos::default(),
-            reservation: None,
+            delay: Nanos::ZERO,
+            started_at,
+            sent_at: started_at,
+            permit_wait: Nanos::ZERO,
         }
     }
 
@@ -73,6 +70,29 @@ impl RetryToken {
     #[inline]
     pub fn delay(&self) -> Duration {
         self.delay.into()
+    }
+
+    /// Takes the token out of `slot` field by field. A plain `Option::take` copies it with
+    /// 16-byte loads; right after the token was written (an attempt that completes at once)
+    /// those loads miss store-to-load forwarding, which measured ~7 ns per call.
+    #[inline]
+    pub(crate) fn take(slot: &mut Option<RetryToken>) -> Option<RetryToken> {
+        let token = slot.as_ref().map(|token| RetryToken {
+            attempt: token.attempt,
+            retry_cost: token.retry_cost,
+            delay: token.delay,
+            started_at: token.started_at,
+            sent_at: token.sent_at,
+            permit_wait: token.permit_wait,
+        });
+        *slot = None;
+        token
+    }
+
+    /// Whether there is a backoff to sleep (no conversion to `Duration` on the success path).
+    #[inline]
+    pub(crate) fn has_delay(&self) -> bool {
+        !self.delay.is_zero()
     }
 
     /// The quota this token's retry took (0 for a first attempt); a success returns it.

@@ -4,19 +4,18 @@
 //! ```text
 //! async fn get(&self, key: &str, body: String) -> Result<Item, StoreError> {
 //!     static __RETRY_STRATEGY: FnStrategy = LazyLock::new(|| default_strategy(scope, |b| b...));
-//!     let __retry_strategy: &dyn RetryStrategy = &**__RETRY_STRATEGY;   // or `&(strategy expr)`
-//!     let __retry_classifier = RetryInfoClassifier;                      // or the user's
-//!     let __retry_classifier: &dyn ClassifyRetry<_, _> = &__retry_classifier;
+//!     let __retry_strategy = &*__RETRY_STRATEGY;   // or `&dyn RetryStrategy = &(strategy expr)`
+//!     let __retry_classifier: &dyn ClassifyRetry<_, _> = &RetryInfoClassifier; // or the user's
 //!     let mut __retry = RetryLoop::new(__retry_strategy, __retry_classifier, NoHook);
-//!     __retry.ready().await;
 //!     loop {
+//!         __retry.ready().await;                         // backoff, send permit
 //!         let body = <ByValueArgument as CloneArg<_, body>>::clone_arg(&body); // per attempt
 //!         let __retry_outcome = async {
 //!             if false { let fake: Result<Item, StoreError> = loop {}; return fake; }
 //!             { /* the user's body */ }
 //!         }
 //!         .await;
-//!         if __retry.finish(&__retry_outcome).is_break() || !__retry.ready().await {
+//!         if __retry.finish(&__retry_outcome).is_break() {  // every stop decided here
 //!             return __retry_outcome;
 //!         }
 //!     }
@@ -26,11 +25,13 @@
 //! * The `if false { return fake }` (the technique of `tracing`'s `#[instrument]`) fixes the
 //!   inner async block's output type to the declared return type before the body is checked, so
 //!   `?` conversions and type mismatches are reported at the user's expressions.
-//! * The strategy, classifier and hook reach the loop as trait objects. The coercion to
-//!   `&dyn ...` is spanned at what the user wrote (the `strategy` / `classifier` expression, the
-//!   `retry_if` / `on_retry` path, or the error type for the default classifier, which needs
-//!   `RetryInfo`), so a wrong type is reported there, once; the loop itself then type-checks.
-//!   Dynamic dispatch costs one indirect call per attempt, nothing on the heap.
+//! * The default strategy keeps its concrete type, so its calls inline into the success path.
+//!   A given strategy, the classifier and the hook reach the loop as trait objects. The coercion
+//!   to `&dyn ...` is spanned at what the user wrote (the `strategy` / `classifier` expression,
+//!   the `retry_if` / `on_retry` path, or the error type for the default classifier, which
+//!   needs `RetryInfo`), so a wrong type is reported there, once; the loop itself then
+//!   type-checks. (A concrete classifier would report a missing `RetryInfo` twice.) Dynamic
+//!   dispatch costs one indirect call per attempt, nothing on the heap.
 //! * Generated locals use `Span::mixed_site()`: the user's body cannot see them.
 
 use proc_macro2::{Delimiter, Group, Ident, Span, TokenStream, TokenTree};
@@ -85,11 +86,11 @@ pub(crate) fn expand(function: &RetryableFn, shape: &FnShape, config: &Config) -
                 #classifier_local,
                 #hook_local,
             );
-            #retry.ready().await;
             loop {
+                #retry.ready().await;
                 #(#bindings)*
                 let #outcome = #attempt;
-                if #retry.finish(&#outcome).is_break() || !#retry.ready().await {
+                if #retry.finish(&#outcome).is_break() {
                     return #outcome;
                 }
             }
@@ -249,7 +250,8 @@ fn strategy(
                 static #stat: #private::FnStrategy = #private::LazyLock::new(|| {
                     #private::default_strategy(#scope, |#builder| #configured)
                 });
-                let #local: #ty = &**#stat;
+                // The default strategy's concrete type: no virtual calls on the success path.
+                let #local = &*#stat;
             }
         }
         StrategySource::Expr(expr) => {

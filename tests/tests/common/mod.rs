@@ -32,8 +32,8 @@ pub fn fail_until_refused(strategy: &StandardStrategy, kind: ErrorKind) -> (Vec<
     let mut steps = Vec::new();
     loop {
         assert_eq!(
-            strategy.acquire_send_permit(&mut token),
-            Ok(SendPermit::Granted),
+            strategy.acquire_send_permit(&mut token, &mut None),
+            SendPermit::Granted,
             "standard mode always grants"
         );
         match strategy.refresh_retry_token(token, &RetryReason::error(kind)) {

@@ -1,0 +1,74 @@
+//! The future of [`RetryLoop::ready`]: the wait before an attempt.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
+
+use super::RetryLoop;
+use crate::RetryStrategy;
+
+/// Waits until the loop's next attempt may be sent: its backoff, then each wait the strategy
+/// asks for before granting the send permit. Returned by [`RetryLoop::ready`].
+///
+/// Written by hand rather than as an `async fn`: when there is nothing to wait for (every
+/// first attempt in standard mode) it completes on its first poll, and it owns nothing, so the
+/// success path pays neither a timer's footprint in the caller's future nor a drop. The timer,
+/// when needed, is the loop's: boxed on the call's first wait, reused for the waits after it.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+/// use retry_core::{NoHook, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
+/// let strategy = StandardStrategy::new(RetryConfig::default());
+/// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
+/// let ready: retry_core::Ready<'_, '_, _, _, _> = retry.ready();
+/// ready.await;
+/// # }
+/// ```
+#[must_use = "futures do nothing unless you `.await` or poll them"]
+pub struct Ready<'r, 's, S: RetryStrategy + ?Sized, C, H> {
+    retry: &'r mut RetryLoop<'s, S, C, H>,
+    /// Whether the backoff was already considered (it comes before the first permit request).
+    backoff_considered: bool,
+    /// Whether the loop's timer is running for this wait.
+    sleeping: bool,
+}
+
+impl<'r, 's, S: RetryStrategy + ?Sized, C, H> Ready<'r, 's, S, C, H> {
+    pub(super) fn new(retry: &'r mut RetryLoop<'s, S, C, H>) -> Self {
+        Self {
+            retry,
+            backoff_considered: false,
+            sleeping: false,
+        }
+    }
+}
+
+impl<S: RetryStrategy + ?Sized, C, H> Future for Ready<'_, '_, S, C, H> {
+    type Output = ();
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = self.get_mut();
+        loop {
+            if this.sleeping {
+                ready!(this.retry.poll_sleep(cx));
+                this.sleeping = false;
+            }
+            let backoff = !std::mem::replace(&mut this.backoff_considered, true);
+            let Some(wait) = this.retry.next_wait(backoff) else {
+                return Poll::Ready(());
+            };
+            this.retry.start_sleep(wait);
+            this.sleeping = true;
+        }
+    }
+}
+
+impl<S: RetryStrategy + ?Sized, C, H> std::fmt::Debug for Ready<'_, '_, S, C, H> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ready")
+            .field("backoff_considered", &self.backoff_considered)
+            .field("sleeping", &self.sleeping)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,97 @@
+//! The strategy a configuration's mode names, as one concrete type.
+
+use super::{
+    AdaptiveStrategy, RetryError, RetryStrategy, RetryToken, SendPermit, StandardStrategy,
+};
+use crate::adaptive::Reservation;
+use crate::{RetryConfig, RetryMode, RetryReason, Scope};
+
+/// The strategy `config.mode()` names: standard or adaptive, chosen at run time (a
+/// configuration read from the environment) yet dispatched without a virtual call, so that the
+/// success path of a call inlines. This is what `#[retryable]` builds when no `strategy` is
+/// given.
+///
+/// ```
+/// use retry_core::{ConfiguredStrategy, RetryConfig, RetryMode, RetryStrategy, strategy_for};
+/// let config = RetryConfig::builder().mode(RetryMode::Adaptive).build().unwrap();
+/// let strategy = strategy_for(config, "docs-configured-strategy");
+/// assert!(matches!(strategy, ConfiguredStrategy::Adaptive(_)));
+/// assert_eq!(strategy.scope().name(), "docs-configured-strategy");
+/// ```
+#[derive(Debug, Clone)]
+pub enum ConfiguredStrategy {
+    /// `mode = "standard"` (and `legacy`, which maps to standard behaviour here).
+    Standard(StandardStrategy),
+    /// `mode = "adaptive"`.
+    Adaptive(AdaptiveStrategy),
+}
+
+/// The strategy `config.mode()` names, in a process-wide [`Scope`] called `scope`.
+///
+/// ```
+/// use retry_core::{RetryConfig, RetryMode, RetryStrategy, strategy_for};
+/// let config = RetryConfig::builder().mode(RetryMode::Adaptive).build().unwrap();
+/// let strategy = strategy_for(config, "docs-strategy-for");
+/// assert_eq!(strategy.scope().name(), "docs-strategy-for");
+/// ```
+pub fn strategy_for(config: RetryConfig, scope: &str) -> ConfiguredStrategy {
+    let scope = Scope::named(scope, &config);
+    let builder = StandardStrategy::builder(config).scope(scope);
+    match builder.config().mode() {
+        RetryMode::Adaptive => {
+            ConfiguredStrategy::Adaptive(AdaptiveStrategy::from_builder(builder))
+        }
+        _ => ConfiguredStrategy::Standard(builder.build()),
+    }
+}
+
+/// Calls `$method` on whichever strategy the enum holds.
+macro_rules! dispatch {
+    ($self:ident.$method:ident($($arg:expr),*)) => {
+        match $self {
+            ConfiguredStrategy::Standard(strategy) => strategy.$method($($arg),*),
+            ConfiguredStrategy::Adaptive(strategy) => strategy.$method($($arg),*),
+        }
+    };
+}
+
+impl RetryStrategy for ConfiguredStrategy {
+    #[inline]
+    fn acquire_initial_token(&self) -> RetryToken {
+        dispatch!(self.acquire_initial_token())
+    }
+
+    #[inline]
+    fn acquire_send_permit(
+        &self,
+        token: &mut RetryToken,
+        place: &mut Option<Reservation>,
+    ) -> SendPermit {
+        dispatch!(self.acquire_send_permit(token, place))
+    }
+
+    fn refresh_retry_token(
+        &self,
+        token: RetryToken,
+        reason: &RetryReason,
+    ) -> Result<RetryToken, RetryError> {
+        dispatch!(self.refresh_retry_token(token, reason))
+    }
+
+    #[inline]
+    fn record_success(&self, token: RetryToken) {
+        dispatch!(self.record_success(token))
+    }
+
+    fn record_failure(&self, token: RetryToken) {
+        dispatch!(self.record_failure(token))
+    }
+
+    fn abandon(&self, token: RetryToken) {
+        dispatch!(self.abandon(token))
+    }
+
+    fn scope(&self) -> &Scope {
+        dispatch!(self.scope())
+    }
+}
