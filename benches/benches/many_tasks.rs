@@ -17,10 +17,12 @@ use backon::{ExponentialBuilder, Retryable};
 use cpu_time::ProcessTime;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use retry_bench::{
-    BenchError, INITIAL_BACKOFF, MAX_ATTEMPTS, MAX_BACKOFF, multi_thread_runtime, op, op_retryable,
+    BenchError, INITIAL_BACKOFF, MAX_ATTEMPTS, MAX_BACKOFF, multi_thread_runtime, op,
     success_config,
 };
 use retry_core::{RetryStrategy, Scope, StandardStrategy, retry};
+
+retry_bench::retryable_ops!();
 
 const TASKS: u64 = 64;
 const CALLS_PER_TASK: u64 = 1000;

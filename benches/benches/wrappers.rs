@@ -20,10 +20,10 @@ use criterion::{
 };
 use retry_bench::{
     BenchError, INITIAL_BACKOFF, MAX_ATTEMPTS, MAX_BACKOFF, RETRY_MAX_ATTEMPTS, adaptive,
-    bench_loop, cpu_time_iters, current_thread_runtime, flaky, flaky_retryable, op, op_retryable,
-    op_retryable_static, prepare_retryable_scopes, standard, success_config, zero_backoff_config,
+    bench_loop, cpu_time_iters, current_thread_runtime, flaky, op, prepare_retryable_scopes,
+    standard, success_config, zero_backoff_config,
 };
-use retry_core::{Clock, RetryStrategy, TokioClock, retry};
+use retry_core::{Clock, RetryStrategy, StandardStrategy, TokioClock, retry};
 use std::sync::atomic::{AtomicU64, Ordering};
 use tokio_retry::RetryIf;
 use tower::retry::Policy;
@@ -31,6 +31,8 @@ use tower::retry::backoff::{Backoff, ExponentialBackoff, ExponentialBackoffMaker
 use tower::retry::budget::{Budget, TpsBudget};
 use tower::util::rng::HasherRng;
 use tower::{Service, ServiceExt};
+
+retry_bench::retryable_ops!();
 
 /// backon: `max_times` counts retries, so attempts - 1.
 fn backon_builder(initial: Duration, attempts: u32) -> ExponentialBuilder {
@@ -171,6 +173,54 @@ fn success_path(c: &mut Criterion) {
     group.finish();
 }
 
+/// The contenders as a user writes them in a client: each in an `async fn` of its own, called
+/// from the benchmark loop (`#[retryable]` is one by construction). Whether the compiler inlines
+/// such a function into its caller depends on its size; this group puts every contender under
+/// the same rule.
+fn success_path_in_fn(c: &mut Criterion) {
+    async fn with_retry_core(strategy: &StandardStrategy, i: u64) -> Result<u64, BenchError> {
+        retry(strategy, || op(i)).await
+    }
+    async fn with_backon(backon: ExponentialBuilder, i: u64) -> Result<u64, BenchError> {
+        (|| op(i))
+            .retry(backon)
+            .when(BenchError::is_retryable)
+            .await
+    }
+    async fn with_tokio_retry(i: u64) -> Result<u64, BenchError> {
+        RetryIf::start(
+            tokio_retry_strategy(INITIAL_BACKOFF, MAX_ATTEMPTS),
+            || op(i),
+            BenchError::is_retryable,
+        )
+        .await
+    }
+    async fn with_tower<S: Service<u64, Response = u64, Error = BenchError>>(
+        service: &mut S,
+        i: u64,
+    ) -> Result<u64, BenchError> {
+        call_tower(service, i).await
+    }
+
+    let runtime = current_thread_runtime();
+    let strategy = standard(success_config());
+    let backon = backon_builder(INITIAL_BACKOFF, MAX_ATTEMPTS);
+    let tower = tower::retry::Retry::new(
+        TowerPolicy::new(tower_backoff(INITIAL_BACKOFF), MAX_ATTEMPTS, None),
+        tower::service_fn(op),
+    );
+
+    let mut group = c.benchmark_group("success_path_in_fn");
+    configure(&mut group);
+    bench_loop!(group, runtime, "plain", i => op(i).await);
+    bench_loop!(group, runtime, "retryable", i => op_retryable(i).await);
+    bench_loop!(group, runtime, "retry_core_retry", i => with_retry_core(&strategy, i).await);
+    bench_loop!(group, runtime, "backon", i => with_backon(backon, i).await);
+    bench_loop!(group, runtime, "tokio_retry", i => with_tokio_retry(i).await);
+    bench_loop!(group, runtime, "tower", { let mut service = tower.clone(); }, i => with_tower(&mut service, i).await);
+    group.finish();
+}
+
 /// Variants of the success path that are not peers: other strategies, tower with its retry
 /// budget, and a strategy behind `Box<dyn RetryStrategy>` (what `#[retryable(strategy = ...)]`
 /// holds).
@@ -195,6 +245,7 @@ fn success_path_variants(c: &mut Criterion) {
     bench_loop!(group, runtime, "retry_core_retry_dyn", i => retry(&dyn_strategy, || op(i)).await);
     bench_loop!(group, runtime, "retryable", i => op_retryable(i).await);
     bench_loop!(group, runtime, "retryable_static_strategy", i => op_retryable_static(i).await);
+    bench_loop!(group, runtime, "retryable_other_crate", i => retry_bench::other_crate::op_retryable(i).await);
     bench_loop!(group, runtime, "retry_core_retry_adaptive", i => retry(&adaptive, || op(i)).await);
     bench_loop!(group, runtime, "tower_budget", { let mut service = tower_budget.clone(); }, i => call_tower(&mut service, i).await);
     group.finish();
@@ -324,6 +375,7 @@ fn zero_backoff_retry_tokio_sleep(c: &mut Criterion) {
 criterion_group!(
     benches,
     success_path,
+    success_path_in_fn,
     success_path_variants,
     zero_backoff_retry,
     zero_backoff_retry_tokio_sleep

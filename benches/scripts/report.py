@@ -73,6 +73,10 @@ def success_table(results):
     return table_vs_plain(group(results, "success_path"))
 
 
+def in_fn_table(results):
+    return table_vs_plain(group(results, "success_path_in_fn"))
+
+
 def variants_table(results):
     return table_vs_plain(group(results, "success_path_variants"))
 
@@ -172,6 +176,7 @@ def main():
         sys.exit(f"no criterion results under {args.criterion}: run `cargo bench -p retry-bench`")
     sections = [
         ("Success path", success_table),
+        ("Success path, each contender in a user's async fn", in_fn_table),
         ("Success path: variants and decomposition", variants_table),
         ("Primitives", primitives_table),
         ("Cost per retry, zero backoff", retry_table),
@@ -188,6 +193,9 @@ def main():
         os.makedirs(args.svg, exist_ok=True)
         svg_bars(group(results, "success_path"), "Success path: wrapper overhead per call",
                  os.path.join(args.svg, "success_path.svg"))
+        svg_bars(group(results, "success_path_in_fn"),
+                 "Success path, each contender in an async fn: overhead per call",
+                 os.path.join(args.svg, "success_path_in_fn.svg"))
 
 
 if __name__ == "__main__":

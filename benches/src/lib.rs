@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use retry_core::{
     AdaptiveStrategy, Fault, RetryConfig, RetryInfo, RetryMode, RetrySafety, Scope,
-    StandardStrategy, retryable,
+    StandardStrategy,
 };
 
 /// Attempts per call, the first included, for the success-path benchmarks.
@@ -88,45 +88,71 @@ pub async fn flaky(calls: &Cell<u32>, succeed_at: u32, x: u64) -> Result<u64, Be
     }
 }
 
-/// The measured operation under `#[retryable]`, configured like [`success_config`]; its scope is
-/// the process-wide `bench-retryable`.
-#[retryable(
-    max_attempts = 3,
-    initial_backoff = "100ms",
-    max_backoff = "20s",
-    scope = "bench-retryable"
-)]
-pub async fn op_retryable(x: u64) -> Result<u64, BenchError> {
-    op(x).await
-}
-
 /// A strategy in a static, for `#[retryable(strategy = ...)]`: concrete type, no `dyn`.
 pub static STATIC_STRATEGY: LazyLock<StandardStrategy> =
     LazyLock::new(|| standard(success_config()));
 
-/// The measured operation under `#[retryable(strategy = *STATIC_STRATEGY)]`.
-#[retryable(strategy = *STATIC_STRATEGY)]
-pub async fn op_retryable_static(x: u64) -> Result<u64, BenchError> {
-    op(x).await
+/// Defines the benchmarks' `#[retryable]` functions in the crate that invokes it, as a user's
+/// own functions are (a non-generic `async fn` is compiled where it is defined, so calls from
+/// another crate cannot inline it):
+///
+/// * `op_retryable(x)`: [`op`] configured like [`success_config`], in the process-wide scope
+///   `bench-retryable`;
+/// * `op_retryable_static(x)`: [`op`] under `strategy = *STATIC_STRATEGY`;
+/// * `flaky_retryable(calls, succeed_at, x)`: [`flaky`] configured like
+///   [`zero_backoff_config`] (call [`prepare_retryable_scopes`] first, so that its scope gets
+///   the large quota).
+///
+/// ```text
+/// retry_bench::retryable_ops!();
+/// ```
+#[macro_export]
+macro_rules! retryable_ops {
+    () => {
+        /// `op` under `#[retryable]`, configured like `success_config`.
+        #[::retry_core::retryable(
+            max_attempts = 3,
+            initial_backoff = "100ms",
+            max_backoff = "20s",
+            scope = "bench-retryable"
+        )]
+        pub async fn op_retryable(x: u64) -> Result<u64, $crate::BenchError> {
+            $crate::op(x).await
+        }
+
+        /// `op` under `#[retryable(strategy = *STATIC_STRATEGY)]`.
+        #[::retry_core::retryable(strategy = *$crate::STATIC_STRATEGY)]
+        #[allow(dead_code)]
+        pub async fn op_retryable_static(x: u64) -> Result<u64, $crate::BenchError> {
+            $crate::op(x).await
+        }
+
+        /// `flaky` under `#[retryable]`, configured like `zero_backoff_config`.
+        #[::retry_core::retryable(
+            max_attempts = 8,
+            initial_backoff = "0ms",
+            max_backoff = "20s",
+            scope = "bench-retryable-zero"
+        )]
+        #[allow(dead_code)]
+        pub async fn flaky_retryable(
+            calls: &::std::cell::Cell<u32>,
+            succeed_at: u32,
+            x: u64,
+        ) -> Result<u64, $crate::BenchError> {
+            $crate::flaky(calls, succeed_at, x).await
+        }
+    };
 }
 
-/// [`flaky`] under `#[retryable]`, configured like [`zero_backoff_config`] (call
-/// [`prepare_retryable_scopes`] first, so that its scope gets the large quota).
-#[retryable(
-    max_attempts = 8,
-    initial_backoff = "0ms",
-    max_backoff = "20s",
-    scope = "bench-retryable-zero"
-)]
-pub async fn flaky_retryable(
-    calls: &Cell<u32>,
-    succeed_at: u32,
-    x: u64,
-) -> Result<u64, BenchError> {
-    flaky(calls, succeed_at, x).await
+/// [`retryable_ops!`] compiled in this library: calls into them from a benchmark are calls into
+/// another crate's `#[retryable]` functions, which cannot inline.
+pub mod other_crate {
+    crate::retryable_ops!();
 }
 
-/// Creates the process-wide scope of [`flaky_retryable`] from [`zero_backoff_config`] before
+/// Creates the process-wide scope of `flaky_retryable` ([`retryable_ops!`]) from
+/// [`zero_backoff_config`] before
 /// its first call (a named scope keeps the configuration it was created with), so that its quota
 /// never runs out during a benchmark.
 pub fn prepare_retryable_scopes() {

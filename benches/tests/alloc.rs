@@ -14,11 +14,13 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use retry_bench::{
-    BenchError, adaptive, current_thread_runtime, flaky, flaky_retryable, op, op_retryable,
-    op_retryable_static, prepare_retryable_scopes, standard, success_config, zero_backoff_config,
+    BenchError, adaptive, current_thread_runtime, flaky, op, prepare_retryable_scopes, standard,
+    success_config, zero_backoff_config,
 };
 use retry_core::{Jitter, RetryStrategy, retry, retryable};
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
+
+retry_bench::retryable_ops!();
 
 #[global_allocator]
 static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;

@@ -207,10 +207,15 @@ impl Scope {
     /// Counts a call; with a `quota_window`, resizes the quota when the call rate is updated.
     #[inline]
     pub(crate) fn record_call(&self) {
+        if let Some(traffic) = &self.inner.traffic_quota {
+            self.record_traffic(traffic);
+        }
+    }
+
+    /// `record_call` with a traffic-sized quota, out of line (a clock read and a rate update).
+    #[inline(never)]
+    fn record_traffic(&self, traffic: &TrafficQuota) {
         let inner = &self.inner;
-        let Some(traffic) = &inner.traffic_quota else {
-            return;
-        };
         if let Some(rate) = traffic.rate.record(inner.clock.now()) {
             let tokens = (rate * traffic.window.as_secs_f64()).min(f64::from(u32::MAX)) as u32;
             inner.quota.set_capacity(tokens.max(traffic.floor));

@@ -34,6 +34,7 @@ pub struct Ready<'r, 's, S: RetryStrategy + ?Sized, C, H> {
 }
 
 impl<'r, 's, S: RetryStrategy + ?Sized, C, H> Ready<'r, 's, S, C, H> {
+    #[inline(always)]
     pub(super) fn new(retry: &'r mut RetryLoop<'s, S, C, H>) -> Self {
         Self {
             retry,
@@ -46,7 +47,7 @@ impl<'r, 's, S: RetryStrategy + ?Sized, C, H> Ready<'r, 's, S, C, H> {
 impl<S: RetryStrategy + ?Sized, C, H> Future for Ready<'_, '_, S, C, H> {
     type Output = ();
 
-    #[inline]
+    #[inline(always)]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let this = self.get_mut();
         loop {

@@ -76,7 +76,7 @@ impl<'s, S: RetryStrategy + ?Sized, C, H> RetryLoop<'s, S, C, H> {
     /// let retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
     /// # drop(retry);
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn new(strategy: &'s S, classifier: C, on_retry: H) -> Self {
         Self {
             strategy,
@@ -106,7 +106,7 @@ impl<'s, S: RetryStrategy + ?Sized, C, H> RetryLoop<'s, S, C, H> {
 
     /// The next wait before the attempt may be sent, `None` once it may: first its backoff
     /// (when `backoff` is asked for), then each wait the strategy asks for before its permit.
-    #[inline]
+    #[inline(always)]
     pub(super) fn next_wait(&mut self, backoff: bool) -> Option<Duration> {
         let token = self.token.as_mut()?;
         if backoff && token.has_delay() {
@@ -121,7 +121,8 @@ impl<'s, S: RetryStrategy + ?Sized, C, H> RetryLoop<'s, S, C, H> {
         }
     }
 
-    /// Starts the timer for a wait of `wait`.
+    /// Starts the timer for a wait of `wait` (out of line: the success path never waits).
+    #[inline(never)]
     pub(super) fn start_sleep(&mut self, wait: Duration) {
         let deadline = Instant::now() + wait;
         match self.sleep.as_mut() {
@@ -131,6 +132,7 @@ impl<'s, S: RetryStrategy + ?Sized, C, H> RetryLoop<'s, S, C, H> {
     }
 
     /// Polls the timer [`start_sleep`](Self::start_sleep) started.
+    #[inline(never)]
     pub(super) fn poll_sleep(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         match self.sleep.as_mut() {
             Some(sleep) => sleep.as_mut().poll(cx),
@@ -152,7 +154,7 @@ impl<'s, S: RetryStrategy + ?Sized, C, H> RetryLoop<'s, S, C, H> {
     /// assert!(retry.finish(&reset).is_continue());
     /// # }
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn finish<T, E>(&mut self, outcome: &Result<T, E>) -> ControlFlow<()>
     where
         C: ClassifyRetry<T, E>,
@@ -170,11 +172,18 @@ impl<'s, S: RetryStrategy + ?Sized, C, H> RetryLoop<'s, S, C, H> {
         if outcome.is_ok() {
             self.strategy.record_success(token);
         } else {
-            let attempt = token.attempt();
-            self.strategy.record_failure(token);
-            log_stop(attempt, &RetryError::NotRetryable);
+            self.fail(token);
         }
         ControlFlow::Break(())
+    }
+
+    /// A failure that is not retried, kept out of line (the success path is inlined).
+    #[cold]
+    #[inline(never)]
+    fn fail(&self, token: RetryToken) {
+        let attempt = token.attempt();
+        self.strategy.record_failure(token);
+        log_stop(attempt, &RetryError::NotRetryable);
     }
 
     /// The retry path of [`finish`](Self::finish), kept out of line.
@@ -210,7 +219,7 @@ impl<'s, S: RetryStrategy + ?Sized, C, H> RetryLoop<'s, S, C, H> {
 }
 
 impl<S: RetryStrategy + ?Sized, C, H> Drop for RetryLoop<'_, S, C, H> {
-    #[inline]
+    #[inline(always)]
     fn drop(&mut self) {
         if let Some(token) = RetryToken::take(&mut self.token) {
             if self.sent {

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use super::{RetryError, RetryStrategy, RetryToken, SendPermit, StandardStrategy, StrategyBuilder};
 use crate::adaptive::{Admission, Reservation};
+use crate::clock::Nanos;
 use crate::observe::Counter;
 use crate::{RetryConfig, RetryReason, Scope};
 
@@ -105,10 +106,12 @@ impl AdaptiveStrategy {
     }
 
     #[inline(never)]
-    fn record_response(&self, token: &RetryToken, throttled: bool) {
+    /// Feeds the response to an attempt sent at `sent_at` to the limiter. Takes the time, not
+    /// the token, so that the success path never needs the token's address (a copy).
+    fn record_response(&self, sent_at: Nanos, throttled: bool) {
         let limiter = self.scope().limiter();
         let was_enabled = throttled && limiter.is_enabled();
-        limiter.record_response(throttled, token.sent_at.into(), self.standard.now());
+        limiter.record_response(throttled, sent_at.into(), self.standard.now());
         if throttled && !was_enabled {
             tracing::warn!(
                 target: "retry_core",
@@ -125,6 +128,9 @@ impl RetryStrategy for AdaptiveStrategy {
         self.standard.acquire_initial_token()
     }
 
+    // Out of line: inlined into `ConfiguredStrategy`'s dispatch, the limiter's code would
+    // weigh on the standard mode's success path.
+    #[inline(never)]
     fn acquire_send_permit(
         &self,
         token: &mut RetryToken,
@@ -164,19 +170,19 @@ impl RetryStrategy for AdaptiveStrategy {
         token: RetryToken,
         reason: &RetryReason,
     ) -> Result<RetryToken, RetryError> {
-        self.record_response(&token, reason.kind().is_throttling());
+        self.record_response(token.sent_at, reason.kind().is_throttling());
         self.standard
             .refresh_with_permit_wait(token, reason, |delay| self.permit_wait(delay))
     }
 
     #[inline]
     fn record_success(&self, token: RetryToken) {
-        self.record_response(&token, false);
+        self.record_response(token.sent_at, false);
         self.standard.record_success(token);
     }
 
     fn record_failure(&self, token: RetryToken) {
-        self.record_response(&token, false);
+        self.record_response(token.sent_at, false);
         self.standard.record_failure(token);
     }
 

@@ -56,12 +56,12 @@ macro_rules! dispatch {
 }
 
 impl RetryStrategy for ConfiguredStrategy {
-    #[inline]
+    #[inline(always)]
     fn acquire_initial_token(&self) -> RetryToken {
         dispatch!(self.acquire_initial_token())
     }
 
-    #[inline]
+    #[inline(always)]
     fn acquire_send_permit(
         &self,
         token: &mut RetryToken,
@@ -78,7 +78,7 @@ impl RetryStrategy for ConfiguredStrategy {
         dispatch!(self.refresh_retry_token(token, reason))
     }
 
-    #[inline]
+    #[inline(always)]
     fn record_success(&self, token: RetryToken) {
         dispatch!(self.record_success(token))
     }

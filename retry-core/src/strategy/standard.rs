@@ -323,7 +323,7 @@ impl StandardStrategy {
 }
 
 impl RetryStrategy for StandardStrategy {
-    #[inline]
+    #[inline(always)]
     fn acquire_initial_token(&self) -> RetryToken {
         self.scope.record_call();
         // The clock is read only when a deadline needs the start: a clock read costs more than
@@ -352,7 +352,7 @@ impl RetryStrategy for StandardStrategy {
         SendPermit::Granted
     }
 
-    #[inline]
+    #[inline(always)]
     fn record_success(&self, token: RetryToken) {
         self.scope.count(Counter::Success);
         let refund = if token.attempt == 1 {
