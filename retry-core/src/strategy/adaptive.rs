@@ -15,9 +15,10 @@ use crate::{RetryConfig, RetryReason, Scope};
 /// With `max_wait` set, a retry expected to wait longer for its permit is not made (decided
 /// when the retry is asked for: fail fast, so an overloaded caller can shed load), and no
 /// attempt waits more than `max_wait`: one whose wait grows past it (the first attempt, or a
-/// retry when the rate fell meanwhile) is then sent. Likewise with a `timeout`: a retry whose
-/// backoff and expected wait pass the deadline is not made, and a retry still waiting at the
-/// deadline is sent then, so none starts after it.
+/// retry when the rate fell meanwhile) is then sent. With a `timeout`, a retry whose backoff
+/// and expected wait pass the deadline is not made; once granted, a retry waits for its permit
+/// even should the rate fall meanwhile (sending it without one, at the deadline, would only add
+/// load to a throttling service; the caller's own timeout, if any, cancels the wait).
 ///
 /// ```
 /// use retry_core::{AdaptiveStrategy, ErrorKind, RetryConfig, RetryReason, RetryStrategy, SendPermit};
@@ -67,25 +68,6 @@ impl AdaptiveStrategy {
     /// ```
     pub fn config(&self) -> &RetryConfig {
         self.standard.config()
-    }
-
-    /// How much longer the token's attempt may wait for its permit, having `waited`: until it
-    /// has waited `max_wait`, and a retry not past the call's deadline. `None`: as long as it
-    /// takes. (A first attempt is not cut at the deadline: sending it then, without a permit,
-    /// would only add load when the caller is about to give up; its own timeout cancels it.)
-    fn wait_left(&self, token: &RetryToken, waited: Duration) -> Option<Duration> {
-        let max_wait = self
-            .config()
-            .max_wait()
-            .map(|max_wait| max_wait.saturating_sub(waited));
-        let deadline = match token.attempt {
-            1 => None,
-            _ => self.standard.time_left(token),
-        };
-        match (max_wait, deadline) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
     }
 
     /// How long a retry sent after `delay` is expected to wait for its permit; with
@@ -144,11 +126,12 @@ impl RetryStrategy for AdaptiveStrategy {
             } => Some((wait, reservation)),
         };
         let waited = Duration::from(token.permit_wait);
-        let sleep = match (wait, self.wait_left(token, waited)) {
+        let sleep = match (wait, self.config().max_wait()) {
             (None, _) => None,
             (Some((wait, reservation)), None) => Some((wait, reservation)),
-            // An attempt that has waited all it may is sent: its place in line is given up.
-            (Some((wait, reservation)), Some(left)) => {
+            // An attempt that has waited max_wait is sent: its place in line is given up.
+            (Some((wait, reservation)), Some(max_wait)) => {
+                let left = max_wait.saturating_sub(waited);
                 (!left.is_zero()).then(|| (wait.min(left), reservation))
             }
         };
@@ -198,7 +181,7 @@ impl RetryStrategy for AdaptiveStrategy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Clock, ErrorKind, ManualClock};
+    use crate::{ErrorKind, ManualClock};
     use std::sync::Arc;
     use std::time::Duration;
 
@@ -247,45 +230,5 @@ mod tests {
         assert!(place.is_none());
         assert_eq!(strategy.scope().limiter().stats().waiting, 0);
         strategy.record_success(first);
-    }
-
-    #[test]
-    fn no_retry_waits_past_the_deadline() {
-        let clock = Arc::new(ManualClock::new());
-        let config = RetryConfig::builder()
-            .timeout(Duration::from_secs(3))
-            .initial_backoff(Duration::ZERO)
-            .build()
-            .unwrap();
-        let strategy =
-            AdaptiveStrategy::from_builder(StandardStrategy::builder(config).clock(clock.clone()));
-        let limiter = strategy.scope().limiter();
-        // A throttle switches the bucket on, empty, filling at 0.5/s.
-        limiter.record_response(true, Duration::ZERO, Duration::ZERO);
-        clock.advance(Duration::from_secs(2));
-        let started = clock.now();
-        let mut token = strategy.acquire_initial_token();
-        let mut place = None;
-        assert_eq!(
-            strategy.acquire_send_permit(&mut token, &mut place),
-            SendPermit::Granted
-        );
-        // The retry's permit is expected ~2 s away, within the 3 s deadline: granted.
-        let server = RetryReason::error(ErrorKind::Server);
-        let mut token = strategy.refresh_retry_token(token, &server).unwrap();
-        // Two newcomers take the next permits: its wait grows past the deadline.
-        let newcomers = [
-            limiter.try_acquire(None, started),
-            limiter.try_acquire(None, started),
-        ];
-        while let SendPermit::Wait(wait) = strategy.acquire_send_permit(&mut token, &mut place) {
-            clock.advance(wait);
-        }
-        // Sent at its deadline, 3 s after the call started, without its permit.
-        assert_eq!(clock.now() - started, Duration::from_secs(3));
-        assert!(place.is_none());
-        drop(newcomers);
-        assert_eq!(limiter.stats().waiting, 0);
-        strategy.record_success(token);
     }
 }

@@ -21,7 +21,8 @@ use crate::{
 /// * a server's `retry_after` is never undercut: the delay is `max(backoff, retry_after)`, and a
 ///   `retry_after` above `max_backoff` stops the retries (with `retry_after_slack` set, as in
 ///   `aws-2026`, it is clamped to `[t_i, t_i + slack]` instead);
-/// * with a `timeout`, no retry starts after the deadline.
+/// * with a `timeout`, no retry is granted that would start after the deadline (in adaptive
+///   mode, counting the wait the rate limiter expects for its send permit).
 ///
 /// ```
 /// use retry_core::{ErrorKind, FixedRandom, RetryConfig, RetryReason, RetryStrategy, StandardStrategy};
@@ -207,13 +208,6 @@ impl StandardStrategy {
 
     pub(crate) fn now(&self) -> Duration {
         self.scope.clock().now()
-    }
-
-    /// The time left before the call's deadline, if it has one.
-    pub(crate) fn time_left(&self, token: &RetryToken) -> Option<Duration> {
-        let timeout = self.config.timeout()?;
-        let elapsed = self.now().saturating_sub(token.started_at.into());
-        Some(timeout.saturating_sub(elapsed))
     }
 
     /// Whether an attempt starting `after` from now would be past the call's deadline.
