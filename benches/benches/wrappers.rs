@@ -1,7 +1,8 @@
 //! The cost of the retry wrapper itself, side by side in one run: a plain call, `retry-core`
 //! (`retry_core::retry` and `#[retryable]`) and the peers backon, tokio-retry and tower's `Retry`.
 //!
-//! * `success_path`: one call whose first attempt succeeds (the common case).
+//! * `success_path`: one call whose first attempt succeeds (the common case);
+//!   `success_path_in_fn`: the same with every contender in an `async fn` of its own.
 //! * `zero_backoff_retry/<attempts>`: one call that fails `attempts - 1` times and then succeeds,
 //!   every backoff set to zero, so the cost of a retry is the slope over `attempts`.
 //!
