@@ -8,6 +8,7 @@
 //! The capacity may move (a scope with a `quota_window` sizes it by its request rate): the level
 //! is clamped to it whenever it shrinks.
 
+use crate::ConfigError;
 use crate::clock::{SharedClock, duration_to_nanos};
 use crate::sync::{AtomicU64, Ordering};
 use std::fmt;
@@ -22,12 +23,13 @@ const NANOS_PER_SEC: u128 = 1_000_000_000;
 /// use retry_core::{RetryQuota, TokioClock};
 /// use std::sync::Arc;
 ///
-/// let quota = RetryQuota::new(500, None, Arc::new(TokioClock::new()));
+/// let quota = RetryQuota::new(500, None, Arc::new(TokioClock::new()))?;
 /// assert!(quota.try_acquire(5));
 /// assert_eq!(quota.level(), 495);
 /// quota.release(5);
 /// quota.release(1); // never above capacity
 /// assert_eq!(quota.level(), 500);
+/// # Ok::<(), retry_core::ConfigError>(())
 /// ```
 pub struct RetryQuota {
     /// Current level, in thousandths of a token.
@@ -45,23 +47,49 @@ pub struct RetryQuota {
 
 impl RetryQuota {
     /// A full bucket of `capacity` tokens, refilled by `refill_per_second` tokens each second
-    /// when given (seed 000's "refills over time"; off in the AWS presets).
+    /// when given (seed 000's "refills over time"; off in the AWS presets). A refill rate that is
+    /// not a positive finite number is an error, as it is in [`RetryConfig`](crate::RetryConfig).
     ///
     /// ```
-    /// use retry_core::{ManualClock, RetryQuota};
+    /// use retry_core::{ConfigError, ManualClock, RetryQuota};
     /// use std::{sync::Arc, time::Duration};
     ///
     /// let clock = Arc::new(ManualClock::new());
-    /// let quota = RetryQuota::new(10, Some(2.0), clock.clone());
+    /// let quota = RetryQuota::new(10, Some(2.0), clock.clone())?;
     /// assert!(quota.try_acquire(10));
     /// clock.advance(Duration::from_millis(1500));
     /// assert_eq!(quota.level(), 3);
+    /// assert!(matches!(
+    ///     RetryQuota::new(10, Some(f64::NAN), clock),
+    ///     Err(ConfigError::InvalidRate { setting: "refill_per_second", .. })
+    /// ));
+    /// # Ok::<(), ConfigError>(())
     /// ```
-    pub fn new(capacity: u32, refill_per_second: Option<f64>, clock: SharedClock) -> Self {
+    pub fn new(
+        capacity: u32,
+        refill_per_second: Option<f64>,
+        clock: SharedClock,
+    ) -> Result<Self, ConfigError> {
+        match refill_per_second {
+            Some(rate) if !(rate.is_finite() && rate > 0.0) => Err(ConfigError::InvalidRate {
+                setting: "refill_per_second",
+                value: rate,
+            }),
+            _ => Ok(Self::with_valid_refill(capacity, refill_per_second, clock)),
+        }
+    }
+
+    /// [`new`](Self::new) for a refill rate already validated (a [`RetryConfig`]'s).
+    ///
+    /// [`RetryConfig`]: crate::RetryConfig
+    pub(crate) fn with_valid_refill(
+        capacity: u32,
+        refill_per_second: Option<f64>,
+        clock: SharedClock,
+    ) -> Self {
         let capacity = u64::from(capacity) * MILLI;
-        let refill_per_sec = refill_per_second
-            .filter(|rate| rate.is_finite() && *rate > 0.0)
-            .map_or(0, |rate| (rate * MILLI as f64).min(u64::MAX as f64) as u64);
+        let refill_per_sec =
+            refill_per_second.map_or(0, |rate| (rate * MILLI as f64).min(u64::MAX as f64) as u64);
         let now = duration_to_nanos(clock.now());
         Self {
             level: AtomicU64::new(capacity),
@@ -78,10 +106,11 @@ impl RetryQuota {
     /// ```
     /// # use retry_core::{RetryQuota, TokioClock};
     /// # use std::sync::Arc;
-    /// let quota = RetryQuota::new(12, None, Arc::new(TokioClock::new()));
+    /// let quota = RetryQuota::new(12, None, Arc::new(TokioClock::new()))?;
     /// assert!(quota.try_acquire(10));
     /// assert!(!quota.try_acquire(10));
     /// assert_eq!(quota.level(), 2);
+    /// # Ok::<(), retry_core::ConfigError>(())
     /// ```
     pub fn try_acquire(&self, cost: u32) -> bool {
         self.refill();
@@ -98,9 +127,10 @@ impl RetryQuota {
     /// ```
     /// # use retry_core::{RetryQuota, TokioClock};
     /// # use std::sync::Arc;
-    /// let quota = RetryQuota::new(10, None, Arc::new(TokioClock::new()));
+    /// let quota = RetryQuota::new(10, None, Arc::new(TokioClock::new()))?;
     /// quota.release(100);
     /// assert_eq!(quota.level(), 10);
+    /// # Ok::<(), retry_core::ConfigError>(())
     /// ```
     #[inline]
     pub fn release(&self, amount: u32) {
@@ -113,7 +143,8 @@ impl RetryQuota {
     /// ```
     /// # use retry_core::{RetryQuota, TokioClock};
     /// # use std::sync::Arc;
-    /// assert_eq!(RetryQuota::new(7, None, Arc::new(TokioClock::new())).level(), 7);
+    /// assert_eq!(RetryQuota::new(7, None, Arc::new(TokioClock::new()))?.level(), 7);
+    /// # Ok::<(), retry_core::ConfigError>(())
     /// ```
     pub fn level(&self) -> u32 {
         self.refill();
@@ -126,7 +157,8 @@ impl RetryQuota {
     /// ```
     /// # use retry_core::{RetryQuota, TokioClock};
     /// # use std::sync::Arc;
-    /// assert_eq!(RetryQuota::new(500, None, Arc::new(TokioClock::new())).capacity(), 500);
+    /// assert_eq!(RetryQuota::new(500, None, Arc::new(TokioClock::new()))?.capacity(), 500);
+    /// # Ok::<(), retry_core::ConfigError>(())
     /// ```
     pub fn capacity(&self) -> u32 {
         let capacity = self.capacity.load(Ordering::Acquire) / MILLI;
@@ -139,12 +171,13 @@ impl RetryQuota {
     /// ```
     /// # use retry_core::{RetryQuota, TokioClock};
     /// # use std::sync::Arc;
-    /// let quota = RetryQuota::new(500, None, Arc::new(TokioClock::new()));
+    /// let quota = RetryQuota::new(500, None, Arc::new(TokioClock::new()))?;
     /// quota.set_capacity(42);
     /// assert_eq!((quota.level(), quota.capacity()), (42, 42));
     /// quota.set_capacity(1_000);
     /// quota.release(1_000);
     /// assert_eq!((quota.level(), quota.capacity()), (500, 500));
+    /// # Ok::<(), retry_core::ConfigError>(())
     /// ```
     pub fn set_capacity(&self, tokens: u32) {
         let capacity = (u64::from(tokens) * MILLI).min(self.max_capacity);

@@ -73,7 +73,7 @@ impl Scope {
         Self {
             inner: Arc::new(ScopeInner {
                 name: name.into(),
-                quota: RetryQuota::new(
+                quota: RetryQuota::with_valid_refill(
                     config.quota_capacity(),
                     config.quota_refill_per_second(),
                     Arc::clone(&clock),

@@ -16,7 +16,7 @@ use retry_core::{ManualClock, RetryQuota};
 fn quota(capacity: u32, refill: Option<f64>) -> (Arc<RetryQuota>, Arc<ManualClock>) {
     let clock = Arc::new(ManualClock::new());
     (
-        Arc::new(RetryQuota::new(capacity, refill, clock.clone())),
+        Arc::new(RetryQuota::new(capacity, refill, clock.clone()).expect("valid refill")),
         clock,
     )
 }

@@ -250,7 +250,7 @@ fn eight_os_threads_hammering_one_quota_conserve_tokens() {
     const THREADS: u64 = 8;
     const OPERATIONS: usize = 20_000;
     const CAPACITY: u32 = 200;
-    let quota = RetryQuota::new(CAPACITY, None, Arc::new(ManualClock::new()));
+    let quota = RetryQuota::new(CAPACITY, None, Arc::new(ManualClock::new())).expect("no refill");
     let (kept, acquired): (u32, u32) = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..THREADS)
             .map(|thread| {
@@ -294,7 +294,7 @@ fn os_threads_and_a_moving_clock_credit_the_refill_exactly_once() {
     // exactly refill(elapsed) - what the consumers took.
     const CONSUMERS: usize = 6;
     let clock = Arc::new(ManualClock::new());
-    let quota = RetryQuota::new(1_000_000, Some(1000.0), clock.clone());
+    let quota = RetryQuota::new(1_000_000, Some(1000.0), clock.clone()).expect("valid refill");
     assert!(quota.try_acquire(1_000_000));
     let taken: u32 = std::thread::scope(|scope| {
         let ticker = {

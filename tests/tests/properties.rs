@@ -170,7 +170,7 @@ proptest! {
         ops in prop::collection::vec(quota_op(), 0..200),
     ) {
         let clock = Arc::new(ManualClock::new());
-        let quota = RetryQuota::new(capacity, refill.map(f64::from), clock.clone());
+        let quota = RetryQuota::new(capacity, refill.map(f64::from), clock.clone()).expect("valid refill");
         let mut model = QuotaModel {
             level: u64::from(capacity) * 1000,
             capacity: u64::from(capacity) * 1000,

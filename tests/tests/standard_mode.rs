@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use retry_core::{
-    Backoff, ErrorKind, ExponentialBackoff, FixedRandom, Jitter, ManualClock, RetryConfig,
-    RetryError, RetryQuota, RetryReason, RetryStrategy, RetryToken, StandardStrategy,
+    Backoff, ConfigError, ErrorKind, ExponentialBackoff, FixedRandom, Jitter, ManualClock,
+    RetryConfig, RetryError, RetryQuota, RetryReason, RetryStrategy, RetryToken, StandardStrategy,
 };
 
 mod common;
@@ -454,7 +454,7 @@ fn abandoning_a_granted_retry_gives_its_cost_back() {
 #[test]
 fn the_quota_refills_at_its_rate() {
     let clock = Arc::new(ManualClock::new());
-    let quota = RetryQuota::new(10, Some(2.0), clock.clone());
+    let quota = RetryQuota::new(10, Some(2.0), clock.clone()).expect("valid refill");
     assert!(quota.try_acquire(10));
     clock.advance(ms(1500));
     assert_eq!(quota.level(), 3);
@@ -463,13 +463,31 @@ fn the_quota_refills_at_its_rate() {
 }
 
 #[test]
+fn a_refill_rate_that_is_not_positive_and_finite_is_an_error() {
+    let clock = Arc::new(ManualClock::new());
+    for rate in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+        match RetryQuota::new(10, Some(rate), clock.clone()) {
+            Err(ConfigError::InvalidRate { setting, value }) => {
+                assert_eq!(setting, "refill_per_second");
+                assert!(
+                    value.is_nan() && rate.is_nan() || value == rate,
+                    "{value} vs {rate}"
+                );
+            }
+            other => panic!("refill {rate}: expected InvalidRate, got {other:?}"),
+        }
+    }
+    assert!(RetryQuota::new(10, None, clock).is_ok());
+}
+
+#[test]
 fn the_refill_does_not_depend_on_how_often_the_quota_is_read() {
     // 1 token/s = 1 thousandth every millisecond. Read every 1.5 ms for 3 s: 3 tokens, as if
     // read once. (Crediting floor(1.5) = 1 thousandth per read and discarding the remaining half
     // would refill only 2000 thousandths = 2 tokens.)
     let clock = Arc::new(ManualClock::new());
-    let polled = RetryQuota::new(10, Some(1.0), clock.clone());
-    let unpolled = RetryQuota::new(10, Some(1.0), clock.clone());
+    let polled = RetryQuota::new(10, Some(1.0), clock.clone()).expect("valid refill");
+    let unpolled = RetryQuota::new(10, Some(1.0), clock.clone()).expect("valid refill");
     assert!(polled.try_acquire(10));
     assert!(unpolled.try_acquire(10));
     for _ in 0..2000 {

@@ -2,6 +2,7 @@
 //! follows CUBIC after the first throttle.
 
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -48,6 +49,9 @@ pub const MAX_SLEEP_BEFORE_RECHECK: Duration = Duration::from_millis(500);
 /// ```
 pub struct ClientRateLimiter {
     state: Mutex<LimiterState>,
+    /// `state.enabled`, readable without the lock: until the first throttle (the common case)
+    /// `try_acquire` grants without locking. Set under the lock, never cleared.
+    enabled: AtomicBool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -175,6 +179,7 @@ impl ClientRateLimiter {
                 measured: MeasuredRate::new(now),
                 cubic: Cubic::new(now),
             }),
+            enabled: AtomicBool::new(false),
         })
     }
 
@@ -209,6 +214,10 @@ impl ClientRateLimiter {
         reservation: Option<Reservation>,
         now: Duration,
     ) -> Admission {
+        // Off (no throttle yet): every caller is granted, and no one holds a ticket.
+        if reservation.is_none() && !self.enabled.load(Ordering::Acquire) {
+            return Admission::Granted;
+        }
         let mut state = self.lock();
         if state.enabled {
             state.refill(now.as_secs_f64());
@@ -262,10 +271,10 @@ impl ClientRateLimiter {
     /// assert_eq!(limiter.expected_wait(Duration::from_secs(5)), Duration::ZERO);
     /// ```
     pub fn expected_wait(&self, at: Duration) -> Duration {
-        let state = self.lock();
-        if !state.enabled {
+        if !self.is_enabled() {
             return Duration::ZERO;
         }
+        let state = self.lock();
         let elapsed = (at.as_secs_f64() - state.last_refill).max(0.0);
         let capacity = (state.capacity + elapsed * state.fill_rate).min(state.max_capacity);
         let missing = f64::from(state.waiting) + PERMIT - capacity;
@@ -310,6 +319,7 @@ impl ClientRateLimiter {
                 measured
             };
             state.enabled = true;
+            self.enabled.store(true, Ordering::Release);
             state.cubic.on_throttle(rate_to_use, now)
         } else {
             state.cubic.on_success(now)
@@ -324,7 +334,7 @@ impl ClientRateLimiter {
     /// assert!(!limiter.is_enabled());
     /// ```
     pub fn is_enabled(&self) -> bool {
-        self.lock().enabled
+        self.enabled.load(Ordering::Acquire)
     }
 
     /// A snapshot of the limiter.

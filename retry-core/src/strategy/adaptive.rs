@@ -118,8 +118,15 @@ impl RetryStrategy for AdaptiveStrategy {
         token: &mut RetryToken,
         place: &mut Option<Reservation>,
     ) -> SendPermit {
+        let limiter = self.scope().limiter();
+        if place.is_none() && !limiter.is_enabled() {
+            // No throttle yet: granted, without reading the clock. A send time of zero reads as
+            // "before any rate reduction", which is exact: the limiter is off, so none happened.
+            token.sent_at = Nanos::ZERO;
+            return SendPermit::Granted;
+        }
         let now = self.standard.now();
-        let wait = match self.scope().limiter().try_acquire(place.take(), now) {
+        let wait = match limiter.try_acquire(place.take(), now) {
             Admission::Granted => None,
             Admission::Wait {
                 wait, reservation, ..
