@@ -146,6 +146,19 @@ fn configure(group: &mut BenchmarkGroup<'_, WallTime>) {
         .measurement_time(Duration::from_millis(1500));
 }
 
+/// `op_retryable` again, private and called from one place only (the `success_path` group):
+/// LLVM inlines a function with a single caller whatever its size, so this is the figure of a
+/// `#[retryable]` fn called from one place; `op_retryable` is called from three groups.
+#[retry_core::retryable(
+    max_attempts = 3,
+    initial_backoff = "100ms",
+    max_backoff = "20s",
+    scope = "bench-retryable"
+)]
+async fn op_retryable_one_caller(x: u64) -> Result<u64, BenchError> {
+    op(x).await
+}
+
 fn success_path(c: &mut Criterion) {
     let runtime = current_thread_runtime();
     let strategy = standard(success_config());
@@ -159,6 +172,7 @@ fn success_path(c: &mut Criterion) {
     configure(&mut group);
     bench_loop!(group, runtime, "plain", i => op(i).await);
     bench_loop!(group, runtime, "retryable", i => op_retryable(i).await);
+    bench_loop!(group, runtime, "retryable_one_caller", i => op_retryable_one_caller(i).await);
     bench_loop!(group, runtime, "retry_core_retry", i => retry(&strategy, || op(i)).await);
     bench_loop!(group, runtime, "backon", i => (|| op(i))
         .retry(backon)
