@@ -132,6 +132,15 @@ impl<B: Backoff> Policy<u64, u64, BenchError> for TowerPolicy<B> {
     }
 }
 
+/// tower's `Retry` over the measured operation, configured like the other success-path
+/// contenders (no retry budget).
+fn tower_success_service() -> impl Service<u64, Response = u64, Error = BenchError> + Clone {
+    tower::retry::Retry::new(
+        TowerPolicy::new(tower_backoff(INITIAL_BACKOFF), MAX_ATTEMPTS, None),
+        tower::service_fn(op),
+    )
+}
+
 /// Calls a tower service once it is ready.
 async fn call_tower<S: Service<u64>>(
     service: &mut S,
@@ -163,10 +172,7 @@ fn success_path(c: &mut Criterion) {
     let runtime = current_thread_runtime();
     let strategy = standard(success_config());
     let backon = backon_builder(INITIAL_BACKOFF, MAX_ATTEMPTS);
-    let tower = tower::retry::Retry::new(
-        TowerPolicy::new(tower_backoff(INITIAL_BACKOFF), MAX_ATTEMPTS, None),
-        tower::service_fn(op),
-    );
+    let tower = tower_success_service();
 
     let mut group = c.benchmark_group("success_path");
     configure(&mut group);
@@ -220,10 +226,7 @@ fn success_path_in_fn(c: &mut Criterion) {
     let runtime = current_thread_runtime();
     let strategy = standard(success_config());
     let backon = backon_builder(INITIAL_BACKOFF, MAX_ATTEMPTS);
-    let tower = tower::retry::Retry::new(
-        TowerPolicy::new(tower_backoff(INITIAL_BACKOFF), MAX_ATTEMPTS, None),
-        tower::service_fn(op),
-    );
+    let tower = tower_success_service();
 
     let mut group = c.benchmark_group("success_path_in_fn");
     configure(&mut group);

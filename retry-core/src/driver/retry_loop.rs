@@ -35,7 +35,6 @@ use crate::{
 ///
 /// ```
 /// use retry_core::{NoHook, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
-/// use std::ops::ControlFlow;
 ///
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
 /// let strategy = StandardStrategy::new(RetryConfig::default());
