@@ -1,8 +1,8 @@
 //! The error vocabulary: how an error describes its own retryability.
 //!
-//! Modeled on Smithy's `ErrorInfo` / `ErrorRetryInfo` and `HasFault` (the Smithy retry guide and
-//! the Python RFC in `shared/seeds/`). One trait, [`RetryInfo`], with every method defaulted, so an
-//! error type opts in with an empty `impl` and overrides only what it knows.
+//! Modeled on Smithy's `ErrorInfo` / `ErrorRetryInfo` and `HasFault` (the Smithy client guide
+//! "Retries" and smithy-python's retry design). One trait, [`RetryInfo`], with every method
+//! defaulted, so an error type opts in with an empty `impl` and overrides only what it knows.
 
 use std::io;
 use std::sync::Arc;
@@ -10,7 +10,7 @@ use std::time::Duration;
 
 /// Whether retrying an operation that failed with an error is safe.
 ///
-/// The seeds disagree on what "maybe" means; this crate decides (see `DESIGN.md` §2):
+/// Smithy's guides leave open what "maybe" means; this crate decides:
 /// [`Yes`](RetrySafety::Yes) may retry, [`No`](RetrySafety::No) never retries, and
 /// [`Maybe`](RetrySafety::Maybe) retries only when the [`Fault`] is [`Fault::Server`].
 ///
@@ -155,7 +155,8 @@ impl RetryInfo for io::Error {
     }
 }
 
-/// The I/O error kinds that a retry can cure (`DESIGN.md` §2).
+/// The I/O error kinds that a retry can cure: the connection was lost or refused, the operation
+/// timed out or was interrupted.
 pub(crate) fn is_transient_io_kind(kind: io::ErrorKind) -> bool {
     use io::ErrorKind as K;
     matches!(

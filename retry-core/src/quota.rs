@@ -1,10 +1,11 @@
 //! The retry quota: a token bucket of retries shared by a scope, which stops retry storms.
 //!
-//! Seeds 000 and 001 ("retry quota", "token bucket"): each retry takes a cost out of the bucket, a
-//! success after retries puts the last retry's cost back, and a first-try success adds a small
-//! reward. When the bucket cannot pay for a retry, the call stops retrying. Lock-free: the level is
-//! one atomic updated by compare-and-swap, and the optional refill claims elapsed time by
-//! compare-and-swap on the last refill instant (model-checked with loom in `tests/loom_quota.rs`).
+//! The AWS SDKs' retry quota (smithy-kotlin's retry design and the Smithy client guide call it a
+//! token bucket): each retry takes a cost out of the bucket, a success after retries puts the last
+//! retry's cost back, and a first-try success adds a small reward. When the bucket cannot pay for
+//! a retry, the call stops retrying. Lock-free: the level is one atomic updated by
+//! compare-and-swap, and the optional refill claims elapsed time by compare-and-swap on the last
+//! refill instant (model-checked with loom in `tests/loom_quota.rs`).
 //! The capacity may move (a scope with a `quota_window` sizes it by its request rate): the level
 //! is clamped to it whenever it shrinks.
 
@@ -47,8 +48,9 @@ pub struct RetryQuota {
 
 impl RetryQuota {
     /// A full bucket of `capacity` tokens, refilled by `refill_per_second` tokens each second
-    /// when given (seed 000's "refills over time"; off in the AWS presets). A refill rate that is
-    /// not a positive finite number is an error, as it is in [`RetryConfig`](crate::RetryConfig).
+    /// when given (smithy-kotlin's retry design lets the bucket refill over time; off in the AWS
+    /// presets). A refill rate that is not a positive finite number is an error, as it is in
+    /// [`RetryConfig`](crate::RetryConfig).
     ///
     /// ```
     /// use retry_core::{ConfigError, ManualClock, RetryQuota};

@@ -1,7 +1,7 @@
-//! Adaptive mode's client-side rate limiter against values derived by hand from DESIGN.md §6:
-//! the CUBIC curve, the measured send rate, the fill rate and capacity after throttles and
-//! successes, and acquisition (never negative, a short caller told the exact wait); then the
-//! adaptive strategy on top: places in line, `max_wait` and the deadline.
+//! Adaptive mode's client-side rate limiter against values derived by hand from the AWS SDKs'
+//! adaptive retry algorithm: the CUBIC curve, the measured send rate, the fill rate and capacity
+//! after throttles and successes, and acquisition (never negative, a short caller told the exact
+//! wait); then the adaptive strategy on top: places in line, `max_wait` and the deadline.
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,4 +1,5 @@
-//! Adaptive mode's client-side rate limiting (seed 002, `DESIGN.md` §6).
+//! Adaptive mode's client-side rate limiting, after the AWS SDKs' adaptive retry mode (botocore's
+//! `retries/adaptive.py`, the smithy-rs RFC "Implementing Adaptive Retry Behavior").
 
 mod cubic;
 mod measured_rate;

@@ -22,7 +22,8 @@ const PERMIT: f64 = 1.0;
 /// measurement bucket, instead of them sleeping out a wait computed at a lower rate.
 pub const MAX_SLEEP_BEFORE_RECHECK: Duration = Duration::from_millis(500);
 
-/// A client-side rate limiter shared by a scope (seed 002, `DESIGN.md` §6).
+/// A client-side rate limiter shared by a scope: the AWS SDKs' adaptive retry mode (botocore's
+/// `retries/adaptive.py`, the smithy-rs RFC "Implementing Adaptive Retry Behavior").
 ///
 /// Off until the first throttling response; then every attempt takes a send permit from a token
 /// bucket whose fill rate CUBIC lowers on throttling and raises on success. A short caller is

@@ -125,7 +125,8 @@ impl RetryReason {
     }
 }
 
-/// A classifier's verdict on one attempt's outcome (seed 003).
+/// A classifier's verdict on one attempt's outcome (the smithy-rs RFC "User-configurable retry
+/// classification").
 ///
 /// In a chain, a later verdict other than [`NoActionIndicated`](RetryAction::NoActionIndicated)
 /// overrides an earlier one, and [`RetryForbidden`](RetryAction::RetryForbidden) stops the chain.

@@ -7,8 +7,9 @@ use super::{ClassifierPriority, ClassifyRetry, RetryAction};
 
 /// Classifiers run in priority order (lower first). A verdict other than
 /// [`NoActionIndicated`](RetryAction::NoActionIndicated) overrides the ones before it, and
-/// [`RetryForbidden`](RetryAction::RetryForbidden) stops the chain (seed 003).
-/// Classifiers of equal priority run in the order they were added.
+/// [`RetryForbidden`](RetryAction::RetryForbidden) stops the chain (the smithy-rs RFC
+/// "User-configurable retry classification"). Classifiers of equal priority run in the order
+/// they were added.
 ///
 /// Build a chain once (a client field, a `static`) and share it: classifying does not allocate.
 ///

@@ -91,7 +91,8 @@ impl PartialEq for CodeList {
 impl Eq for CodeList {}
 
 /// Classifies errors by their service error code ([`ProvideErrorCode`]): a throttling-code list
-/// and a transient-code list, both replaceable (seed 003, DESIGN.md §3).
+/// and a transient-code list, both replaceable (the smithy-rs RFC "User-configurable retry
+/// classification").
 ///
 /// * A code in the throttling list retries as [`ErrorKind::Throttling`]. A code in both lists
 ///   counts as throttling.
@@ -132,7 +133,7 @@ impl ErrorCodeClassifier {
     /// The error codes that mean "slow down" by default.
     ///
     /// Source: the AWS SDKs' throttling-error list (`aws-runtime`'s
-    /// `THROTTLING_ERRORS` in the Rust SDK; seed 002), as listed in DESIGN.md §3.
+    /// `THROTTLING_ERRORS` in the Rust SDK, botocore's `_THROTTLED_ERROR_CODES`).
     ///
     /// ```
     /// use retry_core::ErrorCodeClassifier;
@@ -158,7 +159,7 @@ impl ErrorCodeClassifier {
     /// The error codes of transient failures by default.
     ///
     /// Source: the AWS SDKs' transient-error list (`aws-runtime`'s
-    /// `TRANSIENT_ERRORS` in the Rust SDK; seed 002), as listed in DESIGN.md §3.
+    /// `TRANSIENT_ERRORS` in the Rust SDK, botocore's `_TRANSIENT_ERROR_CODES`).
     ///
     /// ```
     /// use retry_core::ErrorCodeClassifier;

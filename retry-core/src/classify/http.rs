@@ -9,12 +9,12 @@ use http::{HeaderMap, Response, StatusCode};
 use super::{ClassifierPriority, ClassifyRetry, ErrorKind, RetryAction};
 
 /// AWS's retry-delay header: the delay in integer milliseconds. Source: the AWS SDKs (the Rust
-/// SDK's `AwsErrorCodeClassifier` in `aws-runtime` reads it; seed 002). Lowercase, so the lookup
+/// SDK's `AwsErrorCodeClassifier` in `aws-runtime` reads it). Lowercase, so the lookup
 /// does not allocate.
 const X_AMZ_RETRY_AFTER: &str = "x-amz-retry-after";
 
-/// Classifies HTTP responses by status code (Smithy's `HttpStatusCodeClassifier`; seed 003,
-/// DESIGN.md §3).
+/// Classifies HTTP responses by status code (Smithy's `HttpStatusCodeClassifier`, smithy-rs
+/// `aws-smithy-runtime`).
 ///
 /// * `429 Too Many Requests` ([`THROTTLING_STATUS_CODE`](Self::THROTTLING_STATUS_CODE)) always
 ///   retries as [`ErrorKind::Throttling`], whatever the list says.
@@ -52,7 +52,7 @@ impl HttpStatusClassifier {
     /// The status codes retried by default: 500 Internal Server Error, 502 Bad Gateway,
     /// 503 Service Unavailable, 504 Gateway Timeout.
     ///
-    /// Source: Smithy's `TRANSIENT_ERROR_STATUS_CODES` (smithy-rs `aws-smithy-runtime`, seed 003).
+    /// Source: Smithy's `TRANSIENT_ERROR_STATUS_CODES` (smithy-rs `aws-smithy-runtime`).
     ///
     /// ```
     /// use retry_core::HttpStatusClassifier;

@@ -1,4 +1,5 @@
-//! Classification: deciding from an attempt's outcome whether to retry it (seed 003).
+//! Classification: deciding from an attempt's outcome whether to retry it (after the smithy-rs RFC
+//! "User-configurable retry classification").
 
 mod action;
 mod chain;

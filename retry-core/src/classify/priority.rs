@@ -5,10 +5,11 @@ use std::fmt;
 
 /// Where a classifier runs in a chain. Lower runs first; a later verdict overrides an earlier one.
 ///
-/// The values of the built-in classifiers are the reference priorities of seed 003 plus the
-/// error-code classifier: HTTP status 0, error codes 9, modeled errors ([`RetryInfo`]) 10,
-/// transient errors 20. Users do not pick numbers: they place a classifier relative to a built-in
-/// one with [`run_before`](Self::run_before) or [`run_after`](Self::run_after).
+/// The values of the built-in classifiers are the smithy-rs reference priorities (the RFC
+/// "User-configurable retry classification") plus the error-code classifier: HTTP status 0,
+/// error codes 9, modeled errors ([`RetryInfo`]) 10, transient errors 20. Users do not pick
+/// numbers: they place a classifier relative to a built-in one with
+/// [`run_before`](Self::run_before) or [`run_after`](Self::run_after).
 ///
 /// [`RetryInfo`]: crate::RetryInfo
 ///

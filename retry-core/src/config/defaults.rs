@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-/// Attempts per call, the first included. Source: the AWS SDKs' standard mode (seed 000).
+/// Attempts per call, the first included. Source: the AWS SDKs' standard mode (`max_attempts = 3`).
 pub const MAX_ATTEMPTS: u32 = 3;
 /// Base of the exponential backoff. Source: the AWS SDKs' standard mode (`t_i = 1 s * 2^i`).
 pub const INITIAL_BACKOFF: Duration = Duration::from_secs(1);

@@ -5,7 +5,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-/// Which retry behavior a strategy follows (seed 002).
+/// Which retry behavior a strategy follows: the AWS SDKs' `standard` and `adaptive` retry modes.
 ///
 /// ```
 /// use retry_core::RetryMode;

@@ -8,8 +8,8 @@ use crate::clock::Nanos;
 use crate::observe::Counter;
 use crate::{RetryConfig, RetryReason, Scope};
 
-/// Adaptive mode (seed 002, `DESIGN.md` §6): [`StandardStrategy`] plus a send permit from the
-/// scope's [`ClientRateLimiter`](crate::adaptive::ClientRateLimiter) before every attempt.
+/// Adaptive mode (the AWS SDKs' `adaptive` retry mode): [`StandardStrategy`] plus a send permit
+/// from the scope's [`ClientRateLimiter`](crate::adaptive::ClientRateLimiter) before every attempt.
 /// Every response feeds the limiter; only throttling responses slow it down.
 ///
 /// With `max_wait` set, a retry expected to wait longer for its permit is not made (decided

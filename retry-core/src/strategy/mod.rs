@@ -1,4 +1,5 @@
-//! Retry strategies: when to retry and how long to wait (seeds 000, 001, 004).
+//! Retry strategies: when to retry and how long to wait (the `RetryStrategy` / `RetryToken`
+//! interface of the Smithy client guide "Retries").
 
 mod adaptive;
 mod configured;

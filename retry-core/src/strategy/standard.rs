@@ -12,7 +12,7 @@ use crate::{
     SharedClock, ThreadRandom,
 };
 
-/// Standard mode (`DESIGN.md` §5): the AWS SDKs' standard retry behavior.
+/// Standard mode: the AWS SDKs' `standard` retry behavior.
 ///
 /// * at most `max_attempts` attempts; backoff before retry `i` from [`ExponentialBackoff`];
 /// * a retry takes its cost from the scope's quota (timeouts and throttling may cost more or
