@@ -62,7 +62,7 @@ pub use classify::*;
 pub use clock::{Clock, ManualClock, SharedClock, TokioClock};
 pub use config::{
     ConfigError, DurationParseError, RetryConfig, RetryConfigBuilder, RetryMode,
-    RetryModeParseError, defaults, parse_duration,
+    RetryModeParseError, RetryPreset, RetryPresetParseError, defaults, parse_duration,
 };
 pub use driver::{
     AttemptTimeout, NoAttemptTimeout, NoHook, OnRetry, Ready, Retry, RetryEvent, RetryLoop, retry,

@@ -5,12 +5,14 @@ mod duration;
 mod env;
 mod error;
 mod mode;
+mod preset;
 
 use std::time::Duration;
 
 pub use duration::{DurationParseError, parse_duration};
 pub use error::ConfigError;
 pub use mode::{RetryMode, RetryModeParseError};
+pub use preset::{RetryPreset, RetryPresetParseError};
 
 use crate::Jitter;
 
@@ -87,6 +89,36 @@ impl RetryConfig {
         RetryConfigBuilder {
             config: Self::default(),
         }
+    }
+
+    /// A builder starting from `preset`.
+    ///
+    /// ```
+    /// use retry_core::{RetryConfig, RetryPreset};
+    /// let classic = RetryConfig::from_preset(RetryPreset::AwsClassic).build().unwrap();
+    /// assert_eq!(classic, RetryConfig::aws_classic().build().unwrap());
+    /// ```
+    pub fn from_preset(preset: RetryPreset) -> RetryConfigBuilder {
+        match preset {
+            RetryPreset::Default => Self::builder(),
+            RetryPreset::AwsClassic => Self::aws_classic(),
+            RetryPreset::Aws2026 => Self::aws_2026(),
+        }
+    }
+
+    /// A builder starting from the AWS SDKs' classic standard mode: 3 attempts, backoff base
+    /// 1 s, cap 20 s, full jitter, a quota of 500 where a retry costs 5 and a retry after a
+    /// timeout 10, and a first-try success returns 1.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let config = retry_core::RetryConfig::aws_classic().build().unwrap();
+    /// assert_eq!(config.retry_cost(), 5);
+    /// assert_eq!(config.initial_backoff(), Duration::from_secs(1));
+    /// assert_eq!(config.quota_capacity(), 500);
+    /// ```
+    pub fn aws_classic() -> RetryConfigBuilder {
+        Self::builder()
     }
 
     /// A builder starting from the `aws-2026` preset: retry cost 14, throttling cost 5, timeout

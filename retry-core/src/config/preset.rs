@@ -1,0 +1,99 @@
+//! Named presets: the configurations a [`RetryConfig`](super::RetryConfig) can start from.
+//!
+//! Self-contained (std only): `retry-macros` checks `preset = "..."` with the same rules.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// A named starting configuration: this crate's default, or one of the AWS SDKs' presets.
+///
+/// ```
+/// use retry_core::RetryPreset;
+/// assert_eq!(" AWS-Classic ".parse::<RetryPreset>(), Ok(RetryPreset::AwsClassic));
+/// assert_eq!(RetryPreset::default(), RetryPreset::Default);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum RetryPreset {
+    /// This crate's default ([`RetryConfig::default`](super::RetryConfig::default)).
+    #[default]
+    Default,
+    /// The AWS SDKs' classic standard mode
+    /// ([`RetryConfig::aws_classic`](super::RetryConfig::aws_classic)).
+    AwsClassic,
+    /// The AWS SDKs' 2026 retry behavior
+    /// ([`RetryConfig::aws_2026`](super::RetryConfig::aws_2026)).
+    Aws2026,
+}
+
+impl RetryPreset {
+    /// Every preset, in the order of [`RetryPreset::NAMES`].
+    pub const ALL: [RetryPreset; 3] = [
+        RetryPreset::Default,
+        RetryPreset::AwsClassic,
+        RetryPreset::Aws2026,
+    ];
+
+    /// The names configuration accepts.
+    pub const NAMES: [&'static str; 3] = ["default", "aws-classic", "aws-2026"];
+
+    /// The preset's configuration name.
+    ///
+    /// ```
+    /// assert_eq!(retry_core::RetryPreset::Aws2026.as_str(), "aws-2026");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RetryPreset::Default => "default",
+            RetryPreset::AwsClassic => "aws-classic",
+            RetryPreset::Aws2026 => "aws-2026",
+        }
+    }
+}
+
+impl fmt::Display for RetryPreset {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A preset name that is not one of [`RetryPreset::NAMES`].
+///
+/// ```
+/// let error = "aws".parse::<retry_core::RetryPreset>().unwrap_err();
+/// assert_eq!(
+///     error.to_string(),
+///     "unknown retry preset `aws`: expected \"default\", \"aws-classic\" or \"aws-2026\""
+/// );
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RetryPresetParseError {
+    input: String,
+}
+
+impl fmt::Display for RetryPresetParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "unknown retry preset `{}`: expected \"default\", \"aws-classic\" or \"aws-2026\"",
+            self.input
+        )
+    }
+}
+
+impl std::error::Error for RetryPresetParseError {}
+
+impl FromStr for RetryPreset {
+    type Err = RetryPresetParseError;
+
+    /// Parses a preset name, trimmed and case-insensitive.
+    fn from_str(value: &str) -> Result<Self, Self::Err> {
+        let trimmed = value.trim();
+        RetryPreset::ALL
+            .into_iter()
+            .find(|preset| preset.as_str().eq_ignore_ascii_case(trimmed))
+            .ok_or_else(|| RetryPresetParseError {
+                input: trimmed.to_owned(),
+            })
+    }
+}
