@@ -37,6 +37,8 @@
 //! Time is read through a [`Clock`] ([`TokioClock`] by default), so tests and simulations run the
 //! real strategies in virtual time.
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 pub mod adaptive;
 mod backoff;
 mod classify;
@@ -58,7 +60,13 @@ mod sync;
 pub mod __private;
 
 pub use backoff::{Backoff, ExponentialBackoff};
-pub use classify::*;
+pub use classify::{
+    ClassifierChain, ClassifierPriority, ClassifyRetry, ErrorCodeClassifier, ErrorKind,
+    FnClassifier, ProvideErrorCode, RetryAction, RetryIf, RetryInfoClassifier, RetryReason,
+    TransientErrorClassifier,
+};
+#[cfg(feature = "http")]
+pub use classify::{HttpStatusClassifier, parse_retry_after};
 pub use clock::{Clock, ManualClock, SharedClock, TokioClock};
 pub use config::{
     ConfigError, DurationParseError, RetryConfig, RetryConfigBuilder, RetryMode,
@@ -89,5 +97,5 @@ pub use retry_macros::RetryInfo;
 
 /// The README's examples, compiled and run as doc tests.
 #[cfg(doctest)]
-#[doc = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md"))]
+#[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
