@@ -111,6 +111,7 @@ mod clock;
 mod config;
 mod driver;
 mod info;
+mod integrations;
 mod jitter;
 mod observe;
 mod quota;
@@ -146,6 +147,15 @@ pub use jitter::{Jitter, JitterParseError};
 pub use observe::ScopeStats;
 pub use quota::RetryQuota;
 pub use random::{FixedRandom, RandomSource, SeededRandom, ThreadRandom};
+#[cfg(feature = "rand")]
+pub use random::RngRandom;
+#[cfg(feature = "http")]
+pub use integrations::{CheckStatus, HttpStatusError, RetryAfter};
+#[cfg(feature = "tonic")]
+pub use integrations::GrpcStatusClassifier;
+#[cfg(feature = "tower")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
+pub use integrations::tower;
 pub use scope::Scope;
 pub use strategy::{
     AdaptiveStrategy, ConfiguredStrategy, RetryError, RetryStrategy, RetryToken, SendPermit,

@@ -74,9 +74,13 @@ impl RandomSource for SeededRandom {
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^= z >> 31;
-        // The top 53 bits give a uniform double in [0, 1).
-        (z >> 11) as f64 / (1u64 << 53) as f64
+        unit_f64(z)
     }
+}
+
+/// A uniform double in `[0, 1)` from the top 53 bits of `bits`.
+fn unit_f64(bits: u64) -> f64 {
+    (bits >> 11) as f64 / (1u64 << 53) as f64
 }
 
 impl fmt::Debug for SeededRandom {
@@ -97,5 +101,79 @@ pub struct FixedRandom(pub f64);
 impl RandomSource for FixedRandom {
     fn next_f64(&self) -> f64 {
         self.0.clamp(0.0, 1.0)
+    }
+}
+
+/// Any `rand` generator as the jitter's randomness (feature `rand`), for programs that seed all
+/// their randomness from one place. The generator sits behind a mutex: a draw is made per retry,
+/// never on the success path. The default stays [`ThreadRandom`].
+///
+/// ```
+/// use rand::{SeedableRng, rngs::StdRng};
+/// use retry_core::{RandomSource, RetryConfig, RngRandom, StandardStrategy};
+/// use std::sync::Arc;
+///
+/// let a = RngRandom::new(StdRng::seed_from_u64(7));
+/// let b = RngRandom::new(StdRng::seed_from_u64(7));
+/// assert_eq!(a.next_f64(), b.next_f64());
+///
+/// let strategy = StandardStrategy::builder(RetryConfig::default())
+///     .random(Arc::new(RngRandom::new(StdRng::seed_from_u64(42))))
+///     .build();
+/// # let _ = strategy;
+/// ```
+#[cfg(feature = "rand")]
+#[cfg_attr(docsrs, doc(cfg(feature = "rand")))]
+pub struct RngRandom<R> {
+    rng: std::sync::Mutex<R>,
+}
+
+#[cfg(feature = "rand")]
+impl<R: rand_core::Rng> RngRandom<R> {
+    /// Draws the jitter from `rng`.
+    ///
+    /// ```
+    /// use rand::{SeedableRng, rngs::StdRng};
+    /// let random = retry_core::RngRandom::new(StdRng::seed_from_u64(1));
+    /// # let _ = random;
+    /// ```
+    pub fn new(rng: R) -> Self {
+        Self {
+            rng: std::sync::Mutex::new(rng),
+        }
+    }
+
+    /// The generator back, in the state the draws left it.
+    ///
+    /// ```
+    /// use rand::{SeedableRng, rngs::StdRng};
+    /// let random = retry_core::RngRandom::new(StdRng::seed_from_u64(1));
+    /// let _rng: StdRng = random.into_inner();
+    /// ```
+    pub fn into_inner(self) -> R {
+        self.rng
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+#[cfg(feature = "rand")]
+impl<R: rand_core::Rng + Send> RandomSource for RngRandom<R> {
+    fn next_f64(&self) -> f64 {
+        // A panic inside the generator poisons nothing a draw depends on: keep drawing.
+        let mut rng = self
+            .rng
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        unit_f64(rng.next_u64())
+    }
+}
+
+#[cfg(feature = "rand")]
+impl<R> fmt::Debug for RngRandom<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RngRandom")
+            .field("rng", &std::any::type_name::<R>())
+            .finish()
     }
 }
