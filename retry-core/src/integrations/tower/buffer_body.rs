@@ -28,7 +28,7 @@ pub type BufferedRequest = http::Request<Full<Bytes>>;
 ///
 /// ```
 /// use bytes::Bytes;
-/// use http_body_util::{BodyExt, Full, StreamBody};
+/// use http_body_util::{BodyExt, StreamBody};
 /// use retry_core::tower::{BufferBodyLayer, BufferedRequest};
 /// use tower::{Service, ServiceBuilder, ServiceExt};
 ///
@@ -36,12 +36,12 @@ pub type BufferedRequest = http::Request<Full<Bytes>>;
 /// let mut service = ServiceBuilder::new()
 ///     .layer(BufferBodyLayer::new(1024))
 ///     .service_fn(|request: BufferedRequest| async move {
-///         let body = request.into_body().collect().await?.to_bytes();
-///         Ok::<_, std::convert::Infallible>(body.len())
+///         // A buffered body cannot fail: its error is `Infallible`.
+///         request.into_body().collect().await.map(|body| body.to_bytes().len())
 ///     });
-/// let chunks = futures_util::stream::iter([Ok::<_, std::io::Error>(http_body::Frame::data(Bytes::from("hello ")))]);
-/// let request = http::Request::new(StreamBody::new(chunks));
-/// assert_eq!(service.ready().await.unwrap().call(request).await.unwrap(), 6);
+/// let chunks = ["hello ", "world"].map(|chunk| Ok::<_, std::io::Error>(http_body::Frame::data(Bytes::from(chunk))));
+/// let request = http::Request::new(StreamBody::new(futures_util::stream::iter(chunks)));
+/// assert_eq!(service.ready().await.unwrap().call(request).await.unwrap(), 11);
 /// # }
 /// ```
 #[derive(Debug, Clone, Copy)]
