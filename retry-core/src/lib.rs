@@ -143,19 +143,19 @@ pub use driver::{
     with_attempt_timeout,
 };
 pub use info::{Fault, RetryInfo, RetrySafety};
-pub use jitter::{Jitter, JitterParseError};
-pub use observe::ScopeStats;
-pub use quota::RetryQuota;
-pub use random::{FixedRandom, RandomSource, SeededRandom, ThreadRandom};
-#[cfg(feature = "rand")]
-pub use random::RngRandom;
-#[cfg(feature = "http")]
-pub use integrations::{CheckStatus, HttpStatusError, RetryAfter};
 #[cfg(feature = "tonic")]
 pub use integrations::GrpcStatusClassifier;
 #[cfg(feature = "tower")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 pub use integrations::tower;
+#[cfg(feature = "http")]
+pub use integrations::{CheckStatus, HttpStatusError, RetryAfter};
+pub use jitter::{Jitter, JitterParseError};
+pub use observe::ScopeStats;
+pub use quota::RetryQuota;
+#[cfg(feature = "rand")]
+pub use random::RngRandom;
+pub use random::{FixedRandom, RandomSource, SeededRandom, ThreadRandom};
 pub use scope::Scope;
 pub use strategy::{
     AdaptiveStrategy, ConfiguredStrategy, RetryError, RetryStrategy, RetryToken, SendPermit,

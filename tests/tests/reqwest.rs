@@ -74,7 +74,11 @@ fn the_status_error(outcome: Result<String, ApiError>) -> HttpStatusError {
 
 #[tokio::test(start_paused = true)]
 async fn a_503_with_retry_after_seconds_is_retried_after_at_least_that_long() {
-    let server = serve(vec![status(503, Some(("retry-after", "1"))), Reply::Ok("fresh")]).await;
+    let server = serve(vec![
+        status(503, Some(("retry-after", "1"))),
+        Reply::Ok("fresh"),
+    ])
+    .await;
     let (outcome, retries) = fetch_retried(&strategy(), &server.url("/item")).await;
     assert_eq!(outcome.expect("second attempt succeeds"), "fresh");
     assert_eq!((server.hits(), retries), (2, 1));
@@ -94,7 +98,11 @@ async fn a_429_with_an_http_date_is_throttling_and_waits_for_the_date() {
     let gap = server.gaps()[0];
     assert!(gap >= Duration::from_secs(1), "waited {gap:?}");
     assert!(gap <= Duration::from_secs(2), "waited {gap:?}");
-    assert_eq!(strategy.scope().stats().throttles, 1, "counted as throttling");
+    assert_eq!(
+        strategy.scope().stats().throttles,
+        1,
+        "counted as throttling"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -124,9 +132,17 @@ async fn when_attempts_run_out_the_last_error_is_returned_unchanged() {
     let (outcome, retries) = fetch_retried(&strategy(), &server.url("/item")).await;
     let error = the_status_error(outcome);
     assert_eq!(error.status(), 503);
-    assert_eq!(error.retry_after_header(), RetryAfter::After(Duration::from_secs(1)));
+    assert_eq!(
+        error.retry_after_header(),
+        RetryAfter::After(Duration::from_secs(1))
+    );
     assert_eq!((server.hits(), retries), (3, 2));
-    assert!(server.gaps().iter().all(|gap| *gap >= Duration::from_secs(1)));
+    assert!(
+        server
+            .gaps()
+            .iter()
+            .all(|gap| *gap >= Duration::from_secs(1))
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -139,21 +155,36 @@ async fn a_retry_after_too_long_stops_at_once_and_garbage_is_ignored() {
         assert_eq!(error.retry_safety(), RetrySafety::No);
         assert_eq!(server.hits(), 1, "{huge}: not retried");
     }
+    let server = serve(vec![Reply::Status(
+        503,
+        vec![("retry-after", "Fri, 31 Dec 9999 23:59:59 GMT".into())],
+    )])
+    .await;
+    let (outcome, _) = fetch_retried(&strategy(), &server.url("/item")).await;
+    assert_eq!(
+        the_status_error(outcome).retry_after_header(),
+        RetryAfter::TooLong
+    );
+    assert_eq!(server.hits(), 1, "a date far in the future: not retried");
+
     let server = serve(vec![
-        Reply::Status(503, vec![("retry-after", "Fri, 31 Dec 9999 23:59:59 GMT".into())]),
+        status(503, Some(("retry-after", "soon"))),
+        Reply::Ok("ok"),
     ])
     .await;
     let (outcome, _) = fetch_retried(&strategy(), &server.url("/item")).await;
-    assert_eq!(the_status_error(outcome).retry_after_header(), RetryAfter::TooLong);
-    assert_eq!(server.hits(), 1, "a date far in the future: not retried");
-
-    let server = serve(vec![status(503, Some(("retry-after", "soon"))), Reply::Ok("ok")]).await;
-    let (outcome, _) = fetch_retried(&strategy(), &server.url("/item")).await;
     assert_eq!(outcome.expect("retried with the client's backoff"), "ok");
-    assert_eq!(server.gaps()[0], Duration::from_millis(10), "the backoff, no more");
+    assert_eq!(
+        server.gaps()[0],
+        Duration::from_millis(10),
+        "the backoff, no more"
+    );
 
     let server = serve(vec![
-        Reply::Status(503, vec![("retry-after", "Sun, 06 Nov 1994 08:49:37 GMT".into())]),
+        Reply::Status(
+            503,
+            vec![("retry-after", "Sun, 06 Nov 1994 08:49:37 GMT".into())],
+        ),
         Reply::Ok("ok"),
     ])
     .await;
@@ -179,7 +210,11 @@ async fn a_slow_server_times_out_and_timeouts_are_retried_at_their_cost() {
     assert!(reqwest::Error::is_timeout(&error));
     assert!(RetryInfo::is_timeout(&error));
     assert_eq!(server.hits(), 3);
-    assert_eq!(strategy.scope().quota().level(), 500 - 2 * 10, "a timeout retry costs 10");
+    assert_eq!(
+        strategy.scope().quota().level(),
+        500 - 2 * 10,
+        "a timeout retry costs 10"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -198,7 +233,9 @@ async fn a_refused_connection_is_retried() {
 /// request reached it, and the response broke off.
 async fn truncating_server() -> (std::net::SocketAddr, std::sync::Arc<AtomicU32>) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
     let addr = listener.local_addr().expect("address");
     let hits = std::sync::Arc::new(AtomicU32::new(0));
     let counted = hits.clone();
@@ -234,7 +271,12 @@ async fn errors_after_the_request_was_sent_are_not_retried_blindly() {
 
 #[tokio::test(start_paused = true)]
 async fn status_errors_from_error_for_status_follow_the_status() {
-    let server = serve(vec![status(502, None), status(429, None), status(409, None)]).await;
+    let server = serve(vec![
+        status(502, None),
+        status(429, None),
+        status(409, None),
+    ])
+    .await;
     let client = client();
     let mut errors = Vec::new();
     for _ in 0..3 {
@@ -254,10 +296,21 @@ struct Api {
 }
 
 impl Api {
-    #[retryable(max_attempts = 4, initial_backoff = "10ms", scope = "tests-reqwest-api")]
+    #[retryable(
+        max_attempts = 4,
+        initial_backoff = "10ms",
+        scope = "tests-reqwest-api"
+    )]
     async fn item(&self, id: u32) -> Result<String, ApiError> {
         let url = format!("{}/items/{id}", self.base);
-        Ok(self.client.get(url).send().await?.check_status()?.text().await?)
+        Ok(self
+            .client
+            .get(url)
+            .send()
+            .await?
+            .check_status()?
+            .text()
+            .await?)
     }
 }
 

@@ -210,7 +210,10 @@ mod tests {
     fn the_table_of_statuses() {
         let two = Duration::from_secs(2);
         let retry = RetryAction::retryable;
-        assert_eq!(verdict(429, RetryAfter::Absent), retry(ErrorKind::Throttling));
+        assert_eq!(
+            verdict(429, RetryAfter::Absent),
+            retry(ErrorKind::Throttling)
+        );
         assert_eq!(
             verdict(429, RetryAfter::After(two)),
             RetryAction::retryable_after(ErrorKind::Throttling, two)
@@ -226,8 +229,14 @@ mod tests {
         assert_eq!(verdict(504, RetryAfter::Absent), retry(ErrorKind::Server));
         assert_eq!(verdict(599, RetryAfter::Absent), retry(ErrorKind::Server));
         assert_eq!(verdict(408, RetryAfter::Absent), retry(ErrorKind::Timeout));
-        assert_eq!(verdict(501, RetryAfter::Absent), RetryAction::RetryForbidden);
-        assert_eq!(verdict(505, RetryAfter::Absent), RetryAction::RetryForbidden);
+        assert_eq!(
+            verdict(501, RetryAfter::Absent),
+            RetryAction::RetryForbidden
+        );
+        assert_eq!(
+            verdict(505, RetryAfter::Absent),
+            RetryAction::RetryForbidden
+        );
         for status in [400, 401, 403, 404, 409, 422] {
             assert_eq!(
                 verdict(status, RetryAfter::Absent),

@@ -153,7 +153,10 @@ mod tests {
         let secs = Duration::from_secs;
         assert_eq!(of(&[]), RetryAfter::Absent);
         assert_eq!(of(&[("retry-after", b" 7 ")]), RetryAfter::After(secs(7)));
-        assert_eq!(of(&[("retry-after", b"86400")]), RetryAfter::After(secs(86_400)));
+        assert_eq!(
+            of(&[("retry-after", b"86400")]),
+            RetryAfter::After(secs(86_400))
+        );
         assert_eq!(of(&[("retry-after", b"86401")]), RetryAfter::TooLong);
         assert_eq!(
             of(&[("retry-after", b"Sun, 06 Nov 1994 08:49:17 GMT")]),
@@ -175,15 +178,31 @@ mod tests {
             RetryAfter::TooLong,
             "one second more than a day away"
         );
-        for garbage in [&b""[..], b"-1", b"1.5", b"1e3", b"+3", b"soon", b"\xff\xfe", b"3 s"] {
-            assert_eq!(of(&[("retry-after", garbage)]), RetryAfter::Invalid, "{garbage:?}");
+        for garbage in [
+            &b""[..],
+            b"-1",
+            b"1.5",
+            b"1e3",
+            b"+3",
+            b"soon",
+            b"\xff\xfe",
+            b"3 s",
+        ] {
+            assert_eq!(
+                of(&[("retry-after", garbage)]),
+                RetryAfter::Invalid,
+                "{garbage:?}"
+            );
         }
         assert_eq!(
             of(&[("x-amz-retry-after", b"1500")]),
             RetryAfter::After(Duration::from_millis(1500))
         );
         assert_eq!(
-            of(&[("x-amz-retry-after", b"999999999999999999999"), ("retry-after", b"x")]),
+            of(&[
+                ("x-amz-retry-after", b"999999999999999999999"),
+                ("retry-after", b"x")
+            ]),
             RetryAfter::TooLong
         );
         assert_eq!(

@@ -68,7 +68,9 @@ impl RetryInfo for GrpcFailure {
             return RetrySafety::No;
         }
         match self.code {
-            Code::Unavailable | Code::ResourceExhausted | Code::DeadlineExceeded => RetrySafety::Yes,
+            Code::Unavailable | Code::ResourceExhausted | Code::DeadlineExceeded => {
+                RetrySafety::Yes
+            }
             Code::Unknown | Code::Internal | Code::Aborted => RetrySafety::Maybe,
             _ => RetrySafety::No,
         }
@@ -268,7 +270,10 @@ mod tests {
     fn pushback_values() {
         assert_eq!(Pushback::from_headers(&HeaderMap::new()), Pushback::Absent);
         assert_eq!(pushback(b"0"), Pushback::After(Duration::ZERO));
-        assert_eq!(pushback(b" 250 "), Pushback::After(Duration::from_millis(250)));
+        assert_eq!(
+            pushback(b" 250 "),
+            Pushback::After(Duration::from_millis(250))
+        );
         assert_eq!(pushback(b"86400000"), Pushback::After(MAX_PUSHBACK));
         for refused in [
             &b"86400001"[..],
@@ -358,7 +363,10 @@ mod tests {
             GrpcStatusClassifier.classify(&outcome)
         };
         assert_eq!(classify(&[]), RetryAction::NoActionIndicated);
-        assert_eq!(classify(&[("grpc-status", "0")]), RetryAction::NoActionIndicated);
+        assert_eq!(
+            classify(&[("grpc-status", "0")]),
+            RetryAction::NoActionIndicated
+        );
         assert_eq!(
             classify(&[("grpc-status", "14")]),
             RetryAction::retryable(ErrorKind::Server)

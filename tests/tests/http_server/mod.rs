@@ -57,7 +57,9 @@ impl Server {
 
 /// Starts a server on 127.0.0.1 (port chosen by the system) that answers `script` in order.
 pub async fn serve(script: Vec<Reply>) -> Server {
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
+    let listener = TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind loopback");
     let addr = listener.local_addr().expect("local address");
     let arrivals = Arc::new(Mutex::new(Vec::new()));
     let script = Arc::new(script);
@@ -116,7 +118,9 @@ async fn respond(reply: Reply) -> Result<hyper::Response<Full<Bytes>>, Infallibl
 
 /// A loopback address where nothing listens: connecting is refused.
 pub async fn refused_addr() -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
+    let listener = TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind loopback");
     listener.local_addr().expect("local address")
 }
 

@@ -10,9 +10,9 @@ use std::task::{Context, Poll, ready};
 use pin_project_lite::pin_project;
 use tower_service::Service;
 
+use super::CopyRequest;
 use super::permit_wait::PermitWait;
 use super::service::Shared;
-use super::CopyRequest;
 use crate::{ClassifyRetry, RetryAction, RetryReason, RetryStrategy, RetryToken};
 
 pin_project! {
@@ -139,7 +139,9 @@ where
                         return Poll::Ready(Err(error));
                     }
                 },
-                AttemptProj::Done => panic!("retry_core::tower::ResponseFuture polled after it completed"),
+                AttemptProj::Done => {
+                    panic!("retry_core::tower::ResponseFuture polled after it completed")
+                }
             }
         }
     }
