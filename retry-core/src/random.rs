@@ -177,3 +177,61 @@ impl<R> fmt::Debug for RngRandom<R> {
             .finish()
     }
 }
+
+#[cfg(all(test, feature = "rand"))]
+mod rand_tests {
+    use super::*;
+    use crate::{ErrorKind, RetryConfig, RetryReason, RetryStrategy, StandardStrategy};
+    use rand::{SeedableRng, rngs::StdRng};
+    use std::sync::Arc;
+
+    #[test]
+    fn the_same_seed_gives_the_same_draws_in_unit_range() {
+        let a = RngRandom::new(StdRng::seed_from_u64(11));
+        let b = RngRandom::new(StdRng::seed_from_u64(11));
+        let other = RngRandom::new(StdRng::seed_from_u64(12));
+        let draws: Vec<f64> = (0..1000).map(|_| a.next_f64()).collect();
+        assert_eq!(draws, (0..1000).map(|_| b.next_f64()).collect::<Vec<_>>());
+        assert_ne!(
+            draws,
+            (0..1000).map(|_| other.next_f64()).collect::<Vec<_>>()
+        );
+        assert!(draws.iter().all(|u| (0.0..1.0).contains(u)));
+        let mean = draws.iter().sum::<f64>() / draws.len() as f64;
+        assert!((0.45..0.55).contains(&mean), "uniform: mean {mean}");
+    }
+
+    #[test]
+    fn a_seeded_rng_makes_a_strategys_jitter_reproducible() {
+        let delays = |seed| {
+            let strategy = StandardStrategy::builder(RetryConfig::default())
+                .random(Arc::new(RngRandom::new(StdRng::seed_from_u64(seed))))
+                .build();
+            let mut token = strategy.acquire_initial_token();
+            let mut delays = Vec::new();
+            for _ in 0..2 {
+                token = strategy
+                    .refresh_retry_token(token, &RetryReason::error(ErrorKind::Server))
+                    .expect("retry granted");
+                delays.push(token.delay());
+            }
+            strategy.record_success(token);
+            delays
+        };
+        assert_eq!(delays(3), delays(3));
+        assert_ne!(delays(3), delays(4));
+    }
+
+    #[test]
+    fn into_inner_gives_the_generator_back_where_the_draws_left_it() {
+        let random = RngRandom::new(StdRng::seed_from_u64(5));
+        random.next_f64();
+        let mut rng = random.into_inner();
+        let mut fresh = StdRng::seed_from_u64(5);
+        rand_core::Rng::next_u64(&mut fresh);
+        assert_eq!(
+            rand_core::Rng::next_u64(&mut rng),
+            rand_core::Rng::next_u64(&mut fresh)
+        );
+    }
+}
