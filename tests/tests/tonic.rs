@@ -5,19 +5,13 @@
 
 mod grpc_server;
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use grpc_server::{GrpcServer, Reply, get, serve};
-use retry_core::tower::{BufferBodyLayer, BufferedRequest, RetryLayer};
-use retry_core::{
-    ClassifierChain, GrpcStatusClassifier, Retry, RetryConfig, RetryEvent, RetryInfo,
-    RetryStrategy, StandardStrategy, TransientErrorClassifier,
-};
+use retry_core::{Retry, RetryConfig, RetryEvent, RetryInfo, StandardStrategy};
 use tonic::Code;
-use tonic::transport::{Channel, Endpoint};
-use tower::ServiceBuilder;
+use tonic::transport::Endpoint;
 
 /// The client's error: gRPC statuses describe their retryability through `#[retry(transparent)]`.
 #[derive(Debug, thiserror::Error, RetryInfo)]
@@ -169,31 +163,34 @@ async fn an_unreachable_server_is_unavailable_and_retried() {
     assert_eq!(strategy.scope().stats().retries, 2);
 }
 
-/// A tonic client over `BufferBodyLayer` + `RetryLayer` + a `Channel`: the request body is
-/// buffered once and re-sent for each attempt; trailers-only statuses are classified by
-/// `GrpcStatusClassifier`.
-fn retrying_transport(
-    server: &GrpcServer,
-    strategy: StandardStrategy,
-    attempts: Arc<AtomicU32>,
-) -> impl tonic::client::GrpcService<
-    tonic::body::Body,
-    ResponseBody = tonic::body::Body,
-    Error = retry_core::tower::BoxError,
-> + Clone {
-    let classifier =
-        ClassifierChain::<http::Response<tonic::body::Body>, tonic::transport::Error>::new()
-            .with(GrpcStatusClassifier)
-            .with(TransientErrorClassifier);
+// ANCHOR: readme-channel
+use retry_core::tower::{BoxError, BufferBodyLayer, BufferedRequest, RetryLayer};
+use retry_core::{ClassifierChain, GrpcStatusClassifier, RetryStrategy, TransientErrorClassifier};
+use tonic::body::Body;
+use tonic::client::GrpcService;
+use tonic::transport::Channel;
+use tower::ServiceBuilder;
+
+/// A `Channel` whose calls are retried under `strategy`: each request body is buffered once (up
+/// to 64 KiB) and sent again for every attempt; trailers-only failures are classified by their
+/// gRPC status and pushback, connection failures by their `io::Error`.
+fn retrying<S>(
+    channel: Channel,
+    strategy: S,
+) -> impl GrpcService<Body, ResponseBody = Body, Error = BoxError> + Clone
+where
+    S: RetryStrategy + Clone + 'static,
+{
+    let classifier = ClassifierChain::<http::Response<Body>, tonic::transport::Error>::new()
+        .with(GrpcStatusClassifier)
+        .with(TransientErrorClassifier);
     ServiceBuilder::new()
         .layer(BufferBodyLayer::new(64 * 1024))
         .layer(RetryLayer::new(strategy).classifier(classifier))
-        .map_request(move |request: BufferedRequest| {
-            attempts.fetch_add(1, Ordering::SeqCst);
-            request.map(tonic::body::Body::new)
-        })
-        .service(channel(server))
+        .map_request(|request: BufferedRequest| request.map(Body::new))
+        .service(channel)
 }
+// ANCHOR_END: readme-channel
 
 #[tokio::test(start_paused = true)]
 async fn retry_layer_over_a_channel_retries_trailers_only_failures() {
@@ -203,13 +200,12 @@ async fn retry_layer_over_a_channel_retries_trailers_only_failures() {
         Reply::Value("v"),
     ])
     .await;
-    let attempts = Arc::new(AtomicU32::new(0));
-    let transport = retrying_transport(&server, strategy(), attempts.clone());
+    let transport = retrying(channel(&server), strategy());
     assert_eq!(
         get(transport, "k").await.expect("third attempt succeeds"),
         "v"
     );
-    assert_eq!((server.hits(), attempts.load(Ordering::SeqCst)), (3, 3));
+    assert_eq!(server.hits(), 3);
     let gaps = server.gaps();
     assert!(gaps[0] >= Duration::from_secs(1), "the pushback: {gaps:?}");
     assert!(
@@ -221,14 +217,13 @@ async fn retry_layer_over_a_channel_retries_trailers_only_failures() {
 #[tokio::test(start_paused = true)]
 async fn retry_layer_over_a_channel_returns_not_found_unchanged() {
     let server = serve(vec![Reply::Fail(Code::NotFound, None), Reply::Value("v")]).await;
-    let attempts = Arc::new(AtomicU32::new(0));
-    let transport = retrying_transport(&server, strategy(), attempts.clone());
+    let transport = retrying(channel(&server), strategy());
     let status = get(transport, "k").await.expect_err("not found");
     assert_eq!(
         (status.code(), status.message()),
         (Code::NotFound, "scripted")
     );
-    assert_eq!((server.hits(), attempts.load(Ordering::SeqCst)), (1, 1));
+    assert_eq!(server.hits(), 1);
 }
 
 #[tokio::test(start_paused = true)]
@@ -238,7 +233,7 @@ async fn retry_layer_over_a_channel_stops_on_a_negative_pushback() {
         Reply::Value("v"),
     ])
     .await;
-    let transport = retrying_transport(&server, strategy(), Arc::default());
+    let transport = retrying(channel(&server), strategy());
     let status = get(transport, "k").await.expect_err("do not retry");
     assert_eq!(status.code(), Code::Unavailable);
     assert_eq!(server.hits(), 1);
