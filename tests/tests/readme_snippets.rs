@@ -33,8 +33,14 @@ fn anchored(file: &str, name: &str) -> String {
     let text = std::fs::read_to_string(root().join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
     let start = format!("// ANCHOR: {name}\n");
     let end = format!("// ANCHOR_END: {name}\n");
-    let from = text.find(&start).unwrap_or_else(|| panic!("{file}: no `{start}`")) + start.len();
-    let to = text[from..].find(&end).unwrap_or_else(|| panic!("{file}: no `{end}`")) + from;
+    let from = text
+        .find(&start)
+        .unwrap_or_else(|| panic!("{file}: no `{start}`"))
+        + start.len();
+    let to = text[from..]
+        .find(&end)
+        .unwrap_or_else(|| panic!("{file}: no `{end}`"))
+        + from;
     text[from..to].to_owned()
 }
 
@@ -74,7 +80,10 @@ fn readme_snippets_are_the_compiled_code() {
         "tests/tests/tonic.rs",
         "tests/tests/readme_snippets.rs",
     ] {
-        assert!(files.contains(&expected), "README has no snippet of {expected}");
+        assert!(
+            files.contains(&expected),
+            "README has no snippet of {expected}"
+        );
     }
     for (path, name, block) in &snippets {
         assert_eq!(

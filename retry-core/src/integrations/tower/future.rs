@@ -12,7 +12,8 @@ use tower_service::Service;
 
 use super::CopyRequest;
 use super::permit_wait::PermitWait;
-use super::service::Shared;
+use super::shared::Shared;
+use crate::adaptive::Reservation;
 use crate::{ClassifyRetry, RetryAction, RetryReason, RetryStrategy, RetryToken};
 
 pin_project! {
@@ -96,6 +97,7 @@ where
         service: Svc,
         request: Req,
         token: RetryToken,
+        place: Option<Reservation>,
     ) -> Self {
         Self {
             attempt: Attempt::Waiting,
@@ -104,7 +106,7 @@ where
                 retry: Some((service, request)),
                 token: Some(token),
                 sent: false,
-                wait: PermitWait::default(),
+                wait: PermitWait::in_place(place),
             },
         }
     }
@@ -156,7 +158,8 @@ impl<Svc, Req, S: RetryStrategy, C, P> Call<Svc, Req, S, C, P> {
         C: ClassifyRetry<T, E>,
     {
         let action = self.shared.classifier.classify(outcome);
-        let Some(token) = self.token.take() else {
+        // Field by field: the token was just written (see `RetryToken::take`).
+        let Some(token) = RetryToken::take(&mut self.token) else {
             return ControlFlow::Break(());
         };
         match action {
@@ -245,6 +248,22 @@ impl<Svc, Req, S: RetryStrategy, C, P> Call<Svc, Req, S, C, P> {
     }
 }
 
+impl<Svc, Req, S: RetryStrategy, C, P> Call<Svc, Req, S, C, P> {
+    /// The call was dropped before its outcome was final (cancelled), out of line.
+    #[cold]
+    #[inline(never)]
+    fn settle_cancelled(&mut self) {
+        if let Some(token) = self.token.take() {
+            if self.sent {
+                // Dropped while an attempt was in flight: it was made, its end is unknown.
+                self.shared.strategy.record_failure(token);
+            } else {
+                self.shared.strategy.abandon(token);
+            }
+        }
+    }
+}
+
 /// A future in the waiting state always has a token and a service: `finish` grants a retry only
 /// with both, and `unready` starts with both.
 #[cold]
@@ -255,13 +274,8 @@ fn unreachable_state() -> ! {
 impl<Svc, Req, S: RetryStrategy, C, P> Drop for Call<Svc, Req, S, C, P> {
     #[inline]
     fn drop(&mut self) {
-        if let Some(token) = self.token.take() {
-            if self.sent {
-                // Dropped while an attempt was in flight: it was made, its end is unknown.
-                self.shared.strategy.record_failure(token);
-            } else {
-                self.shared.strategy.abandon(token);
-            }
+        if self.token.is_some() {
+            self.settle_cancelled();
         }
     }
 }

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use tower_layer::Layer;
 
-use super::service::Shared;
+use super::shared::Shared;
 use super::{CloneRequest, RetryService};
 use crate::{RetryInfoClassifier, RetryStrategy};
 
@@ -138,7 +138,12 @@ impl<S, C, P> RetryLayer<S, C, P> {
     }
 }
 
-impl<Svc, S: RetryStrategy + Clone, C: Clone, P: Clone> Layer<Svc> for RetryLayer<S, C, P> {
+impl<Svc, S, C, P> Layer<Svc> for RetryLayer<S, C, P>
+where
+    S: RetryStrategy + Clone,
+    C: Clone,
+    P: Clone,
+{
     type Service = RetryService<Svc, S, C, P>;
 
     fn layer(&self, inner: Svc) -> Self::Service {

@@ -19,6 +19,7 @@ mod future;
 mod layer;
 mod permit_wait;
 mod service;
+mod shared;
 
 pub use buffer_body::{BoxError, BufferBody, BufferBodyLayer, BufferedRequest};
 pub use copy_request::{CloneRequest, CopyRequest};

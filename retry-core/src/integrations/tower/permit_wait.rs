@@ -1,11 +1,11 @@
 //! The waits before an attempt is sent: its backoff, then its send permit.
 
 use std::future::Future;
-use std::mem;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
+use pin_project_lite::pin_project;
 use tokio::time::{Instant, Sleep};
 
 use crate::adaptive::Reservation;
@@ -14,19 +14,39 @@ use crate::{RetryStrategy, RetryToken, SendPermit};
 /// Waits until a token's attempt may be sent, without a task of its own: polled from
 /// `poll_ready` (a call's first attempt) or from the response future (a retry).
 ///
-/// Owns nothing until it has to wait: the timer is boxed on the first wait and reused for the
-/// later ones, so a call that never waits allocates nothing.
+/// Owns nothing until it has to wait: the timer and the place in line are boxed together on the
+/// first wait and reused for the later ones, so a call that never waits allocates nothing and
+/// its drop is one null check.
 #[derive(Debug, Default)]
 pub(super) struct PermitWait {
-    /// The place in the rate limiter's line (adaptive mode); dropping it gives the place up.
-    place: Option<Reservation>,
-    sleep: Option<Pin<Box<Sleep>>>,
-    sleeping: bool,
+    waiting: Option<Pin<Box<Waiting>>>,
     /// Whether the token's backoff is still to be slept (a retry's, before its permit).
     backoff_pending: bool,
 }
 
+pin_project! {
+    // What a wait holds.
+    #[derive(Debug)]
+    struct Waiting {
+        // The place in the rate limiter's line (adaptive mode); dropping it gives the place up.
+        place: Option<Reservation>,
+        // The timer, and whether it runs for the current wait.
+        #[pin]
+        sleep: Sleep,
+        sleeping: bool,
+    }
+}
+
 impl PermitWait {
+    /// A wait that keeps the place in line `place` (from a permit asked for elsewhere).
+    pub(super) fn in_place(place: Option<Reservation>) -> Self {
+        let mut wait = Self::default();
+        if place.is_some() {
+            *wait.waiting_mut().project().place = place;
+        }
+        wait
+    }
+
     /// The next wait starts with the token's backoff.
     pub(super) fn backoff_first(&mut self) {
         self.backoff_pending = true;
@@ -41,36 +61,54 @@ impl PermitWait {
         cx: &mut Context<'_>,
     ) -> Poll<()> {
         loop {
-            if self.sleeping {
-                ready!(self.poll_sleep(cx));
-                self.sleeping = false;
+            if let Some(waiting) = self.waiting.as_mut() {
+                let waiting = waiting.as_mut().project();
+                if *waiting.sleeping {
+                    ready!(waiting.sleep.poll(cx));
+                    *waiting.sleeping = false;
+                }
             }
-            if mem::take(&mut self.backoff_pending) && !token.delay().is_zero() {
+            if std::mem::take(&mut self.backoff_pending) && !token.delay().is_zero() {
                 self.start_sleep(token.delay());
                 continue;
             }
-            match strategy.acquire_send_permit(token, &mut self.place) {
+            let mut no_place = None;
+            let place = match self.waiting.as_mut() {
+                Some(waiting) => waiting.as_mut().project().place,
+                None => &mut no_place,
+            };
+            match strategy.acquire_send_permit(token, place) {
                 SendPermit::Granted => return Poll::Ready(()),
-                SendPermit::Wait(wait) => self.start_sleep(wait),
+                SendPermit::Wait(wait) => {
+                    // A place handed out with no box to keep it in yet: keep it now.
+                    if no_place.is_some() {
+                        *self.waiting_mut().project().place = no_place;
+                    }
+                    self.start_sleep(wait);
+                }
             }
         }
+    }
+
+    /// The boxed state, made on the first wait.
+    #[cold]
+    #[inline(never)]
+    fn waiting_mut(&mut self) -> Pin<&mut Waiting> {
+        self.waiting
+            .get_or_insert_with(|| {
+                Box::pin(Waiting {
+                    place: None,
+                    sleep: tokio::time::sleep_until(Instant::now()),
+                    sleeping: false,
+                })
+            })
+            .as_mut()
     }
 
     #[inline(never)]
     fn start_sleep(&mut self, wait: Duration) {
-        let deadline = Instant::now() + wait;
-        match self.sleep.as_mut() {
-            Some(sleep) => sleep.as_mut().reset(deadline),
-            None => self.sleep = Some(Box::pin(tokio::time::sleep_until(deadline))),
-        }
-        self.sleeping = true;
-    }
-
-    #[inline(never)]
-    fn poll_sleep(&mut self, cx: &mut Context<'_>) -> Poll<()> {
-        match self.sleep.as_mut() {
-            Some(sleep) => sleep.as_mut().poll(cx),
-            None => Poll::Ready(()),
-        }
+        let waiting = self.waiting_mut().project();
+        waiting.sleep.reset(Instant::now() + wait);
+        *waiting.sleeping = true;
     }
 }

@@ -9,24 +9,17 @@ use tower_service::Service;
 
 use super::future::ResponseFuture;
 use super::permit_wait::PermitWait;
+use super::shared::Shared;
 use super::{CloneRequest, CopyRequest};
-use crate::{ClassifyRetry, RetryInfoClassifier, RetryStrategy, RetryToken};
-
-/// What every clone of a [`RetryService`] and every call in flight share: one reference count
-/// per call, whatever the strategy and classifier hold.
-#[derive(Debug)]
-pub(super) struct Shared<S, C, P> {
-    pub(super) strategy: S,
-    pub(super) classifier: C,
-    pub(super) copy: P,
-}
+use crate::{ClassifyRetry, RetryInfoClassifier, RetryStrategy, RetryToken, SendPermit};
 
 /// A [`Service`] whose calls are retried: made by [`RetryLayer`](super::RetryLayer).
 ///
-/// [`poll_ready`](Service::poll_ready) takes the next call's token and, in adaptive mode, waits
-/// for its send permit before it asks the wrapped service; [`call`](Service::call) sends the
-/// first attempt at once and keeps a copy of the request and a clone of the service for the
-/// retries. A call made without `poll_ready` (against tower's contract) still works: its
+/// While the scope's adaptive rate limiter is on, [`poll_ready`](Service::poll_ready) takes the
+/// next call's token and waits for its send permit before it asks the wrapped service (otherwise
+/// there is nothing to wait for, and [`call`](Service::call) takes the token);
+/// [`call`](Service::call) sends the first attempt at once and keeps a copy of the request and a
+/// clone of the service for the retries. A call made without `poll_ready` (against tower's contract) still works: its
 /// response future waits for the permit and the wrapped service's readiness first.
 ///
 /// A clone is not ready: it starts without a token, as tower expects of clones. Dropping a
@@ -35,20 +28,13 @@ pub(super) struct Shared<S, C, P> {
 pub struct RetryService<Svc, S: RetryStrategy, C = RetryInfoClassifier, P = CloneRequest> {
     inner: Svc,
     shared: Arc<Shared<S, C, P>>,
-    readiness: Readiness,
+    /// The next call's token, taken by `poll_ready`.
+    token: Option<RetryToken>,
+    /// Whether that token's send permit was granted: the first attempt may be sent.
+    granted: bool,
+    /// Whether the wrapped service said it was ready (the last `poll_ready` returned `Ok`).
+    ready: bool,
     wait: PermitWait,
-}
-
-/// The next call's token, taken by `poll_ready`.
-#[derive(Debug, Default)]
-enum Readiness {
-    /// No token yet.
-    #[default]
-    Idle,
-    /// The token waits for its send permit.
-    Waiting(RetryToken),
-    /// The permit is granted: the first attempt may be sent.
-    Granted(RetryToken),
 }
 
 impl<Svc, S: RetryStrategy, C, P> RetryService<Svc, S, C, P> {
@@ -56,7 +42,9 @@ impl<Svc, S: RetryStrategy, C, P> RetryService<Svc, S, C, P> {
         Self {
             inner,
             shared,
-            readiness: Readiness::Idle,
+            token: None,
+            granted: false,
+            ready: false,
             wait: PermitWait::default(),
         }
     }
@@ -101,35 +89,45 @@ where
 
     #[inline]
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        let strategy = &self.shared.strategy;
-        loop {
-            match &mut self.readiness {
-                Readiness::Idle => {
-                    self.readiness = Readiness::Waiting(strategy.acquire_initial_token());
-                }
-                Readiness::Waiting(token) => {
-                    ready!(self.wait.poll(strategy, token, cx));
-                    if let Readiness::Waiting(token) = mem::take(&mut self.readiness) {
-                        self.readiness = Readiness::Granted(token);
-                    }
-                }
-                Readiness::Granted(_) => return self.inner.poll_ready(cx),
-            }
+        if !self.granted
+            && (self.token.is_some() || self.shared.strategy.scope().limiter().is_enabled())
+        {
+            ready!(self.poll_permit(cx));
         }
+        let ready = self.inner.poll_ready(cx);
+        self.ready = matches!(ready, Poll::Ready(Ok(())));
+        ready
     }
 
     #[inline]
     fn call(&mut self, request: Req) -> Self::Future {
         let shared = Arc::clone(&self.shared);
-        let token = match mem::take(&mut self.readiness) {
-            Readiness::Granted(token) => token,
+        let granted = mem::take(&mut self.granted);
+        let token = RetryToken::take(&mut self.token);
+        if !mem::take(&mut self.ready) {
             // Not made ready: the future waits for the permit and the service itself.
-            Readiness::Waiting(token) => {
-                return ResponseFuture::unready(shared, self.inner.clone(), request, token);
-            }
-            Readiness::Idle => {
-                let token = shared.strategy.acquire_initial_token();
-                return ResponseFuture::unready(shared, self.inner.clone(), request, token);
+            let token = token.unwrap_or_else(|| shared.strategy.acquire_initial_token());
+            return ResponseFuture::unready(shared, self.inner.clone(), request, token, None);
+        }
+        let token = match token {
+            Some(token) if granted => token,
+            // The limiter was off when the service was made ready: ask for the permit now.
+            token => {
+                let mut token = token.unwrap_or_else(|| shared.strategy.acquire_initial_token());
+                let mut place = None;
+                if let SendPermit::Wait(_) =
+                    shared.strategy.acquire_send_permit(&mut token, &mut place)
+                {
+                    // It came on meanwhile: the future waits in the place it was given.
+                    return ResponseFuture::unready(
+                        shared,
+                        self.inner.clone(),
+                        request,
+                        token,
+                        place,
+                    );
+                }
+                token
             }
         };
         match shared.copy.copy_request(&request) {
@@ -148,6 +146,21 @@ where
     }
 }
 
+impl<Svc, S: RetryStrategy, C, P> RetryService<Svc, S, C, P> {
+    /// Takes the next call's token and waits for its send permit (out of line: only while the
+    /// rate limiter is on).
+    #[inline(never)]
+    fn poll_permit(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        let strategy = &self.shared.strategy;
+        let token = self
+            .token
+            .get_or_insert_with(|| strategy.acquire_initial_token());
+        ready!(self.wait.poll(strategy, token, cx));
+        self.granted = true;
+        Poll::Ready(())
+    }
+}
+
 impl<Svc: Clone, S: RetryStrategy, C, P> Clone for RetryService<Svc, S, C, P> {
     fn clone(&self) -> Self {
         Self::from_shared(self.inner.clone(), Arc::clone(&self.shared))
@@ -156,9 +169,7 @@ impl<Svc: Clone, S: RetryStrategy, C, P> Clone for RetryService<Svc, S, C, P> {
 
 impl<Svc, S: RetryStrategy, C, P> Drop for RetryService<Svc, S, C, P> {
     fn drop(&mut self) {
-        if let Readiness::Waiting(token) | Readiness::Granted(token) =
-            mem::take(&mut self.readiness)
-        {
+        if let Some(token) = RetryToken::take(&mut self.token) {
             self.shared.strategy.abandon(token);
         }
     }
@@ -169,7 +180,8 @@ impl<Svc: fmt::Debug, S: RetryStrategy, C, P> fmt::Debug for RetryService<Svc, S
         f.debug_struct("RetryService")
             .field("inner", &self.inner)
             .field("strategy", &self.shared.strategy)
-            .field("readiness", &self.readiness)
+            .field("token", &self.token)
+            .field("granted", &self.granted)
             .finish_non_exhaustive()
     }
 }
