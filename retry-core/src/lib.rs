@@ -100,7 +100,14 @@
 //! # Features
 //!
 //! * `macros` (default): `#[retryable]` and `#[derive(RetryInfo)]`.
-//! * `http`: `HttpStatusClassifier` and `parse_retry_after`, on the `http` crate's types.
+//! * `http`: `HttpStatusClassifier` and `parse_retry_after`, on the `http` crate's types;
+//!   `HttpStatusError`, `RetryAfter` and `CheckStatus` (an error status as a retryable error).
+//! * `reqwest`: `RetryInfo` for `reqwest::Error`, `CheckStatus` for `reqwest::Response`.
+//! * `tower`: `tower::RetryLayer`, retries for any tower `Service`, and
+//!   `tower::BufferBodyLayer` for request bodies that must be buffered to be sent again.
+//! * `tonic`: `RetryInfo` for `tonic::Status` (gRFC A6, `grpc-retry-pushback-ms`) and
+//!   `GrpcStatusClassifier` for a `Channel` under `RetryLayer`.
+//! * `rand`: `RngRandom`, any `rand` generator as the jitter's randomness.
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
