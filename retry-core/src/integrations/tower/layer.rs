@@ -85,7 +85,6 @@ impl<S, C, P> RetryLayer<S, C, P> {
     /// use retry_core::{ClassifierChain, HttpStatusClassifier, RetryConfig, StandardStrategy,
     ///     TransientErrorClassifier, tower::RetryLayer};
     ///
-    /// type Outcome = Result<http::Response<()>, std::io::Error>;
     /// let http = ClassifierChain::<http::Response<()>, std::io::Error>::new()
     ///     .with(HttpStatusClassifier::new())
     ///     .with(TransientErrorClassifier);
