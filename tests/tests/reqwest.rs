@@ -330,3 +330,33 @@ async fn a_retryable_method_over_reqwest() {
     assert_eq!(server.hits(), 3);
     assert!(server.gaps()[1] >= Duration::from_secs(1));
 }
+
+#[test]
+fn the_derived_enum_delegates_to_the_wrapped_error() {
+    use retry_core::Fault;
+    for (status, retry_after) in [
+        (429, RetryAfter::After(Duration::from_secs(3))),
+        (503, RetryAfter::After(Duration::from_secs(1))),
+        (503, RetryAfter::TooLong),
+        (408, RetryAfter::Absent),
+        (404, RetryAfter::Invalid),
+    ] {
+        let inner = HttpStatusError::new(
+            http::StatusCode::from_u16(status).expect("valid status"),
+            retry_after,
+        );
+        let outer = ApiError::from(inner);
+        assert_eq!(outer.retry_safety(), inner.retry_safety(), "{inner}");
+        assert_eq!(outer.is_throttling(), inner.is_throttling(), "{inner}");
+        assert_eq!(outer.is_timeout(), inner.is_timeout(), "{inner}");
+        assert_eq!(outer.retry_after(), inner.retry_after(), "{inner}");
+        assert_eq!(outer.fault(), inner.fault(), "{inner}");
+    }
+    let throttled = ApiError::from(HttpStatusError::new(
+        http::StatusCode::TOO_MANY_REQUESTS,
+        RetryAfter::After(Duration::from_secs(3)),
+    ));
+    assert!(throttled.is_throttling());
+    assert_eq!(throttled.retry_after(), Some(Duration::from_secs(3)));
+    assert_eq!(throttled.fault(), Fault::Unknown);
+}

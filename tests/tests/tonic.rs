@@ -238,3 +238,42 @@ async fn retry_layer_over_a_channel_stops_on_a_negative_pushback() {
     assert_eq!(status.code(), Code::Unavailable);
     assert_eq!(server.hits(), 1);
 }
+
+#[test]
+fn the_derived_enum_delegates_to_the_wrapped_status() {
+    let mut exhausted = tonic::Status::resource_exhausted("slow down");
+    exhausted
+        .metadata_mut()
+        .insert("grpc-retry-pushback-ms", "750".parse().expect("ASCII"));
+    let statuses = [
+        exhausted,
+        tonic::Status::unavailable("x"),
+        tonic::Status::deadline_exceeded("x"),
+        tonic::Status::internal("x"),
+        tonic::Status::not_found("x"),
+    ];
+    for status in statuses {
+        let (safety, throttling, timeout, after, fault) = (
+            status.retry_safety(),
+            status.is_throttling(),
+            status.is_timeout(),
+            status.retry_after(),
+            status.fault(),
+        );
+        let outer = KvError::from(status);
+        assert_eq!(
+            (
+                outer.retry_safety(),
+                outer.is_throttling(),
+                outer.is_timeout(),
+                outer.retry_after(),
+                outer.fault()
+            ),
+            (safety, throttling, timeout, after, fault)
+        );
+    }
+    assert_eq!(
+        KvError::Empty("k".into()).retry_safety(),
+        retry_core::RetrySafety::No
+    );
+}
