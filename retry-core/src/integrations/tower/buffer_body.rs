@@ -30,10 +30,10 @@ pub type BufferedRequest = http::Request<Full<Bytes>>;
 /// use bytes::Bytes;
 /// use http_body_util::{BodyExt, StreamBody};
 /// use retry_core::tower::{BufferBodyLayer, BufferedRequest};
-/// use tower::{Service, ServiceBuilder, ServiceExt};
+/// use tower::{ServiceBuilder, ServiceExt};
 ///
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-/// let mut service = ServiceBuilder::new()
+/// let service = ServiceBuilder::new()
 ///     .layer(BufferBodyLayer::new(1024))
 ///     .service_fn(|request: BufferedRequest| async move {
 ///         // A buffered body cannot fail: its error is `Infallible`.
@@ -41,7 +41,7 @@ pub type BufferedRequest = http::Request<Full<Bytes>>;
 ///     });
 /// let chunks = ["hello ", "world"].map(|chunk| Ok::<_, std::io::Error>(http_body::Frame::data(Bytes::from(chunk))));
 /// let request = http::Request::new(StreamBody::new(futures_util::stream::iter(chunks)));
-/// assert_eq!(service.ready().await.unwrap().call(request).await.unwrap(), 11);
+/// assert_eq!(service.oneshot(request).await.unwrap(), 11);
 /// # }
 /// ```
 #[derive(Debug, Clone, Copy)]
