@@ -1,7 +1,7 @@
 //! Jitter: how randomness spreads a backoff delay.
 //!
-//! Self-contained (std only): `retry-macros` compiles this same file to check `jitter = "..."`
-//! at compile time with the runtime's own rules.
+//! `retry-macros` keeps a copy (`retry-macros/src/parse/jitter.rs`) to check `jitter = "..."` at
+//! compile time; its tests fail when the two parse any string differently.
 
 use std::fmt;
 use std::str::FromStr;

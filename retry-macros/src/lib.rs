@@ -16,6 +16,7 @@
 
 mod derive;
 mod diagnostics;
+mod parse;
 mod retryable;
 
 use proc_macro::TokenStream;

@@ -1,7 +1,7 @@
 //! Duration strings: `"250ms"`, `"2s"`, `"1.5s"`, `"1m"`.
 //!
-//! Self-contained (std only): `retry-macros` compiles this same file, so `#[retryable]` checks its
-//! duration arguments at compile time with exactly the runtime's rules.
+//! `retry-macros` keeps a copy (`retry-macros/src/parse/duration.rs`) to check `#[retryable]`'s
+//! durations at compile time; its tests fail when the two parse any string differently.
 
 use std::fmt;
 use std::time::Duration;

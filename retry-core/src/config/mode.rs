@@ -1,6 +1,7 @@
 //! The retry mode: standard, or adaptive with client-side rate limiting.
 //!
-//! Self-contained (std only): `retry-macros` compiles this same file to check `mode = "..."`.
+//! `retry-macros` keeps a copy (`retry-macros/src/parse/mode.rs`) to check `mode = "..."` at
+//! compile time; its tests fail when the two parse any string differently.
 
 use std::fmt;
 use std::str::FromStr;

@@ -1,9 +1,9 @@
 //! Validation: what the arguments' values mean, the rules between arguments, and what the
 //! function must look like. Every rule of `#[retryable]` lives here.
 //!
-//! Values are checked with the runtime's own parsers: the files below are compiled from
-//! `retry-core`'s sources (they are std-only for this purpose), so a value accepted here is a
-//! value the runtime accepts, and the messages are the runtime's.
+//! Values are checked with the macro's copies of the runtime's parsers ([`crate::parse`],
+//! tested against the originals), so a value accepted here is a value the runtime accepts, and
+//! the messages are the runtime's.
 
 use std::time::Duration;
 
@@ -17,36 +17,7 @@ use syn::{
 use super::Errors;
 use super::args::{Arg, Args, Key, RetryableFn};
 
-#[cfg(not(doctest))] // their examples are `retry_core`'s doctests
-#[allow(dead_code, unreachable_pub)]
-#[path = "../../../retry-core/src/config/duration.rs"]
-mod duration;
-
-#[cfg(not(doctest))] // their examples are `retry_core`'s doctests
-#[allow(dead_code, unreachable_pub)]
-#[path = "../../../retry-core/src/config/mode.rs"]
-mod mode;
-
-#[cfg(not(doctest))] // their examples are `retry_core`'s doctests
-#[allow(dead_code, unreachable_pub)]
-#[path = "../../../retry-core/src/jitter.rs"]
-mod jitter;
-
-#[cfg(not(doctest))] // their examples are `retry_core`'s doctests
-#[allow(dead_code, unreachable_pub)]
-#[path = "../../../retry-core/src/config/defaults.rs"]
-mod defaults;
-
-// `rustdoc --test` resolves imports but does not type-check bodies: these stand in for the
-// runtime's files, whose examples are `retry_core`'s doctests, not this crate's.
-#[cfg(doctest)]
-mod duration {}
-#[cfg(doctest)]
-mod mode {}
-#[cfg(doctest)]
-mod jitter {}
-#[cfg(doctest)]
-mod defaults {}
+use crate::parse::{defaults, duration, jitter, mode};
 
 /// The validated arguments.
 pub(crate) struct Config {
@@ -122,12 +93,7 @@ pub(crate) fn validate_args(args: &Args, errors: &mut Errors) -> Option<Config> 
             Key::Mode => string(arg).and_then(|lit| {
                 lit.value()
                     .parse::<mode::RetryMode>()
-                    .map(|mode| {
-                        Setting::Mode(match mode {
-                            mode::RetryMode::Standard => "Standard",
-                            mode::RetryMode::Adaptive => "Adaptive",
-                        })
-                    })
+                    .map(|mode| Setting::Mode(mode.variant()))
                     .map_err(|error| syn::Error::new(lit.span(), error))
             }),
             Key::InitialBackoff => duration(arg).map(|(value, _)| {
@@ -141,14 +107,7 @@ pub(crate) fn validate_args(args: &Args, errors: &mut Errors) -> Option<Config> 
             Key::Jitter => string(arg).and_then(|lit| {
                 lit.value()
                     .parse::<jitter::Jitter>()
-                    .map(|jitter| {
-                        Setting::Jitter(match jitter {
-                            jitter::Jitter::None => "None",
-                            jitter::Jitter::Full => "Full",
-                            jitter::Jitter::Equal => "Equal",
-                            jitter::Jitter::Decorrelated => "Decorrelated",
-                        })
-                    })
+                    .map(|jitter| Setting::Jitter(jitter.variant()))
                     .map_err(|error| syn::Error::new(lit.span(), error))
             }),
             Key::Timeout => {
