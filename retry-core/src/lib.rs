@@ -55,9 +55,11 @@ mod scope;
 mod strategy;
 mod sync;
 
+/// Support for the code the macros generate. Named after the crate's version: `retry-macros`
+/// names it after its own, so macros of another version than this runtime do not compile.
 #[doc(hidden)]
 #[path = "private.rs"]
-pub mod __private;
+pub mod __private_0_1_0;
 
 pub use backoff::{Backoff, ExponentialBackoff};
 pub use classify::{

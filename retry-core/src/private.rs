@@ -1,4 +1,9 @@
 //! Support for the code `#[retryable]` generates. Not public API: no stability guarantees.
+//!
+//! The module is `__private_<version>` (`__private_0_1_0`), and `retry-macros` generates paths
+//! to `__private_<its own version>`: the runtime pins the macro crate to its exact version, and
+//! should two versions still meet (a patched or vendored copy), the generated code fails to
+//! compile instead of relying on helpers whose meaning may have changed (thiserror's scheme).
 
 use std::future::Future;
 
@@ -166,5 +171,22 @@ where
     match tokio::time::timeout(timeout, attempt).await {
         Ok(outcome) => outcome,
         Err(elapsed) => Err(on_elapsed(elapsed)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// `retry-macros` derives this module's name from its own version; the runtime's name must
+    /// follow the runtime's version, or no generated code compiles.
+    #[test]
+    fn the_module_is_named_after_the_crate_version() {
+        let version = env!("CARGO_PKG_VERSION").replace(['.', '-', '+'], "_");
+        assert_eq!(
+            module_path!(),
+            format!("retry_core::__private_{version}::tests"),
+            "the module is not named after the crate's version: rename `pub mod __private_...` in \
+             retry-core/src/lib.rs \
+             to `__private_{version}`"
+        );
     }
 }

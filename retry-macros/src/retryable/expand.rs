@@ -52,7 +52,8 @@ pub(crate) fn unchanged(item: TokenStream, errors: &Errors) -> TokenStream {
 /// The rewritten function.
 pub(crate) fn expand(function: &RetryableFn, shape: &FnShape, config: &Config) -> TokenStream {
     let krate = &config.krate;
-    let private = quote!(#krate::__private);
+    let private = private_module();
+    let private = quote!(#krate::#private);
     let mut sig = function.sig.clone();
     let bindings = rebind_arguments(&mut sig.inputs, &private);
 
@@ -96,6 +97,14 @@ pub(crate) fn expand(function: &RetryableFn, shape: &FnShape, config: &Config) -
             }
         }
     }
+}
+
+/// The runtime's module for generated code, named after this crate's version
+/// (`__private_0_1_0`): the runtime names it after its own, so the generated code compiles only
+/// against the runtime of the same version.
+pub(crate) fn private_module() -> Ident {
+    let version = env!("CARGO_PKG_VERSION").replace(['.', '-', '+'], "_");
+    Ident::new(&format!("__private_{version}"), Span::call_site())
 }
 
 /// A local variable of the generated code, invisible to the user's body.

@@ -38,9 +38,14 @@ mod tests {
     use super::retryable;
     use quote::quote;
 
-    /// The expansion, without spaces, to search in.
+    /// The expansion, without spaces, to search in, with the versioned module's name replaced
+    /// by `__private`.
     fn expand(args: proc_macro2::TokenStream, item: proc_macro2::TokenStream) -> String {
-        retryable(args, item).to_string().replace(' ', "")
+        let private = super::expand::private_module().to_string();
+        retryable(args, item)
+            .to_string()
+            .replace(' ', "")
+            .replace(&private, "__private")
     }
 
     #[test]
@@ -61,7 +66,11 @@ mod tests {
         assert!(function.sig.asyncness.is_some());
         assert!(matches!(function.vis, syn::Visibility::Restricted(_)));
         assert_eq!(function.sig.inputs.len(), 4);
-        let code = quote!(#function).to_string().replace(' ', "");
+        let private = super::expand::private_module().to_string();
+        let code = quote!(#function)
+            .to_string()
+            .replace(' ', "")
+            .replace(&private, "__private");
         assert!(
             code.contains(".max_attempts(5u32).mode(::retry_core::__private::RetryMode::Adaptive)"),
             "{code}"
