@@ -12,21 +12,23 @@ pub use std::time::Duration;
 
 pub use crate::{
     ClassifyRetry, ConfiguredStrategy, Jitter, NoHook, OnRetry, RetryConfig, RetryConfigBuilder,
-    RetryIf, RetryInfoClassifier, RetryLoop, RetryMode, RetryStrategy, with_attempt_timeout,
+    RetryIf, RetryInfoClassifier, RetryLoop, RetryMode, RetryPreset, RetryStrategy,
+    with_attempt_timeout,
 };
 
 /// A function's default strategy, built once on first call.
 pub type FnStrategy = LazyLock<ConfiguredStrategy>;
 
 /// The strategy of a `#[retryable]` function without `strategy = ...`: its arguments applied to
-/// the default configuration, in the process-wide scope `scope`. The macro checked every value
-/// at compile time; should the runtime still reject them, the error is logged and the defaults
-/// are used rather than panicking in a user's call.
+/// `preset`, in the process-wide scope `scope`. The macro checked every value at compile time;
+/// should the runtime still reject them, the error is logged and the defaults are used rather
+/// than panicking in a user's call.
 pub fn default_strategy(
     scope: &str,
+    preset: RetryPreset,
     configure: fn(RetryConfigBuilder) -> RetryConfigBuilder,
 ) -> ConfiguredStrategy {
-    let config = configure(RetryConfig::builder()).build().unwrap_or_else(|error| {
+    let config = configure(RetryConfig::from_preset(preset)).build().unwrap_or_else(|error| {
         tracing::error!(target: "retry_core", scope, %error, "invalid #[retryable] configuration: using the defaults");
         RetryConfig::default()
     });

@@ -1,6 +1,7 @@
 //! Named presets: the configurations a [`RetryConfig`](super::RetryConfig) can start from.
 //!
-//! Self-contained (std only): `retry-macros` checks `preset = "..."` with the same rules.
+//! `retry-macros` keeps a copy (`retry-macros/src/parse/preset.rs`) to check `preset = "..."` at
+//! compile time; its tests fail when the two parse any string differently.
 
 use std::fmt;
 use std::str::FromStr;

@@ -7,7 +7,9 @@ use std::panic::{self, UnwindSafe};
 
 use proptest::prelude::*;
 
-use super::{defaults, duration, jitter, mode};
+use std::time::Duration;
+
+use super::{defaults, duration, jitter, mode, preset};
 
 /// What parsing one input gave: the value, the error message, or a panic.
 #[derive(Debug, PartialEq)]
@@ -182,7 +184,7 @@ proptest! {
     }
 }
 
-// ---- names: mode, jitter -------------------------------------------------------------------
+// ---- names: mode, jitter, preset -------------------------------------------------------------------
 
 /// Ways to write each of `names`, and strings that are none of them.
 fn name_inputs(names: &[&str]) -> Vec<String> {
@@ -265,6 +267,26 @@ fn check_jitter(input: &str) {
     );
 }
 
+fn check_preset(input: &str) {
+    let copy = outcome(|| {
+        input
+            .parse::<preset::RetryPreset>()
+            .map(preset::RetryPreset::as_str)
+    });
+    let runtime = outcome(|| {
+        input
+            .parse::<retry_core::RetryPreset>()
+            .map(retry_core::RetryPreset::as_str)
+    });
+    assert_same(
+        "retry-macros/src/parse/preset.rs",
+        "retry-core/src/config/preset.rs",
+        input,
+        copy,
+        runtime,
+    );
+}
+
 #[test]
 fn modes_parse_the_same() {
     let names = mode::RetryMode::ALL.map(mode::RetryMode::as_str);
@@ -310,18 +332,42 @@ fn jitters_parse_the_same() {
     }
 }
 
+#[test]
+fn presets_parse_the_same() {
+    let names = preset::RetryPreset::ALL.map(preset::RetryPreset::as_str);
+    assert_eq!(
+        names,
+        retry_core::RetryPreset::NAMES,
+        "the presets of retry-macros/src/parse/preset.rs are not the runtime's: sync it with \
+         retry-core/src/config/preset.rs"
+    );
+    for input in name_inputs(&names) {
+        check_preset(&input);
+    }
+    for copy in preset::RetryPreset::ALL {
+        let runtime: retry_core::RetryPreset = copy.as_str().parse().expect("a runtime preset");
+        assert_eq!(
+            copy.variant(),
+            format!("{runtime:?}"),
+            "retry-macros/src/parse/preset.rs names the variant of {runtime} wrong"
+        );
+    }
+}
+
 proptest! {
     #[test]
     fn any_name_parses_the_same(input in any::<String>()) {
         check_mode(&input);
         check_jitter(&input);
+        check_preset(&input);
     }
 
     #[test]
     fn names_in_any_case_and_spacing_parse_the_same(
         name in prop::sample::select(
             [mode::RetryMode::ALL.map(mode::RetryMode::as_str).as_slice(),
-             jitter::Jitter::ALL.map(jitter::Jitter::as_str).as_slice()].concat()
+             jitter::Jitter::ALL.map(jitter::Jitter::as_str).as_slice(),
+             preset::RetryPreset::ALL.map(preset::RetryPreset::as_str).as_slice()].concat()
         ),
         upper in prop::collection::vec(any::<bool>(), 12),
         before in "[ \t\n]{0,2}",
@@ -335,27 +381,43 @@ proptest! {
         let input = format!("{before}{cased}{after}");
         check_mode(&input);
         check_jitter(&input);
+        check_preset(&input);
     }
 }
 
-// ---- the default backoff -------------------------------------------------------------------
+// ---- the presets' backoff ---------------------------------------------------------------
+
+/// What the runtime's preset starts from, in the copy's terms.
+fn runtime_backoff(preset: retry_core::RetryPreset) -> defaults::PresetBackoff {
+    let config = retry_core::RetryConfig::from_preset(preset)
+        .build()
+        .expect("a preset is a valid configuration");
+    // Whether throttling errors have a base of their own: moving `initial_backoff` moves it
+    // too when they have not.
+    let probe = Duration::from_nanos(7);
+    let probed = retry_core::RetryConfig::from_preset(preset)
+        .initial_backoff(probe)
+        .build()
+        .expect("a shorter initial backoff is valid");
+    defaults::PresetBackoff {
+        initial: config.initial_backoff(),
+        max: config.max_backoff(),
+        throttling: (probed.throttling_backoff() != probe).then(|| config.throttling_backoff()),
+    }
+}
 
 #[test]
-fn the_default_backoff_is_the_runtimes() {
-    let runtime = retry_core::RetryConfig::default();
-    for (setting, copy, runtime) in [
-        (
-            "initial_backoff",
-            defaults::INITIAL_BACKOFF,
-            runtime.initial_backoff(),
-        ),
-        ("max_backoff", defaults::MAX_BACKOFF, runtime.max_backoff()),
-    ] {
+fn every_presets_backoff_is_the_runtimes() {
+    for copy in preset::RetryPreset::ALL {
+        let preset: retry_core::RetryPreset = copy.as_str().parse().expect("a runtime preset");
+        let runtime = runtime_backoff(preset);
+        let ours = defaults::backoff(copy);
         assert_eq!(
-            copy, runtime,
-            "the default {setting} of retry-macros/src/parse/defaults.rs ({copy:?}) is not the \
-             runtime's ({runtime:?}, retry-core/src/config/defaults.rs): update the copy, or \
-             `#[retryable]` checks `initial_backoff <= max_backoff` against the wrong number"
+            ours, runtime,
+            "the backoff of preset `{preset}` in retry-macros/src/parse/defaults.rs is not the \
+             runtime's (retry-core/src/config/defaults.rs, RetryConfig::from_preset): update \
+             the copy, or `#[retryable(preset = \"{preset}\")]` checks `initial_backoff <= \
+             max_backoff` and caps the throttling backoff against the wrong numbers"
         );
     }
 }

@@ -14,6 +14,7 @@ use crate::diagnostics::edit_distance;
 /// One argument of `#[retryable(...)]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Key {
+    Preset,
     MaxAttempts,
     Mode,
     InitialBackoff,
@@ -31,7 +32,8 @@ pub(crate) enum Key {
 
 impl Key {
     /// Every argument, in the order the documentation lists them.
-    pub(crate) const ALL: [Key; 13] = [
+    pub(crate) const ALL: [Key; 14] = [
+        Key::Preset,
         Key::MaxAttempts,
         Key::Mode,
         Key::InitialBackoff,
@@ -48,7 +50,8 @@ impl Key {
     ];
 
     /// The arguments that configure the function's own strategy: meaningless with `strategy`.
-    pub(crate) const TUNING: [Key; 7] = [
+    pub(crate) const TUNING: [Key; 8] = [
+        Key::Preset,
         Key::MaxAttempts,
         Key::Mode,
         Key::InitialBackoff,
@@ -61,6 +64,7 @@ impl Key {
     /// The name written in the attribute.
     pub(crate) fn name(self) -> &'static str {
         match self {
+            Key::Preset => "preset",
             Key::MaxAttempts => "max_attempts",
             Key::Mode => "mode",
             Key::InitialBackoff => "initial_backoff",
@@ -80,6 +84,7 @@ impl Key {
     /// A correct use, for "write ... instead" messages.
     pub(crate) fn example(self) -> &'static str {
         match self {
+            Key::Preset => "preset = \"aws-2026\"",
             Key::MaxAttempts => "max_attempts = 3",
             Key::Mode => "mode = \"adaptive\"",
             Key::InitialBackoff => "initial_backoff = \"100ms\"",

@@ -243,7 +243,11 @@ fn strategy(
     let local = local("__retry_strategy");
     let ty = quote!(&dyn #private::RetryStrategy);
     match &config.strategy {
-        StrategySource::Default { scope, settings } => {
+        StrategySource::Default {
+            scope,
+            preset,
+            settings,
+        } => {
             let name = function.sig.ident.unraw().to_string();
             let scope = match scope {
                 Some(scope) => scope.to_token_stream(),
@@ -255,9 +259,14 @@ fn strategy(
                 .map(|setting| self::setting(setting, private));
             let configured = quote!(#builder #(#calls)*);
             let stat = Ident::new("__RETRY_STRATEGY", Span::mixed_site());
+            let preset = Ident::new(preset, Span::call_site());
             quote! {
                 static #stat: #private::FnStrategy = #private::LazyLock::new(|| {
-                    #private::default_strategy(#scope, |#builder| #configured)
+                    #private::default_strategy(
+                        #scope,
+                        #private::RetryPreset::#preset,
+                        |#builder| #configured,
+                    )
                 });
                 // The default strategy's concrete type: no virtual calls on the success path.
                 let #local = &*#stat;
@@ -305,6 +314,10 @@ fn setting(setting: &Setting, private: &TokenStream) -> TokenStream {
         Setting::MaxBackoff(value) => {
             let value = duration(*value, private);
             quote!(.max_backoff(#value))
+        }
+        Setting::ThrottlingBackoff(value) => {
+            let value = duration(*value, private);
+            quote!(.throttling_backoff(#value))
         }
         Setting::Jitter(variant) => {
             let variant = Ident::new(variant, Span::call_site());

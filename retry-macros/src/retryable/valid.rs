@@ -17,6 +17,7 @@ use syn::{
 use super::Errors;
 use super::args::{Arg, Args, Key, RetryableFn};
 
+use crate::parse::preset::RetryPreset;
 use crate::parse::{defaults, duration, jitter, mode};
 
 /// The validated arguments.
@@ -37,6 +38,8 @@ pub(crate) enum StrategySource {
     Default {
         /// `scope = "..."`, else the function's path.
         scope: Option<LitStr>,
+        /// The `RetryPreset` variant the configuration starts from.
+        preset: &'static str,
         /// The builder calls, in order.
         settings: Vec<Setting>,
     },
@@ -51,6 +54,8 @@ pub(crate) enum Setting {
     Mode(&'static str),
     InitialBackoff(Duration),
     MaxBackoff(Duration),
+    /// A `max_backoff` below the preset's own throttling backoff base lowers it too.
+    ThrottlingBackoff(Duration),
     /// The `Jitter` variant.
     Jitter(&'static str),
     Timeout(Duration),
@@ -74,6 +79,26 @@ pub(crate) fn validate_args(args: &Args, errors: &mut Errors) -> Option<Config> 
     let mut fail = |errors: &mut Errors, error: syn::Error| {
         errors.push(error);
         ok = false;
+    };
+
+    let preset = match args.get(Key::Preset) {
+        Some(arg) => match string(arg).and_then(|lit| {
+            lit.value()
+                .parse::<RetryPreset>()
+                .map_err(|error| syn::Error::new(lit.span(), error))
+        }) {
+            Ok(preset) => Some(preset),
+            Err(error) => {
+                fail(errors, error);
+                None
+            }
+        },
+        None => None,
+    };
+    let base = defaults::backoff(preset.unwrap_or(RetryPreset::Default));
+    let from_base = match preset {
+        Some(preset) => format!(", from preset `{}`", preset.as_str()),
+        None => ", the default".to_owned(),
     };
 
     let mut settings = Vec::new();
@@ -121,16 +146,21 @@ pub(crate) fn validate_args(args: &Args, errors: &mut Errors) -> Option<Config> 
         }
     }
 
-    // initial_backoff <= max_backoff, the missing one taking the runtime's default.
+    // initial_backoff <= max_backoff, the missing one taking the preset's value.
     if initial_backoff.is_some() || max_backoff.is_some() {
         let (initial, initial_given) = match initial_backoff {
-            Some((value, _)) => (value, String::new()),
-            None => (defaults::INITIAL_BACKOFF, ", the default".to_owned()),
+            Some((value, _)) => (value, ""),
+            None => (base.initial, from_base.as_str()),
         };
         let (max, max_given) = match max_backoff {
-            Some((value, _)) => (value, String::new()),
-            None => (defaults::MAX_BACKOFF, ", the default".to_owned()),
+            Some((value, _)) => (value, ""),
+            None => (base.max, from_base.as_str()),
         };
+        if let (Some(throttling), Some(_)) = (base.throttling, max_backoff)
+            && throttling > max
+        {
+            settings.push(Setting::ThrottlingBackoff(max));
+        }
         if initial > max {
             let at = initial_backoff.or(max_backoff).map(|(_, arg)| arg);
             if let Some(arg) = at {
@@ -192,7 +222,11 @@ pub(crate) fn validate_args(args: &Args, errors: &mut Errors) -> Option<Config> 
             }
             StrategySource::Expr(arg.value.clone())
         }
-        None => StrategySource::Default { scope, settings },
+        None => StrategySource::Default {
+            scope,
+            preset: preset.unwrap_or(RetryPreset::Default).variant(),
+            settings,
+        },
     };
 
     let classifier = match (args.get(Key::Classifier), args.get(Key::RetryIf)) {
