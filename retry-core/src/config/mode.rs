@@ -93,3 +93,51 @@ impl FromStr for RetryMode {
             })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::RetryMode;
+    use proptest::prelude::*;
+
+    /// The rule, written out: trimmed, ASCII case ignored, one of two names.
+    fn reference(input: &str) -> Result<RetryMode, String> {
+        let trimmed = input.trim();
+        match trimmed.to_ascii_lowercase().as_str() {
+            "standard" => Ok(RetryMode::Standard),
+            "adaptive" => Ok(RetryMode::Adaptive),
+            _ => Err(format!(
+                "unknown retry mode `{trimmed}`: expected \"standard\" or \"adaptive\""
+            )),
+        }
+    }
+
+    fn check(input: &str) {
+        let parsed = input
+            .parse::<RetryMode>()
+            .map_err(|error| error.to_string());
+        assert_eq!(parsed, reference(input), "{input:?}");
+    }
+
+    proptest! {
+        #[test]
+        fn any_string_matches_the_reference(input in any::<String>()) {
+            check(&input);
+        }
+
+        #[test]
+        fn names_in_any_case_spacing_and_with_extra_characters_match_the_reference(
+            name in prop::sample::select(vec!["standard", "adaptive"]),
+            upper in prop::collection::vec(any::<bool>(), 8),
+            before in "\\s{0,3}",
+            after in "\\s{0,3}",
+            extra in prop_oneof![Just(String::new()), "[a-zA-Z0-9 _-]{1,2}"],
+        ) {
+            let cased: String = name
+                .chars()
+                .zip(&upper)
+                .map(|(c, &up)| if up { c.to_ascii_uppercase() } else { c })
+                .collect();
+            check(&format!("{before}{cased}{extra}{after}"));
+        }
+    }
+}

@@ -19,8 +19,9 @@ const UNITS: [(&str, u128); 6] = [
 const MAX_NANOS: u128 = 365 * 24 * 3_600_000_000_000;
 
 /// Parses a duration: a non-negative decimal number followed by a unit (`ns`, `us`, `ms`, `s`,
-/// `m`, `h`), surrounding whitespace ignored. Durations above one year are rejected; zero is
-/// accepted (whether it makes sense is up to the setting).
+/// `m`, `h`), surrounding whitespace ignored, rounded down to the nanosecond. Durations above
+/// one year are rejected, whatever the number of digits; zero is accepted (whether it makes
+/// sense is up to the setting).
 pub(crate) fn parse_duration(input: &str) -> Result<Duration, DurationParseError> {
     let text = input.trim();
     let error = |problem| DurationParseError {
@@ -48,20 +49,25 @@ pub(crate) fn parse_duration(input: &str) -> Result<Duration, DurationParseError
     if whole.is_empty() || fraction.contains('.') || (number.contains('.') && fraction.is_empty()) {
         return Err(error(DurationProblem::BadNumber));
     }
-    let whole: u128 = whole.parse().map_err(|_| error(DurationProblem::TooLong))?;
-    let mut nanos = whole
+    let too_long = || error(DurationProblem::TooLong);
+    // Digits only: parsing fails on overflow alone.
+    let whole: u128 = whole.parse().map_err(|_| too_long())?;
+    let nanos = whole
         .checked_mul(unit_nanos)
-        .ok_or_else(|| error(DurationProblem::TooLong))?;
-    let mut scale = unit_nanos;
-    for digit in fraction.bytes() {
-        scale /= 10;
-        nanos += u128::from(digit - b'0') * scale;
-    }
-    if nanos > MAX_NANOS {
-        return Err(error(DurationProblem::TooLong));
-    }
-    // MAX_NANOS fits in u64.
-    Ok(Duration::from_nanos(nanos as u64))
+        .and_then(|nanos| nanos.checked_add(fraction_nanos(fraction, unit_nanos)))
+        .filter(|&nanos| nanos <= MAX_NANOS)
+        .and_then(|nanos| u64::try_from(nanos).ok())
+        .ok_or_else(too_long)?;
+    Ok(Duration::from_nanos(nanos))
+}
+
+/// The nanoseconds of a fraction of the unit (the digits after the point), rounded down: the
+/// decimal fraction multiplied by `unit_nanos` digit by digit, from the last digit; the carry
+/// out of the first digit is the whole part of the product. Less than `unit_nanos`.
+fn fraction_nanos(digits: &str, unit_nanos: u128) -> u128 {
+    digits.bytes().rev().fold(0, |carry, digit| {
+        (u128::from(digit - b'0') * unit_nanos + carry) / 10
+    })
 }
 
 /// What is wrong with a duration string.
