@@ -75,8 +75,8 @@ pub use config::{
     RetryModeParseError, RetryPreset, RetryPresetParseError, defaults, parse_duration,
 };
 pub use driver::{
-    AttemptTimeout, NoAttemptTimeout, NoHook, OnRetry, Ready, Retry, RetryEvent, RetryLoop, retry,
-    with_attempt_timeout,
+    AttemptLimit, AttemptTimeout, NoAttemptTimeout, NoHook, OnRetry, Ready, Retry, RetryEvent,
+    RetryLoop, retry, with_attempt_timeout,
 };
 pub use info::{Fault, RetryInfo, RetrySafety};
 pub use jitter::{Jitter, JitterParseError};

@@ -5,15 +5,13 @@
 //! should two versions still meet (a patched or vendored copy), the generated code fails to
 //! compile instead of relying on helpers whose meaning may have changed (thiserror's scheme).
 
-use std::future::Future;
-
 pub use std::sync::LazyLock;
 pub use std::time::Duration;
 
+pub use crate::driver::cut_after;
 pub use crate::{
     ClassifyRetry, ConfiguredStrategy, Jitter, NoHook, OnRetry, RetryConfig, RetryConfigBuilder,
     RetryIf, RetryInfoClassifier, RetryLoop, RetryMode, RetryPreset, RetryStrategy,
-    with_attempt_timeout,
 };
 
 /// A function's default strategy, built once on first call.
@@ -158,21 +156,6 @@ impl<E: From<tokio::time::error::Elapsed>> FromElapsed for E {
     #[inline]
     fn from_elapsed(elapsed: tokio::time::error::Elapsed) -> Self {
         E::from(elapsed)
-    }
-}
-
-/// Runs one attempt cut after `timeout`; a cut attempt fails with `on_elapsed(Elapsed)`.
-pub async fn attempt_with_timeout<T, E, F>(
-    timeout: Duration,
-    attempt: F,
-    on_elapsed: fn(tokio::time::error::Elapsed) -> E,
-) -> Result<T, E>
-where
-    F: Future<Output = Result<T, E>>,
-{
-    match tokio::time::timeout(timeout, attempt).await {
-        Ok(outcome) => outcome,
-        Err(elapsed) => Err(on_elapsed(elapsed)),
     }
 }
 

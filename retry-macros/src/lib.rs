@@ -12,12 +12,16 @@
 //! ```
 //!
 //! This file holds the entry points only; each macro lives in its own module, split thiserror
-//! style into parse (`ast`, `attr`), validate (`valid`) and expand (`expand`) steps.
+//! style into parse, validate and expand steps. Shared by both: the argument-list syntax
+//! (`list`), diagnostics, span helpers (`spans`), and the macro's copies of the runtime's small
+//! value parsers (`parse`).
 
 mod derive;
 mod diagnostics;
+mod list;
 mod parse;
 mod retryable;
+mod spans;
 
 use proc_macro::TokenStream;
 use syn::{DeriveInput, parse_macro_input};
@@ -98,9 +102,10 @@ pub fn derive_retry_info(input: TokenStream) -> TokenStream {
 /// }
 /// ```
 ///
-/// The function keeps its signature (name, visibility, generics, receiver, return type); its
-/// body runs once per attempt as an inner async block, so `?` and `return` end the attempt, not
-/// the call. When retries end, the last attempt's own outcome is returned unchanged.
+/// The function keeps its signature (name, visibility, generics, receiver, return type) and its
+/// attributes; its body runs once per attempt as an inner async block, so `?` and `return` end
+/// the attempt, not the call, and the body's inner attributes (`#![allow(...)]`) apply to the
+/// body. When retries end, the last attempt's own outcome is returned unchanged.
 ///
 /// # Arguments
 ///
@@ -123,8 +128,10 @@ pub fn derive_retry_info(input: TokenStream) -> TokenStream {
 /// | `on_retry` | path of a `fn(&RetryEvent<'_, E>)` | |
 /// | `crate` | path of `retry_core`, e.g. `"::retry_core"` or a re-export | `"::retry_core"` |
 ///
-/// Every value is checked at compile time with the runtime's own parsing rules; mistakes are
-/// compile errors at the argument that say what to write instead.
+/// Every value is checked at compile time with the runtime's parsing rules, and the values
+/// against each other as the runtime would (`initial_backoff <= max_backoff`, the preset filling
+/// in the one not given); mistakes are compile errors at the argument that say what to write
+/// instead.
 ///
 /// * Without `strategy`, the function's strategy is built once, on its first call, in the
 ///   process-wide scope named by `scope` (default: `concat!(module_path!(), "::", name)`, so two

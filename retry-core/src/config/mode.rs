@@ -31,10 +31,6 @@ impl RetryMode {
     pub const NAMES: [&'static str; 2] = ["standard", "adaptive"];
 
     /// The mode's configuration name.
-    ///
-    /// ```
-    /// assert_eq!(retry_core::RetryMode::Adaptive.as_str(), "adaptive");
-    /// ```
     pub fn as_str(self) -> &'static str {
         match self {
             RetryMode::Standard => "standard",
@@ -79,10 +75,6 @@ impl FromStr for RetryMode {
     type Err = RetryModeParseError;
 
     /// Parses a mode name, trimmed and case-insensitive.
-    ///
-    /// ```
-    /// assert!("Standard".parse::<retry_core::RetryMode>().is_ok());
-    /// ```
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         let trimmed = value.trim();
         RetryMode::ALL

@@ -39,10 +39,6 @@ impl RetryPreset {
     pub const NAMES: [&'static str; 3] = ["default", "aws-classic", "aws-2026"];
 
     /// The preset's configuration name.
-    ///
-    /// ```
-    /// assert_eq!(retry_core::RetryPreset::Aws2026.as_str(), "aws-2026");
-    /// ```
     pub fn as_str(self) -> &'static str {
         match self {
             RetryPreset::Default => "default",
