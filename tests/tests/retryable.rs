@@ -197,15 +197,6 @@ async fn fast_adaptive_elsewhere(calls: &mut Calls) -> Result<(), StoreError> {
     Ok(())
 }
 
-#[retryable(
-    mode = "standard",
-    max_attempts = 1,
-    scope = "retryable-test-standard-mode"
-)]
-async fn throttled_standard() -> Result<(), StoreError> {
-    Err(StoreError::Throttled(None))
-}
-
 #[tokio::test(start_paused = true)]
 async fn adaptive_mode_throttling_in_one_function_slows_another_in_the_same_scope() {
     // Before any throttling, calls go out at once.
@@ -246,14 +237,52 @@ async fn adaptive_mode_throttling_in_one_function_slows_another_in_the_same_scop
     assert_eq!(calls.at.last(), Some(&Duration::ZERO));
 }
 
+#[retryable(
+    mode = "standard",
+    max_attempts = 1,
+    scope = "retryable-test-mixed-modes"
+)]
+async fn throttled_standard() -> Result<(), StoreError> {
+    Err(StoreError::Throttled(None))
+}
+
+#[retryable(
+    mode = "adaptive",
+    max_attempts = 1,
+    scope = "retryable-test-mixed-modes"
+)]
+async fn throttled_adaptive_beside_standard() -> Result<(), StoreError> {
+    Err(StoreError::Throttled(None))
+}
+
+#[retryable(mode = "standard", scope = "retryable-test-mixed-modes")]
+async fn fast_standard(calls: &mut Calls) -> Result<(), StoreError> {
+    calls.record();
+    Ok(())
+}
+
 #[tokio::test(start_paused = true)]
 async fn standard_mode_has_no_rate_limiter() {
+    let stats = || Scope::lookup("retryable-test-mixed-modes").unwrap().stats();
+    // A throttling error in standard mode leaves the scope's rate limiter off...
     assert_eq!(throttled_standard().await, Err(StoreError::Throttled(None)));
-    let stats = Scope::lookup("retryable-test-standard-mode")
-        .unwrap()
-        .stats();
-    assert_eq!(stats.throttles, 1);
-    assert!(!stats.limiter.enabled);
+    assert_eq!(stats().throttles, 1);
+    assert!(!stats().limiter.enabled);
+
+    // ...one in adaptive mode turns it on (so `mode` reaches the strategy)...
+    assert_eq!(
+        throttled_adaptive_beside_standard().await,
+        Err(StoreError::Throttled(None))
+    );
+    assert!(stats().limiter.enabled);
+
+    // ...and it does not pace the calls of a standard-mode function of the scope, which do
+    // not wait for send permits.
+    let mut calls = Calls::new();
+    for _ in 0..5 {
+        fast_standard(&mut calls).await.unwrap();
+    }
+    assert_eq!(calls.at.last(), Some(&Duration::ZERO));
 }
 
 // ---- initial_backoff, max_backoff, jitter ----------------------------------------------------
