@@ -1,7 +1,6 @@
 //! One simulated client's retry behavior: `retry-core`'s real strategies or a baseline, behind
 //! one interface that the event loop drives exactly like `retry-core`'s `RetryLoop`.
 
-use retry_core::adaptive::Reservation;
 use retry_core::{ErrorKind, RetryError, RetryReason, RetryStrategy, RetryToken, SendPermit};
 
 use crate::baseline::{BaseToken, BaselineClient, Outcome};
@@ -19,15 +18,11 @@ pub enum Policy {
 /// One call's retry state.
 #[derive(Debug)]
 pub enum Token {
-    /// `retry-core`'s token, and the call's place in the rate limiter's line, as `RetryLoop`
-    /// keeps them.
+    /// `retry-core`'s token (which keeps the call's place in the rate limiter's line, given
+    /// up by `abandon` when the call is cancelled).
     Ours {
         /// The current attempt's token.
         token: RetryToken,
-        /// The place among the limiter's waiters (adaptive mode), kept between permit requests
-        /// for one attempt; dropped with the token when the call ends or is cancelled, which
-        /// gives the place up.
-        place: Option<Reservation>,
     },
     /// A baseline's token.
     Baseline(BaseToken),
@@ -97,7 +92,6 @@ impl Policy {
         match self {
             Policy::Ours(strategy) => Token::Ours {
                 token: strategy.acquire_initial_token(),
-                place: None,
             },
             Policy::Baseline(client) => Token::Baseline(client.start(now)),
         }
@@ -107,8 +101,8 @@ impl Policy {
     /// the previous request for this attempt handed out. Ours never refuse.
     pub fn permit(&mut self, token: &mut Token, now: Nanos) -> Permit {
         match (self, token) {
-            (Policy::Ours(strategy), Token::Ours { token, place }) => {
-                match strategy.acquire_send_permit(token, place) {
+            (Policy::Ours(strategy), Token::Ours { token }) => {
+                match strategy.acquire_send_permit(token) {
                     SendPermit::Granted => Permit::Granted,
                     SendPermit::Wait(wait) => Permit::Wait(from_duration(wait).max(1)),
                 }
@@ -142,7 +136,7 @@ impl Policy {
         match (self, token) {
             (Policy::Ours(strategy), Token::Ours { token, .. }) => {
                 match strategy.refresh_retry_token(token, &failure.reason()) {
-                    Ok(token) => Ok(Token::Ours { token, place: None }),
+                    Ok(token) => Ok(Token::Ours { token }),
                     Err(RetryError::RateLimited { .. }) => Err(Stop::RateLimited),
                     Err(_) => Err(Stop::GaveUp),
                 }
@@ -192,20 +186,21 @@ mod tests {
     use std::time::Duration;
 
     use retry_core::{
-        AdaptiveStrategy, FixedRandom, ManualClock, RetryConfig, RetryConfigBuilder,
+        AdaptiveStrategy, FixedRandom, ManualClock, RetryConfig, RetryConfigBuilder, Scope,
         StandardStrategy,
     };
 
     use super::*;
     use crate::time::{MILLI, SECOND};
 
-    fn adaptive(config: RetryConfigBuilder) -> (Policy, Arc<ManualClock>) {
+    fn adaptive(config: RetryConfigBuilder) -> (Policy, Scope, Arc<ManualClock>) {
         let clock = Arc::new(ManualClock::new());
         let builder = StandardStrategy::builder(config.build().expect("valid"))
             .clock(clock.clone())
             .random(Arc::new(FixedRandom(1.0)));
-        let policy = Policy::Ours(Box::new(AdaptiveStrategy::from_builder(builder)));
-        (policy, clock)
+        let strategy = AdaptiveStrategy::from_builder(builder);
+        let scope = strategy.scope().clone();
+        (Policy::Ours(Box::new(strategy)), scope, clock)
     }
 
     fn throttled() -> Failure {
@@ -216,16 +211,13 @@ mod tests {
         }
     }
 
-    fn waiting(policy: &Policy) -> u32 {
-        match policy {
-            Policy::Ours(strategy) => strategy.scope().limiter().stats().waiting,
-            Policy::Baseline(_) => 0,
-        }
+    fn waiting(scope: &Scope) -> u32 {
+        scope.limiter().stats().waiting
     }
 
     #[test]
     fn a_waiting_call_keeps_its_place_until_granted_or_cancelled() {
-        let (mut policy, clock) = adaptive(RetryConfig::builder());
+        let (mut policy, scope, clock) = adaptive(RetryConfig::builder());
         let mut call = policy.start(0);
         assert_eq!(policy.permit(&mut call, 0), Permit::Granted);
         // The throttle turns the bucket on (empty, 0.5/s); after the 1 s backoff the retry's
@@ -235,13 +227,11 @@ mod tests {
         clock.advance(Duration::from_secs(1));
         for at in [SECOND, 1500 * MILLI] {
             assert_eq!(policy.permit(&mut call, at), Permit::Wait(500 * MILLI));
-            assert!(matches!(call, Token::Ours { place: Some(_), .. }));
-            assert_eq!(waiting(&policy), 1, "one place, kept");
+                        assert_eq!(waiting(&scope), 1, "one place, kept");
             clock.advance(Duration::from_millis(500));
         }
         assert_eq!(policy.permit(&mut call, 2 * SECOND), Permit::Granted);
-        assert!(matches!(call, Token::Ours { place: None, .. }));
-        assert_eq!(waiting(&policy), 0);
+        assert_eq!(waiting(&scope), 0);
         policy.succeeded(call, 2 * SECOND);
         // A call cancelled while it waits gives its place up.
         let mut other = policy.start(2 * SECOND);
@@ -249,14 +239,14 @@ mod tests {
             policy.permit(&mut other, 2 * SECOND),
             Permit::Wait(_)
         ));
-        assert_eq!(waiting(&policy), 1);
+        assert_eq!(waiting(&scope), 1);
         policy.cancelled(other, false);
-        assert_eq!(waiting(&policy), 0);
+        assert_eq!(waiting(&scope), 0);
     }
 
     #[test]
     fn max_wait_refuses_the_retry_when_the_attempt_fails() {
-        let (mut policy, _clock) =
+        let (mut policy, scope, _clock) =
             adaptive(RetryConfig::builder().max_wait(Duration::from_millis(300)));
         let mut call = policy.start(0);
         assert_eq!(policy.permit(&mut call, 0), Permit::Granted);
@@ -265,11 +255,8 @@ mod tests {
             policy.failed(call, &throttled(), 0).map(|_| ()),
             Err(Stop::RateLimited)
         );
-        assert_eq!(waiting(&policy), 0);
-        let Policy::Ours(strategy) = &policy else {
-            unreachable!()
-        };
-        let stats = strategy.scope().stats();
+        assert_eq!(waiting(&scope), 0);
+        let stats = scope.stats();
         assert_eq!((stats.rate_limited, stats.quota_level), (1, 500));
     }
 }

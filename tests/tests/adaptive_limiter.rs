@@ -401,7 +401,7 @@ fn only_throttling_engages_the_limiter() {
     let (strategy, _clock) = adaptive(RetryConfig::default());
     let mut token = strategy.acquire_initial_token();
     assert_eq!(
-        strategy.acquire_send_permit(&mut token, &mut None),
+        strategy.acquire_send_permit(&mut token),
         SendPermit::Granted
     );
     let token = strategy
@@ -421,13 +421,11 @@ fn only_throttling_engages_the_limiter() {
         .expect("granted");
     assert!(strategy.scope().limiter().is_enabled());
     // The retry needs a permit now: 0.5/s from an empty bucket, 2 s away; it sleeps the
-    // re-check interval first, and its place in line is handed to the caller.
-    let mut place = None;
+    // re-check interval first, and its place in line is kept in its token.
     assert_eq!(
-        strategy.acquire_send_permit(&mut token, &mut place),
+        strategy.acquire_send_permit(&mut token),
         SendPermit::Wait(MAX_SLEEP_BEFORE_RECHECK)
     );
-    assert!(place.is_some(), "the caller holds its place");
     assert_eq!(strategy.scope().limiter().stats().waiting, 1);
     let quota = strategy.scope().quota().level();
     strategy.abandon(token);
@@ -438,14 +436,8 @@ fn only_throttling_engages_the_limiter() {
     );
     assert_eq!(
         strategy.scope().limiter().stats().waiting,
-        1,
-        "the place is the caller's, not the token's"
-    );
-    drop(place);
-    assert_eq!(
-        strategy.scope().limiter().stats().waiting,
         0,
-        "dropping the place gives it up"
+        "abandoning gives the place in line up"
     );
 }
 
@@ -459,16 +451,14 @@ fn the_strategy_re_asks_after_the_wait_and_is_granted() {
     clock.advance(token.delay());
     // After the 1 s backoff the bucket holds 0.5: the permit is 1 s away, asked for again
     // every 500 ms (the re-check interval) until granted, with the same place in line.
-    let mut place = None;
     let mut waited = Duration::ZERO;
-    while let SendPermit::Wait(wait) = strategy.acquire_send_permit(&mut token, &mut place) {
+    while let SendPermit::Wait(wait) = strategy.acquire_send_permit(&mut token) {
         assert!(wait <= MAX_SLEEP_BEFORE_RECHECK, "{wait:?}");
         assert_eq!(strategy.scope().limiter().stats().waiting, 1, "one place");
         waited += wait;
         clock.advance(wait);
     }
     assert_eq!(waited, Duration::from_secs(1));
-    assert!(place.is_none(), "the grant settled the place");
     let stats = strategy.scope().limiter().stats();
     assert_eq!((stats.capacity, stats.waiting), (0.0, 0));
     strategy.record_success(token);
@@ -503,18 +493,16 @@ fn max_wait_fails_a_retry_fast_and_delays_a_first_attempt_at_most_that_long() {
     // A first attempt is always made: it waits 300 ms in line, then goes without a permit,
     // giving its place up.
     let mut first = strategy.acquire_initial_token();
-    let mut place = None;
     assert_eq!(
-        strategy.acquire_send_permit(&mut first, &mut place),
+        strategy.acquire_send_permit(&mut first),
         SendPermit::Wait(Duration::from_millis(300))
     );
     assert_eq!(strategy.scope().limiter().stats().waiting, 1);
     clock.advance(Duration::from_millis(300));
     assert_eq!(
-        strategy.acquire_send_permit(&mut first, &mut place),
+        strategy.acquire_send_permit(&mut first),
         SendPermit::Granted
     );
-    assert!(place.is_none(), "the place was given up");
     let stats = strategy.scope().limiter().stats();
     assert_eq!(stats.waiting, 0);
     // 0.3 s at 0.5/s: 0.15 permits, none taken by the attempt sent without one.
@@ -536,7 +524,7 @@ fn max_wait_caps_the_wait_of_a_granted_retry_whose_line_grew() {
     let mut second = strategy.acquire_initial_token();
     for token in [&mut first, &mut second] {
         assert_eq!(
-            strategy.acquire_send_permit(token, &mut None),
+            strategy.acquire_send_permit(token),
             SendPermit::Granted
         );
     }
@@ -575,9 +563,8 @@ fn max_wait_caps_the_wait_of_a_granted_retry_whose_line_grew() {
         .collect();
     clock.advance(Duration::from_millis(750));
     // The retry waits 300 ms in line; a retry is never turned back once granted.
-    let mut place = None;
     assert_eq!(
-        strategy.acquire_send_permit(&mut retry, &mut place),
+        strategy.acquire_send_permit(&mut retry),
         SendPermit::Wait(Duration::from_millis(300))
     );
     assert_eq!(limiter.stats().waiting, 3);
@@ -585,10 +572,9 @@ fn max_wait_caps_the_wait_of_a_granted_retry_whose_line_grew() {
     // Having waited max_wait, it is sent without a permit, its place given up; the bucket
     // (full, 1 permit) stays owed to the two callers ahead.
     assert_eq!(
-        strategy.acquire_send_permit(&mut retry, &mut place),
+        strategy.acquire_send_permit(&mut retry),
         SendPermit::Granted
     );
-    assert!(place.is_none());
     let stats = limiter.stats();
     assert_eq!(stats.waiting, 2);
     assert_eq!(stats.capacity, 1.0, "no permit taken");

@@ -92,7 +92,7 @@ async fn run_script(strategy: &StandardStrategy, script: Script, capacity: u32) 
     let mut token = strategy.acquire_initial_token();
     for &kind in script.failures() {
         assert_eq!(
-            strategy.acquire_send_permit(&mut token, &mut None),
+            strategy.acquire_send_permit(&mut token),
             SendPermit::Granted
         );
         tokio::task::yield_now().await;
@@ -108,7 +108,7 @@ async fn run_script(strategy: &StandardStrategy, script: Script, capacity: u32) 
         tokio::task::yield_now().await;
     }
     assert_eq!(
-        strategy.acquire_send_permit(&mut token, &mut None),
+        strategy.acquire_send_permit(&mut token),
         SendPermit::Granted
     );
     tokio::task::yield_now().await;
@@ -358,7 +358,7 @@ async fn throttled_adaptive_strategy() -> Arc<AdaptiveStrategy> {
     for _ in 0..4 {
         let mut token = strategy.acquire_initial_token();
         assert_eq!(
-            strategy.acquire_send_permit(&mut token, &mut None),
+            strategy.acquire_send_permit(&mut token),
             SendPermit::Granted
         );
         strategy.record_success(token);
@@ -366,7 +366,7 @@ async fn throttled_adaptive_strategy() -> Arc<AdaptiveStrategy> {
     tokio::time::advance(Duration::from_millis(500)).await;
     let mut token = strategy.acquire_initial_token();
     assert_eq!(
-        strategy.acquire_send_permit(&mut token, &mut None),
+        strategy.acquire_send_permit(&mut token),
         SendPermit::Granted
     );
     let retry = strategy
@@ -401,10 +401,9 @@ async fn a_hundred_callers_after_a_throttle_follow_the_fill_rate_and_none_starve
                     let mut token = strategy.acquire_initial_token();
                     let asked = Instant::now();
                     let mut zero_waits = 0;
-                    // The caller's place in line, kept between asks as `RetryLoop` does.
-                    let mut place = None;
+                    // The caller's place in line is kept in its token between asks.
                     loop {
-                        match strategy.acquire_send_permit(&mut token, &mut place) {
+                        match strategy.acquire_send_permit(&mut token) {
                             SendPermit::Granted => break,
                             SendPermit::Wait(wait) => {
                                 if wait.is_zero() {
@@ -422,7 +421,6 @@ async fn a_hundred_callers_after_a_throttle_follow_the_fill_rate_and_none_starve
                             }
                         }
                     }
-                    assert!(place.is_none(), "the grant settled the place");
                     let grant = Grant {
                         caller,
                         at: start.elapsed(),

@@ -11,3 +11,4 @@ pub use rate_limiter::{
     Admission, ClientRateLimiter, LimiterStats, MAX_SLEEP_BEFORE_RECHECK, MIN_CAPACITY,
     MIN_FILL_RATE, Reservation,
 };
+pub(crate) use rate_limiter::{Ticket, TicketAdmission};

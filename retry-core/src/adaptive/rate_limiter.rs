@@ -113,23 +113,66 @@ pub enum Admission {
 /// assert_eq!(limiter.stats().waiting, 0);
 /// ```
 pub struct Reservation {
-    /// `None` once the limiter has settled this ticket itself.
+    /// `None` once the ticket was handed back to the limiter.
     limiter: Option<Arc<ClientRateLimiter>>,
-    ticket: u64,
+    ticket: Ticket,
+}
+
+impl Reservation {
+    /// The ticket, handed back to the limiter: the drop then gives nothing up.
+    fn into_ticket(mut self) -> Ticket {
+        self.limiter = None;
+        self.ticket
+    }
 }
 
 impl Drop for Reservation {
     fn drop(&mut self) {
         if let Some(limiter) = self.limiter.take() {
-            limiter.lock().settle_ticket();
+            limiter.give_up(self.ticket);
         }
     }
+}
+
+/// A waiter's place in the limiter's line as a plain number, so that the retry token that
+/// carries it owns nothing; `NONE` when the holder is not waiting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Ticket(u64);
+
+impl Ticket {
+    /// No place in line.
+    pub(crate) const NONE: Ticket = Ticket(0);
+
+    fn of(number: u64) -> Self {
+        Ticket(number + 1)
+    }
+
+    pub(crate) fn is_none(self) -> bool {
+        self.0 == 0
+    }
+
+    fn number(self) -> Option<u64> {
+        self.0.checked_sub(1)
+    }
+}
+
+/// [`Admission`] with the place in line as a plain [`Ticket`].
+#[derive(Debug)]
+pub(crate) enum TicketAdmission {
+    /// Send now.
+    Granted,
+    /// Sleep `wait` and ask again with `ticket`; the permit is `expected` away.
+    Wait {
+        wait: Duration,
+        expected: Duration,
+        ticket: Ticket,
+    },
 }
 
 impl fmt::Debug for Reservation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Reservation")
-            .field("ticket", &self.ticket)
+            .field("ticket", &self.ticket.0)
             .finish()
     }
 }
@@ -215,45 +258,71 @@ impl ClientRateLimiter {
         reservation: Option<Reservation>,
         now: Duration,
     ) -> Admission {
+        let ticket = reservation.map_or(Ticket::NONE, Reservation::into_ticket);
+        match self.acquire(ticket, now) {
+            TicketAdmission::Granted => Admission::Granted,
+            TicketAdmission::Wait {
+                wait,
+                expected,
+                ticket,
+            } => Admission::Wait {
+                wait,
+                expected,
+                reservation: Reservation {
+                    limiter: Some(Arc::clone(self)),
+                    ticket,
+                },
+            },
+        }
+    }
+
+    /// [`try_acquire`](Self::try_acquire) with the place in line as a plain [`Ticket`]
+    /// ([`Ticket::NONE`] for a newcomer): what a retry token carries, so that it owns nothing.
+    /// A ticket handed out here is settled by a later grant or by [`give_up`](Self::give_up).
+    pub(crate) fn acquire(&self, ticket: Ticket, now: Duration) -> TicketAdmission {
         // Off (no throttle yet): every caller is granted, and no one holds a ticket.
-        if reservation.is_none() && !self.enabled.load(Ordering::Acquire) {
-            return Admission::Granted;
+        if ticket.is_none() && !self.enabled.load(Ordering::Acquire) {
+            return TicketAdmission::Granted;
         }
         let mut state = self.lock();
         if state.enabled {
             state.refill(now.as_secs_f64());
         }
-        let ahead = match &reservation {
-            Some(reservation) => reservation.ticket.saturating_sub(state.settled) as f64,
+        let ahead = match ticket.number() {
+            Some(number) => number.saturating_sub(state.settled) as f64,
             None => f64::from(state.waiting),
         };
         if !state.enabled || state.capacity - ahead >= PERMIT {
             if state.enabled {
                 state.capacity -= PERMIT;
             }
-            if let Some(mut reservation) = reservation {
-                // Settle the ticket here, under this lock, so that its drop does nothing.
-                reservation.limiter = None;
+            if !ticket.is_none() {
                 state.settle_ticket();
             }
-            return Admission::Granted;
+            return TicketAdmission::Granted;
         }
         let missing = ahead + PERMIT - state.capacity;
         let expected =
             Duration::try_from_secs_f64(missing / state.fill_rate).unwrap_or(Duration::MAX);
-        let reservation = reservation.unwrap_or_else(|| {
-            let ticket = state.issued;
+        let ticket = if ticket.is_none() {
+            let number = state.issued;
             state.issued += 1;
             state.waiting += 1;
-            Reservation {
-                limiter: Some(Arc::clone(self)),
-                ticket,
-            }
-        });
-        Admission::Wait {
+            Ticket::of(number)
+        } else {
+            ticket
+        };
+        TicketAdmission::Wait {
             wait: expected.min(MAX_SLEEP_BEFORE_RECHECK),
             expected,
-            reservation,
+            ticket,
+        }
+    }
+
+    /// Gives up the place `ticket` holds (a cancelled waiter); [`Ticket::NONE`] is ignored.
+    pub(crate) fn give_up(&self, ticket: Ticket) {
+        if !ticket.is_none() {
+            self.lock().settle_ticket();
         }
     }
 

@@ -9,7 +9,6 @@ use std::time::Duration;
 use tokio::time::{Instant, Sleep};
 
 use super::{OnRetry, Ready, RetryEvent};
-use crate::adaptive::Reservation;
 use crate::{
     ClassifyRetry, RetryAction, RetryError, RetryReason, RetryStrategy, RetryToken, SendPermit,
 };
@@ -30,8 +29,9 @@ use crate::{
 /// (one would make the compiler keep the outcome in the future's state, which measured about
 /// 10 ns per call in `benches/`).
 ///
-/// Dropping the loop (a cancelled call) settles its token: a retry granted but never sent gives
-/// its quota back, and a place among the rate limiter's waiters is given up.
+/// Dropping the loop (a cancelled call) settles its token: an attempt in flight is recorded as a
+/// failure, one not yet sent is abandoned (a retry's quota goes back, a place among the rate
+/// limiter's waiters is given up).
 ///
 /// ```
 /// use retry_core::{NoHook, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
@@ -59,9 +59,6 @@ pub struct RetryLoop<'s, S: RetryStrategy + ?Sized, C, H> {
     token: Option<RetryToken>,
     /// Whether the token's attempt has been sent (a retry not yet sent is refunded on drop).
     sent: bool,
-    /// The place in the rate limiter's line while waiting for a send permit (adaptive mode);
-    /// dropping it gives the place up.
-    place: Option<Reservation>,
     /// The timer of the waits: boxed on the call's first wait, reused after it.
     sleep: Option<Pin<Box<Sleep>>>,
 }
@@ -83,7 +80,6 @@ impl<'s, S: RetryStrategy + ?Sized, C, H> RetryLoop<'s, S, C, H> {
             on_retry,
             token: Some(strategy.acquire_initial_token()),
             sent: false,
-            place: None,
             sleep: None,
         }
     }
@@ -111,7 +107,7 @@ impl<'s, S: RetryStrategy + ?Sized, C, H> RetryLoop<'s, S, C, H> {
         if backoff && token.has_delay() {
             return Some(token.delay());
         }
-        match self.strategy.acquire_send_permit(token, &mut self.place) {
+        match self.strategy.acquire_send_permit(token) {
             SendPermit::Granted => {
                 self.sent = true;
                 None

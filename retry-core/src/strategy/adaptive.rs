@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use super::{RetryError, RetryStrategy, RetryToken, SendPermit, StandardStrategy, StrategyBuilder};
-use crate::adaptive::{Admission, Reservation};
+use crate::adaptive::{Ticket, TicketAdmission};
 use crate::clock::Nanos;
 use crate::observe::Counter;
 use crate::{RetryConfig, RetryReason, Scope};
@@ -25,7 +25,7 @@ use crate::{RetryConfig, RetryReason, Scope};
 ///
 /// let strategy = AdaptiveStrategy::new(RetryConfig::default());
 /// let mut token = strategy.acquire_initial_token();
-/// assert_eq!(strategy.acquire_send_permit(&mut token, &mut None), SendPermit::Granted);
+/// assert_eq!(strategy.acquire_send_permit(&mut token), SendPermit::Granted);
 /// let token = strategy.refresh_retry_token(token, &RetryReason::error(ErrorKind::Throttling)).unwrap();
 /// assert!(strategy.scope().limiter().is_enabled());
 /// # strategy.record_failure(token);
@@ -68,6 +68,16 @@ impl AdaptiveStrategy {
     /// ```
     pub fn config(&self) -> &RetryConfig {
         self.standard.config()
+    }
+
+    /// The scope whose quota, limiter and counters this strategy uses.
+    ///
+    /// ```
+    /// let s = retry_core::AdaptiveStrategy::new(retry_core::RetryConfig::default());
+    /// assert_eq!(s.scope().quota().level(), 500);
+    /// ```
+    pub fn scope(&self) -> &Scope {
+        self.standard.scope()
     }
 
     /// How long a retry sent after `delay` is expected to wait for its permit; with
@@ -113,46 +123,41 @@ impl RetryStrategy for AdaptiveStrategy {
     // Out of line: inlined into `ConfiguredStrategy`'s dispatch, the limiter's code would
     // weigh on the standard mode's success path.
     #[inline(never)]
-    fn acquire_send_permit(
-        &self,
-        token: &mut RetryToken,
-        place: &mut Option<Reservation>,
-    ) -> SendPermit {
+    fn acquire_send_permit(&self, token: &mut RetryToken) -> SendPermit {
         let limiter = self.scope().limiter();
-        if place.is_none() && !limiter.is_enabled() {
+        if token.ticket.is_none() && !limiter.is_enabled() {
             // No throttle yet: granted, without reading the clock. A send time of zero reads as
             // "before any rate reduction", which is exact: the limiter is off, so none happened.
             token.sent_at = Nanos::ZERO;
             return SendPermit::Granted;
         }
         let now = self.standard.now();
-        let wait = match limiter.try_acquire(place.take(), now) {
-            Admission::Granted => None,
-            Admission::Wait {
-                wait, reservation, ..
-            } => Some((wait, reservation)),
+        let (wait, ticket) = match limiter.acquire(token.ticket, now) {
+            TicketAdmission::Granted => {
+                token.ticket = Ticket::NONE;
+                token.sent_at = now.into();
+                return SendPermit::Granted;
+            }
+            TicketAdmission::Wait { wait, ticket, .. } => (wait, ticket),
         };
         let waited = Duration::from(token.permit_wait);
-        let sleep = match (wait, self.config().max_wait()) {
-            (None, _) => None,
-            (Some((wait, reservation)), None) => Some((wait, reservation)),
+        let sleep = match self.config().max_wait() {
+            None => wait,
             // An attempt that has waited max_wait is sent: its place in line is given up.
-            (Some((wait, reservation)), Some(max_wait)) => {
+            Some(max_wait) => {
                 let left = max_wait.saturating_sub(waited);
-                (!left.is_zero()).then(|| (wait.min(left), reservation))
+                if left.is_zero() {
+                    limiter.give_up(ticket);
+                    token.ticket = Ticket::NONE;
+                    token.sent_at = now.into();
+                    return SendPermit::Granted;
+                }
+                wait.min(left)
             }
         };
-        match sleep {
-            None => {
-                token.sent_at = now.into();
-                SendPermit::Granted
-            }
-            Some((sleep, reservation)) => {
-                token.permit_wait = waited.saturating_add(sleep).into();
-                *place = Some(reservation);
-                SendPermit::Wait(sleep)
-            }
-        }
+        token.ticket = ticket;
+        token.permit_wait = waited.saturating_add(sleep).into();
+        SendPermit::Wait(sleep)
     }
 
     fn refresh_retry_token(
@@ -172,16 +177,14 @@ impl RetryStrategy for AdaptiveStrategy {
     }
 
     fn record_failure(&self, token: RetryToken) {
+        self.scope().limiter().give_up(token.ticket);
         self.record_response(token.sent_at, false);
         self.standard.record_failure(token);
     }
 
     fn abandon(&self, token: RetryToken) {
+        self.scope().limiter().give_up(token.ticket);
         self.standard.abandon(token);
-    }
-
-    fn scope(&self) -> &Scope {
-        self.standard.scope()
     }
 }
 
@@ -204,7 +207,7 @@ mod tests {
             AdaptiveStrategy::from_builder(StandardStrategy::builder(config).clock(clock.clone()));
         let mut token = strategy.acquire_initial_token();
         assert_eq!(
-            strategy.acquire_send_permit(&mut token, &mut None),
+            strategy.acquire_send_permit(&mut token),
             SendPermit::Granted
         );
         // The throttle switches the bucket on, empty, filling at 0.5/s: a permit is 2 s away,
@@ -223,18 +226,17 @@ mod tests {
         assert_eq!(strategy.scope().stats().rate_limited, 1);
         // A new call's first attempt waits max_wait, then goes, giving up its place in line.
         let mut first = strategy.acquire_initial_token();
-        let mut place = None;
         assert_eq!(
-            strategy.acquire_send_permit(&mut first, &mut place),
+            strategy.acquire_send_permit(&mut first),
             SendPermit::Wait(Duration::from_millis(100))
         );
         assert_eq!(strategy.scope().limiter().stats().waiting, 1);
         clock.advance(Duration::from_millis(100));
         assert_eq!(
-            strategy.acquire_send_permit(&mut first, &mut place),
+            strategy.acquire_send_permit(&mut first),
             SendPermit::Granted
         );
-        assert!(place.is_none());
+        assert!(first.ticket.is_none());
         assert_eq!(strategy.scope().limiter().stats().waiting, 0);
         strategy.record_success(first);
     }

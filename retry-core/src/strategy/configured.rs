@@ -3,7 +3,6 @@
 use super::{
     AdaptiveStrategy, RetryError, RetryStrategy, RetryToken, SendPermit, StandardStrategy,
 };
-use crate::adaptive::Reservation;
 use crate::{RetryConfig, RetryMode, RetryReason, Scope};
 
 /// The strategy `config.mode()` names: standard or adaptive, chosen at run time (a
@@ -55,6 +54,18 @@ macro_rules! dispatch {
     };
 }
 
+impl ConfiguredStrategy {
+    /// The scope whose quota, limiter and counters this strategy uses.
+    ///
+    /// ```
+    /// let s = retry_core::strategy_for(retry_core::RetryConfig::default(), "docs-configured-scope");
+    /// assert_eq!(s.scope().name(), "docs-configured-scope");
+    /// ```
+    pub fn scope(&self) -> &Scope {
+        dispatch!(self.scope())
+    }
+}
+
 impl RetryStrategy for ConfiguredStrategy {
     #[inline(always)]
     fn acquire_initial_token(&self) -> RetryToken {
@@ -62,12 +73,8 @@ impl RetryStrategy for ConfiguredStrategy {
     }
 
     #[inline(always)]
-    fn acquire_send_permit(
-        &self,
-        token: &mut RetryToken,
-        place: &mut Option<Reservation>,
-    ) -> SendPermit {
-        dispatch!(self.acquire_send_permit(token, place))
+    fn acquire_send_permit(&self, token: &mut RetryToken) -> SendPermit {
+        dispatch!(self.acquire_send_permit(token))
     }
 
     fn refresh_retry_token(
@@ -89,9 +96,5 @@ impl RetryStrategy for ConfiguredStrategy {
 
     fn abandon(&self, token: RetryToken) {
         dispatch!(self.abandon(token))
-    }
-
-    fn scope(&self) -> &Scope {
-        dispatch!(self.scope())
     }
 }
