@@ -227,7 +227,7 @@ mod tests {
         clock.advance(Duration::from_secs(1));
         for at in [SECOND, 1500 * MILLI] {
             assert_eq!(policy.permit(&mut call, at), Permit::Wait(500 * MILLI));
-                        assert_eq!(waiting(&scope), 1, "one place, kept");
+            assert_eq!(waiting(&scope), 1, "one place, kept");
             clock.advance(Duration::from_millis(500));
         }
         assert_eq!(policy.permit(&mut call, 2 * SECOND), Permit::Granted);

@@ -346,18 +346,23 @@ fn capacity_stays_within_bounds_under_a_random_workload() {
                 Admission::Granted => grants += 1,
                 Admission::Wait { reservation, .. } => {
                     waits += 1;
-                    waiters.push(reservation);
+                    // At most 5 waiters hold on, so each asks again within WAITER_LEASE (the
+                    // others give up at once, as callers with a short max_wait do).
+                    if waiters.len() < 5 {
+                        waiters.push(reservation);
+                    }
                 }
             }
         } else if roll < 0.75 && !waiters.is_empty() {
-            let index = (random.next_f64() * waiters.len() as f64) as usize;
-            let reservation = waiters.swap_remove(index.min(waiters.len() - 1));
+            // The waiter that asked longest ago asks again (waiters sleep about as long).
+            let reservation = waiters.remove(0);
             match limiter.try_acquire(Some(reservation), now) {
                 Admission::Granted => grants += 1,
                 Admission::Wait { reservation, .. } => waiters.push(reservation),
             }
         } else if roll < 0.8 && !waiters.is_empty() {
-            drop(waiters.pop());
+            let index = (random.next_f64() * waiters.len() as f64) as usize;
+            drop(waiters.remove(index.min(waiters.len() - 1)));
         } else {
             limiter.record_response(random.next_f64() < 0.2, now, now);
         }
@@ -374,7 +379,9 @@ fn capacity_stays_within_bounds_under_a_random_workload() {
             stats.max_capacity
         );
         assert!(stats.fill_rate >= MIN_FILL_RATE, "step {step}");
-        assert_eq!(stats.waiting as usize, waiters.len(), "step {step}");
+        // A held place that has not asked for WAITER_LEASE may have lapsed (it is asked for
+        // again, at the end of the line, when its holder comes back).
+        assert!(stats.waiting as usize <= waiters.len(), "step {step}");
     }
     assert!(
         grants > 100 && waits > 100,
@@ -523,10 +530,7 @@ fn max_wait_caps_the_wait_of_a_granted_retry_whose_line_grew() {
     let mut first = strategy.acquire_initial_token();
     let mut second = strategy.acquire_initial_token();
     for token in [&mut first, &mut second] {
-        assert_eq!(
-            strategy.acquire_send_permit(token),
-            SendPermit::Granted
-        );
+        assert_eq!(strategy.acquire_send_permit(token), SendPermit::Granted);
     }
     // The first is throttled at 0.25 s: the bucket turns on with the 0.125 permits filled at
     // 0.5/s since 0. Its retry, 1 s later, would find 0.625: 0.75 s more, above max_wait.

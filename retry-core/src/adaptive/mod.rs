@@ -2,10 +2,12 @@
 //! `retries/adaptive.py`, the smithy-rs RFC "Implementing Adaptive Retry Behavior").
 
 mod cubic;
+mod line;
 mod measured_rate;
 mod rate_limiter;
 
 pub use cubic::{BETA, Cubic, SCALE_CONSTANT};
+pub use line::WAITER_LEASE;
 pub use measured_rate::{BUCKET_SECONDS, MeasuredRate, SMOOTH};
 pub use rate_limiter::{
     Admission, ClientRateLimiter, LimiterStats, MAX_SLEEP_BEFORE_RECHECK, MIN_CAPACITY,

@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
+use super::line::Line;
 use super::{Cubic, MeasuredRate};
 
 /// The lowest fill rate, in permits per second. Source: the AWS SDKs (`MIN_FILL_RATE = 0.5`).
@@ -31,7 +32,10 @@ pub const MAX_SLEEP_BEFORE_RECHECK: Duration = Duration::from_millis(500);
 ///
 /// Waiting callers are served first come, first served: each gets a ticket, a newcomer is granted
 /// only permits beyond those owed to the waiters, and a returning waiter only those beyond the
-/// waiters ahead of it. A waiter sleeps at most [`MAX_SLEEP_BEFORE_RECHECK`] between checks.
+/// waiters ahead of it, counted in the line itself, so the order holds whoever gives up. A
+/// waiter sleeps at most [`MAX_SLEEP_BEFORE_RECHECK`] between checks; one that has not asked
+/// for [`WAITER_LEASE`] (its holder gone without giving the place up) leaves the line when it
+/// reaches its head, and should it come back, queues again at the end.
 ///
 /// All methods take the current time so that the limiter can run on any clock.
 ///
@@ -55,20 +59,15 @@ pub struct ClientRateLimiter {
     enabled: AtomicBool,
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct LimiterState {
     enabled: bool,
     fill_rate: f64,
     max_capacity: f64,
     capacity: f64,
     last_refill: f64,
-    /// Callers holding a ticket, each owed one permit.
-    waiting: u32,
-    /// Tickets handed out so far: the next ticket's number.
-    issued: u64,
-    /// Tickets settled (granted or given up) so far. Tickets are mostly settled in order, so a
-    /// waiter's place in the queue is `ticket - settled`; the oldest waiter's is never above 0.
-    settled: u64,
+    /// The callers waiting for a permit, oldest first, each owed one permit.
+    line: Line,
     measured: MeasuredRate,
     cubic: Cubic,
 }
@@ -143,7 +142,7 @@ impl Ticket {
     /// No place in line.
     pub(crate) const NONE: Ticket = Ticket(0);
 
-    fn of(number: u64) -> Self {
+    pub(super) fn of(number: u64) -> Self {
         Ticket(number + 1)
     }
 
@@ -151,7 +150,7 @@ impl Ticket {
         self.0 == 0
     }
 
-    fn number(self) -> Option<u64> {
+    pub(super) fn number(self) -> Option<u64> {
         self.0.checked_sub(1)
     }
 }
@@ -217,9 +216,7 @@ impl ClientRateLimiter {
                 max_capacity: MIN_CAPACITY,
                 capacity: 0.0,
                 last_refill: now,
-                waiting: 0,
-                issued: 0,
-                settled: 0,
+                line: Line::default(),
                 measured: MeasuredRate::new(now),
                 cubic: Cubic::new(now),
             }),
@@ -285,32 +282,31 @@ impl ClientRateLimiter {
             return TicketAdmission::Granted;
         }
         let mut state = self.lock();
+        let now = now.as_secs_f64();
         if state.enabled {
-            state.refill(now.as_secs_f64());
+            state.refill(now);
         }
-        let ahead = match ticket.number() {
-            Some(number) => number.saturating_sub(state.settled) as f64,
-            None => f64::from(state.waiting),
-        };
-        if !state.enabled || state.capacity - ahead >= PERMIT {
+        state.line.expire(now);
+        let place = ticket
+            .number()
+            .and_then(|number| state.line.find(number, now));
+        // A newcomer, or a waiter whose place lapsed, queues behind everyone waiting.
+        let ahead = place.unwrap_or(state.line.len());
+        if !state.enabled || state.capacity - ahead as f64 >= PERMIT {
             if state.enabled {
                 state.capacity -= PERMIT;
             }
-            if !ticket.is_none() {
-                state.settle_ticket();
+            if let Some(index) = place {
+                state.line.remove(index);
             }
             return TicketAdmission::Granted;
         }
-        let missing = ahead + PERMIT - state.capacity;
+        let missing = ahead as f64 + PERMIT - state.capacity;
         let expected =
             Duration::try_from_secs_f64(missing / state.fill_rate).unwrap_or(Duration::MAX);
-        let ticket = if ticket.is_none() {
-            let number = state.issued;
-            state.issued += 1;
-            state.waiting += 1;
-            Ticket::of(number)
-        } else {
-            ticket
+        let ticket = match place {
+            Some(_) => ticket,
+            None => state.line.join(now),
         };
         TicketAdmission::Wait {
             wait: expected.min(MAX_SLEEP_BEFORE_RECHECK),
@@ -321,8 +317,8 @@ impl ClientRateLimiter {
 
     /// Gives up the place `ticket` holds (a cancelled waiter); [`Ticket::NONE`] is ignored.
     pub(crate) fn give_up(&self, ticket: Ticket) {
-        if !ticket.is_none() {
-            self.lock().settle_ticket();
+        if let Some(number) = ticket.number() {
+            self.lock().line.leave(number);
         }
     }
 
@@ -347,7 +343,7 @@ impl ClientRateLimiter {
         let state = self.lock();
         let elapsed = (at.as_secs_f64() - state.last_refill).max(0.0);
         let capacity = (state.capacity + elapsed * state.fill_rate).min(state.max_capacity);
-        let missing = f64::from(state.waiting) + PERMIT - capacity;
+        let missing = state.line.len() as f64 + PERMIT - capacity;
         if missing <= 0.0 {
             return Duration::ZERO;
         }
@@ -421,7 +417,7 @@ impl ClientRateLimiter {
             capacity: state.capacity,
             max_capacity: state.max_capacity,
             measured_rate: state.measured.rate(),
-            waiting: state.waiting,
+            waiting: u32::try_from(state.line.len()).unwrap_or(u32::MAX),
         }
     }
 
@@ -433,11 +429,6 @@ impl ClientRateLimiter {
 }
 
 impl LimiterState {
-    fn settle_ticket(&mut self) {
-        self.waiting = self.waiting.saturating_sub(1);
-        self.settled += 1;
-    }
-
     fn refill(&mut self, now: f64) {
         if now > self.last_refill {
             let added = (now - self.last_refill) * self.fill_rate;
