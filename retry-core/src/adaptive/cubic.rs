@@ -66,7 +66,8 @@ impl Cubic {
     /// assert!((cubic.on_success(0.0) - 7.0).abs() < 1e-9);
     /// ```
     pub fn on_success(&self, now: f64) -> f64 {
-        let dt = now - self.last_throttle_time - self.time_window;
+        // A clock that stepped back reads as no time since the throttle.
+        let dt = (now - self.last_throttle_time).max(0.0) - self.time_window;
         SCALE_CONSTANT * dt.powi(3) + self.last_max_rate
     }
 

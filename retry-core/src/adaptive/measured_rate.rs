@@ -55,7 +55,10 @@ impl MeasuredRate {
     pub fn record(&mut self, now: f64) {
         let bucket = bucket_of(now);
         self.count += 1;
-        if bucket > self.last_bucket {
+        if bucket < self.last_bucket {
+            // The clock stepped back: go on counting from the earlier bucket.
+            self.last_bucket = bucket;
+        } else if bucket > self.last_bucket {
             let rate = self.count as f64 / (bucket - self.last_bucket);
             self.measured = rate * SMOOTH + self.measured * (1.0 - SMOOTH);
             self.count = 0;

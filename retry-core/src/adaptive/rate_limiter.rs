@@ -68,6 +68,8 @@ struct LimiterState {
     last_refill: f64,
     /// The callers waiting for a permit, oldest first, each owed one permit.
     line: Line,
+    /// The limiter's own time: the clock's, made monotonic (see [`LimiterState::time`]).
+    time: MonotonicTime,
     measured: MeasuredRate,
     cubic: Cubic,
 }
@@ -217,6 +219,7 @@ impl ClientRateLimiter {
                 capacity: 0.0,
                 last_refill: now,
                 line: Line::default(),
+                time: MonotonicTime::new(now),
                 measured: MeasuredRate::new(now),
                 cubic: Cubic::new(now),
             }),
@@ -282,7 +285,7 @@ impl ClientRateLimiter {
             return TicketAdmission::Granted;
         }
         let mut state = self.lock();
-        let now = now.as_secs_f64();
+        let now = state.time.at(now);
         if state.enabled {
             state.refill(now);
         }
@@ -341,7 +344,7 @@ impl ClientRateLimiter {
             return Duration::ZERO;
         }
         let state = self.lock();
-        let elapsed = (at.as_secs_f64() - state.last_refill).max(0.0);
+        let elapsed = (state.time.earlier(at) - state.last_refill).max(0.0);
         let capacity = (state.capacity + elapsed * state.fill_rate).min(state.max_capacity);
         let missing = state.line.len() as f64 + PERMIT - capacity;
         if missing <= 0.0 {
@@ -370,11 +373,12 @@ impl ClientRateLimiter {
     /// assert_eq!(limiter.stats().fill_rate, 0.5); // nothing measured yet: the minimum
     /// ```
     pub fn record_response(&self, throttled: bool, sent_at: Duration, now: Duration) {
-        let now = now.as_secs_f64();
         let mut state = self.lock();
+        let now = state.time.at(now);
+        let sent_at = state.time.earlier(sent_at);
         state.measured.record(now);
         let measured = state.measured.rate();
-        let already_reduced = sent_at.as_secs_f64() < state.cubic.last_throttle_time();
+        let already_reduced = sent_at < state.cubic.last_throttle_time();
         if throttled && state.enabled && already_reduced {
             return;
         }
@@ -425,6 +429,54 @@ impl ClientRateLimiter {
     /// panic elsewhere while it was held) is safe to keep using.
     fn lock(&self) -> MutexGuard<'_, LimiterState> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// A clock reading this much earlier than the latest one the limiter saw is a step back of the
+/// clock (the limiter's time then goes on from the latest); a smaller one is a caller that read
+/// the clock before another took the lock (an overlap of that caller's time, not a step).
+const STEP_BACK: Duration = Duration::from_secs(1);
+
+/// The clock's time in seconds, made monotonic: a reading earlier than the latest one seen
+/// (a process-wide scope used from a new runtime whose paused clock reads earlier, a clock
+/// stepped back) is taken as no time passing, and later readings go on from the latest by the
+/// clock's own steps. Without it, refill, the measured rate's buckets and CUBIC's curve would
+/// freeze until the clock caught up (issue 9.3: an hour of virtual time in a test suite).
+#[derive(Debug, Clone, Copy)]
+struct MonotonicTime {
+    /// Added to every clock reading.
+    offset: f64,
+    /// The latest time handed out.
+    latest: f64,
+}
+
+impl MonotonicTime {
+    fn new(now: f64) -> Self {
+        Self {
+            offset: 0.0,
+            latest: now,
+        }
+    }
+
+    /// The limiter's time for the clock reading `now`, never earlier than the previous one.
+    fn at(&mut self, now: Duration) -> f64 {
+        let time = now.as_secs_f64() + self.offset;
+        if time < self.latest {
+            // A little earlier: a caller that read the clock before another one took the lock.
+            // Its time is the latest, and the clock is not shifted (that would add time).
+            if self.latest - time > STEP_BACK.as_secs_f64() {
+                self.offset += self.latest - time;
+            }
+            return self.latest;
+        }
+        self.latest = time;
+        time
+    }
+
+    /// The limiter's time for an earlier reading `then` (a send time, a time to come): shifted
+    /// like the readings, without moving the limiter's time.
+    fn earlier(&self, then: Duration) -> f64 {
+        then.as_secs_f64() + self.offset
     }
 }
 
