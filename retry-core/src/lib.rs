@@ -59,6 +59,7 @@ mod sync;
 #[path = "private.rs"]
 pub mod __private;
 
+pub use adaptive::{LoadShed, ShedReason};
 pub use backoff::{Backoff, ExponentialBackoff};
 pub use classify::{
     ClassifierChain, ClassifierPriority, ClassifyRetry, ErrorCodeClassifier, ErrorKind,
@@ -73,8 +74,8 @@ pub use config::{
     RetryModeParseError, RetryPreset, RetryPresetParseError, defaults, parse_duration,
 };
 pub use driver::{
-    AttemptTimeout, NoAttemptTimeout, NoHook, OnRetry, Ready, Retry, RetryEvent, RetryLoop, retry,
-    with_attempt_timeout,
+    AttemptTimeout, NoAttemptTimeout, NoHook, OnRetry, Ready, Retry, RetryEvent, RetryLoop,
+    TryReady, retry, retry_or_shed, with_attempt_timeout,
 };
 pub use info::{Fault, RetryInfo, RetrySafety};
 pub use jitter::{Jitter, JitterParseError};

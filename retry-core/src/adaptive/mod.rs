@@ -5,6 +5,7 @@ mod cubic;
 mod line;
 mod measured_rate;
 mod rate_limiter;
+mod shed;
 
 pub use cubic::{BETA, Cubic, SCALE_CONSTANT};
 pub use line::WAITER_LEASE;
@@ -14,3 +15,4 @@ pub use rate_limiter::{
     MIN_FILL_RATE, Reservation,
 };
 pub(crate) use rate_limiter::{Ticket, TicketAdmission};
+pub use shed::{LoadShed, ShedReason};

@@ -5,7 +5,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
 use super::RetryLoop;
-use crate::RetryStrategy;
+use crate::{LoadShed, RetryStrategy};
 
 /// Waits until the loop's next attempt may be sent: its backoff, then each wait the strategy
 /// asks for before granting the send permit. Returned by [`RetryLoop::ready`].
@@ -71,5 +71,51 @@ impl<S: RetryStrategy + ?Sized, C, H> std::fmt::Debug for Ready<'_, '_, S, C, H>
             .field("backoff_considered", &self.backoff_considered)
             .field("sleeping", &self.sleeping)
             .finish_non_exhaustive()
+    }
+}
+
+/// [`Ready`] for a caller that can return a refusal, returned by [`RetryLoop::try_ready`]:
+/// completes at once with the [`LoadShed`] when the strategy shed the call, otherwise as
+/// [`Ready`].
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+/// use retry_core::{NoHook, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
+/// let strategy = StandardStrategy::new(RetryConfig::default());
+/// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
+/// let ready: retry_core::TryReady<'_, '_, _, _, _> = retry.try_ready();
+/// assert!(ready.await.is_ok());
+/// # }
+/// ```
+#[must_use = "futures do nothing unless you `.await` or poll them"]
+pub struct TryReady<'r, 's, S: RetryStrategy + ?Sized, C, H> {
+    shed: Option<LoadShed>,
+    ready: Ready<'r, 's, S, C, H>,
+}
+
+impl<'r, 's, S: RetryStrategy + ?Sized, C, H> TryReady<'r, 's, S, C, H> {
+    pub(super) fn new(shed: Option<LoadShed>, ready: Ready<'r, 's, S, C, H>) -> Self {
+        Self { shed, ready }
+    }
+}
+
+impl<S: RetryStrategy + ?Sized, C, H> Future for TryReady<'_, '_, S, C, H> {
+    type Output = Result<(), LoadShed>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        if let Some(shed) = this.shed.take() {
+            return Poll::Ready(Err(shed));
+        }
+        Pin::new(&mut this.ready).poll(cx).map(Ok)
+    }
+}
+
+impl<S: RetryStrategy + ?Sized, C, H> std::fmt::Debug for TryReady<'_, '_, S, C, H> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TryReady")
+            .field("shed", &self.shed)
+            .field("ready", &self.ready)
+            .finish()
     }
 }

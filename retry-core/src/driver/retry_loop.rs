@@ -8,9 +8,10 @@ use std::time::Duration;
 
 use tokio::time::{Instant, Sleep};
 
-use super::{OnRetry, Ready, RetryEvent};
+use super::{OnRetry, Ready, RetryEvent, TryReady};
 use crate::{
-    ClassifyRetry, RetryAction, RetryError, RetryReason, RetryStrategy, RetryToken, SendPermit,
+    ClassifyRetry, LoadShed, RetryAction, RetryError, RetryReason, RetryStrategy, RetryToken,
+    SendPermit,
 };
 
 /// The state of one call between its attempts.
@@ -97,6 +98,42 @@ impl<'s, S: RetryStrategy + ?Sized, C, H> RetryLoop<'s, S, C, H> {
     /// ```
     pub fn ready(&mut self) -> Ready<'_, 's, S, C, H> {
         Ready::new(self)
+    }
+
+    /// [`ready`](Self::ready) for a caller that can return a refusal: before a first attempt
+    /// waits for its send permit, the strategy may [`shed`](RetryStrategy::shed) the call
+    /// (adaptive mode, when the permit is expected after the deadline or later than
+    /// `max_wait`). Then no attempt is made: the future completes with the [`LoadShed`] at once,
+    /// the call's token is abandoned, and a later [`finish`](Self::finish) ends the call. The
+    /// caller returns the refusal as its own error (a tower layer as its service error).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// use retry_core::{LoadShed, NoHook, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
+    /// let strategy = StandardStrategy::new(RetryConfig::default());
+    /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
+    /// let ready: Result<(), LoadShed> = retry.try_ready().await;
+    /// assert!(ready.is_ok(), "standard mode never sheds");
+    /// # }
+    /// ```
+    pub fn try_ready(&mut self) -> TryReady<'_, 's, S, C, H> {
+        let shed = self.shed();
+        TryReady::new(shed, Ready::new(self))
+    }
+
+    /// Asks the strategy whether to shed the call before its first attempt; a shed call's
+    /// token is abandoned (nothing was sent).
+    fn shed(&mut self) -> Option<LoadShed> {
+        let token = self.token.as_ref()?;
+        if self.sent || token.attempt() != 1 {
+            return None;
+        }
+        let shed = self.strategy.shed(token)?;
+        if let Some(token) = RetryToken::take(&mut self.token) {
+            self.strategy.abandon(token);
+        }
+        tracing::debug!(target: "retry_core", reason = shed.reason().as_str(), "{shed}");
+        Some(shed)
     }
 
     /// The next wait before the attempt may be sent, `None` once it may: first its backoff

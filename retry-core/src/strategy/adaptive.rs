@@ -6,7 +6,7 @@ use super::{RetryError, RetryStrategy, RetryToken, SendPermit, StandardStrategy,
 use crate::adaptive::{Ticket, TicketAdmission};
 use crate::clock::Nanos;
 use crate::observe::Counter;
-use crate::{RetryConfig, RetryReason, Scope};
+use crate::{LoadShed, RetryConfig, RetryReason, Scope, ShedReason};
 
 /// Adaptive mode (the AWS SDKs' `adaptive` retry mode): [`StandardStrategy`] plus a send permit
 /// from the scope's [`ClientRateLimiter`](crate::adaptive::ClientRateLimiter) before every attempt.
@@ -97,6 +97,38 @@ impl AdaptiveStrategy {
         }
     }
 
+    /// [`shed`](RetryStrategy::shed) once the limiter is on: the permit's expected wait against
+    /// the time left before the deadline and `max_wait`, whichever is shorter.
+    #[inline(never)]
+    fn shed_first_attempt(&self, token: &RetryToken) -> Option<LoadShed> {
+        let now = self.standard.now();
+        let deadline = self.config().timeout().map(|timeout| {
+            let elapsed = now.saturating_sub(token.started_at.into());
+            (timeout.saturating_sub(elapsed), ShedReason::Deadline)
+        });
+        let max_wait = self
+            .config()
+            .max_wait()
+            .map(|max_wait| (max_wait, ShedReason::MaxWait));
+        let (limit, reason) = match (deadline, max_wait) {
+            (Some(deadline), Some(max_wait)) => {
+                if deadline.0 <= max_wait.0 {
+                    deadline
+                } else {
+                    max_wait
+                }
+            }
+            (Some(only), None) | (None, Some(only)) => only,
+            (None, None) => return None,
+        };
+        let expected = self.scope().limiter().expected_wait(now);
+        if expected <= limit {
+            return None;
+        }
+        self.scope().count(Counter::RateLimited);
+        Some(LoadShed::new(expected, limit, reason))
+    }
+
     #[inline(never)]
     /// Feeds the response to an attempt sent at `sent_at` to the limiter. Takes the time, not
     /// the token, so that the success path never needs the token's address (a copy).
@@ -174,6 +206,16 @@ impl RetryStrategy for AdaptiveStrategy {
     fn record_success(&self, token: RetryToken) {
         self.record_response(token.sent_at, false);
         self.standard.record_success(token);
+    }
+
+    fn shed(&self, token: &RetryToken) -> Option<LoadShed> {
+        // Only a first attempt not yet waiting, and only once a throttle switched the limiter
+        // on: no clock read before that.
+        let limiter = self.scope().limiter();
+        if token.attempt != 1 || !token.ticket.is_none() || !limiter.is_enabled() {
+            return None;
+        }
+        self.shed_first_attempt(token)
     }
 
     fn record_failure(&self, token: RetryToken) {

@@ -3,7 +3,7 @@
 use super::{
     AdaptiveStrategy, RetryError, RetryStrategy, RetryToken, SendPermit, StandardStrategy,
 };
-use crate::{RetryConfig, RetryMode, RetryReason, Scope};
+use crate::{LoadShed, RetryConfig, RetryMode, RetryReason, Scope};
 
 /// The strategy `config.mode()` names: standard or adaptive, chosen at run time (a
 /// configuration read from the environment) yet dispatched without a virtual call, so that the
@@ -88,6 +88,10 @@ impl RetryStrategy for ConfiguredStrategy {
     #[inline(always)]
     fn record_success(&self, token: RetryToken) {
         dispatch!(self.record_success(token))
+    }
+
+    fn shed(&self, token: &RetryToken) -> Option<LoadShed> {
+        dispatch!(self.shed(token))
     }
 
     fn record_failure(&self, token: RetryToken) {

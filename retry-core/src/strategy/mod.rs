@@ -16,7 +16,7 @@ pub use error::RetryError;
 pub use standard::{StandardStrategy, StrategyBuilder};
 pub use token::RetryToken;
 
-use crate::RetryReason;
+use crate::{LoadShed, RetryReason};
 
 /// Whether an attempt may be sent now.
 ///
@@ -141,6 +141,16 @@ pub trait RetryStrategy: Send + Sync + fmt::Debug {
         SendPermit::Granted
     }
 
+    /// Whether to refuse the call before the token's first attempt, asked by the drivers whose
+    /// caller can return the refusal ([`RetryLoop::try_ready`](crate::RetryLoop::try_ready),
+    /// [`Retry::run_or_shed`](crate::Retry::run_or_shed)) before it waits for a send permit.
+    /// Default: never. Adaptive mode refuses a first attempt whose permit is expected after
+    /// the call's deadline or later than `max_wait`; the driver then abandons the token.
+    fn shed(&self, token: &RetryToken) -> Option<LoadShed> {
+        let _ = token;
+        None
+    }
+
     /// The call failed with an outcome that is not retried, or was dropped while an attempt
     /// was in flight. Default: nothing to record.
     fn record_failure(&self, token: RetryToken) {
@@ -175,6 +185,9 @@ macro_rules! delegate_strategy {
             }
             fn acquire_send_permit(&self, token: &mut RetryToken) -> SendPermit {
                 (**self).acquire_send_permit(token)
+            }
+            fn shed(&self, token: &RetryToken) -> Option<LoadShed> {
+                (**self).shed(token)
             }
             fn record_failure(&self, token: RetryToken) {
                 (**self).record_failure(token)
