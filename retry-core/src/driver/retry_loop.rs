@@ -117,13 +117,22 @@ impl<'s, S: RetryStrategy + ?Sized, C, H> RetryLoop<'s, S, C, H> {
     /// # }
     /// ```
     pub fn try_ready(&mut self) -> TryReady<'_, 's, S, C, H> {
-        let shed = self.shed();
+        let shed = self.try_shed();
         TryReady::new(shed, Ready::new(self))
     }
 
-    /// Asks the strategy whether to shed the call before its first attempt; a shed call's
-    /// token is abandoned (nothing was sent).
-    fn shed(&mut self) -> Option<LoadShed> {
+    /// For a driver that keeps its own time (a simulator, a service layer with its own
+    /// timer), the synchronous part of [`try_ready`](Self::try_ready): asks the strategy whether
+    /// to shed the call before its first attempt; a shed call's token is abandoned (nothing was
+    /// sent). `None` once the first attempt waited or was sent.
+    ///
+    /// ```
+    /// use retry_core::{NoHook, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
+    /// let strategy = StandardStrategy::new(RetryConfig::default());
+    /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
+    /// assert!(retry.try_shed().is_none());
+    /// ```
+    pub fn try_shed(&mut self) -> Option<LoadShed> {
         let token = self.token.as_ref()?;
         if self.sent || token.attempt() != 1 {
             return None;
@@ -136,10 +145,24 @@ impl<'s, S: RetryStrategy + ?Sized, C, H> RetryLoop<'s, S, C, H> {
         Some(shed)
     }
 
-    /// The next wait before the attempt may be sent, `None` once it may: first its backoff
-    /// (when `backoff` is asked for), then each wait the strategy asks for before its permit.
+    /// For a driver that keeps its own time, the synchronous part of [`ready`](Self::ready):
+    /// the next wait before the attempt may be sent, `None` once it may (the attempt then counts
+    /// as sent). Ask with `backoff` first after [`new`](Self::new) and after each `finish` that
+    /// retries, which returns the retry's backoff if it has one; then without it after each
+    /// wait, which asks the strategy for the send permit. `None` too once the call is over.
+    ///
+    /// ```
+    /// use retry_core::{NoHook, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
+    /// let strategy = StandardStrategy::new(RetryConfig::default());
+    /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
+    /// assert_eq!(retry.next_wait(true), None); // the first attempt: send it now
+    /// let reset: Result<(), std::io::Error> = Err(std::io::ErrorKind::ConnectionReset.into());
+    /// assert!(retry.finish(&reset).is_continue());
+    /// assert!(retry.next_wait(true).is_some()); // the retry's backoff
+    /// assert_eq!(retry.next_wait(false), None); // then its permit: standard mode grants
+    /// ```
     #[inline(always)]
-    pub(super) fn next_wait(&mut self, backoff: bool) -> Option<Duration> {
+    pub fn next_wait(&mut self, backoff: bool) -> Option<Duration> {
         let token = self.token.as_mut()?;
         if backoff && token.has_delay() {
             return Some(token.delay());
