@@ -450,10 +450,11 @@ impl<'a> Engine<'a> {
         let now = self.now;
         let call = &mut self.calls[slot as usize];
         let backoff = std::mem::replace(&mut call.backoff_pending, false);
-        let first_ask = backoff && call.attempts == 0;
         match call.token.as_mut() {
             Some(Token::Ours(retry)) => {
-                if first_ask && retry.try_shed().is_some() {
+                // Before the first attempt waits for its permit and after each of its waits,
+                // as `RetryLoop::try_ready` does.
+                if call.attempts == 0 && retry.try_shed().is_some() {
                     return Permit::Refused;
                 }
                 match retry.next_wait(backoff) {

@@ -170,3 +170,26 @@ async fn the_attempt_timeout_variant_and_the_loop_shed_too() {
     drop(retry);
     assert_eq!(strategy.scope().stats().limiter.waiting, 0);
 }
+
+#[test]
+fn timeouts_lower_the_rate_only_when_asked_to() {
+    use retry_core::adaptive::CongestionSignals;
+    let timeout = RetryReason::error(ErrorKind::Timeout);
+    let aws = AdaptiveStrategy::new(RetryConfig::default());
+    let token = aws.acquire_initial_token();
+    let token = aws.refresh_retry_token(token, &timeout).expect("retried");
+    aws.abandon(token);
+    assert!(
+        !aws.scope().limiter().is_enabled(),
+        "the default: throttling only"
+    );
+    let tcp = AdaptiveStrategy::new(RetryConfig::default())
+        .congestion(CongestionSignals::ThrottlingAndTimeouts);
+    let token = tcp.acquire_initial_token();
+    let token = tcp.refresh_retry_token(token, &timeout).expect("retried");
+    tcp.abandon(token);
+    assert!(
+        tcp.scope().limiter().is_enabled(),
+        "a timeout is congestion"
+    );
+}

@@ -78,6 +78,11 @@ impl Line {
         }
     }
 
+    /// The place of ticket `number`, without renewing its lease.
+    pub(crate) fn place(&self, number: u64) -> Option<usize> {
+        self.index(number)
+    }
+
     fn index(&self, number: u64) -> Option<usize> {
         self.waiters
             .binary_search_by_key(&number, |waiter| waiter.number)

@@ -1,12 +1,15 @@
 //! Adaptive mode's client-side rate limiting, after the AWS SDKs' adaptive retry mode (botocore's
 //! `retries/adaptive.py`, the smithy-rs RFC "Implementing Adaptive Retry Behavior").
 
+mod congestion;
 mod cubic;
 mod line;
 mod measured_rate;
 mod rate_limiter;
 mod shed;
+mod throttle_share;
 
+pub use congestion::CongestionSignals;
 pub use cubic::{BETA, Cubic, SCALE_CONSTANT};
 pub use line::WAITER_LEASE;
 pub use measured_rate::{BUCKET_SECONDS, MeasuredRate, SMOOTH};
@@ -16,3 +19,6 @@ pub use rate_limiter::{
 };
 pub(crate) use rate_limiter::{Ticket, TicketAdmission};
 pub use shed::{LoadShed, ShedReason};
+pub use throttle_share::{
+    RATE_INDEPENDENT_AFTER, SHARE_WEIGHT, STEADY_SHARE, ThrottleShare, WORSE_SHARE,
+};

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use super::line::Line;
-use super::{Cubic, MeasuredRate};
+use super::{Cubic, MeasuredRate, ThrottleShare};
 
 /// The lowest fill rate, in permits per second. Source: the AWS SDKs (`MIN_FILL_RATE = 0.5`).
 pub const MIN_FILL_RATE: f64 = 0.5;
@@ -72,6 +72,7 @@ struct LimiterState {
     time: MonotonicTime,
     measured: MeasuredRate,
     cubic: Cubic,
+    throttle_share: ThrottleShare,
 }
 
 /// The answer to a request for a send permit.
@@ -222,6 +223,7 @@ impl ClientRateLimiter {
                 time: MonotonicTime::new(now),
                 measured: MeasuredRate::new(now),
                 cubic: Cubic::new(now),
+                throttle_share: ThrottleShare::default(),
             }),
             enabled: AtomicBool::new(false),
         })
@@ -340,13 +342,23 @@ impl ClientRateLimiter {
     /// assert_eq!(limiter.expected_wait(Duration::from_secs(5)), Duration::ZERO);
     /// ```
     pub fn expected_wait(&self, at: Duration) -> Duration {
+        self.expected_wait_of(Ticket::NONE, at)
+    }
+
+    /// How long the holder of `ticket` (or a newcomer, for [`Ticket::NONE`]) would wait at `at`
+    /// for its permit if the fill rate stays as it is. Reserves nothing.
+    pub(crate) fn expected_wait_of(&self, ticket: Ticket, at: Duration) -> Duration {
         if !self.is_enabled() {
             return Duration::ZERO;
         }
         let state = self.lock();
         let elapsed = (state.time.earlier(at) - state.last_refill).max(0.0);
         let capacity = (state.capacity + elapsed * state.fill_rate).min(state.max_capacity);
-        let missing = state.line.len() as f64 + PERMIT - capacity;
+        let ahead = ticket
+            .number()
+            .and_then(|number| state.line.place(number))
+            .unwrap_or(state.line.len());
+        let missing = ahead as f64 + PERMIT - capacity;
         if missing <= 0.0 {
             return Duration::ZERO;
         }
@@ -380,8 +392,15 @@ impl ClientRateLimiter {
         let measured = state.measured.rate();
         let already_reduced = sent_at < state.cubic.last_throttle_time();
         if throttled && state.enabled && already_reduced {
+            state.throttle_share.record(true);
             return;
         }
+        // A throttle that sending slower did not make rarer (a hot key) holds the rate.
+        // The share before this response: a throttle just recorded would always look like a rise.
+        let rate_in_use = state.fill_rate.min(measured);
+        let lower = !state.enabled || state.throttle_share.should_lower_rate(rate_in_use);
+        state.throttle_share.record(throttled);
+        let throttled = throttled && lower;
         let new_rate = if throttled {
             let rate_to_use = if state.enabled {
                 measured.min(state.fill_rate)

@@ -75,8 +75,8 @@ impl<S: RetryStrategy + ?Sized, C, H> std::fmt::Debug for Ready<'_, '_, S, C, H>
 }
 
 /// [`Ready`] for a caller that can return a refusal, returned by [`RetryLoop::try_ready`]:
-/// completes at once with the [`LoadShed`] when the strategy shed the call, otherwise as
-/// [`Ready`].
+/// before the first attempt waits for its send permit, and after each of its waits, the
+/// strategy may shed the call; the future then completes with the [`LoadShed`].
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
@@ -89,13 +89,18 @@ impl<S: RetryStrategy + ?Sized, C, H> std::fmt::Debug for Ready<'_, '_, S, C, H>
 /// ```
 #[must_use = "futures do nothing unless you `.await` or poll them"]
 pub struct TryReady<'r, 's, S: RetryStrategy + ?Sized, C, H> {
-    shed: Option<LoadShed>,
-    ready: Ready<'r, 's, S, C, H>,
+    retry: &'r mut RetryLoop<'s, S, C, H>,
+    backoff_considered: bool,
+    sleeping: bool,
 }
 
 impl<'r, 's, S: RetryStrategy + ?Sized, C, H> TryReady<'r, 's, S, C, H> {
-    pub(super) fn new(shed: Option<LoadShed>, ready: Ready<'r, 's, S, C, H>) -> Self {
-        Self { shed, ready }
+    pub(super) fn new(retry: &'r mut RetryLoop<'s, S, C, H>) -> Self {
+        Self {
+            retry,
+            backoff_considered: false,
+            sleeping: false,
+        }
     }
 }
 
@@ -104,18 +109,29 @@ impl<S: RetryStrategy + ?Sized, C, H> Future for TryReady<'_, '_, S, C, H> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
-        if let Some(shed) = this.shed.take() {
-            return Poll::Ready(Err(shed));
+        loop {
+            if this.sleeping {
+                ready!(this.retry.poll_sleep(cx));
+                this.sleeping = false;
+            }
+            if let Some(shed) = this.retry.try_shed() {
+                return Poll::Ready(Err(shed));
+            }
+            let backoff = !std::mem::replace(&mut this.backoff_considered, true);
+            let Some(wait) = this.retry.next_wait(backoff) else {
+                return Poll::Ready(Ok(()));
+            };
+            this.retry.start_sleep(wait);
+            this.sleeping = true;
         }
-        Pin::new(&mut this.ready).poll(cx).map(Ok)
     }
 }
 
 impl<S: RetryStrategy + ?Sized, C, H> std::fmt::Debug for TryReady<'_, '_, S, C, H> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TryReady")
-            .field("shed", &self.shed)
-            .field("ready", &self.ready)
-            .finish()
+            .field("backoff_considered", &self.backoff_considered)
+            .field("sleeping", &self.sleeping)
+            .finish_non_exhaustive()
     }
 }

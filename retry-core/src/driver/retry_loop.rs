@@ -101,9 +101,9 @@ impl<'s, S: RetryStrategy + ?Sized, C, H> RetryLoop<'s, S, C, H> {
     }
 
     /// [`ready`](Self::ready) for a caller that can return a refusal: before a first attempt
-    /// waits for its send permit, the strategy may [`shed`](RetryStrategy::shed) the call
-    /// (adaptive mode, when the permit is expected after the deadline or later than
-    /// `max_wait`). Then no attempt is made: the future completes with the [`LoadShed`] at once,
+    /// waits for its send permit and after each of its waits, the strategy may
+    /// [`shed`](RetryStrategy::shed) the call (adaptive mode, when the permit is expected after
+    /// the deadline or later than `max_wait`). Then no attempt is made: the future completes with the [`LoadShed`] at once,
     /// the call's token is abandoned, and a later [`finish`](Self::finish) ends the call. The
     /// caller returns the refusal as its own error (a tower layer as its service error).
     ///
@@ -117,8 +117,7 @@ impl<'s, S: RetryStrategy + ?Sized, C, H> RetryLoop<'s, S, C, H> {
     /// # }
     /// ```
     pub fn try_ready(&mut self) -> TryReady<'_, 's, S, C, H> {
-        let shed = self.try_shed();
-        TryReady::new(shed, Ready::new(self))
+        TryReady::new(self)
     }
 
     /// For a driver that keeps its own time (a simulator, a service layer with its own

@@ -3,14 +3,15 @@
 use std::time::Duration;
 
 use super::{RetryError, RetryStrategy, RetryToken, SendPermit, StandardStrategy, StrategyBuilder};
-use crate::adaptive::{Ticket, TicketAdmission};
+use crate::adaptive::{CongestionSignals, Ticket, TicketAdmission};
 use crate::clock::Nanos;
 use crate::observe::Counter;
 use crate::{LoadShed, RetryConfig, RetryReason, Scope, ShedReason};
 
 /// Adaptive mode (the AWS SDKs' `adaptive` retry mode): [`StandardStrategy`] plus a send permit
 /// from the scope's [`ClientRateLimiter`](crate::adaptive::ClientRateLimiter) before every attempt.
-/// Every response feeds the limiter; only throttling responses slow it down.
+/// Every response feeds the limiter; throttling responses slow it down (and attempt timeouts
+/// too, with [`congestion`](Self::congestion)).
 ///
 /// With `max_wait` set, a retry expected to wait longer for its permit is not made (decided
 /// when the retry is asked for: fail fast, so an overloaded caller can shed load), and no
@@ -33,6 +34,7 @@ use crate::{LoadShed, RetryConfig, RetryReason, Scope, ShedReason};
 #[derive(Debug, Clone)]
 pub struct AdaptiveStrategy {
     standard: StandardStrategy,
+    congestion: CongestionSignals,
 }
 
 impl AdaptiveStrategy {
@@ -57,7 +59,33 @@ impl AdaptiveStrategy {
     pub fn from_builder(builder: StrategyBuilder) -> Self {
         Self {
             standard: builder.build(),
+            congestion: CongestionSignals::default(),
         }
+    }
+
+    /// Which failures lower the send rate: throttling only, as the AWS SDKs (the default), or
+    /// throttling and attempt timeouts ([`CongestionSignals::ThrottlingAndTimeouts`]).
+    ///
+    /// ```
+    /// use retry_core::adaptive::CongestionSignals;
+    /// let tcp_like = retry_core::AdaptiveStrategy::new(retry_core::RetryConfig::default())
+    ///     .congestion(CongestionSignals::ThrottlingAndTimeouts);
+    /// assert_eq!(tcp_like.congestion_signals(), CongestionSignals::ThrottlingAndTimeouts);
+    /// ```
+    pub fn congestion(mut self, signals: CongestionSignals) -> Self {
+        self.congestion = signals;
+        self
+    }
+
+    /// The failures that lower the send rate.
+    ///
+    /// ```
+    /// use retry_core::adaptive::CongestionSignals;
+    /// let s = retry_core::AdaptiveStrategy::new(retry_core::RetryConfig::default());
+    /// assert_eq!(s.congestion_signals(), CongestionSignals::Throttling);
+    /// ```
+    pub fn congestion_signals(&self) -> CongestionSignals {
+        self.congestion
     }
 
     /// The configuration this strategy follows.
@@ -106,10 +134,11 @@ impl AdaptiveStrategy {
             let elapsed = now.saturating_sub(token.started_at.into());
             (timeout.saturating_sub(elapsed), ShedReason::Deadline)
         });
-        let max_wait = self
-            .config()
-            .max_wait()
-            .map(|max_wait| (max_wait, ShedReason::MaxWait));
+        // A first attempt already in line has used part of max_wait.
+        let max_wait = self.config().max_wait().map(|max_wait| {
+            let waited = Duration::from(token.permit_wait);
+            (max_wait.saturating_sub(waited), ShedReason::MaxWait)
+        });
         let (limit, reason) = match (deadline, max_wait) {
             (Some(deadline), Some(max_wait)) => {
                 if deadline.0 <= max_wait.0 {
@@ -121,7 +150,7 @@ impl AdaptiveStrategy {
             (Some(only), None) | (None, Some(only)) => only,
             (None, None) => return None,
         };
-        let expected = self.scope().limiter().expected_wait(now);
+        let expected = self.scope().limiter().expected_wait_of(token.ticket, now);
         if expected <= limit {
             return None;
         }
@@ -141,7 +170,7 @@ impl AdaptiveStrategy {
                 target: "retry_core",
                 scope = self.scope().name(),
                 fill_rate = limiter.stats().fill_rate,
-                "throttled: client-side rate limiting engaged"
+                "congestion (throttling or a timeout): client-side rate limiting engaged"
             );
         }
     }
@@ -197,7 +226,8 @@ impl RetryStrategy for AdaptiveStrategy {
         token: RetryToken,
         reason: &RetryReason,
     ) -> Result<RetryToken, RetryError> {
-        self.record_response(token.sent_at, reason.kind().is_throttling());
+        let congested = self.congestion.is_congestion(reason.kind());
+        self.record_response(token.sent_at, congested);
         self.standard
             .refresh_with_permit_wait(token, reason, |delay| self.permit_wait(delay))
     }
@@ -209,10 +239,9 @@ impl RetryStrategy for AdaptiveStrategy {
     }
 
     fn shed(&self, token: &RetryToken) -> Option<LoadShed> {
-        // Only a first attempt not yet waiting, and only once a throttle switched the limiter
-        // on: no clock read before that.
-        let limiter = self.scope().limiter();
-        if token.attempt != 1 || !token.ticket.is_none() || !limiter.is_enabled() {
+        // Only a first attempt, and only once a throttle switched the limiter on: no clock
+        // read before that.
+        if token.attempt != 1 || !self.scope().limiter().is_enabled() {
             return None;
         }
         self.shed_first_attempt(token)
