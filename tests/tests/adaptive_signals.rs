@@ -111,3 +111,40 @@ fn after_the_limit_rises_the_rate_regains_ninety_percent_within_ten_seconds() {
         "the rate reached 90/s in second {second:?}: {sent:?}"
     );
 }
+
+#[test]
+fn an_idle_strategy_samples_its_responses_into_the_measured_rate() {
+    use retry_core::{
+        AdaptiveStrategy, ErrorKind, ManualClock, RetryConfig, RetryReason, RetryStrategy,
+        SendPermit, StandardStrategy,
+    };
+    // 100 calls/s for 20 s through the strategy, before any throttle: one response in
+    // IDLE_SAMPLE reaches the limiter, counting for IDLE_SAMPLE.
+    let clock = Arc::new(ManualClock::new());
+    let strategy = AdaptiveStrategy::from_builder(
+        StandardStrategy::builder(RetryConfig::default()).clock(clock.clone()),
+    );
+    for _ in 0..2000 {
+        clock.advance(Duration::from_millis(10));
+        let mut token = strategy.acquire_initial_token();
+        assert_eq!(
+            strategy.acquire_send_permit(&mut token),
+            SendPermit::Granted
+        );
+        strategy.record_success(token);
+    }
+    let measured = strategy.scope().limiter().stats().measured_rate;
+    assert!(
+        (60.0..=140.0).contains(&measured),
+        "measured {measured}/s of 100/s"
+    );
+    // The first throttle starts from it: 0.7 times the measured rate.
+    let token = strategy.acquire_initial_token();
+    let token = strategy
+        .refresh_retry_token(token, &RetryReason::error(ErrorKind::Throttling))
+        .expect("retried");
+    strategy.abandon(token);
+    let stats = strategy.scope().limiter().stats();
+    assert!(stats.enabled);
+    assert!(stats.fill_rate > 30.0, "{stats:?}");
+}

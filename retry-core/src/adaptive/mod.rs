@@ -14,8 +14,8 @@ pub use cubic::{BETA, Cubic, SCALE_CONSTANT};
 pub use line::WAITER_LEASE;
 pub use measured_rate::{BUCKET_SECONDS, MeasuredRate, SMOOTH};
 pub use rate_limiter::{
-    Admission, ClientRateLimiter, LimiterStats, MAX_SLEEP_BEFORE_RECHECK, MIN_CAPACITY,
-    MIN_FILL_RATE, Reservation,
+    Admission, ClientRateLimiter, IDLE_SAMPLE, LimiterStats, MAX_SLEEP_BEFORE_RECHECK,
+    MIN_CAPACITY, MIN_FILL_RATE, Reservation,
 };
 pub(crate) use rate_limiter::{Ticket, TicketAdmission};
 pub use shed::{LoadShed, ShedReason};

@@ -15,6 +15,12 @@ pub const MIN_FILL_RATE: f64 = 0.5;
 /// The lowest bucket capacity, in permits. Source: the AWS SDKs (`MIN_CAPACITY = 1`).
 pub const MIN_CAPACITY: f64 = 1.0;
 
+/// Before the first throttle, one response in this many (drawn at random) feeds the limiter's
+/// measured rate, counting for this many: the rate the first throttle starts from, measured
+/// without a clock read and a lock per response (what kept adaptive mode's success path at
+/// 8 times standard mode's).
+pub const IDLE_SAMPLE: u32 = 32;
+
 /// One attempt takes one send permit.
 const PERMIT: f64 = 1.0;
 
@@ -388,8 +394,16 @@ impl ClientRateLimiter {
         let mut state = self.lock();
         let now = state.time.at(now);
         let sent_at = state.time.earlier(sent_at);
+        let before = state.measured.rate();
         state.measured.record(now);
-        let measured = state.measured.rate();
+        // The throttle that switches the limiter on may close a measurement bucket in which
+        // the idle responses were only sampled (`record_idle_responses`): it starts from the
+        // rate measured before it, if that was higher.
+        let measured = if throttled && !state.enabled {
+            state.measured.rate().max(before)
+        } else {
+            state.measured.rate()
+        };
         let already_reduced = sent_at < state.cubic.last_throttle_time();
         if throttled && state.enabled && already_reduced {
             state.throttle_share.record(true);
@@ -414,6 +428,28 @@ impl ClientRateLimiter {
             state.cubic.on_success(now)
         };
         state.set_rate(new_rate.min(2.0 * measured), now);
+    }
+
+    /// Counts `responses` at `now` into the measured rate while the limiter is off (a sample
+    /// standing for that many responses: adaptive mode samples its idle responses). Once a
+    /// throttle switched the limiter on, every response goes through
+    /// [`record_response`](Self::record_response) instead, and this does nothing.
+    ///
+    /// ```
+    /// use retry_core::adaptive::ClientRateLimiter;
+    /// use std::time::Duration;
+    /// let limiter = ClientRateLimiter::new(Duration::ZERO);
+    /// limiter.record_idle_responses(10, Duration::from_millis(100));
+    /// limiter.record_idle_responses(10, Duration::from_millis(1000)); // 20 over 1 s
+    /// assert!((limiter.stats().measured_rate - 16.0).abs() < 1e-9); // 20/s smoothed by 0.8
+    /// ```
+    pub fn record_idle_responses(&self, responses: u32, now: Duration) {
+        let mut state = self.lock();
+        if state.enabled {
+            return;
+        }
+        let now = state.time.at(now);
+        state.measured.record_many(now, u64::from(responses));
     }
 
     /// Whether a throttle has switched the bucket on.

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use super::{RetryError, RetryStrategy, RetryToken, SendPermit, StandardStrategy, StrategyBuilder};
-use crate::adaptive::{CongestionSignals, Ticket, TicketAdmission};
+use crate::adaptive::{CongestionSignals, IDLE_SAMPLE, Ticket, TicketAdmission};
 use crate::clock::Nanos;
 use crate::observe::Counter;
 use crate::{LoadShed, RetryConfig, RetryReason, Scope, ShedReason};
@@ -158,6 +158,31 @@ impl AdaptiveStrategy {
         Some(LoadShed::new(expected, limit, reason))
     }
 
+    /// A response that is not a retryable failure. Before any throttle (the limiter off, the
+    /// attempt sent without a clock read) only the measured rate matters, and it is sampled:
+    /// one response in [`IDLE_SAMPLE`], drawn at random, is fed to the limiter counting for
+    /// `IDLE_SAMPLE` (no clock read and no lock for the others).
+    #[inline(always)]
+    fn record_outcome(&self, sent_at: Nanos, throttled: bool) {
+        if sent_at.is_zero() && !self.scope().limiter().is_enabled() {
+            if fastrand::u32(..IDLE_SAMPLE) == 0 {
+                self.record_idle_sample();
+            }
+            return;
+        }
+        self.record_response(sent_at, throttled);
+    }
+
+    /// One sampled response of an idle limiter (out of line).
+    #[cold]
+    #[inline(never)]
+    fn record_idle_sample(&self) {
+        let now = self.standard.now();
+        self.scope()
+            .limiter()
+            .record_idle_responses(IDLE_SAMPLE, now);
+    }
+
     #[inline(never)]
     /// Feeds the response to an attempt sent at `sent_at` to the limiter. Takes the time, not
     /// the token, so that the success path never needs the token's address (a copy).
@@ -234,7 +259,7 @@ impl RetryStrategy for AdaptiveStrategy {
 
     #[inline]
     fn record_success(&self, token: RetryToken) {
-        self.record_response(token.sent_at, false);
+        self.record_outcome(token.sent_at, false);
         self.standard.record_success(token);
     }
 
@@ -249,7 +274,7 @@ impl RetryStrategy for AdaptiveStrategy {
 
     fn record_failure(&self, token: RetryToken) {
         self.scope().limiter().give_up(token.ticket);
-        self.record_response(token.sent_at, false);
+        self.record_outcome(token.sent_at, false);
         self.standard.record_failure(token);
     }
 
