@@ -1,5 +1,6 @@
 //! Adaptive mode: standard mode plus the scope's client-side rate limiter.
 
+use std::cell::Cell;
 use std::time::Duration;
 
 use super::{RetryError, RetryStrategy, RetryToken, SendPermit, StandardStrategy, StrategyBuilder};
@@ -158,14 +159,49 @@ impl AdaptiveStrategy {
         Some(LoadShed::new(expected, limit, reason))
     }
 
+    /// [`acquire_send_permit`](RetryStrategy::acquire_send_permit) once the limiter is on or the
+    /// attempt waits in line: out of line, so that the idle check alone is inlined.
+    #[inline(never)]
+    fn acquire_from_limiter(&self, token: &mut RetryToken) -> SendPermit {
+        let limiter = self.scope().limiter();
+        let now = self.standard.now();
+        let (wait, ticket) = match limiter.acquire(token.ticket, now) {
+            TicketAdmission::Granted => {
+                token.ticket = Ticket::NONE;
+                token.sent_at = now.into();
+                return SendPermit::Granted;
+            }
+            TicketAdmission::Wait { wait, ticket, .. } => (wait, ticket),
+        };
+        let waited = Duration::from(token.permit_wait);
+        let sleep = match self.config().max_wait() {
+            None => wait,
+            // An attempt that has waited max_wait is sent: its place in line is given up.
+            Some(max_wait) => {
+                let left = max_wait.saturating_sub(waited);
+                if left.is_zero() {
+                    limiter.give_up(ticket);
+                    token.ticket = Ticket::NONE;
+                    token.sent_at = now.into();
+                    return SendPermit::Granted;
+                }
+                wait.min(left)
+            }
+        };
+        token.ticket = ticket;
+        token.permit_wait = waited.saturating_add(sleep).into();
+        SendPermit::Wait(sleep)
+    }
+
+
     /// A response that is not a retryable failure. Before any throttle (the limiter off, the
     /// attempt sent without a clock read) only the measured rate matters, and it is sampled:
-    /// one response in [`IDLE_SAMPLE`], drawn at random, is fed to the limiter counting for
+    /// one response in [`IDLE_SAMPLE`] on average is fed to the limiter counting for
     /// `IDLE_SAMPLE` (no clock read and no lock for the others).
     #[inline(always)]
     fn record_outcome(&self, sent_at: Nanos, throttled: bool) {
         if sent_at.is_zero() && !self.scope().limiter().is_enabled() {
-            if fastrand::u32(..IDLE_SAMPLE) == 0 {
+            if idle_sample_due() {
                 self.record_idle_sample();
             }
             return;
@@ -201,49 +237,41 @@ impl AdaptiveStrategy {
     }
 }
 
+thread_local! {
+    /// Idle responses of this thread until the next sample.
+    static IDLE_COUNTDOWN: Cell<u32> = const { Cell::new(IDLE_SAMPLE) };
+}
+
+/// Whether this idle response is a sample: a per-thread countdown (a thread-local decrement,
+/// cheaper than drawing a random number per response), restarted at a random length of mean
+/// [`IDLE_SAMPLE`] so that scopes taking turns on one thread are sampled fairly.
+#[inline(always)]
+fn idle_sample_due() -> bool {
+    IDLE_COUNTDOWN.with(|countdown| {
+        let left = countdown.get();
+        if left > 1 {
+            countdown.set(left - 1);
+            return false;
+        }
+        countdown.set(fastrand::u32(1..2 * IDLE_SAMPLE));
+        true
+    })
+}
+
 impl RetryStrategy for AdaptiveStrategy {
     fn acquire_initial_token(&self) -> RetryToken {
         self.standard.acquire_initial_token()
     }
 
-    // Out of line: inlined into `ConfiguredStrategy`'s dispatch, the limiter's code would
-    // weigh on the standard mode's success path.
-    #[inline(never)]
+    #[inline(always)]
     fn acquire_send_permit(&self, token: &mut RetryToken) -> SendPermit {
-        let limiter = self.scope().limiter();
-        if token.ticket.is_none() && !limiter.is_enabled() {
+        if token.ticket.is_none() && !self.scope().limiter().is_enabled() {
             // No throttle yet: granted, without reading the clock. A send time of zero reads as
             // "before any rate reduction", which is exact: the limiter is off, so none happened.
             token.sent_at = Nanos::ZERO;
             return SendPermit::Granted;
         }
-        let now = self.standard.now();
-        let (wait, ticket) = match limiter.acquire(token.ticket, now) {
-            TicketAdmission::Granted => {
-                token.ticket = Ticket::NONE;
-                token.sent_at = now.into();
-                return SendPermit::Granted;
-            }
-            TicketAdmission::Wait { wait, ticket, .. } => (wait, ticket),
-        };
-        let waited = Duration::from(token.permit_wait);
-        let sleep = match self.config().max_wait() {
-            None => wait,
-            // An attempt that has waited max_wait is sent: its place in line is given up.
-            Some(max_wait) => {
-                let left = max_wait.saturating_sub(waited);
-                if left.is_zero() {
-                    limiter.give_up(ticket);
-                    token.ticket = Ticket::NONE;
-                    token.sent_at = now.into();
-                    return SendPermit::Granted;
-                }
-                wait.min(left)
-            }
-        };
-        token.ticket = ticket;
-        token.permit_wait = waited.saturating_add(sleep).into();
-        SendPermit::Wait(sleep)
+        self.acquire_from_limiter(token)
     }
 
     fn refresh_retry_token(
