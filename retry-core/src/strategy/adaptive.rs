@@ -193,7 +193,6 @@ impl AdaptiveStrategy {
         SendPermit::Wait(sleep)
     }
 
-
     /// A response that is not a retryable failure. Before any throttle (the limiter off, the
     /// attempt sent without a clock read) only the measured rate matters, and it is sampled:
     /// one response in [`IDLE_SAMPLE`] on average is fed to the limiter counting for
