@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use retry_core::adaptive::{
     Admission, BETA, ClientRateLimiter, Cubic, MAX_SLEEP_BEFORE_RECHECK, MIN_CAPACITY,
-    MIN_FILL_RATE, MeasuredRate, Reservation, SCALE_CONSTANT, SMOOTH,
+    MIN_FILL_RATE, MeasuredRate, REFERENCE_RATE, Reservation, SCALE_CONSTANT, SMOOTH,
 };
 use retry_core::{
     AdaptiveStrategy, Clock, ErrorKind, FixedRandom, ManualClock, RandomSource, RetryConfig,
@@ -98,7 +98,14 @@ fn cubic_by_hand() {
         (15.0, 39.2), // 0.4 * 8 + 36
         (16.0, 46.8), // 0.4 * 27 + 36: probing above the old maximum
     ] {
-        assert_close(cubic.on_success(t), expected, &format!("t = {t}"));
+        // Above REFERENCE_RATE (10/s) the 10/s curve scaled to 36 is used where it is higher:
+        // 36 * (1 + 0.04 * (t - 10 - cbrt(7.5))^3).
+        let scaled = scaled_curve(36.0, t - 10.0);
+        assert_close(
+            cubic.on_success(t),
+            f64::max(expected, scaled),
+            &format!("t = {t}"),
+        );
     }
 
     // Throttled again at t = 20 while sending 32/3/s: K = cbrt(32/3 * 0.3 / 0.4) = cbrt(8) = 2.
@@ -110,11 +117,31 @@ fn cubic_by_hand() {
     );
     assert_close(
         cubic.on_success(20.0),
-        last_max - 3.2,
+        (last_max - 3.2).max(scaled_curve(last_max, 0.0)),
         "0.4 * (-2)^3 + 32/3",
     );
-    assert_close(cubic.on_success(22.0), last_max, "t_last + K");
-    assert_close(cubic.on_success(23.0), last_max + 0.4, "0.4 * 1^3 + 32/3");
+    assert_close(
+        cubic.on_success(22.0),
+        last_max.max(scaled_curve(last_max, 2.0)),
+        "t_last + K",
+    );
+    assert_close(
+        cubic.on_success(23.0),
+        (last_max + 0.4).max(scaled_curve(last_max, 3.0)),
+        "0.4 * 1^3 + 32/3",
+    );
+    // Below the reference rate the AWS curve is always the higher: at 5/s, K = cbrt(3.75).
+    let mut slow = Cubic::new(0.0);
+    slow.on_throttle(5.0, 0.0);
+    let k = 3.75f64.cbrt();
+    assert_close(slow.on_success(k + 1.0), 5.4, "0.4 * 1^3 + 5");
+}
+
+/// The 10/s CUBIC curve scaled to `last_max`, `elapsed` seconds after the throttle:
+/// `last_max * (1 + 0.04 * (elapsed - cbrt(7.5))^3)` (`REFERENCE_RATE` = 10).
+fn scaled_curve(last_max: f64, elapsed: f64) -> f64 {
+    assert_eq!(REFERENCE_RATE, 10.0);
+    last_max * (1.0 + SCALE_CONSTANT / REFERENCE_RATE * (elapsed - 7.5f64.cbrt()).powi(3))
 }
 
 #[test]

@@ -10,7 +10,7 @@ mod shed;
 mod throttle_share;
 
 pub use congestion::CongestionSignals;
-pub use cubic::{BETA, Cubic, SCALE_CONSTANT};
+pub use cubic::{BETA, Cubic, REFERENCE_RATE, SCALE_CONSTANT};
 pub use line::WAITER_LEASE;
 pub use measured_rate::{BUCKET_SECONDS, MeasuredRate, SMOOTH};
 pub use rate_limiter::{

@@ -15,10 +15,10 @@ pub const MIN_FILL_RATE: f64 = 0.5;
 /// The lowest bucket capacity, in permits. Source: the AWS SDKs (`MIN_CAPACITY = 1`).
 pub const MIN_CAPACITY: f64 = 1.0;
 
-/// Before the first throttle, one response in this many (drawn at random) feeds the limiter's
-/// measured rate, counting for this many: the rate the first throttle starts from, measured
-/// without a clock read and a lock per response (what kept adaptive mode's success path at
-/// 8 times standard mode's).
+/// Before the first throttle, one response in this many (on average) feeds the limiter's
+/// measured rate with the calls ended since the previous one: the rate the first throttle
+/// starts from, measured without a clock read and a lock per response (what kept adaptive
+/// mode's success path at 8 times standard mode's).
 pub const IDLE_SAMPLE: u32 = 32;
 
 /// One attempt takes one send permit.
@@ -79,6 +79,8 @@ struct LimiterState {
     measured: MeasuredRate,
     cubic: Cubic,
     throttle_share: ThrottleShare,
+    /// The running count of calls ended at the last idle sample.
+    idle_ended: u64,
 }
 
 /// The answer to a request for a send permit.
@@ -230,6 +232,7 @@ impl ClientRateLimiter {
                 measured: MeasuredRate::new(now),
                 cubic: Cubic::new(now),
                 throttle_share: ThrottleShare::default(),
+                idle_ended: 0,
             }),
             enabled: AtomicBool::new(false),
         })
@@ -430,26 +433,29 @@ impl ClientRateLimiter {
         state.set_rate(new_rate.min(2.0 * measured), now);
     }
 
-    /// Counts `responses` at `now` into the measured rate while the limiter is off (a sample
-    /// standing for that many responses: adaptive mode samples its idle responses). Once a
-    /// throttle switched the limiter on, every response goes through
-    /// [`record_response`](Self::record_response) instead, and this does nothing.
+    /// Feeds the measured rate while the limiter is off from a running count: `ended` is the
+    /// number of calls the scope has ended so far, read at `now`; the calls since the previous
+    /// count are counted at `now` (adaptive mode samples its idle responses this way, instead
+    /// of feeding each one). Once a throttle switched the limiter on, every response goes
+    /// through [`record_response`](Self::record_response) instead, and this does nothing.
     ///
     /// ```
     /// use retry_core::adaptive::ClientRateLimiter;
     /// use std::time::Duration;
     /// let limiter = ClientRateLimiter::new(Duration::ZERO);
     /// limiter.record_idle_responses(10, Duration::from_millis(100));
-    /// limiter.record_idle_responses(10, Duration::from_millis(1000)); // 20 over 1 s
+    /// limiter.record_idle_responses(20, Duration::from_millis(1000)); // 20 over 1 s
     /// assert!((limiter.stats().measured_rate - 16.0).abs() < 1e-9); // 20/s smoothed by 0.8
     /// ```
-    pub fn record_idle_responses(&self, responses: u32, now: Duration) {
+    pub fn record_idle_responses(&self, ended: u64, now: Duration) {
         let mut state = self.lock();
         if state.enabled {
             return;
         }
         let now = state.time.at(now);
-        state.measured.record_many(now, u64::from(responses));
+        let since = ended.saturating_sub(state.idle_ended);
+        state.idle_ended = state.idle_ended.max(ended);
+        state.measured.record_many(now, since);
     }
 
     /// Whether a throttle has switched the bucket on.

@@ -195,8 +195,8 @@ impl AdaptiveStrategy {
 
     /// A response that is not a retryable failure. Before any throttle (the limiter off, the
     /// attempt sent without a clock read) only the measured rate matters, and it is sampled:
-    /// one response in [`IDLE_SAMPLE`] on average is fed to the limiter counting for
-    /// `IDLE_SAMPLE` (no clock read and no lock for the others).
+    /// at one response in [`IDLE_SAMPLE`] on average, the scope's count of calls ended since the
+    /// previous sample is fed to the limiter (no clock read and no lock for the others).
     #[inline(always)]
     fn record_outcome(&self, sent_at: Nanos, throttled: bool) {
         if sent_at.is_zero() && !self.scope().limiter().is_enabled() {
@@ -208,14 +208,15 @@ impl AdaptiveStrategy {
         self.record_response(sent_at, throttled);
     }
 
-    /// One sampled response of an idle limiter (out of line).
+    /// One sampled response of an idle limiter (out of line): the scope's exact count of calls
+    /// ended so far goes to the limiter, which counts those since the previous sample.
     #[cold]
     #[inline(never)]
     fn record_idle_sample(&self) {
         let now = self.standard.now();
-        self.scope()
-            .limiter()
-            .record_idle_responses(IDLE_SAMPLE, now);
+        let stats = self.scope().stats();
+        let ended = stats.successes.saturating_add(stats.failures);
+        self.scope().limiter().record_idle_responses(ended, now);
     }
 
     #[inline(never)]
