@@ -307,6 +307,9 @@ struct Engine<'a> {
 /// ```
 pub fn run(config: &SimConfig, strategy: &StrategySpec, seed: u64) -> Result<RunOutput, String> {
     config.validate()?;
+    // A run is one thread's from start to end: adaptive mode's sampling of idle responses
+    // then depends on the seed alone.
+    retry_core::adaptive::reseed_idle_sampling(seed);
     let clock = Arc::new(SimClock::new());
     let none = StrategySpec::no_retries();
     let mut policies = Vec::with_capacity(config.layers.len());

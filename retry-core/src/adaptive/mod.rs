@@ -3,6 +3,7 @@
 
 mod congestion;
 mod cubic;
+mod idle_sample;
 mod line;
 mod measured_rate;
 mod rate_limiter;
@@ -11,6 +12,8 @@ mod throttle_share;
 
 pub use congestion::CongestionSignals;
 pub use cubic::{BETA, Cubic, REFERENCE_RATE, SCALE_CONSTANT};
+pub(crate) use idle_sample::idle_sample_due;
+pub use idle_sample::reseed_idle_sampling;
 pub use line::WAITER_LEASE;
 pub use measured_rate::{BUCKET_SECONDS, MeasuredRate, SMOOTH};
 pub use rate_limiter::{

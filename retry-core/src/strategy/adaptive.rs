@@ -1,10 +1,9 @@
 //! Adaptive mode: standard mode plus the scope's client-side rate limiter.
 
-use std::cell::Cell;
 use std::time::Duration;
 
 use super::{RetryError, RetryStrategy, RetryToken, SendPermit, StandardStrategy, StrategyBuilder};
-use crate::adaptive::{CongestionSignals, IDLE_SAMPLE, Ticket, TicketAdmission};
+use crate::adaptive::{CongestionSignals, Ticket, TicketAdmission, idle_sample_due};
 use crate::clock::Nanos;
 use crate::observe::Counter;
 use crate::{LoadShed, RetryConfig, RetryReason, Scope, ShedReason};
@@ -195,7 +194,7 @@ impl AdaptiveStrategy {
 
     /// A response that is not a retryable failure. Before any throttle (the limiter off, the
     /// attempt sent without a clock read) only the measured rate matters, and it is sampled:
-    /// at one response in [`IDLE_SAMPLE`] on average, the scope's count of calls ended since the
+    /// at one response in [`IDLE_SAMPLE`](crate::adaptive::IDLE_SAMPLE) on average, the scope's count of calls ended since the
     /// previous sample is fed to the limiter (no clock read and no lock for the others).
     #[inline(always)]
     fn record_outcome(&self, sent_at: Nanos, throttled: bool) {
@@ -235,27 +234,6 @@ impl AdaptiveStrategy {
             );
         }
     }
-}
-
-thread_local! {
-    /// Idle responses of this thread until the next sample.
-    static IDLE_COUNTDOWN: Cell<u32> = const { Cell::new(IDLE_SAMPLE) };
-}
-
-/// Whether this idle response is a sample: a per-thread countdown (a thread-local decrement,
-/// cheaper than drawing a random number per response), restarted at a random length of mean
-/// [`IDLE_SAMPLE`] so that scopes taking turns on one thread are sampled fairly.
-#[inline(always)]
-fn idle_sample_due() -> bool {
-    IDLE_COUNTDOWN.with(|countdown| {
-        let left = countdown.get();
-        if left > 1 {
-            countdown.set(left - 1);
-            return false;
-        }
-        countdown.set(fastrand::u32(1..2 * IDLE_SAMPLE));
-        true
-    })
 }
 
 impl RetryStrategy for AdaptiveStrategy {
