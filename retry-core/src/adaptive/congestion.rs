@@ -11,9 +11,9 @@ use crate::ErrorKind;
 /// queues until it times out.
 ///
 /// The default stays the AWS SDKs' (throttling only): in the simulator's S2 brownout, counting
-/// timeouts raises adaptive mode's goodput from 0.29 to 0.52 of capacity, but in S1's
+/// timeouts raises adaptive mode's goodput from 0.29 to 0.54 of capacity, but in S1's
 /// blackhole every attempt times out, the rate falls to its minimum, and the return of the
-/// service takes 2.8 s longer to be felt (R95 0 s → 2.84 s). See `docs/sim/adaptive.md`.
+/// service takes 2.8 s longer to be felt (R95 0 s → 2.81 s). See `docs/sim/adaptive.md`.
 ///
 /// ```
 /// use retry_core::ErrorKind;

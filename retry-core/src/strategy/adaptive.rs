@@ -194,8 +194,9 @@ impl AdaptiveStrategy {
 
     /// A response that is not a retryable failure. Before any throttle (the limiter off, the
     /// attempt sent without a clock read) only the measured rate matters, and it is sampled:
-    /// at one response in [`IDLE_SAMPLE`](crate::adaptive::IDLE_SAMPLE) on average, the scope's count of calls ended since the
-    /// previous sample is fed to the limiter (no clock read and no lock for the others).
+    /// at one response in [`IDLE_SAMPLE`](crate::adaptive::IDLE_SAMPLE) on average, the scope's
+    /// count of calls ended since the previous sample is fed to the limiter (no clock read and no
+    /// lock for the others).
     #[inline(always)]
     fn record_outcome(&self, sent_at: Nanos, throttled: bool) {
         if sent_at.is_zero() && !self.scope().limiter().is_enabled() {
