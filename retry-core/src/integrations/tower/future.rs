@@ -13,7 +13,6 @@ use tower_service::Service;
 use super::CopyRequest;
 use super::permit_wait::PermitWait;
 use super::shared::Shared;
-use crate::adaptive::Reservation;
 use crate::{ClassifyRetry, RetryAction, RetryReason, RetryStrategy, RetryToken};
 
 pin_project! {
@@ -97,7 +96,6 @@ where
         service: Svc,
         request: Req,
         token: RetryToken,
-        place: Option<Reservation>,
     ) -> Self {
         Self {
             attempt: Attempt::Waiting,
@@ -106,7 +104,7 @@ where
                 retry: Some((service, request)),
                 token: Some(token),
                 sent: false,
-                wait: PermitWait::in_place(place),
+                wait: PermitWait::default(),
             },
         }
     }

@@ -8,14 +8,12 @@ use std::time::Duration;
 use pin_project_lite::pin_project;
 use tokio::time::{Instant, Sleep};
 
-use crate::adaptive::Reservation;
 use crate::{RetryStrategy, RetryToken, SendPermit};
 
 /// Waits until a token's attempt may be sent, without a task of its own: polled from
 /// `poll_ready` (a call's first attempt) or from the response future (a retry).
 ///
-/// Owns nothing until it has to wait: the timer and the place in line are boxed together on the
-/// first wait and reused for the later ones, so a call that never waits allocates nothing and
+/// Owns nothing until it has to wait: the timer is boxed on the first wait and reused for the later ones, so a call that never waits allocates nothing and
 /// its drop is one null check.
 #[derive(Debug, Default)]
 pub(super) struct PermitWait {
@@ -28,8 +26,6 @@ pin_project! {
     // What a wait holds.
     #[derive(Debug)]
     struct Waiting {
-        // The place in the rate limiter's line (adaptive mode); dropping it gives the place up.
-        place: Option<Reservation>,
         // The timer, and whether it runs for the current wait.
         #[pin]
         sleep: Sleep,
@@ -38,15 +34,6 @@ pin_project! {
 }
 
 impl PermitWait {
-    /// A wait that keeps the place in line `place` (from a permit asked for elsewhere).
-    pub(super) fn in_place(place: Option<Reservation>) -> Self {
-        let mut wait = Self::default();
-        if place.is_some() {
-            *wait.waiting_mut().project().place = place;
-        }
-        wait
-    }
-
     /// The next wait starts with the token's backoff.
     pub(super) fn backoff_first(&mut self) {
         self.backoff_pending = true;
@@ -72,20 +59,10 @@ impl PermitWait {
                 self.start_sleep(token.delay());
                 continue;
             }
-            let mut no_place = None;
-            let place = match self.waiting.as_mut() {
-                Some(waiting) => waiting.as_mut().project().place,
-                None => &mut no_place,
-            };
-            match strategy.acquire_send_permit(token, place) {
+            // The token keeps its place in the rate limiter's line.
+            match strategy.acquire_send_permit(token) {
                 SendPermit::Granted => return Poll::Ready(()),
-                SendPermit::Wait(wait) => {
-                    // A place handed out with no box to keep it in yet: keep it now.
-                    if no_place.is_some() {
-                        *self.waiting_mut().project().place = no_place;
-                    }
-                    self.start_sleep(wait);
-                }
+                SendPermit::Wait(wait) => self.start_sleep(wait),
             }
         }
     }
@@ -97,7 +74,6 @@ impl PermitWait {
         self.waiting
             .get_or_insert_with(|| {
                 Box::pin(Waiting {
-                    place: None,
                     sleep: tokio::time::sleep_until(Instant::now()),
                     sleeping: false,
                 })

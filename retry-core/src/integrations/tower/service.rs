@@ -15,9 +15,8 @@ use crate::{ClassifyRetry, RetryInfoClassifier, RetryStrategy, RetryToken, SendP
 
 /// A [`Service`] whose calls are retried: made by [`RetryLayer`](super::RetryLayer).
 ///
-/// While the scope's adaptive rate limiter is on, [`poll_ready`](Service::poll_ready) takes the
-/// next call's token and waits for its send permit before it asks the wrapped service (otherwise
-/// there is nothing to wait for, and [`call`](Service::call) takes the token);
+/// [`poll_ready`](Service::poll_ready) takes the next call's token and waits for its send permit
+/// (adaptive mode) before it asks the wrapped service;
 /// [`call`](Service::call) sends the first attempt at once and keeps a copy of the request and a
 /// clone of the service for the retries. A call made without `poll_ready` (against tower's contract) still works: its
 /// response future waits for the permit and the wrapped service's readiness first.
@@ -89,9 +88,7 @@ where
 
     #[inline]
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        if !self.granted
-            && (self.token.is_some() || self.shared.strategy.scope().limiter().is_enabled())
-        {
+        if !self.granted {
             ready!(self.poll_permit(cx));
         }
         let ready = self.inner.poll_ready(cx);
@@ -107,25 +104,16 @@ where
         if !mem::take(&mut self.ready) {
             // Not made ready: the future waits for the permit and the service itself.
             let token = token.unwrap_or_else(|| shared.strategy.acquire_initial_token());
-            return ResponseFuture::unready(shared, self.inner.clone(), request, token, None);
+            return ResponseFuture::unready(shared, self.inner.clone(), request, token);
         }
         let token = match token {
             Some(token) if granted => token,
             // The limiter was off when the service was made ready: ask for the permit now.
             token => {
                 let mut token = token.unwrap_or_else(|| shared.strategy.acquire_initial_token());
-                let mut place = None;
-                if let SendPermit::Wait(_) =
-                    shared.strategy.acquire_send_permit(&mut token, &mut place)
-                {
-                    // It came on meanwhile: the future waits in the place it was given.
-                    return ResponseFuture::unready(
-                        shared,
-                        self.inner.clone(),
-                        request,
-                        token,
-                        place,
-                    );
+                if let SendPermit::Wait(_) = shared.strategy.acquire_send_permit(&mut token) {
+                    // The future waits in the place the token was given.
+                    return ResponseFuture::unready(shared, self.inner.clone(), request, token);
                 }
                 token
             }
@@ -147,9 +135,7 @@ where
 }
 
 impl<Svc, S: RetryStrategy, C, P> RetryService<Svc, S, C, P> {
-    /// Takes the next call's token and waits for its send permit (out of line: only while the
-    /// rate limiter is on).
-    #[inline(never)]
+    /// Takes the next call's token and waits for its send permit.
     fn poll_permit(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         let strategy = &self.shared.strategy;
         let token = self
