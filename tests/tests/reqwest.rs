@@ -11,7 +11,7 @@ use std::time::Duration;
 use http_server::{Reply, refused_addr, serve, status};
 use retry_core::{
     CheckStatus, HttpStatusError, Retry, RetryAfter, RetryConfig, RetryEvent, RetryInfo,
-    RetrySafety, RetryStrategy, StandardStrategy, retryable,
+    RetrySafety, StandardStrategy, retryable,
 };
 
 /// What the client's calls fail with: reqwest's own errors and error statuses, each describing

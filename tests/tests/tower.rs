@@ -19,8 +19,7 @@ use hyper_util::rt::TokioExecutor;
 use retry_core::tower::{BufferBodyLayer, BufferedRequest, RetryLayer};
 use retry_core::{
     AdaptiveStrategy, ClassifierChain, HttpStatusClassifier, RetryConfig, RetryInfo, RetryMode,
-    RetrySafety, RetryStrategy, Scope, StandardStrategy, TransientErrorClassifier, retryable,
-    strategy_for,
+    RetrySafety, Scope, StandardStrategy, TransientErrorClassifier, retryable, strategy_for,
 };
 use tower::{Layer, Service, ServiceBuilder, ServiceExt};
 
