@@ -136,7 +136,7 @@ fn check_canonical_forms(input: &str, duration: Duration) {
     let (largest_unit, unit_nanos) = UNITS
         .iter()
         .copied()
-        .find(|&(_, unit_nanos)| nanos % unit_nanos == 0)
+        .find(|&(_, unit_nanos)| nanos.is_multiple_of(unit_nanos))
         .expect("every count of nanoseconds is a whole number of ns");
     for canonical in [
         format!("{nanos}ns"),

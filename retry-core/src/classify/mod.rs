@@ -7,6 +7,8 @@ mod classifier;
 mod error_code;
 #[cfg(feature = "http")]
 mod http;
+#[cfg(feature = "http")]
+mod http_date;
 mod priority;
 mod retry_if;
 mod retry_info;
