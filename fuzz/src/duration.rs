@@ -19,36 +19,32 @@ const NANOS_PER_SECOND: u128 = 1_000_000_000;
 /// The longest duration `parse_duration` documents it accepts: one year (365 days).
 pub const ONE_YEAR: Duration = Duration::from_secs(365 * 24 * 3_600);
 
-/// How far below the exact value the parser may land: it may drop the sub-nanosecond part of
-/// each fraction digit (`0.99999999999999m` is 59.999999994 s, exactly 59.99999999994 s), and a
-/// rewrite may round to nearest instead (one above). Far below anything a retry setting can
-/// tell apart; a wrong digit or unit is off by at least a nanosecond times a power of ten more.
-pub const ROUNDING_TOLERANCE_NANOS: u128 = 16;
-
-/// The fraction digits the reference reads: past 24 they change the value by less than
-/// 10^-24 * 3.6e12 ns, and 10^24 * 3.6e12 still fits in a u128.
-const FRACTION_DIGITS_READ: usize = 24;
-
 /// What the reference makes of a duration string.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reference {
     /// Not `number unit`: the parser must reject it.
     Malformed,
-    /// Well formed, worth this many whole nanoseconds (the exact value rounded down).
+    /// Well formed, worth this many whole nanoseconds (the exact value rounded down, as
+    /// `parse_duration` documents).
     Nanos(u128),
     /// Well formed, beyond any u128 count of nanoseconds: the parser must reject it.
     Huge,
 }
 
 /// The reference model: trim, find the one unit the text ends with whose prefix is a number
-/// (`1*DIGIT ["." 1*DIGIT]`), and compute the value with checked u128 arithmetic.
+/// (`1*DIGIT ["." 1*DIGIT]`), and compute the value exactly at any digit count: the number's
+/// digits without the point, times the unit's nanoseconds by schoolbook multiplication, less
+/// as many trailing digits as the fraction had.
 ///
 /// ```
 /// use retry_core_fuzz::duration::{Reference, reference};
 /// assert_eq!(reference(" 1.5s\n"), Reference::Nanos(1_500_000_000));
 /// assert_eq!(reference("250ms"), Reference::Nanos(250_000_000));
+/// assert_eq!(reference("0.00000000002m"), Reference::Nanos(1)); // 1.2 ns
+/// assert_eq!(reference(&format!("0.{}h", "9".repeat(60))), Reference::Nanos(3_599_999_999_999));
 /// assert_eq!(reference("1.s"), Reference::Malformed);
 /// assert_eq!(reference(&format!("{}h", "9".repeat(40))), Reference::Huge);
+/// assert_eq!(reference(&format!("{}1ns", "0".repeat(100))), Reference::Nanos(1));
 /// ```
 pub fn reference(input: &str) -> Reference {
     let text = input.trim();
@@ -58,26 +54,47 @@ pub fn reference(input: &str) -> Reference {
     }) else {
         return Reference::Malformed;
     };
-    let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
-    // Leading zeros stripped, so that only the value's own digit count can overflow.
-    let significant = whole.trim_start_matches('0');
-    let whole_value = if significant.is_empty() {
-        Some(0)
-    } else {
-        significant.parse::<u128>().ok()
-    };
-    let whole_nanos = whole_value.and_then(|whole| whole.checked_mul(unit_nanos));
-    let read = &fraction[..fraction.len().min(FRACTION_DIGITS_READ)];
-    let fraction_nanos = if read.is_empty() {
-        0
-    } else {
-        let digits: u128 = read.parse().expect("ASCII digits, at most 24");
-        digits * unit_nanos / 10u128.pow(read.len() as u32)
-    };
-    match whole_nanos.and_then(|whole| whole.checked_add(fraction_nanos)) {
-        Some(nanos) => Reference::Nanos(nanos),
-        None => Reference::Huge,
+    let fraction_digits = number
+        .split_once('.')
+        .map_or(0, |(_, fraction)| fraction.len());
+    let digits: Vec<u8> = number
+        .bytes()
+        .filter(u8::is_ascii_digit)
+        .map(|b| b - b'0')
+        .collect();
+    let product = times(&digits, unit_nanos);
+    let whole_nanos = &product[..product.len().saturating_sub(fraction_digits)];
+    let significant: Vec<u8> = whole_nanos
+        .iter()
+        .copied()
+        .skip_while(|&d| d == 0)
+        .collect();
+    if significant.len() > 39 {
+        return Reference::Huge;
     }
+    significant
+        .iter()
+        .try_fold(0u128, |value, &digit| {
+            value.checked_mul(10)?.checked_add(digit.into())
+        })
+        .map_or(Reference::Huge, Reference::Nanos)
+}
+
+/// `digits` (decimal, most significant first) times `factor`, as decimal digits.
+fn times(digits: &[u8], factor: u128) -> Vec<u8> {
+    let mut product = Vec::with_capacity(digits.len() + 14);
+    let mut carry = 0u128;
+    for &digit in digits.iter().rev() {
+        let value = u128::from(digit) * factor + carry;
+        product.push((value % 10) as u8);
+        carry = value / 10;
+    }
+    while carry > 0 {
+        product.push((carry % 10) as u8);
+        carry /= 10;
+    }
+    product.reverse();
+    product
 }
 
 /// `1*DIGIT ["." 1*DIGIT]`.
@@ -90,8 +107,8 @@ fn is_number(text: &str) -> bool {
 }
 
 /// Every property of `parse_duration` on `input`:
-/// * it agrees with [`reference`] (within [`ROUNDING_TOLERANCE_NANOS`]), accepting exactly the
-///   well-formed values of at most [`ONE_YEAR`];
+/// * it agrees with [`reference`] to the nanosecond, accepting exactly the well-formed values
+///   of at most [`ONE_YEAR`];
 /// * a parsed duration re-parses to itself from its canonical forms (`{n}ns`, the largest
 ///   exact unit, `{secs}.{nanos:09}s`), with any surrounding whitespace;
 /// * an error's message quotes the trimmed input.
@@ -99,18 +116,16 @@ pub fn check(input: &str) {
     let parsed = parse_duration(input);
     let expected = reference(input);
     match (&parsed, expected) {
-        (Ok(duration), Reference::Nanos(exact)) => {
-            let nanos = duration.as_nanos();
-            assert!(
-                nanos <= exact.saturating_add(1) && nanos + ROUNDING_TOLERANCE_NANOS >= exact,
-                "{input:?} parsed as {nanos} ns, the exact value is {exact} ns"
-            );
-        }
+        (Ok(duration), Reference::Nanos(exact)) => assert_eq!(
+            duration.as_nanos(),
+            exact,
+            "{input:?} parsed as {duration:?}, the value rounded down is {exact} ns"
+        ),
         (Ok(duration), _) => {
             panic!("{input:?} accepted as {duration:?}, but the reference says {expected:?}")
         }
         (Err(error), Reference::Nanos(exact)) => assert!(
-            exact.saturating_add(ROUNDING_TOLERANCE_NANOS) > ONE_YEAR.as_nanos(),
+            exact > ONE_YEAR.as_nanos(),
             "{input:?} ({exact} ns, at most a year) rejected: {error}"
         ),
         (Err(_), Reference::Malformed | Reference::Huge) => {}
