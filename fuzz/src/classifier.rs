@@ -79,7 +79,11 @@ pub fn check(data: &[u8]) -> Option<()> {
     *response.status_mut() = status_code;
     *response.headers_mut() = headers.clone();
 
-    let want = expected(status, &retryable, retry_after::expected(&headers, now));
+    let want = expected(
+        status,
+        &retryable,
+        retry_after::expected(&headers, now).delay(),
+    );
     let ok: Result<_, ()> = Ok(response);
     assert_eq!(
         classifier.classify(&ok),

@@ -1,4 +1,6 @@
-//! `retry_core::parse_retry_after`: a reference model of `x-amz-retry-after` and `Retry-After`.
+//! `retry_core::RetryAfter::from_headers` and `retry_core::parse_retry_after` (the crate's one
+//! reader of `x-amz-retry-after` and `Retry-After`, which gRPC's pushback shares): a reference
+//! model of both headers.
 //!
 //! Input: `name=value` lines ([`crate::lines`]). `now=<seconds since the epoch>` (and
 //! `now_nanos=`) sets the clock; every other line whose name and value make a valid header is
@@ -7,7 +9,7 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use http::{HeaderMap, HeaderName, HeaderValue};
-use retry_core::parse_retry_after;
+use retry_core::{RetryAfter, parse_retry_after};
 
 use crate::decimal::{Decimal, digits};
 use crate::{http_date, lines};
@@ -57,32 +59,75 @@ pub fn headers_of(data: &[u8]) -> HeaderMap {
     headers
 }
 
-/// The reference model: `x-amz-retry-after` (integer milliseconds) when its first value is
-/// valid, else `Retry-After`'s first value: delta-seconds or an HTTP-date ([`http_date`]), a date
-/// at or before `now` giving zero. Values are trimmed of spaces and tabs; anything longer than
-/// [`MAX_DELAY_SECONDS`] is ignored.
-pub fn expected(headers: &HeaderMap, now: (i64, u32)) -> Option<Duration> {
-    let first = |name: &str| headers.get(name).map(|value| trim_ows(value.as_bytes()));
-    if let Some(value) = first("x-amz-retry-after")
-        && let Decimal::AtMost(millis) = digits(value, MAX_DELAY_SECONDS * 1_000)
-    {
-        return Some(Duration::from_millis(millis));
+/// What the reference model makes of one header value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Value {
+    /// A delay of at most a day.
+    Delay(Duration),
+    /// Well-formed, but more than a day away.
+    TooLong,
+    /// Not a value of the header's grammar.
+    Invalid,
+}
+
+/// `x-amz-retry-after`: `1*DIGIT` milliseconds.
+fn amz_value(value: &[u8]) -> Value {
+    match digits(trim_ows(value), MAX_DELAY_SECONDS * 1_000) {
+        Decimal::AtMost(millis) => Value::Delay(Duration::from_millis(millis)),
+        Decimal::Above => Value::TooLong,
+        Decimal::NotDigits => Value::Invalid,
     }
-    let value = first("retry-after")?;
+}
+
+/// `Retry-After`: delta-seconds, or an HTTP-date ([`http_date`]) measured from `now`, a date at
+/// or before `now` giving zero.
+fn retry_after_value(value: &[u8], (now_seconds, now_nanos): (i64, u32)) -> Value {
+    let value = trim_ows(value);
     match digits(value, MAX_DELAY_SECONDS) {
-        Decimal::AtMost(seconds) => return Some(Duration::from_secs(seconds)),
-        Decimal::Above => return None,
+        Decimal::AtMost(seconds) => return Value::Delay(Duration::from_secs(seconds)),
+        Decimal::Above => return Value::TooLong,
         Decimal::NotDigits => {}
     }
-    let date = http_date::unix_seconds(value, now.0)?;
-    let (now_seconds, now_nanos) = now;
+    let Some(date) = http_date::unix_seconds(value, now_seconds) else {
+        return Value::Invalid;
+    };
     let delay = if date <= now_seconds {
         Duration::ZERO
     } else {
         let whole = u64::try_from(date - now_seconds).expect("date after now");
         Duration::from_secs(whole) - Duration::from_nanos(u64::from(now_nanos))
     };
-    (delay <= Duration::from_secs(MAX_DELAY_SECONDS)).then_some(delay)
+    if delay <= Duration::from_secs(MAX_DELAY_SECONDS) {
+        Value::Delay(delay)
+    } else {
+        Value::TooLong
+    }
+}
+
+/// The reference model of `RetryAfter::from_headers`: the first value of each header; a delay
+/// in `x-amz-retry-after` wins, then one in `Retry-After`; else a well-formed value too far away
+/// in either makes `TooLong`, else a present one `Invalid`; no header is `Absent`.
+pub fn expected(headers: &HeaderMap, now: (i64, u32)) -> RetryAfter {
+    let amz = headers
+        .get("x-amz-retry-after")
+        .map(|value| amz_value(value.as_bytes()));
+    let retry_after = headers
+        .get("retry-after")
+        .map(|value| retry_after_value(value.as_bytes(), now));
+    let values = [amz, retry_after];
+    let delay = values.iter().flatten().find_map(|value| match value {
+        Value::Delay(delay) => Some(*delay),
+        _ => None,
+    });
+    if let Some(delay) = delay {
+        RetryAfter::After(delay)
+    } else if values.contains(&Some(Value::TooLong)) {
+        RetryAfter::TooLong
+    } else if values.contains(&Some(Value::Invalid)) {
+        RetryAfter::Invalid
+    } else {
+        RetryAfter::Absent
+    }
 }
 
 /// Without leading and trailing spaces and tabs (RFC 9110 §5.5's optional whitespace).
@@ -98,15 +143,22 @@ fn trim_ows(value: &[u8]) -> &[u8] {
     &value[start..end]
 }
 
-/// `parse_retry_after` on an input agrees with [`expected`] (so never exceeds what the header
-/// said nor a day); `None` when the input sets no usable clock.
+/// `RetryAfter::from_headers` on an input agrees with [`expected`], and `parse_retry_after`
+/// with its delay (so neither exceeds what the header said nor a day); `None` when the input
+/// sets no usable clock.
 pub fn check(data: &[u8]) -> Option<()> {
     let now = now_of(data)?;
     let headers = headers_of(data);
+    let outcome = RetryAfter::from_headers(&headers, system_time(now));
+    assert_eq!(
+        outcome,
+        expected(&headers, now),
+        "RetryAfter::from_headers at now = {now:?} of {headers:?}"
+    );
     let parsed = parse_retry_after(&headers, system_time(now));
     assert_eq!(
         parsed,
-        expected(&headers, now),
+        outcome.delay(),
         "parse_retry_after at now = {now:?} of {headers:?}"
     );
     if let Some(delay) = parsed {

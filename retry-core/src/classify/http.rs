@@ -3,16 +3,11 @@
 use std::borrow::Cow;
 use std::time::{Duration, SystemTime};
 
-use http::header::RETRY_AFTER;
 use http::{HeaderMap, Response, StatusCode};
 
-use super::http_date::parse_http_date;
+use super::server_delay::MAX_SERVER_DELAY;
 use super::{ClassifierPriority, ClassifyRetry, ErrorKind, RetryAction};
-
-/// AWS's retry-delay header: the delay in integer milliseconds. Source: the AWS SDKs (the Rust
-/// SDK's `AwsErrorCodeClassifier` in `aws-runtime` reads it). Lowercase, so the lookup
-/// does not allocate.
-const X_AMZ_RETRY_AFTER: &str = "x-amz-retry-after";
+use crate::RetryAfter;
 
 /// Classifies HTTP responses by status code (Smithy's `HttpStatusCodeClassifier`, smithy-rs
 /// `aws-smithy-runtime`).
@@ -85,7 +80,7 @@ impl HttpStatusClassifier {
     /// use retry_core::HttpStatusClassifier;
     /// assert_eq!(HttpStatusClassifier::MAX_RETRY_AFTER.as_secs(), 86_400);
     /// ```
-    pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(24 * 60 * 60);
+    pub const MAX_RETRY_AFTER: Duration = MAX_SERVER_DELAY;
 
     /// A classifier with the default list, reading the system clock for `Retry-After` dates.
     ///
@@ -231,6 +226,9 @@ impl<B, E> ClassifyRetry<Response<B>, E> for HttpStatusClassifier {
 /// that exceeds [`HttpStatusClassifier::MAX_RETRY_AFTER`] is ignored: `x-amz-retry-after` then
 /// falls through to `Retry-After`, and `Retry-After` to `None`. Never panics.
 ///
+/// This is [`RetryAfter::from_headers`]'s [`delay`](RetryAfter::delay): the crate has one reader
+/// of these headers, and `RetryAfter` also tells a delay too long from an unreadable one.
+///
 /// ```
 /// use http::{HeaderMap, HeaderValue};
 /// use retry_core::parse_retry_after;
@@ -252,56 +250,15 @@ impl<B, E> ClassifyRetry<Response<B>, E> for HttpStatusClassifier {
 /// assert_eq!(parse_retry_after(&headers, now), None);
 /// ```
 pub fn parse_retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
-    amz_retry_after(headers).or_else(|| retry_after(headers, now))
-}
-
-/// `x-amz-retry-after`: integer milliseconds.
-fn amz_retry_after(headers: &HeaderMap) -> Option<Duration> {
-    let value = trim_ows(headers.get(X_AMZ_RETRY_AFTER)?.as_bytes());
-    at_most_max(Duration::from_millis(parse_digits(value)?))
-}
-
-/// `Retry-After`: delta-seconds or an HTTP-date.
-fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
-    let value = trim_ows(headers.get(RETRY_AFTER)?.as_bytes());
-    if value.first().is_some_and(u8::is_ascii_digit) {
-        return at_most_max(Duration::from_secs(parse_digits(value)?));
-    }
-    let date = parse_http_date(value, now)?;
-    at_most_max(date.duration_since(now).unwrap_or(Duration::ZERO))
-}
-
-/// `1*DIGIT` as a `u64`; `None` when empty, when any byte is not an ASCII digit, or on overflow.
-fn parse_digits(value: &[u8]) -> Option<u64> {
-    if value.is_empty() {
-        return None;
-    }
-    value.iter().try_fold(0u64, |acc, &byte| {
-        let digit = byte.checked_sub(b'0').filter(|d| *d <= 9)?;
-        acc.checked_mul(10)?.checked_add(u64::from(digit))
-    })
-}
-
-/// The value without leading and trailing optional whitespace (SP and HTAB, RFC 9110 §5.6.3).
-fn trim_ows(value: &[u8]) -> &[u8] {
-    let is_ows = |byte: &u8| *byte == b' ' || *byte == b'\t';
-    let start = value.iter().position(|b| !is_ows(b)).unwrap_or(value.len());
-    let end = value
-        .iter()
-        .rposition(|b| !is_ows(b))
-        .map_or(start, |i| i + 1);
-    value.get(start..end).unwrap_or_default()
-}
-
-/// `delay` unless it exceeds [`HttpStatusClassifier::MAX_RETRY_AFTER`].
-fn at_most_max(delay: Duration) -> Option<Duration> {
-    (delay <= HttpStatusClassifier::MAX_RETRY_AFTER).then_some(delay)
+    RetryAfter::from_headers(headers, now).delay()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::integrations::X_AMZ_RETRY_AFTER;
     use http::HeaderValue;
+    use http::header::RETRY_AFTER;
     use proptest::prelude::*;
     use std::time::UNIX_EPOCH;
 
