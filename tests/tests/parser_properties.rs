@@ -2,7 +2,10 @@
 //! here, with values near every integer limit:
 //!
 //! * `Retry-After` delta-seconds and HTTP-dates (RFC 9110's three formats), and
-//!   `x-amz-retry-after` milliseconds, through `parse_retry_after` and `HttpStatusClassifier`;
+//!   `x-amz-retry-after` milliseconds, through `parse_retry_after`, `RetryAfter::from_headers`
+//!   (a delay too long told from an unreadable one) and `HttpStatusClassifier`;
+//! * gRPC's `grpc-retry-pushback-ms` milliseconds, through `tonic::Status`'s `RetryInfo` and
+//!   `GrpcStatusClassifier` (gRFC A6: a pushback that cannot be honoured forbids the retry);
 //! * `RetryConfig::from_lookup`'s numbers (`RETRY_MAX_ATTEMPTS`, `RETRY_QUOTA_CAPACITY`) and
 //!   durations (`RETRY_TIMEOUT`, `RETRY_INITIAL_BACKOFF`, `RETRY_MAX_BACKOFF`), an error naming
 //!   the variable.
@@ -18,8 +21,8 @@ use http::{HeaderMap, HeaderValue, Response, StatusCode};
 use proptest::prelude::*;
 use proptest::sample::select;
 use retry_core::{
-    ClassifyRetry, ConfigError, ErrorKind, HttpStatusClassifier, RetryAction, RetryConfig,
-    parse_retry_after,
+    ClassifyRetry, ConfigError, ErrorKind, GrpcStatusClassifier, HttpStatusClassifier, RetryAction,
+    RetryAfter, RetryConfig, RetryInfo, parse_retry_after,
 };
 
 /// The longest `Retry-After` delay honoured: one day.
@@ -288,6 +291,16 @@ fn server_error_after(delay: Option<Duration>) -> RetryAction {
     }
 }
 
+/// What `RetryAfter::from_headers` says of these headers at `now`.
+fn outcome(map: &HeaderMap, now: (i64, u32)) -> RetryAfter {
+    RetryAfter::from_headers(map, system_time(now))
+}
+
+/// The outcome of a well-formed value that asks for `delay` (`None`: more than a day).
+fn well_formed(delay: Option<Duration>) -> RetryAfter {
+    delay.map_or(RetryAfter::TooLong, RetryAfter::After)
+}
+
 /// A value that is not `1*DIGIT`, made from a number: a sign, a fraction, an exponent, a unit,
 /// a space or a non-ASCII digit put in.
 fn malformed(number: &Number, shape: usize) -> String {
@@ -321,6 +334,7 @@ proptest! {
             .at_most(ONE_DAY_SECONDS)
             .map(|s| Duration::from_secs(u64::try_from(s).expect("at most a day")));
         prop_assert_eq!(parse_retry_after(&map, system_time(now)), expected, "{:?}", value);
+        prop_assert_eq!(outcome(&map, now), well_formed(expected), "{:?}", value);
         prop_assert_eq!(classify_503(&map, now), server_error_after(expected));
     }
 
@@ -346,16 +360,23 @@ proptest! {
             .or(fallback.map(Duration::from_secs));
         let now = (1_779_969_600, 0);
         prop_assert_eq!(parse_retry_after(&map, system_time(now)), expected, "{:?}", value);
+        // Either header's delay, else too long: both values are well-formed.
+        prop_assert_eq!(outcome(&map, now), well_formed(expected), "{:?}", value);
         prop_assert_eq!(classify_503(&map, now), server_error_after(expected));
     }
 
     #[test]
     fn malformed_numbers_ask_for_no_delay(number in number(), shape in 0usize..8) {
         let value = malformed(&number, shape);
-        let now = system_time((1_779_969_600, 0));
-        prop_assert_eq!(parse_retry_after(&headers(&[("retry-after", &value)]), now), None);
+        let clock = (1_779_969_600, 0);
+        let now = system_time(clock);
+        let alone = headers(&[("retry-after", &value)]);
+        prop_assert_eq!(parse_retry_after(&alone, now), None);
+        prop_assert_eq!(outcome(&alone, clock), RetryAfter::Invalid, "{:?}", value);
         let amz = headers(&[("x-amz-retry-after", &value), ("retry-after", "7")]);
         prop_assert_eq!(parse_retry_after(&amz, now), Some(Duration::from_secs(7)), "{:?}", value);
+        let amz_alone = headers(&[("x-amz-retry-after", &value)]);
+        prop_assert_eq!(outcome(&amz_alone, clock), RetryAfter::Invalid, "{:?}", value);
     }
 
     #[test]
@@ -389,6 +410,13 @@ proptest! {
             text,
             now
         );
+        // A date that exists is a delay or too long; one that does not (an rfc850 February 29
+        // or day name moved to another century) is unreadable.
+        let expected_outcome = match named {
+            Some(_) => well_formed(expected),
+            None => RetryAfter::Invalid,
+        };
+        prop_assert_eq!(outcome(&map, now), expected_outcome, "{:?} at {:?}", text, now);
         prop_assert_eq!(classify_503(&map, now), server_error_after(expected));
     }
 
@@ -404,12 +432,10 @@ proptest! {
         let mut written = civil(next_midnight - 1);
         written.second = 60;
         let text = if format == 0 { imf_fixdate(written) } else { asctime_date(written) };
-        prop_assert_eq!(
-            parse_retry_after(&headers(&[("retry-after", &text)]), system_time(now)),
-            delay_until(next_midnight, now),
-            "{:?}",
-            text
-        );
+        let map = headers(&[("retry-after", &text)]);
+        let expected = delay_until(next_midnight, now);
+        prop_assert_eq!(parse_retry_after(&map, system_time(now)), expected, "{:?}", text);
+        prop_assert_eq!(outcome(&map, now), well_formed(expected), "{:?}", text);
     }
 
     #[test]
@@ -426,8 +452,60 @@ proptest! {
             1 => rfc850_date(written),
             _ => asctime_date(written),
         };
-        let now = system_time((date, 0));
-        prop_assert_eq!(parse_retry_after(&headers(&[("retry-after", &text)]), now), None, "{:?}", text);
+        let map = headers(&[("retry-after", &text)]);
+        prop_assert_eq!(parse_retry_after(&map, system_time((date, 0))), None, "{:?}", text);
+        prop_assert_eq!(outcome(&map, (date, 0)), RetryAfter::Invalid, "{:?}", text);
+    }
+
+    #[test]
+    fn grpc_pushback_milliseconds_near_every_limit(
+        millis in number(),
+        zeros in 0usize..25,
+        before in ows(),
+        after in ows(),
+    ) {
+        let value = written(&millis, zeros, before, after);
+        let expected = millis
+            .at_most(ONE_DAY_SECONDS * 1_000)
+            .map(|ms| Duration::from_millis(u64::try_from(ms).expect("at most a day")));
+        prop_assert_eq!(grpc_pushback_verdict(&value), grpc_verdict(expected), "{:?}", value);
+        prop_assert_eq!(status_with_pushback(&value).retry_after(), expected, "{:?}", value);
+    }
+
+    #[test]
+    fn malformed_grpc_pushback_forbids_the_retry(number in number(), shape in 0usize..8) {
+        let value = malformed(&number, shape);
+        prop_assert_eq!(grpc_pushback_verdict(&value), RetryAction::RetryForbidden, "{:?}", value);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// gRPC pushback.
+
+/// `GrpcStatusClassifier`'s verdict on a trailers-only UNAVAILABLE with this pushback.
+fn grpc_pushback_verdict(pushback: &str) -> RetryAction {
+    GrpcStatusClassifier::classify_headers(&headers(&[
+        ("grpc-status", "14"),
+        ("grpc-retry-pushback-ms", pushback),
+    ]))
+}
+
+/// An UNAVAILABLE `tonic::Status` with this pushback in its metadata.
+fn status_with_pushback(pushback: &str) -> tonic::Status {
+    let mut status = tonic::Status::unavailable("pushback");
+    let value = pushback.parse().expect("ASCII pushback");
+    status
+        .metadata_mut()
+        .insert("grpc-retry-pushback-ms", value);
+    status
+}
+
+/// gRFC A6: UNAVAILABLE is retried after the pushback; a pushback that cannot be honoured (more
+/// than a day, here) forbids the retry.
+fn grpc_verdict(pushback: Option<Duration>) -> RetryAction {
+    match pushback {
+        Some(delay) => RetryAction::retryable_after(ErrorKind::Server, delay),
+        None => RetryAction::RetryForbidden,
     }
 }
 
