@@ -9,6 +9,13 @@
 //! Case-sensitive, no other spacing; the date must exist and the day name must be its own; the
 //! time of day runs to 23:59:60 (a leap second, counted as the next minute's first second); a
 //! four-digit year may be any, before 1970 too; a two-digit year is placed relative to `now`.
+//!
+//! Why not the `httpdate` crate (which never panics on parsing): it reads a two-digit year with a
+//! fixed pivot (00-69 as 2000-2069, 70-99 as 1970-1999) where RFC 9110 requires one relative to
+//! now (already wrong for "70" to "76"), rejects the leap second the grammar allows, and rejects
+//! years before 1970, so a past date would be "unreadable" instead of "now". The tests compare
+//! this parser with `httpdate`'s formatter where both are defined, and the `retry_after` fuzz
+//! target with an independent reference model.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -298,6 +305,96 @@ mod tests {
         ] {
             assert_eq!(seconds_of(value, now), Some(784_111_777), "{value}");
         }
+    }
+
+    /// Dates whose seconds since the epoch were computed elsewhere (Python's
+    /// `calendar.timegm`), each in the three formats; an rfc850-date read at the date itself,
+    /// where its two-digit year is that of the date.
+    #[test]
+    fn known_dates_in_every_format() {
+        for (seconds, imf, rfc850, asctime) in [
+            (
+                0,
+                "Thu, 01 Jan 1970 00:00:00 GMT",
+                "Thursday, 01-Jan-70 00:00:00 GMT",
+                "Thu Jan  1 00:00:00 1970",
+            ),
+            (
+                946_684_799,
+                "Fri, 31 Dec 1999 23:59:59 GMT",
+                "Friday, 31-Dec-99 23:59:59 GMT",
+                "Fri Dec 31 23:59:59 1999",
+            ),
+            (
+                951_825_600,
+                "Tue, 29 Feb 2000 12:00:00 GMT",
+                "Tuesday, 29-Feb-00 12:00:00 GMT",
+                "Tue Feb 29 12:00:00 2000",
+            ),
+            (
+                1_795_388_462,
+                "Sun, 22 Nov 2026 23:01:02 GMT",
+                "Sunday, 22-Nov-26 23:01:02 GMT",
+                "Sun Nov 22 23:01:02 2026",
+            ),
+            (
+                2_147_483_648,
+                "Tue, 19 Jan 2038 03:14:08 GMT",
+                "Tuesday, 19-Jan-38 03:14:08 GMT",
+                "Tue Jan 19 03:14:08 2038",
+            ),
+            (
+                3_155_760_000,
+                "Wed, 01 Jan 2070 00:00:00 GMT",
+                "Wednesday, 01-Jan-70 00:00:00 GMT",
+                "Wed Jan  1 00:00:00 2070",
+            ),
+            (
+                -2_203_891_200,
+                "Thu, 01 Mar 1900 00:00:00 GMT",
+                "Thursday, 01-Mar-00 00:00:00 GMT",
+                "Thu Mar  1 00:00:00 1900",
+            ),
+            (
+                -14_182_940,
+                "Sun, 20 Jul 1969 20:17:40 GMT",
+                "Sunday, 20-Jul-69 20:17:40 GMT",
+                "Sun Jul 20 20:17:40 1969",
+            ),
+            (
+                253_402_300_799,
+                "Fri, 31 Dec 9999 23:59:59 GMT",
+                "Friday, 31-Dec-99 23:59:59 GMT",
+                "Fri Dec 31 23:59:59 9999",
+            ),
+        ] {
+            let now = at(seconds);
+            for value in [imf, rfc850, asctime] {
+                assert_eq!(seconds_of(value, now), Some(seconds), "{value}");
+            }
+        }
+    }
+
+    /// RFC 9110 §5.6.7 places a two-digit year relative to now, where a fixed pivot (1970-2069,
+    /// as the `httpdate` crate reads them) is wrong for "70" to "76" from 2026 on.
+    #[test]
+    fn a_two_digit_year_follows_now_not_a_fixed_pivot() {
+        let now = at(1_795_388_462); // Sun, 22 Nov 2026 23:01:02 GMT
+        assert_eq!(
+            seconds_of("Wednesday, 01-Jan-70 00:00:00 GMT", now),
+            Some(3_155_760_000),
+            "2070"
+        );
+        assert_eq!(
+            seconds_of("Thursday, 01-Jan-70 00:00:00 GMT", now),
+            None,
+            "1970 was a Thursday, 2070 is a Wednesday"
+        );
+        assert_eq!(
+            seconds_of("Saturday, 01-Jan-77 00:00:00 GMT", now),
+            Some(220_924_800),
+            "2077 is more than 50 years ahead: 1977"
+        );
     }
 
     #[test]
