@@ -14,3 +14,7 @@ pub mod http_date;
 pub mod lines;
 pub mod names;
 pub mod retry_after;
+
+/// The seed corpora run through the checks (`cargo test`, no nightly needed).
+#[cfg(test)]
+mod seeds;
