@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fuzzes every cargo-fuzz target in fuzz/ for the given time and prints, per target, the inputs
-# run and the crashes found (libFuzzer's final stat::number_of_executed_units, or its
-# "#N DONE" line; one crash file per crash). Exits 1 if any target crashed or did not run.
+# run, the crashes found and the corpus libFuzzer ended with (its final
+# stat::number_of_executed_units, or its "#N DONE ... corp: N/..." line; one crash file per
+# crash). Exits 1 if any target crashed or did not run.
 #
 #   scripts/fuzz.sh [seconds-per-target]        (default 60)
 #
@@ -65,6 +66,7 @@ for target in "${targets[@]}"; do
         executions=$(sed -n 's/^#\([0-9]*\)[[:space:]]*DONE.*/\1/p' "$log" | tail -n 1)
     fi
     per_second=$(sed -n 's/^stat::average_exec_per_sec: *\([0-9]*\).*/\1/p' "$log" | tail -n 1)
+    corpus=$(sed -n 's/^#[0-9]*[[:space:]]*DONE.* corp: \([0-9]*\)\/.*/\1/p' "$log" | tail -n 1)
     crashes=$(grep -c 'Test unit written to' "$log" || true)
     artifact=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -n 1)
 
@@ -81,12 +83,12 @@ for target in "${targets[@]}"; do
     else
         result=ok
     fi
-    rows+=("$(printf '%-16s %8s %12s %10s %8s  %s' "$target" "$seconds" \
-        "${executions:--}" "${per_second:--}" "$crashes" "$result")")
+    rows+=("$(printf '%-16s %8s %12s %10s %8s %8s  %s' "$target" "$seconds" \
+        "${executions:--}" "${per_second:--}" "$crashes" "${corpus:--}" "$result")")
 done
 
 echo
 echo "fuzz: summary ($installed, ${seconds}s per target)"
-printf '%-16s %8s %12s %10s %8s  %s\n' target seconds executions "exec/s" crashes result
+printf '%-16s %8s %12s %10s %8s %8s  %s\n' target seconds executions "exec/s" crashes corpus result
 printf '%s\n' "${rows[@]}"
 exit "$failed"
