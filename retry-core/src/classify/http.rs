@@ -3,15 +3,11 @@
 use std::borrow::Cow;
 use std::time::{Duration, SystemTime};
 
-use http::header::RETRY_AFTER;
 use http::{HeaderMap, Response, StatusCode};
 
+use super::server_delay::MAX_SERVER_DELAY;
 use super::{ClassifierPriority, ClassifyRetry, ErrorKind, RetryAction};
-
-/// AWS's retry-delay header: the delay in integer milliseconds. Source: the AWS SDKs (the Rust
-/// SDK's `AwsErrorCodeClassifier` in `aws-runtime` reads it). Lowercase, so the lookup
-/// does not allocate.
-const X_AMZ_RETRY_AFTER: &str = "x-amz-retry-after";
+use crate::RetryAfter;
 
 /// Classifies HTTP responses by status code (Smithy's `HttpStatusCodeClassifier`, smithy-rs
 /// `aws-smithy-runtime`).
@@ -84,7 +80,7 @@ impl HttpStatusClassifier {
     /// use retry_core::HttpStatusClassifier;
     /// assert_eq!(HttpStatusClassifier::MAX_RETRY_AFTER.as_secs(), 86_400);
     /// ```
-    pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(24 * 60 * 60);
+    pub const MAX_RETRY_AFTER: Duration = MAX_SERVER_DELAY;
 
     /// A classifier with the default list, reading the system clock for `Retry-After` dates.
     ///
@@ -219,13 +215,19 @@ impl<B, E> ClassifyRetry<Response<B>, E> for HttpStatusClassifier {
 /// * `x-amz-retry-after` (integer milliseconds, the AWS SDKs' header) wins when it is valid.
 /// * Otherwise `Retry-After` (RFC 9110 §10.2.3), in either form: delta-seconds (`1*DIGIT`), or an
 ///   HTTP-date (any of the three RFC 9110 §5.6.7 formats); a date at or before `now` gives
-///   [`Duration::ZERO`].
+///   [`Duration::ZERO`]. HTTP-dates are read as RFC 9110 says: case-sensitive; the day name must
+///   be the date's; a leap second (`23:59:60`) is the next minute's first second; a four-digit
+///   year may be any, before 1970 too; a two-digit year (rfc850-date) is the one with those
+///   digits at most 50 years after `now`'s year and less than 50 before.
 ///
 /// Leading and trailing spaces and tabs are trimmed first (RFC 9110 §5.5: they are not part of the
 /// field value). Only the first value of each header is read. A value that is malformed (a sign,
 /// a fraction, an exponent, an empty value, non-ASCII bytes, trailing text), that overflows, or
 /// that exceeds [`HttpStatusClassifier::MAX_RETRY_AFTER`] is ignored: `x-amz-retry-after` then
 /// falls through to `Retry-After`, and `Retry-After` to `None`. Never panics.
+///
+/// This is [`RetryAfter::from_headers`]'s [`delay`](RetryAfter::delay): the crate has one reader
+/// of these headers, and `RetryAfter` also tells a delay too long from an unreadable one.
 ///
 /// ```
 /// use http::{HeaderMap, HeaderValue};
@@ -248,58 +250,15 @@ impl<B, E> ClassifyRetry<Response<B>, E> for HttpStatusClassifier {
 /// assert_eq!(parse_retry_after(&headers, now), None);
 /// ```
 pub fn parse_retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
-    amz_retry_after(headers).or_else(|| retry_after(headers, now))
-}
-
-/// `x-amz-retry-after`: integer milliseconds.
-fn amz_retry_after(headers: &HeaderMap) -> Option<Duration> {
-    let value = trim_ows(headers.get(X_AMZ_RETRY_AFTER)?.as_bytes());
-    at_most_max(Duration::from_millis(parse_digits(value)?))
-}
-
-/// `Retry-After`: delta-seconds or an HTTP-date.
-fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
-    let value = trim_ows(headers.get(RETRY_AFTER)?.as_bytes());
-    if value.first().is_some_and(u8::is_ascii_digit) {
-        return at_most_max(Duration::from_secs(parse_digits(value)?));
-    }
-    // `parse_http_date` takes a `&str`. An HTTP-date is ASCII, so a value that is not UTF-8 is
-    // not one; non-ASCII UTF-8 is rejected by the parser.
-    let date = httpdate::parse_http_date(std::str::from_utf8(value).ok()?).ok()?;
-    at_most_max(date.duration_since(now).unwrap_or(Duration::ZERO))
-}
-
-/// `1*DIGIT` as a `u64`; `None` when empty, when any byte is not an ASCII digit, or on overflow.
-fn parse_digits(value: &[u8]) -> Option<u64> {
-    if value.is_empty() {
-        return None;
-    }
-    value.iter().try_fold(0u64, |acc, &byte| {
-        let digit = byte.checked_sub(b'0').filter(|d| *d <= 9)?;
-        acc.checked_mul(10)?.checked_add(u64::from(digit))
-    })
-}
-
-/// The value without leading and trailing optional whitespace (SP and HTAB, RFC 9110 §5.6.3).
-fn trim_ows(value: &[u8]) -> &[u8] {
-    let is_ows = |byte: &u8| *byte == b' ' || *byte == b'\t';
-    let start = value.iter().position(|b| !is_ows(b)).unwrap_or(value.len());
-    let end = value
-        .iter()
-        .rposition(|b| !is_ows(b))
-        .map_or(start, |i| i + 1);
-    value.get(start..end).unwrap_or_default()
-}
-
-/// `delay` unless it exceeds [`HttpStatusClassifier::MAX_RETRY_AFTER`].
-fn at_most_max(delay: Duration) -> Option<Duration> {
-    (delay <= HttpStatusClassifier::MAX_RETRY_AFTER).then_some(delay)
+    RetryAfter::from_headers(headers, now).delay()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::integrations::X_AMZ_RETRY_AFTER;
     use http::HeaderValue;
+    use http::header::RETRY_AFTER;
     use proptest::prelude::*;
     use std::time::UNIX_EPOCH;
 
@@ -456,6 +415,86 @@ mod tests {
         assert_eq!(
             retry_after_of(b"Thu, 01 Jan 1970 00:00:00 GMT"),
             Some(Duration::ZERO)
+        );
+    }
+
+    #[test]
+    fn a_date_before_1970_is_in_the_past() {
+        for date in [
+            &b"Wed, 31 Dec 1969 23:59:59 GMT"[..],
+            b"Mon, 01 Jan 1900 00:00:00 GMT",
+            b"Mon, 01 Jan 0001 00:00:00 GMT",
+            b"Sat, 01 Jan 0000 00:00:00 GMT",
+            b"Mon Jan  1 00:00:00 1900",
+        ] {
+            let text = String::from_utf8_lossy(date);
+            assert_eq!(retry_after_of(date), Some(Duration::ZERO), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_leap_second_is_the_next_minutes_first() {
+        // RFC 9110 §5.6.7: time-of-day runs to 23:59:60 (a leap second).
+        assert_eq!(
+            retry_after_of(b"Sun, 06 Nov 1994 08:49:60 GMT"),
+            Some(Duration::from_secs(33))
+        );
+        assert_eq!(
+            retry_after_of(b"Sun Nov  6 08:49:60 1994"),
+            Some(Duration::from_secs(33))
+        );
+        assert_eq!(retry_after_of(b"Sun, 06 Nov 1994 08:49:61 GMT"), None);
+    }
+
+    #[test]
+    fn a_two_digit_year_is_read_within_50_years_of_now() {
+        // RFC 9110 §5.6.7: a two-digit year more than 50 years in the future is the most recent
+        // past year with those digits. 2070-01-01 00:00:00 is a Wednesday.
+        fn new_years_eve_2069() -> SystemTime {
+            UNIX_EPOCH + Duration::from_secs(3_155_756_400) // Tue, 31 Dec 2069 23:00:00 GMT
+        }
+        let map = headers(&[("retry-after", b"Wednesday, 01-Jan-70 00:30:00 GMT")]);
+        assert_eq!(
+            parse_retry_after(&map, new_years_eve_2069()),
+            Some(Duration::from_secs(90 * 60))
+        );
+        // At 1994, "44" is 2044: fifty years ahead, not more.
+        let map = headers(&[("retry-after", b"Friday, 01-Jan-44 00:00:00 GMT")]);
+        assert_eq!(parse_retry_after(&map, fixed_now()), None);
+        // At 1994, "45" is 1945: in the past.
+        let map = headers(&[("retry-after", b"Monday, 01-Jan-45 00:00:00 GMT")]);
+        assert_eq!(parse_retry_after(&map, fixed_now()), Some(Duration::ZERO));
+    }
+
+    #[test]
+    fn dates_that_do_not_exist_are_malformed() {
+        for date in [
+            &b"Mon, 06 Nov 1994 08:49:37 GMT"[..], // a Sunday
+            b"Thu, 29 Feb 2001 00:00:00 GMT",      // not a leap year
+            b"Mon, 29 Feb 1900 00:00:00 GMT",      // nor is 1900
+            b"Sun, 31 Apr 1994 00:00:00 GMT",
+            b"Sun, 00 Nov 1994 08:49:37 GMT",
+            b"Sun, 06 Nov 1994 24:00:00 GMT",
+            b"Sun, 06 Nov 1994 08:60:00 GMT",
+            b"sun, 06 nov 1994 08:49:37 gmt", // HTTP-date is case-sensitive
+            b"Sun, 6 Nov 1994 08:49:37 GMT",
+            b"Sun,  06 Nov 1994 08:49:37 GMT",
+            b"Sun Nov 6 08:49:37 1994",
+            b"Sunday, 06-Nov-1994 08:49:37 GMT",
+            b"Sun, 06-Nov-94 08:49:37 GMT",
+            "Sun, 06 Nov 1994 08:49:37 GMT\u{a0}".as_bytes(),
+        ] {
+            assert_eq!(
+                retry_after_of(date),
+                None,
+                "{:?}",
+                String::from_utf8_lossy(date)
+            );
+        }
+        assert_eq!(
+            retry_after_of(b"Mon, 29 Feb 1988 00:00:00 GMT"),
+            Some(Duration::ZERO),
+            "1988 was a leap year"
         );
     }
 

@@ -7,9 +7,13 @@ mod classifier;
 mod error_code;
 #[cfg(feature = "http")]
 mod http;
+#[cfg(feature = "http")]
+mod http_date;
 mod priority;
 mod retry_if;
 mod retry_info;
+#[cfg(any(feature = "http", feature = "tonic"))]
+pub(crate) mod server_delay;
 mod transient;
 
 pub use action::{ErrorKind, RetryAction, RetryReason};

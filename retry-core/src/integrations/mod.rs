@@ -20,5 +20,7 @@ pub use self::check_status::CheckStatus;
 pub use self::http_status_error::HttpStatusError;
 #[cfg(feature = "http")]
 pub use self::retry_after::RetryAfter;
+#[cfg(all(test, feature = "http"))]
+pub(crate) use self::retry_after::X_AMZ_RETRY_AFTER;
 #[cfg(feature = "tonic")]
 pub use self::tonic::GrpcStatusClassifier;

@@ -6,14 +6,16 @@ use std::time::{Duration, SystemTime};
 use http::HeaderMap;
 use http::header::RETRY_AFTER;
 
-use crate::{HttpStatusClassifier, parse_retry_after};
+use crate::HttpStatusClassifier;
+use crate::classify::server_delay::{DelayUnit, ServerDelay, read_integer_delay, read_retry_after};
 
-/// AWS's retry-delay header, in integer milliseconds (the AWS SDKs read it before
-/// `Retry-After`).
-const X_AMZ_RETRY_AFTER: &str = "x-amz-retry-after";
+/// AWS's retry-delay header, in integer milliseconds. Source: the AWS SDKs (the Rust SDK's
+/// `AwsErrorCodeClassifier` in `aws-runtime` reads it before `Retry-After`). Lowercase, so the
+/// lookup does not allocate.
+pub(crate) const X_AMZ_RETRY_AFTER: &str = "x-amz-retry-after";
 
 /// The server's requested delay before the next attempt, as read from a response's headers by
-/// [`parse_retry_after`], with the two ways a present header can fail told apart:
+/// [`parse_retry_after`](crate::parse_retry_after), with the two ways a present header can fail told apart:
 ///
 /// * [`After`](Self::After): a usable delay (an HTTP-date in the past is [`Duration::ZERO`]);
 /// * [`TooLong`](Self::TooLong): a well-formed value further away than
@@ -55,8 +57,13 @@ pub enum RetryAfter {
 }
 
 impl RetryAfter {
-    /// Reads `x-amz-retry-after`, then `Retry-After` (the first value of each, as
-    /// [`parse_retry_after`] does), measuring an HTTP-date from `now`. Never panics.
+    /// Reads `x-amz-retry-after` (integer milliseconds), then `Retry-After` (delta-seconds or an
+    /// HTTP-date measured from `now`), the first value of each, by the rules
+    /// [`parse_retry_after`](crate::parse_retry_after) documents: the crate's one reader of
+    /// these headers (`parse_retry_after` is this function's [`delay`](Self::delay)). A usable
+    /// delay in either header wins; otherwise a well-formed value more than a day away makes
+    /// [`TooLong`](Self::TooLong), and a present but unreadable one [`Invalid`](Self::Invalid).
+    /// Never panics.
     ///
     /// ```
     /// use http::{HeaderMap, HeaderValue};
@@ -71,18 +78,24 @@ impl RetryAfter {
     /// assert_eq!(RetryAfter::from_headers(&headers, now), RetryAfter::TooLong);
     /// ```
     pub fn from_headers(headers: &HeaderMap, now: SystemTime) -> Self {
-        if let Some(delay) = parse_retry_after(headers, now) {
+        let amz = headers
+            .get(X_AMZ_RETRY_AFTER)
+            .map(|value| read_integer_delay(value.as_bytes(), DelayUnit::Milliseconds));
+        if let Some(ServerDelay::After(delay)) = amz {
             return RetryAfter::After(delay);
         }
-        let amz = headers.get(X_AMZ_RETRY_AFTER).map(|v| v.as_bytes());
-        let retry_after = headers.get(RETRY_AFTER).map(|v| v.as_bytes());
-        // `parse_retry_after` rejected every present value: a well-formed one was too far away.
-        let too_long = amz.is_some_and(is_digits)
-            || retry_after.is_some_and(|value| is_digits(value) || is_http_date(value));
-        match (too_long, amz.or(retry_after)) {
-            (true, _) => RetryAfter::TooLong,
-            (false, Some(_)) => RetryAfter::Invalid,
-            (false, None) => RetryAfter::Absent,
+        let retry_after = headers
+            .get(RETRY_AFTER)
+            .map(|value| read_retry_after(value.as_bytes(), now));
+        match (amz, retry_after) {
+            (_, Some(ServerDelay::After(delay))) => RetryAfter::After(delay),
+            (Some(ServerDelay::TooLong), _) | (_, Some(ServerDelay::TooLong)) => {
+                RetryAfter::TooLong
+            }
+            (Some(ServerDelay::Invalid), _) | (_, Some(ServerDelay::Invalid)) => {
+                RetryAfter::Invalid
+            }
+            _ => RetryAfter::Absent,
         }
     }
 
@@ -113,18 +126,6 @@ impl fmt::Display for RetryAfter {
             RetryAfter::Invalid => f.write_str("unreadable Retry-After ignored"),
         }
     }
-}
-
-/// `1*DIGIT` after trimming optional whitespace: a well-formed delay, whatever its size.
-fn is_digits(value: &[u8]) -> bool {
-    let value = value.trim_ascii();
-    !value.is_empty() && value.iter().all(u8::is_ascii_digit)
-}
-
-/// An HTTP-date (any of RFC 9110's three formats) after trimming optional whitespace.
-fn is_http_date(value: &[u8]) -> bool {
-    std::str::from_utf8(value.trim_ascii())
-        .is_ok_and(|value| httpdate::parse_http_date(value).is_ok())
 }
 
 #[cfg(test)]
@@ -213,6 +214,20 @@ mod tests {
             of(&[("x-amz-retry-after", b"-1"), ("retry-after", b"2")]),
             RetryAfter::After(secs(2)),
             "a bad x-amz-retry-after falls through"
+        );
+    }
+
+    #[test]
+    fn a_well_formed_date_too_far_away_is_too_long_in_every_form_the_date_parser_reads() {
+        // A leap second, as RFC 9110 §5.6.7 allows: well-formed, and a month away.
+        assert_eq!(
+            of(&[("retry-after", b"Tue, 06 Dec 1994 23:59:60 GMT")]),
+            RetryAfter::TooLong
+        );
+        // Whatever the date parser rejects is unreadable, never "too long".
+        assert_eq!(
+            of(&[("retry-after", b"Tue, 06 Dec 1994 23:59:61 GMT")]),
+            RetryAfter::Invalid
         );
     }
 

@@ -5,6 +5,7 @@ use std::time::Duration;
 use http::HeaderMap;
 use tonic::{Code, Status};
 
+use crate::classify::server_delay::{DelayUnit, ServerDelay, read_integer_delay};
 use crate::{
     ClassifierPriority, ClassifyRetry, Fault, RetryAction, RetryInfo, RetryInfoClassifier,
     RetrySafety,
@@ -18,10 +19,6 @@ pub(crate) const PUSHBACK_HEADER: &str = "grpc-retry-pushback-ms";
 /// protocol ("PROTOCOL-HTTP2.md", `Status`).
 const GRPC_STATUS_HEADER: &str = "grpc-status";
 
-/// The longest pushback honoured: one day, as for HTTP's `Retry-After`; a longer one is a
-/// server asking for more than any client waits, and the call is not retried.
-const MAX_PUSHBACK: Duration = Duration::from_secs(24 * 60 * 60);
-
 /// What a server's `grpc-retry-pushback-ms` says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Pushback {
@@ -29,28 +26,22 @@ enum Pushback {
     Absent,
     /// Wait this long before the next attempt.
     After(Duration),
-    /// Negative, malformed or more than a day: gRFC A6 reads a pushback the client cannot honour
+    /// Negative, malformed or more than a day (the crate's longest server delay, as for HTTP's
+    /// `Retry-After`): gRFC A6 reads a pushback the client cannot honour
     /// as "do not retry".
     DoNotRetry,
 }
 
 impl Pushback {
-    /// The first `grpc-retry-pushback-ms` of `headers`. Never panics, whatever the bytes.
+    /// The first `grpc-retry-pushback-ms` of `headers`, read as `x-amz-retry-after` is (integer
+    /// milliseconds, any digit count). Never panics, whatever the bytes.
     fn from_headers(headers: &HeaderMap) -> Self {
         let Some(value) = headers.get(PUSHBACK_HEADER) else {
             return Pushback::Absent;
         };
-        let digits = value.as_bytes().trim_ascii();
-        if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
-            return Pushback::DoNotRetry;
-        }
-        // Any number of digits: one that overflows is as much too long as one over the maximum.
-        let millis = digits.iter().try_fold(0u64, |acc, &digit| {
-            acc.checked_mul(10)?.checked_add(u64::from(digit - b'0'))
-        });
-        match millis.map(Duration::from_millis) {
-            Some(delay) if delay <= MAX_PUSHBACK => Pushback::After(delay),
-            _ => Pushback::DoNotRetry,
+        match read_integer_delay(value.as_bytes(), DelayUnit::Milliseconds) {
+            ServerDelay::After(delay) => Pushback::After(delay),
+            ServerDelay::TooLong | ServerDelay::Invalid => Pushback::DoNotRetry,
         }
     }
 }
@@ -246,6 +237,7 @@ impl<B, E> ClassifyRetry<http::Response<B>, E> for GrpcStatusClassifier {
 mod tests {
     use super::*;
     use crate::ErrorKind;
+    use crate::classify::server_delay::MAX_SERVER_DELAY;
     use http::HeaderValue;
     use proptest::prelude::*;
 
@@ -274,7 +266,7 @@ mod tests {
             pushback(b" 250 "),
             Pushback::After(Duration::from_millis(250))
         );
-        assert_eq!(pushback(b"86400000"), Pushback::After(MAX_PUSHBACK));
+        assert_eq!(pushback(b"86400000"), Pushback::After(MAX_SERVER_DELAY));
         for refused in [
             &b"86400001"[..],
             b"18446744073709551616",
