@@ -132,6 +132,7 @@ pub use classify::{
     FnClassifier, ProvideErrorCode, RetryAction, RetryIf, RetryInfoClassifier, RetryReason,
     TransientErrorClassifier,
 };
+pub use classify::{DynErrorClassifier, RetryDescription};
 #[cfg(feature = "http")]
 pub use classify::{HttpStatusClassifier, parse_retry_after};
 pub use clock::{Clock, ManualClock, SharedClock, TokioClock};
@@ -143,6 +144,7 @@ pub use driver::{
     AttemptLimit, AttemptTimeout, NoAttemptTimeout, NoHook, OnRetry, Ready, Retry, RetryEvent,
     RetryLoop, retry, with_attempt_timeout,
 };
+pub use driver::{Sleeper, ThreadSleeper, retry_blocking, with_sleeper};
 pub use info::{Fault, RetryInfo, RetrySafety};
 pub use jitter::{Jitter, JitterParseError};
 pub use observe::ScopeStats;

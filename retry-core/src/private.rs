@@ -10,7 +10,7 @@ pub use std::time::Duration;
 
 pub use crate::driver::cut_after;
 pub use crate::{
-    ClassifyRetry, ConfiguredStrategy, Jitter, NoHook, OnRetry, RetryConfig, RetryConfigBuilder,
+    ClassifyRetry, RetryInfo, ConfiguredStrategy, Jitter, NoHook, OnRetry, RetryConfig, RetryConfigBuilder,
     RetryIf, RetryInfoClassifier, RetryLoop, RetryMode, RetryPreset, RetryStrategy,
 };
 
@@ -107,20 +107,34 @@ impl<C: Clone> CloneClassifier for C {
 
 /// The `Result<T, E>` a `#[retryable]` function returns, taken apart: names `T` and `E` in the
 /// trait objects below, so errors about them show the function's types.
+///
+/// Implemented by `Result` only, so any spelling of it works (`io::Result<T>`, an alias
+/// `type Fallible<T> = Result<T, MyError>`): the return type is checked by the type system, not
+/// by its name. The macro passes each outcome through [`as_result`](Self::as_result), spanned
+/// at the return type, so a return type that is not a `Result` is reported there, once.
 #[diagnostic::on_unimplemented(
     message = "`#[retryable]` functions must return a `Result<T, E>`, found `{Self}`",
-    label = "not a `Result`"
+    label = "not a `Result`",
+    note = "write `-> Result<{Self}, E>` where `E` is the error to retry on (any alias of `Result` works too)"
 )]
 pub trait Outcome {
     /// `T`.
     type Ok;
     /// `E`.
     type Err;
+
+    /// The outcome, seen as the `Result` it is.
+    fn as_result(&self) -> &Result<Self::Ok, Self::Err>;
 }
 
 impl<T, E> Outcome for Result<T, E> {
     type Ok = T;
     type Err = E;
+
+    #[inline(always)]
+    fn as_result(&self) -> &Self {
+        self
+    }
 }
 
 /// An `on_retry` hook behind a reference: the macro coerces the user's hook to
@@ -157,6 +171,14 @@ impl<E: From<tokio::time::error::Elapsed>> FromElapsed for E {
     fn from_elapsed(elapsed: tokio::time::error::Elapsed) -> Self {
         E::from(elapsed)
     }
+}
+
+/// `#[retry(with = path)]` of `#[derive(RetryInfo)]`: what the user's function says of the
+/// field. The derive spans the call at the path, so a function of another type is reported
+/// there (expected `fn(&Field) -> _`), and a return type that is not a `RetryInfo` too.
+#[inline]
+pub fn described_by<T: ?Sized, R: RetryInfo>(describe: fn(&T) -> R, value: &T) -> R {
+    describe(value)
 }
 
 #[cfg(test)]

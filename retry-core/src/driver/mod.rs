@@ -1,19 +1,23 @@
 //! The plain API: run an async operation under a strategy, no macro needed.
 
 mod attempt_timeout;
+mod blocking;
 mod hook;
 mod ready;
 mod retry_loop;
+mod sleeper;
 
 use std::future::Future;
 use std::time::Duration;
 
+pub use blocking::retry_blocking;
 pub use attempt_timeout::{
     AttemptLimit, AttemptTimeout, NoAttemptTimeout, cut_after, with_attempt_timeout,
 };
 pub use hook::{NoHook, OnRetry, RetryEvent};
 pub use ready::Ready;
 pub use retry_loop::RetryLoop;
+pub use sleeper::{Sleeper, ThreadSleeper, with_sleeper};
 
 use crate::{ClassifyRetry, RetryInfo, RetryInfoClassifier, RetryStrategy};
 

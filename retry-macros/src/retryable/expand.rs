@@ -43,7 +43,8 @@ use syn::ext::IdentExt;
 use syn::visit_mut::{self, VisitMut};
 use syn::{Expr, FnArg, Pat, PatType, Type, TypeInfer};
 
-use super::item::{FnShape, RetryableFn};
+use super::item::{BodyKind, FnShape, RetryableFn};
+use super::receiver;
 use super::lower::{ClassifierSource, Config, Setting, StrategySource};
 use crate::diagnostics::Errors;
 use crate::spans::{parenthesized, respan, span_range, strip_type, user_amp};
@@ -61,39 +62,65 @@ pub(crate) fn expand(function: &RetryableFn, shape: &FnShape, config: &Config) -
     let private = quote!(#krate::#private);
     let mut sig = function.sig.clone();
     let bindings = rebind_arguments(&mut sig.inputs, &private);
+    let receiver = receiver::Receiver::new(&mut sig, shape);
+    let again = receiver.binding();
 
     let strategy = strategy(function, shape, config, &private);
     let classifier = classifier(shape, config, &private);
     let hook = hook(shape, config, &private);
-    let attempt = attempt(function, shape, config, &private);
+    let attempt = attempt(function, shape, config, &receiver, &private);
 
     let retry = local("__retry");
     let outcome = local("__retry_outcome");
     let strategy_local = local("__retry_strategy");
     let classifier_local = local("__retry_classifier");
     let hook_local = local("__retry_hook");
+    let wait = match shape.body {
+        BodyKind::Blocking => quote!(#retry.wait_blocking();),
+        BodyKind::Async | BodyKind::AsyncTrait(_) => quote!(#retry.ready().await;),
+    };
+    // `E: Outcome` (the return type is a `Result`) is required here, at the return type.
+    let (first, last) = span_range(&shape.output);
+    let as_result = respan(quote!(#private::Outcome::as_result), first, last);
+    let pinned = receiver.pinned();
+
+    let looped = quote! {
+        #strategy
+        #classifier
+        #hook
+        let mut #retry = #private::RetryLoop::new(
+            #strategy_local,
+            #classifier_local,
+            #hook_local,
+        );
+        #pinned
+        loop {
+            #wait
+            #again
+            #(#bindings)*
+            #attempt
+            if #retry.finish(#as_result(&#outcome)).is_break() {
+                return #outcome;
+            }
+        }
+    };
+    let body = match &shape.body {
+        BodyKind::AsyncTrait(body) => {
+            let box_pin = &body.box_pin;
+            let async_move = &body.async_move;
+            let mut block = Group::new(Delimiter::Brace, looped);
+            block.set_span(body.span);
+            quote!(#box_pin(#async_move #block))
+        }
+        BodyKind::Async | BodyKind::Blocking => looped,
+    };
 
     let attrs = &function.attrs;
     let vis = &function.vis;
     quote! {
         #(#attrs)*
         #vis #sig {
-            #strategy
-            #classifier
-            #hook
-            let mut #retry = #private::RetryLoop::new(
-                #strategy_local,
-                #classifier_local,
-                #hook_local,
-            );
-            loop {
-                #retry.ready().await;
-                #(#bindings)*
-                let #outcome = #attempt;
-                if #retry.finish(&#outcome).is_break() {
-                    return #outcome;
-                }
-            }
+            #body
         }
     }
 }
@@ -266,7 +293,7 @@ fn strategy(
         StrategySource::Expr(expr) => {
             let (first, last) = span_range(expr);
             let value = operand(expr);
-            if shape.mut_self && mentions_self(expr) {
+            if shape.mut_self() && mentions_self(expr) {
                 let handle = self::local("__retry_strategy_handle");
                 let clone = respan(quote!(#private::CloneStrategy::clone_strategy), first, last);
                 let amp = user_amp(first);
@@ -332,7 +359,7 @@ fn classifier(shape: &FnShape, config: &Config, private: &TokenStream) -> TokenS
             };
             respan(quote!(&#private::RetryInfoClassifier), first, last)
         }
-        ClassifierSource::Expr(expr) if shape.mut_self && mentions_self(expr) => {
+        ClassifierSource::Expr(expr) if shape.mut_self() && mentions_self(expr) => {
             let (first, last) = span_range(expr);
             let clone = respan(
                 quote!(&#private::CloneClassifier::clone_classifier),
@@ -393,18 +420,31 @@ fn hook(shape: &FnShape, config: &Config, private: &TokenStream) -> TokenStream 
     }
 }
 
-/// One attempt: the body as an inner async block whose output type is the declared return
-/// type, cut by `attempt_timeout` when given.
+/// `let __retry_outcome = <one attempt>;`: the body as an inner async block (cut by
+/// `attempt_timeout` when given), or, in a blocking function, as a closure called at once;
+/// its output type pinned to the declared return type.
 fn attempt(
     function: &RetryableFn,
     shape: &FnShape,
     config: &Config,
+    receiver: &receiver::Receiver,
     private: &TokenStream,
 ) -> TokenStream {
-    let mut body = Group::new(Delimiter::Brace, function.body.clone());
-    body.set_span(function.body_span);
+    let body = match &shape.body {
+        BodyKind::AsyncTrait(body) => {
+            let mut group = Group::new(Delimiter::Brace, receiver.async_trait_stmts(&body.stmts));
+            group.set_span(body.span);
+            group
+        }
+        BodyKind::Async | BodyKind::Blocking => {
+            let mut group = Group::new(Delimiter::Brace, receiver.body(&function.body));
+            group.set_span(function.body_span);
+            group
+        }
+    };
     let (output, _) = erase_impl_trait(&shape.output);
     let fake = local("__retry_fake_return");
+    let outcome = local("__retry_outcome");
     let pin_output = quote! {
         #[allow(
             unreachable_code,
@@ -419,8 +459,15 @@ fn attempt(
             return #fake;
         }
     };
+    if let BodyKind::Blocking = shape.body {
+        // A closure, so that `return` and `?` end the attempt, not the call.
+        return quote! {
+            #[allow(clippy::redundant_closure_call)]
+            let #outcome = (|| { #pin_output #body })();
+        };
+    }
     let block = quote!(async { #pin_output #body });
-    match config.attempt_timeout {
+    let value = match config.attempt_timeout {
         Some((timeout, (first, last))) => {
             let timeout = duration(timeout, private);
             // `E: From<Elapsed>` is required here, spanned at `attempt_timeout = "..."`.
@@ -439,7 +486,8 @@ fn attempt(
             }
         }
         None => quote!(#block.await),
-    }
+    };
+    quote!(let #outcome = #value;)
 }
 
 /// Whether `expr` reads `self` (then, in a `&mut self` method, it is cloned for the call).
