@@ -110,8 +110,8 @@ impl<C: Clone> CloneClassifier for C {
 ///
 /// Implemented by `Result` only, so any spelling of it works (`io::Result<T>`, an alias
 /// `type Fallible<T> = Result<T, MyError>`): the return type is checked by the type system, not
-/// by its name. The macro passes each outcome through [`as_result`](Self::as_result), spanned
-/// at the return type, so a return type that is not a `Result` is reported there, once.
+/// by its name. The macro names `T` and `E` through it with the return type's tokens, so a
+/// return type that is not a `Result` is reported there, once.
 #[diagnostic::on_unimplemented(
     message = "`#[retryable]` functions must return a `Result<T, E>`, found `{Self}`",
     label = "not a `Result`",
@@ -122,19 +122,14 @@ pub trait Outcome {
     type Ok;
     /// `E`.
     type Err;
-
-    /// The outcome, seen as the `Result` it is.
-    fn as_result(&self) -> &Result<Self::Ok, Self::Err>;
+    /// `Result<T, E>`: the outcome seen as the `Result` it is.
+    type Result;
 }
 
 impl<T, E> Outcome for Result<T, E> {
     type Ok = T;
     type Err = E;
-
-    #[inline(always)]
-    fn as_result(&self) -> &Self {
-        self
-    }
+    type Result = Result<T, E>;
 }
 
 /// An `on_retry` hook behind a reference: the macro coerces the user's hook to
@@ -175,10 +170,14 @@ impl<E: From<tokio::time::error::Elapsed>> FromElapsed for E {
 
 /// `#[retry(with = path)]` of `#[derive(RetryInfo)]`: what the user's function says of the
 /// field. The derive spans the call at the path, so a function of another type is reported
-/// there (expected `fn(&Field) -> _`), and a return type that is not a `RetryInfo` too.
+/// there (expected `fn(&Field) -> _`), and a return type that is not a `RetryInfo` too; its
+/// answers are copied into a `RetryDescription`, so nothing else is required of the type.
 #[inline]
-pub fn described_by<T: ?Sized, R: RetryInfo>(describe: fn(&T) -> R, value: &T) -> R {
-    describe(value)
+pub fn described_by<T: ?Sized, R: RetryInfo>(
+    describe: fn(&T) -> R,
+    value: &T,
+) -> crate::RetryDescription {
+    crate::RetryDescription::of(&describe(value))
 }
 
 #[cfg(test)]

@@ -21,6 +21,7 @@ mod diagnostics;
 mod list;
 mod parse;
 mod retryable;
+mod runtime;
 mod spans;
 
 use proc_macro::TokenStream;

@@ -47,6 +47,7 @@ use super::item::{BodyKind, FnShape, RetryableFn};
 use super::receiver;
 use super::lower::{ClassifierSource, Config, Setting, StrategySource};
 use crate::diagnostics::Errors;
+pub(crate) use crate::runtime::private_module;
 use crate::spans::{parenthesized, respan, span_range, strip_type, user_amp};
 
 /// The function unchanged, with the errors: the user's code still type-checks on its own.
@@ -79,9 +80,11 @@ pub(crate) fn expand(function: &RetryableFn, shape: &FnShape, config: &Config) -
         BodyKind::Blocking => quote!(#retry.wait_blocking();),
         BodyKind::Async | BodyKind::AsyncTrait(_) => quote!(#retry.ready().await;),
     };
-    // `E: Outcome` (the return type is a `Result`) is required here, at the return type.
-    let (first, last) = span_range(&shape.output);
-    let as_result = respan(quote!(#private::Outcome::as_result), first, last);
+    // The outcome seen as a `Result`, through `Outcome` at the return type's tokens: a return
+    // type that is not a `Result` is reported there (as for the classifier's type, so once), and
+    // the code after it sees an error type, which raises no second error.
+    let as_result = outcome_as_result(shape, &private);
+    let result = local("__retry_result");
     let pinned = receiver.pinned();
 
     let looped = quote! {
@@ -99,7 +102,8 @@ pub(crate) fn expand(function: &RetryableFn, shape: &FnShape, config: &Config) -
             #again
             #(#bindings)*
             #attempt
-            if #retry.finish(#as_result(&#outcome)).is_break() {
+            let #result: &#as_result = &#outcome;
+            if #retry.finish(#result).is_break() {
                 return #outcome;
             }
         }
@@ -123,14 +127,6 @@ pub(crate) fn expand(function: &RetryableFn, shape: &FnShape, config: &Config) -
             #body
         }
     }
-}
-
-/// The runtime's module for generated code, named after this crate's version
-/// (`__private_0_1_0`): the runtime names it after its own, so the generated code compiles only
-/// against the runtime of the same version.
-pub(crate) fn private_module() -> Ident {
-    let version = env!("CARGO_PKG_VERSION").replace(['.', '-', '+'], "_");
-    Ident::new(&format!("__private_{version}"), Span::call_site())
 }
 
 /// A local variable of the generated code, invisible to the user's body.
@@ -401,6 +397,15 @@ fn outcome_types(shape: &FnShape, private: &TokenStream) -> (TokenStream, TokenS
         quote!(<#output as #private::Outcome>::Ok),
         quote!(<#output as #private::Outcome>::Err),
     )
+}
+
+/// `<Output as Outcome>::Result` (`Result<_, _>` when the return type mentions `impl Trait`).
+fn outcome_as_result(shape: &FnShape, private: &TokenStream) -> TokenStream {
+    if erase_impl_trait(&shape.output).1 {
+        return quote!(::core::result::Result<_, _>);
+    }
+    let output = &shape.output;
+    quote!(<#output as #private::Outcome>::Result)
 }
 
 /// `let __retry_hook = DynHook(&<path>)` or `NoHook`, the coercion spanned at the path.

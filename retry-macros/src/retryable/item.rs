@@ -4,6 +4,7 @@
 //! left to the type system, see `Outcome` in the runtime).
 
 use proc_macro2::{Delimiter, Span, TokenStream, TokenTree};
+use quote::ToTokens;
 use syn::parse::{ParseStream, Parser};
 use syn::{
     Attribute, FnArg, GenericArgument, PathArguments, Receiver, ReceiverKind, ReturnType, Signature,
@@ -173,6 +174,16 @@ pub(crate) fn check(function: &RetryableFn, errors: &mut Errors) -> Option<FnSha
         Some(declared) => body_kind(function, declared, errors)?,
         None => return None,
     };
+    if let Some(written) = never_a_result(&output) {
+        errors.spanned(
+            &output,
+            format!(
+                "`#[retryable]` functions must return a `Result`, found `{written}`: write \
+                 `-> Result<{written}, E>` where `E` is the error to retry on"
+            ),
+        );
+        return None;
+    }
     if !ok {
         return None;
     }
@@ -351,6 +362,30 @@ fn async_trait_body(body: &TokenStream) -> Option<AsyncTraitBody> {
         }
         _ => None,
     }
+}
+
+/// The return type as written, when it cannot be a `Result` whatever the names in scope: a
+/// tuple, reference, array, slice, `impl Trait`, or a primitive, `String`, `Option` or `Vec`.
+/// Other types (aliases of any name) are left to the type system.
+fn never_a_result(ty: &Type) -> Option<String> {
+    const NOT_RESULTS: &[&str] = &[
+        "bool", "char", "str", "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32",
+        "i64", "i128", "isize", "f32", "f64", "String", "Option", "Vec",
+    ];
+    let never = match strip_type(ty) {
+        Type::Tuple(_)
+        | Type::Reference(_)
+        | Type::Array(_)
+        | Type::Slice(_)
+        | Type::ImplTrait(_)
+        | Type::Never(_) => true,
+        Type::Path(path) => path.qself.is_none()
+            && path.path.segments.last().is_some_and(|segment| {
+                NOT_RESULTS.iter().any(|name| segment.ident == name)
+            }),
+        _ => false,
+    };
+    never.then(|| ty.to_token_stream().to_string().replace(" < ", "<").replace(" >", ">"))
 }
 
 /// The `E` of a return type written `Result<T, E>`, to point at it when it lacks `RetryInfo`.
