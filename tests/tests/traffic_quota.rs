@@ -27,7 +27,7 @@ fn traffic(strategy: &StandardStrategy, clock: &ManualClock, calls_per_sec: u32,
     for _ in 0..calls_per_sec * seconds {
         let mut token = strategy.acquire_initial_token();
         assert_eq!(
-            strategy.acquire_send_permit(&mut token, &mut None),
+            strategy.acquire_send_permit(&mut token),
             SendPermit::Granted,
             "standard mode grants"
         );

@@ -3,8 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{RetryError, RetryStrategy, RetryToken, SendPermit};
-use crate::adaptive::Reservation;
+use super::{RetryError, RetryStrategy, RetryToken};
 use crate::clock::Nanos;
 use crate::observe::Counter;
 use crate::{
@@ -206,6 +205,16 @@ impl StandardStrategy {
         &self.config
     }
 
+    /// The scope whose quota, limiter and counters this strategy uses.
+    ///
+    /// ```
+    /// let s = retry_core::StandardStrategy::new(retry_core::RetryConfig::default());
+    /// assert_eq!(s.scope().quota().level(), 500);
+    /// ```
+    pub fn scope(&self) -> &Scope {
+        &self.scope
+    }
+
     pub(crate) fn now(&self) -> Duration {
         self.scope.clock().now()
     }
@@ -337,15 +346,6 @@ impl RetryStrategy for StandardStrategy {
         self.refresh_with_permit_wait(token, reason, |_| Ok(Duration::ZERO))
     }
 
-    #[inline]
-    fn acquire_send_permit(
-        &self,
-        _token: &mut RetryToken,
-        _place: &mut Option<Reservation>,
-    ) -> SendPermit {
-        SendPermit::Granted
-    }
-
     #[inline(always)]
     fn record_success(&self, token: RetryToken) {
         self.scope.count(Counter::Success);
@@ -364,9 +364,5 @@ impl RetryStrategy for StandardStrategy {
     fn abandon(&self, token: RetryToken) {
         self.scope.count(Counter::Failure);
         self.scope.quota().release(token.retry_cost);
-    }
-
-    fn scope(&self) -> &Scope {
-        &self.scope
     }
 }
