@@ -168,6 +168,25 @@ impl<E: From<tokio::time::error::Elapsed>> FromElapsed for E {
     }
 }
 
+/// The error of a call shed by `shed = true`.
+#[diagnostic::on_unimplemented(
+    message = "`shed = true` needs `{Self}: From<retry_core::LoadShed>`: a shed call fails with the function's own error type",
+    label = "`{Self}` cannot represent a call shed before its first attempt",
+    note = "implement `From<LoadShed>` for `{Self}`, e.g. with a variant `Shed(#[from] LoadShed)` marked `#[retry(never)]`, so callers can tell a local refusal from the service's errors"
+)]
+pub trait FromLoadShed {
+    /// The error for a shed call.
+    fn from_load_shed(shed: crate::LoadShed) -> Self;
+}
+
+#[diagnostic::do_not_recommend]
+impl<E: From<crate::LoadShed>> FromLoadShed for E {
+    #[inline]
+    fn from_load_shed(shed: crate::LoadShed) -> Self {
+        E::from(shed)
+    }
+}
+
 /// `#[retry(with = path)]` of `#[derive(RetryInfo)]`: what the user's function says of the
 /// field. The derive spans the call at the path, so a function of another type is reported
 /// there (expected `fn(&Field) -> _`), and a return type that is not a `RetryInfo` too; its

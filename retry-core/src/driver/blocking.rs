@@ -3,7 +3,7 @@
 
 use super::sleeper::sleep_blocking;
 use super::{NoAttemptTimeout, OnRetry, Retry, RetryLoop};
-use crate::{ClassifyRetry, RetryInfo, RetryStrategy};
+use crate::{ClassifyRetry, LoadShed, RetryInfo, RetryStrategy};
 
 /// [`retry`](crate::retry) for a blocking operation: runs `operation` under `strategy` on the
 /// calling thread, classifying errors by their [`RetryInfo`], and returns the first success or
@@ -82,6 +82,49 @@ impl<S: RetryStrategy + ?Sized, C, H> Retry<'_, S, C, H, NoAttemptTimeout> {
     }
 }
 
+impl<S: RetryStrategy + ?Sized, C, H> Retry<'_, S, C, H, NoAttemptTimeout> {
+    /// [`run_blocking`](Self::run_blocking) for an error type that can hold a [`LoadShed`]:
+    /// a call the strategy sheds before its first attempt (adaptive mode, its send permit
+    /// expected after the deadline or later than `max_wait`) fails at once with
+    /// `E::from(LoadShed)`, and nothing is sent.
+    ///
+    /// ```
+    /// use retry_core::{AdaptiveStrategy, LoadShed, Retry, RetryConfig, RetryInfo};
+    ///
+    /// #[derive(Debug)]
+    /// enum E {
+    ///     Shed(LoadShed),
+    /// }
+    /// impl RetryInfo for E {}
+    /// impl From<LoadShed> for E {
+    ///     fn from(shed: LoadShed) -> Self {
+    ///         E::Shed(shed)
+    ///     }
+    /// }
+    ///
+    /// let strategy = AdaptiveStrategy::new(RetryConfig::default());
+    /// let out = Retry::new(&strategy).run_blocking_or_shed(|| Ok::<_, E>(7));
+    /// assert_eq!(out.unwrap(), 7); // no throttle yet: nothing to shed
+    /// # let _ = E::Shed;
+    /// ```
+    pub fn run_blocking_or_shed<F, T, E>(self, mut operation: F) -> Result<T, E>
+    where
+        F: FnMut() -> Result<T, E>,
+        E: From<LoadShed>,
+        C: ClassifyRetry<T, E>,
+        H: OnRetry<E>,
+    {
+        let mut attempts = RetryLoop::new(self.strategy, self.classifier, self.on_retry);
+        loop {
+            attempts.try_wait_blocking()?;
+            let outcome = operation();
+            if attempts.finish(&outcome).is_break() {
+                return outcome;
+            }
+        }
+    }
+}
+
 impl<S: RetryStrategy + ?Sized, C, H> RetryLoop<'_, S, C, H> {
     /// [`ready`](Self::ready) for a blocking caller: blocks the thread until the next attempt
     /// may be sent (its backoff, then each wait for its send permit), sleeping through the
@@ -106,6 +149,33 @@ impl<S: RetryStrategy + ?Sized, C, H> RetryLoop<'_, S, C, H> {
     pub fn wait_blocking(&mut self) {
         if let Some(wait) = self.next_wait(true) {
             self.wait_blocking_from(wait);
+        }
+    }
+
+    /// [`try_ready`](Self::try_ready) for a blocking caller: [`wait_blocking`](Self::wait_blocking),
+    /// except that before the first attempt waits for its send permit, and after each of its
+    /// waits, the strategy may shed the call (adaptive mode, when the permit is expected after
+    /// the deadline or later than `max_wait`): then nothing is sent and the [`LoadShed`] is
+    /// returned, for the caller to return as its own error. `#[retryable(shed = true)]` on a
+    /// plain `fn` expands to it.
+    ///
+    /// ```
+    /// use retry_core::{LoadShed, NoHook, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
+    /// let strategy = StandardStrategy::new(RetryConfig::default());
+    /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
+    /// let ready: Result<(), LoadShed> = retry.try_wait_blocking();
+    /// assert!(ready.is_ok(), "standard mode never sheds");
+    /// ```
+    pub fn try_wait_blocking(&mut self) -> Result<(), LoadShed> {
+        let mut backoff = true;
+        loop {
+            if let Some(shed) = self.try_shed() {
+                return Err(shed);
+            }
+            match self.next_wait(std::mem::replace(&mut backoff, false)) {
+                Some(wait) => sleep_blocking(wait),
+                None => return Ok(()),
+            }
         }
     }
 

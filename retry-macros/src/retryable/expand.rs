@@ -76,10 +76,7 @@ pub(crate) fn expand(function: &RetryableFn, shape: &FnShape, config: &Config) -
     let strategy_local = local("__retry_strategy");
     let classifier_local = local("__retry_classifier");
     let hook_local = local("__retry_hook");
-    let wait = match shape.body {
-        BodyKind::Blocking => quote!(#retry.wait_blocking();),
-        BodyKind::Async | BodyKind::AsyncTrait(_) => quote!(#retry.ready().await;),
-    };
+    let wait = wait(shape, config, &private);
     // The outcome seen as a `Result`, through `Outcome` at the return type's tokens: a return
     // type that is not a `Result` is reported there (as for the classifier's type, so once), and
     // the code after it sees an error type, which raises no second error.
@@ -125,6 +122,37 @@ pub(crate) fn expand(function: &RetryableFn, shape: &FnShape, config: &Config) -
         #(#attrs)*
         #vis #sig {
             #body
+        }
+    }
+}
+
+/// The wait before each attempt: `ready().await` (`wait_blocking()` in a blocking function);
+/// with `shed = true`, `try_ready().await` (`try_wait_blocking()`), a shed call returning
+/// `Err(E::from(LoadShed))` at once, `E: From<LoadShed>` required at the argument.
+fn wait(shape: &FnShape, config: &Config, private: &TokenStream) -> TokenStream {
+    let retry = local("__retry");
+    let blocking = matches!(shape.body, BodyKind::Blocking);
+    let Some((first, last)) = config.shed else {
+        return if blocking {
+            quote!(#retry.wait_blocking();)
+        } else {
+            quote!(#retry.ready().await;)
+        };
+    };
+    let ready = if blocking {
+        quote!(#retry.try_wait_blocking())
+    } else {
+        quote!(#retry.try_ready().await)
+    };
+    let shed = local("__retry_shed");
+    let on_shed = respan(
+        quote!(<_ as #private::FromLoadShed>::from_load_shed),
+        first,
+        last,
+    );
+    quote! {
+        if let ::core::result::Result::Err(#shed) = #ready {
+            return ::core::result::Result::Err(#on_shed(#shed));
         }
     }
 }
