@@ -21,7 +21,11 @@ impl RetryInfo for Unavailable {
 /// Fails the first `fails` attempts.
 fn attempt(attempts: &AtomicU32, fails: u32) -> Result<u32, Unavailable> {
     let n = attempts.fetch_add(1, Ordering::Relaxed) + 1;
-    if n <= fails { Err(Unavailable(n)) } else { Ok(n) }
+    if n <= fails {
+        Err(Unavailable(n))
+    } else {
+        Ok(n)
+    }
 }
 
 /// Records the name of every span created.
@@ -52,13 +56,21 @@ impl Subscriber for SpanNames {
 // Above `#[retryable]`, `#[instrument]` expands first: the span is made in the body, which
 // `#[retryable]` then runs once per attempt.
 #[tracing::instrument(skip_all)]
-#[retryable(max_attempts = 3, initial_backoff = "10ms", scope = "layers-instrument-above")]
+#[retryable(
+    max_attempts = 3,
+    initial_backoff = "10ms",
+    scope = "layers-instrument-above"
+)]
 async fn span_per_attempt(attempts: &AtomicU32) -> Result<u32, Unavailable> {
     attempt(attempts, 2)
 }
 
 // Below `#[retryable]`, `#[instrument]` expands second: it wraps the whole retry loop.
-#[retryable(max_attempts = 3, initial_backoff = "10ms", scope = "layers-instrument-below")]
+#[retryable(
+    max_attempts = 3,
+    initial_backoff = "10ms",
+    scope = "layers-instrument-below"
+)]
 #[tracing::instrument(skip_all)]
 async fn span_per_call(attempts: &AtomicU32) -> Result<u32, Unavailable> {
     attempt(attempts, 2)

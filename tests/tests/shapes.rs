@@ -17,8 +17,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use retry_core::{
-    AdaptiveStrategy, DynErrorClassifier, Fault, ManualClock, RetryConfig, RetryInfo,
-    RetrySafety, RetryStrategy, Scope, Sleeper, StandardStrategy, retryable, with_sleeper,
+    AdaptiveStrategy, DynErrorClassifier, Fault, ManualClock, RetryConfig, RetryInfo, RetrySafety,
+    RetryStrategy, Scope, Sleeper, StandardStrategy, retryable, with_sleeper,
 };
 use tokio::time::Instant;
 
@@ -87,7 +87,11 @@ trait Store: Send + Sync {
     async fn owned(self: Arc<Self>, key: String) -> Result<String, StoreError>;
 
     /// A default method, retried too.
-    #[retryable(max_attempts = 4, initial_backoff = "10ms", scope = "shapes-at-default")]
+    #[retryable(
+        max_attempts = 4,
+        initial_backoff = "10ms",
+        scope = "shapes-at-default"
+    )]
     async fn get_default(&self) -> Result<String, StoreError> {
         self.get("default").await
     }
@@ -144,7 +148,11 @@ async fn async_trait_methods_retry_each_receiver() {
         Arc::clone(&store).owned("k".to_owned()).await.unwrap(),
         "k on attempt 3"
     );
-    assert_eq!(Arc::strong_count(&store), 1, "each attempt's clone is dropped");
+    assert_eq!(
+        Arc::strong_count(&store),
+        1,
+        "each attempt's clone is dropped"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -224,7 +232,11 @@ impl Client {
         this.service.attempt()
     }
 
-    #[retryable(max_attempts = 3, initial_backoff = "10ms", scope = "shapes-arc-blocking")]
+    #[retryable(
+        max_attempts = 3,
+        initial_backoff = "10ms",
+        scope = "shapes-arc-blocking"
+    )]
     fn by_arc_blocking(self: Arc<Self>) -> Result<u32, StoreError> {
         let this: Arc<Self> = self;
         this.service.attempt()
@@ -266,7 +278,9 @@ fn an_arc_receiver_of_a_blocking_method() {
         pinned_attempts: 0,
     });
     let sleeps = Arc::new(Recorder::default());
-    let value = with_sleeper(Arc::clone(&sleeps), || Arc::clone(&client).by_arc_blocking());
+    let value = with_sleeper(Arc::clone(&sleeps), || {
+        Arc::clone(&client).by_arc_blocking()
+    });
     assert_eq!(value, Ok(3));
     assert_eq!(sleeps.count(), 2);
     assert_eq!(Arc::strong_count(&client), 1);
@@ -359,7 +373,11 @@ fn a_blocking_fn_stops_at_max_attempts_and_on_errors_not_retried() {
     let sleeps = Arc::new(Recorder::default());
     let service = Flaky::failing(10);
     let error = with_sleeper(Arc::clone(&sleeps), || blocking_get(&service, "k")).unwrap_err();
-    assert_eq!(error, StoreError::Unavailable(4), "the last attempt's own error");
+    assert_eq!(
+        error,
+        StoreError::Unavailable(4),
+        "the last attempt's own error"
+    );
     assert_eq!(sleeps.count(), 3);
 
     let attempts = AtomicU32::new(0);
@@ -374,12 +392,18 @@ fn not_found_blocking(attempts: &AtomicU32) -> Result<(), StoreError> {
     Err(StoreError::NotFound)
 }
 
-#[retryable(max_attempts = 3, initial_backoff = "1ms", scope = "shapes-blocking-return")]
+#[retryable(
+    max_attempts = 3,
+    initial_backoff = "1ms",
+    scope = "shapes-blocking-return"
+)]
 fn blocking_early_return(attempts: &mut Vec<u32>, by_value: String) -> Result<String, StoreError> {
     attempts.push(u32::try_from(attempts.len()).expect("few") + 1);
     if attempts.len() < 3 {
         // `return` ends the attempt, not the call.
-        return Err(StoreError::Unavailable(u32::try_from(attempts.len()).expect("few")));
+        return Err(StoreError::Unavailable(
+            u32::try_from(attempts.len()).expect("few"),
+        ));
     }
     let parsed: u32 = "7".parse().map_err(|_| StoreError::NotFound)?;
     Ok(format!("{by_value}{parsed}"))
@@ -395,12 +419,20 @@ fn return_and_question_mark_end_a_blocking_attempt() {
     assert_eq!(attempts, [1, 2, 3]);
 }
 
-#[retryable(max_attempts = 3, initial_backoff = "1ms", scope = "shapes-shared-quota")]
+#[retryable(
+    max_attempts = 3,
+    initial_backoff = "1ms",
+    scope = "shapes-shared-quota"
+)]
 fn failing_blocking() -> Result<(), StoreError> {
     Err(StoreError::Unavailable(0))
 }
 
-#[retryable(max_attempts = 3, initial_backoff = "1ms", scope = "shapes-shared-quota")]
+#[retryable(
+    max_attempts = 3,
+    initial_backoff = "1ms",
+    scope = "shapes-shared-quota"
+)]
 async fn failing_async(attempts: &AtomicU32) -> Result<(), StoreError> {
     attempts.fetch_add(1, Ordering::Relaxed);
     Err(StoreError::Unavailable(0))
@@ -519,8 +551,16 @@ async fn boxed_call(attempts: &AtomicU32, timeout: bool) -> Result<u32, BoxError
 #[tokio::test(start_paused = true)]
 async fn boxed_errors_are_classified_by_their_source_chain() {
     let attempts = AtomicU32::new(0);
-    assert_eq!(boxed_call(&attempts, true).await.unwrap(), 2, "a timeout is retried");
+    assert_eq!(
+        boxed_call(&attempts, true).await.unwrap(),
+        2,
+        "a timeout is retried"
+    );
     let attempts = AtomicU32::new(0);
     assert!(boxed_call(&attempts, false).await.is_err());
-    assert_eq!(attempts.load(Ordering::Relaxed), 1, "an unknown error is not");
+    assert_eq!(
+        attempts.load(Ordering::Relaxed),
+        1,
+        "an unknown error is not"
+    );
 }

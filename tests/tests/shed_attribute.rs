@@ -41,10 +41,19 @@ impl From<LoadShed> for Error {
 /// One attempt: throttled while `throttle` is set, else the attempt's number.
 fn attempt(attempts: &AtomicU32, throttle: bool) -> Result<u32, Error> {
     let n = attempts.fetch_add(1, Ordering::Relaxed) + 1;
-    if throttle { Err(Error::Throttled) } else { Ok(n) }
+    if throttle {
+        Err(Error::Throttled)
+    } else {
+        Ok(n)
+    }
 }
 
-#[retryable(mode = "adaptive", timeout = "1s", shed = true, scope = "shed-attribute-async")]
+#[retryable(
+    mode = "adaptive",
+    timeout = "1s",
+    shed = true,
+    scope = "shed-attribute-async"
+)]
 async fn shed_when_late(attempts: &AtomicU32, throttle: bool) -> Result<u32, Error> {
     attempt(attempts, throttle)
 }
@@ -89,7 +98,9 @@ static STRATEGY: LazyLock<AdaptiveStrategy> = LazyLock::new(|| {
         .timeout(Duration::from_secs(1))
         .build()
         .expect("valid");
-    AdaptiveStrategy::from_builder(StandardStrategy::builder(config).clock(Arc::clone(&*CLOCK) as _))
+    AdaptiveStrategy::from_builder(
+        StandardStrategy::builder(config).clock(Arc::clone(&*CLOCK) as _),
+    )
 });
 
 #[retryable(strategy = &*STRATEGY, shed = true)]
@@ -118,7 +129,10 @@ fn a_blocking_call_is_shed_only_with_the_opt_in() {
         assert_eq!(attempts.load(Ordering::Relaxed), 1, "nothing was sent");
         assert_eq!(CLOCK.now(), before, "refused without sleeping");
         assert_eq!(blocking_always_sent(&attempts, false).unwrap(), 2);
-        assert!(CLOCK.now() > before, "the first attempt waited for its permit");
+        assert!(
+            CLOCK.now() > before,
+            "the first attempt waited for its permit"
+        );
     });
     assert_eq!(STRATEGY.scope().limiter().stats().waiting, 0);
 }

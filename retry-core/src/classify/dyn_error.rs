@@ -36,7 +36,8 @@ use crate::{
 ///
 /// let reset: Result<(), BoxError> =
 ///     Err(Box::new(RequestFailed(io::ErrorKind::ConnectionReset.into())));
-/// assert_eq!(DynErrorClassifier.classify(&reset), RetryAction::retryable(ErrorKind::Transient));
+/// // As `io::Error`'s `RetryInfo` says: a transient server-side failure.
+/// assert_eq!(DynErrorClassifier.classify(&reset), RetryAction::retryable(ErrorKind::Server));
 /// let denied: Result<(), BoxError> = Err(Box::new(io::Error::from(io::ErrorKind::PermissionDenied)));
 /// assert_eq!(DynErrorClassifier.classify(&denied), RetryAction::RetryForbidden);
 /// let unknown: Result<(), BoxError> = Err("no idea".into());

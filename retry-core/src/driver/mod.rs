@@ -10,10 +10,10 @@ mod sleeper;
 use std::future::Future;
 use std::time::Duration;
 
-pub use blocking::retry_blocking;
 pub use attempt_timeout::{
     AttemptLimit, AttemptTimeout, NoAttemptTimeout, cut_after, with_attempt_timeout,
 };
+pub use blocking::retry_blocking;
 pub use hook::{NoHook, OnRetry, RetryEvent};
 pub use ready::{Ready, TryReady};
 pub use retry_loop::RetryLoop;

@@ -110,7 +110,13 @@ const KEYS: &[KeyDef] = &[
         listed: "`with = path` (a `fn(&Field) -> impl RetryInfo`)",
         usage: "write `with = describe_error`, the path of a function \
                 `fn(&Field) -> impl RetryInfo` (e.g. returning a `retry_core::RetryDescription`)",
-        aliases: &["describe", "describe_with", "classify", "classifier", "using"],
+        aliases: &[
+            "describe",
+            "describe_with",
+            "classify",
+            "classifier",
+            "using",
+        ],
     },
     KeyDef {
         name: "after",

@@ -44,8 +44,8 @@ use syn::visit_mut::{self, VisitMut};
 use syn::{Expr, FnArg, Pat, PatType, Type, TypeInfer};
 
 use super::item::{BodyKind, FnShape, RetryableFn};
-use super::receiver;
 use super::lower::{ClassifierSource, Config, Setting, StrategySource};
+use super::receiver;
 use crate::diagnostics::Errors;
 pub(crate) use crate::runtime::private_module;
 use crate::spans::{parenthesized, respan, span_range, strip_type, user_amp};

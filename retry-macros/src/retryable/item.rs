@@ -7,9 +7,8 @@ use proc_macro2::{Delimiter, Span, TokenStream, TokenTree};
 use quote::ToTokens;
 use syn::parse::{ParseStream, Parser};
 use syn::{
-    Attribute, FnArg, GenericArgument, PathArguments, Receiver, ReceiverKind, ReturnType, Signature,
-    Token,
-    Type, TypeParamBound, Visibility, braced,
+    Attribute, FnArg, GenericArgument, PathArguments, Receiver, ReceiverKind, ReturnType,
+    Signature, Token, Type, TypeParamBound, Visibility, braced,
 };
 
 use crate::diagnostics::Errors;
@@ -379,13 +378,22 @@ fn never_a_result(ty: &Type) -> Option<String> {
         | Type::Slice(_)
         | Type::ImplTrait(_)
         | Type::Never(_) => true,
-        Type::Path(path) => path.qself.is_none()
-            && path.path.segments.last().is_some_and(|segment| {
-                NOT_RESULTS.iter().any(|name| segment.ident == name)
-            }),
+        Type::Path(path) => {
+            path.qself.is_none()
+                && path
+                    .path
+                    .segments
+                    .last()
+                    .is_some_and(|segment| NOT_RESULTS.iter().any(|name| segment.ident == name))
+        }
         _ => false,
     };
-    never.then(|| ty.to_token_stream().to_string().replace(" < ", "<").replace(" >", ">"))
+    never.then(|| {
+        ty.to_token_stream()
+            .to_string()
+            .replace(" < ", "<")
+            .replace(" >", ">")
+    })
 }
 
 /// The `E` of a return type written `Result<T, E>`, to point at it when it lacks `RetryInfo`.
