@@ -18,7 +18,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use retry_core::{
     AdaptiveStrategy, DynErrorClassifier, Fault, ManualClock, RetryConfig, RetryInfo, RetrySafety,
-    RetryStrategy, Scope, Sleeper, StandardStrategy, retryable, with_sleeper,
+    Scope, Sleeper, StandardStrategy, retryable, with_sleeper,
 };
 use tokio::time::Instant;
 
@@ -539,7 +539,7 @@ async fn boxed_call(attempts: &AtomicU32, timeout: bool) -> Result<u32, BoxError
     if n == 1 && timeout {
         let elapsed = tokio::time::timeout(Duration::ZERO, std::future::pending::<()>())
             .await
-            .unwrap_err();
+            .expect_err("a zero timeout elapses");
         return Err(Box::new(elapsed));
     }
     if n == 1 {
