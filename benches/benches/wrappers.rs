@@ -1,5 +1,6 @@
 //! The cost of the retry wrapper itself, side by side in one run: a plain call, `retry-core`
-//! (`retry_core::retry` and `#[retryable]`) and the peers backon, tokio-retry and tower's `Retry`.
+//! (`retry_core::retry`, `#[retryable]` and its tower `RetryLayer`) and the peers backon,
+//! tokio-retry and tower's `Retry`.
 //!
 //! * `success_path`: one call whose first attempt succeeds (the common case);
 //!   `success_path_in_fn`: the same with every contender in an `async fn` of its own.
@@ -24,6 +25,7 @@ use retry_bench::{
     bench_loop, cpu_time_iters, current_thread_runtime, flaky, op, prepare_retryable_scopes,
     standard, success_config, zero_backoff_config,
 };
+use retry_core::tower::RetryLayer;
 use retry_core::{Clock, RetryStrategy, StandardStrategy, TokioClock, retry};
 use std::sync::atomic::{AtomicU64, Ordering};
 use tokio_retry::RetryIf;
@@ -31,7 +33,7 @@ use tower::retry::Policy;
 use tower::retry::backoff::{Backoff, ExponentialBackoff, ExponentialBackoffMaker, MakeBackoff};
 use tower::retry::budget::{Budget, TpsBudget};
 use tower::util::rng::HasherRng;
-use tower::{Service, ServiceExt};
+use tower::{Layer, Service, ServiceExt};
 
 retry_bench::retryable_ops!();
 
@@ -141,6 +143,12 @@ fn tower_success_service() -> impl Service<u64, Response = u64, Error = BenchErr
     )
 }
 
+/// `retry-core`'s `RetryLayer` over the measured operation, with the success-path strategy (a
+/// scope of its own, `RetryInfo` classification, requests copied with `Clone`).
+fn retry_layer_service() -> impl Service<u64, Response = u64, Error = BenchError> + Clone {
+    RetryLayer::new(standard(success_config())).layer(tower::service_fn(op))
+}
+
 /// Calls a tower service once it is ready.
 async fn call_tower<S: Service<u64>>(
     service: &mut S,
@@ -173,6 +181,7 @@ fn success_path(c: &mut Criterion) {
     let strategy = standard(success_config());
     let backon = backon_builder(INITIAL_BACKOFF, MAX_ATTEMPTS);
     let tower = tower_success_service();
+    let retry_layer = retry_layer_service();
 
     let mut group = c.benchmark_group("success_path");
     configure(&mut group);
@@ -191,6 +200,7 @@ fn success_path(c: &mut Criterion) {
     )
     .await);
     bench_loop!(group, runtime, "tower", { let mut service = tower.clone(); }, i => call_tower(&mut service, i).await);
+    bench_loop!(group, runtime, "retry_layer", { let mut service = retry_layer.clone(); }, i => call_tower(&mut service, i).await);
     group.finish();
 }
 
@@ -227,6 +237,7 @@ fn success_path_in_fn(c: &mut Criterion) {
     let strategy = standard(success_config());
     let backon = backon_builder(INITIAL_BACKOFF, MAX_ATTEMPTS);
     let tower = tower_success_service();
+    let retry_layer = retry_layer_service();
 
     let mut group = c.benchmark_group("success_path_in_fn");
     configure(&mut group);
@@ -236,6 +247,7 @@ fn success_path_in_fn(c: &mut Criterion) {
     bench_loop!(group, runtime, "backon", i => with_backon(backon, i).await);
     bench_loop!(group, runtime, "tokio_retry", i => with_tokio_retry(i).await);
     bench_loop!(group, runtime, "tower", { let mut service = tower.clone(); }, i => with_tower(&mut service, i).await);
+    bench_loop!(group, runtime, "retry_layer", { let mut service = retry_layer.clone(); }, i => with_tower(&mut service, i).await);
     group.finish();
 }
 
@@ -255,6 +267,9 @@ fn success_path_variants(c: &mut Criterion) {
         ),
         tower::service_fn(op),
     );
+    let retry_layer = retry_layer_service();
+    let retry_layer_adaptive =
+        RetryLayer::new(retry_bench::adaptive("bench-layer-adaptive")).layer(tower::service_fn(op));
 
     let mut group = c.benchmark_group("success_path_variants");
     configure(&mut group);
@@ -266,6 +281,8 @@ fn success_path_variants(c: &mut Criterion) {
     bench_loop!(group, runtime, "retryable_other_crate", i => retry_bench::other_crate::op_retryable(i).await);
     bench_loop!(group, runtime, "retry_core_retry_adaptive", i => retry(&adaptive, || op(i)).await);
     bench_loop!(group, runtime, "tower_budget", { let mut service = tower_budget.clone(); }, i => call_tower(&mut service, i).await);
+    bench_loop!(group, runtime, "retry_layer", { let mut service = retry_layer.clone(); }, i => call_tower(&mut service, i).await);
+    bench_loop!(group, runtime, "retry_layer_adaptive", { let mut service = retry_layer_adaptive.clone(); }, i => call_tower(&mut service, i).await);
     group.finish();
 
     // What the primitives on the success path cost alone.
@@ -328,6 +345,14 @@ fn zero_backoff_retry(c: &mut Criterion) {
                 .sleep(|_| std::future::ready(()))
                 .when(BenchError::is_retryable)
                 .await
+        });
+        bench_loop!(group, runtime, name("retry_layer"), {
+            let calls = Cell::new(0);
+            let mut service = RetryLayer::new(strategy.clone())
+                .layer(tower::service_fn(|x| flaky(&calls, attempts, x)));
+        }, i => {
+            calls.set(0);
+            call_tower(&mut service, i).await
         });
         bench_loop!(group, runtime, name("tower_no_sleep"), {
             let calls = Cell::new(0);
