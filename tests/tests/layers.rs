@@ -54,27 +54,21 @@ impl Subscriber for SpanNames {
 }
 
 // Above `#[retryable]`, `#[instrument]` expands first: the span is made in the body, which
-// `#[retryable]` then runs once per attempt.
-#[tracing::instrument(skip_all)]
-#[retryable(
-    max_attempts = 3,
-    initial_backoff = "10ms",
-    scope = "layers-instrument-above"
-)]
+// `#[retryable]` then runs once per attempt. Below it, `#[instrument]` expands second and wraps
+// the whole retry loop.
+// ANCHOR: readme-instrument-order
+#[tracing::instrument(skip_all)] // above: one span per attempt
+#[retryable(max_attempts = 3, initial_backoff = "10ms", scope = "layers-above")]
 async fn span_per_attempt(attempts: &AtomicU32) -> Result<u32, Unavailable> {
     attempt(attempts, 2)
 }
 
-// Below `#[retryable]`, `#[instrument]` expands second: it wraps the whole retry loop.
-#[retryable(
-    max_attempts = 3,
-    initial_backoff = "10ms",
-    scope = "layers-instrument-below"
-)]
-#[tracing::instrument(skip_all)]
+#[retryable(max_attempts = 3, initial_backoff = "10ms", scope = "layers-below")]
+#[tracing::instrument(skip_all)] // below: one span per call, around every attempt
 async fn span_per_call(attempts: &AtomicU32) -> Result<u32, Unavailable> {
     attempt(attempts, 2)
 }
+// ANCHOR_END: readme-instrument-order
 
 /// The spans a future made, by name.
 async fn spans_of<F: Future>(future: F) -> (F::Output, Vec<&'static str>) {

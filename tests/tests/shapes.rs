@@ -17,8 +17,9 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use retry_core::{
-    AdaptiveStrategy, DynErrorClassifier, Fault, ManualClock, RetryConfig, RetryInfo, RetrySafety,
-    Scope, Sleeper, StandardStrategy, retryable, with_sleeper,
+    AdaptiveStrategy, ClassifyRetry, DynErrorClassifier, ErrorKind, Fault, HttpStatusError,
+    LoadShed, ManualClock, RetryAction, RetryAfter, RetryConfig, RetryInfo, RetrySafety, Scope,
+    ShedReason, Sleeper, StandardStrategy, retryable, with_sleeper,
 };
 use tokio::time::Instant;
 
@@ -563,4 +564,49 @@ async fn boxed_errors_are_classified_by_their_source_chain() {
         1,
         "an unknown error is not"
     );
+}
+
+/// An error of the caller's that wraps another as its source.
+#[derive(Debug, thiserror::Error)]
+#[error("the call failed")]
+struct CallFailed(#[source] BoxError);
+
+/// `DynErrorClassifier`'s verdict on `error` wrapped one level deep in a source chain.
+fn verdict_on_wrapped(error: impl Error + Send + Sync + 'static) -> RetryAction {
+    let outcome: Result<(), BoxError> = Err(Box::new(CallFailed(Box::new(error))));
+    DynErrorClassifier.classify(&outcome)
+}
+
+#[test]
+fn the_integrations_errors_and_load_shed_are_known_in_a_source_chain() {
+    let unavailable =
+        HttpStatusError::new(http::StatusCode::SERVICE_UNAVAILABLE, RetryAfter::Absent);
+    assert_eq!(
+        verdict_on_wrapped(unavailable),
+        RetryAction::retryable(ErrorKind::Server)
+    );
+    let too_many = HttpStatusError::new(http::StatusCode::TOO_MANY_REQUESTS, RetryAfter::Absent);
+    assert_eq!(
+        verdict_on_wrapped(too_many),
+        RetryAction::retryable(ErrorKind::Throttling)
+    );
+    let not_found = HttpStatusError::new(http::StatusCode::NOT_FOUND, RetryAfter::Absent);
+    // As `HttpStatusError`'s `RetryInfo` says: a client's fault, not retried.
+    assert!(!verdict_on_wrapped(not_found).should_retry());
+    assert_eq!(
+        verdict_on_wrapped(tonic::Status::unavailable("restarting")),
+        RetryAction::retryable(ErrorKind::Server)
+    );
+    assert_eq!(
+        verdict_on_wrapped(tonic::Status::invalid_argument("bad key")),
+        RetryAction::RetryForbidden,
+        "gRPC A6: INVALID_ARGUMENT is not retried"
+    );
+    // Refused locally: retrying at once would only queue again.
+    let shed = LoadShed::new(
+        Duration::from_secs(3),
+        Duration::from_secs(2),
+        ShedReason::Deadline,
+    );
+    assert_eq!(verdict_on_wrapped(shed), RetryAction::RetryForbidden);
 }

@@ -6,16 +6,20 @@ use std::io;
 
 use super::{ClassifierPriority, ClassifyRetry, RetryAction, RetryInfoClassifier};
 use crate::{
-    ConfigError, DurationParseError, JitterParseError, RetryModeParseError, RetryPresetParseError,
+    ConfigError, DurationParseError, JitterParseError, LoadShed, RetryModeParseError,
+    RetryPresetParseError,
 };
 
 /// Classifies an error that erases its type, by walking its [`source`](Error::source) chain:
 /// the first cause the library knows decides.
 ///
 /// * an [`io::Error`] or tokio's `Elapsed`: as their [`RetryInfo`](crate::RetryInfo) says
-///   (transient I/O kinds and timeouts are retried; other I/O errors are not);
-/// * one of this library's configuration errors ([`ConfigError`] and the parse errors): never
-///   retried (a retry cannot fix a configuration);
+///   (transient I/O kinds and timeouts are retried; other I/O errors are not); likewise
+///   `HttpStatusError`, `reqwest::Error` and `tonic::Status` when the features `http`,
+///   `reqwest` and `tonic` are on;
+/// * one of this library's configuration errors ([`ConfigError`] and the parse errors), or a
+///   [`LoadShed`]: never retried (a retry cannot fix a configuration, and a shed call retried
+///   at once would only queue again);
 /// * nothing known in the chain: no action (not retried unless another classifier says so).
 ///
 /// It works for any `E: AsRef<dyn Error + Send + Sync>`: `anyhow::Error`, `eyre::Report`,
@@ -68,18 +72,43 @@ impl DynErrorClassifier {
 
 /// The verdict on `error` when its type is one the library knows.
 fn known(error: &(dyn Error + 'static)) -> Option<RetryAction> {
+    described(error).or_else(|| refused_locally(error).then_some(RetryAction::RetryForbidden))
+}
+
+/// As its [`RetryInfo`](crate::RetryInfo) says, when `error` is a type the library describes:
+/// I/O errors, tokio timeouts, and the integrations' errors whose features are on.
+fn described(error: &(dyn Error + 'static)) -> Option<RetryAction> {
     if let Some(io) = error.downcast_ref::<io::Error>() {
         return Some(RetryInfoClassifier::classify_error(io));
     }
     if let Some(elapsed) = error.downcast_ref::<tokio::time::error::Elapsed>() {
         return Some(RetryInfoClassifier::classify_error(elapsed));
     }
-    let configuration = error.is::<ConfigError>()
+    #[cfg(feature = "http")]
+    if let Some(status) = error.downcast_ref::<crate::HttpStatusError>() {
+        return Some(RetryInfoClassifier::classify_error(status));
+    }
+    #[cfg(feature = "reqwest")]
+    if let Some(request) = error.downcast_ref::<reqwest::Error>() {
+        return Some(RetryInfoClassifier::classify_error(request));
+    }
+    #[cfg(feature = "tonic")]
+    if let Some(status) = error.downcast_ref::<tonic::Status>() {
+        return Some(RetryInfoClassifier::classify_error(status));
+    }
+    None
+}
+
+/// Whether `error` is one of this library's own refusals, which a retry cannot fix: a
+/// configuration error, or a call shed by the adaptive rate limiter (retrying it at once would
+/// only queue again).
+fn refused_locally(error: &(dyn Error + 'static)) -> bool {
+    error.is::<ConfigError>()
         || error.is::<DurationParseError>()
         || error.is::<RetryModeParseError>()
         || error.is::<RetryPresetParseError>()
-        || error.is::<JitterParseError>();
-    configuration.then_some(RetryAction::RetryForbidden)
+        || error.is::<JitterParseError>()
+        || error.is::<LoadShed>()
 }
 
 impl<T, E> ClassifyRetry<T, E> for DynErrorClassifier
