@@ -541,7 +541,8 @@ async fn boxed_call(attempts: &AtomicU32, timeout: bool) -> Result<u32, BoxError
         let elapsed = tokio::time::timeout(Duration::ZERO, std::future::pending::<()>())
             .await
             .expect_err("a zero timeout elapses");
-        return Err(Box::new(elapsed));
+        // Found one level down the source chain.
+        return Err(Box::new(CallFailed(Box::new(elapsed))));
     }
     if n == 1 {
         return Err("not a known error".into());
