@@ -174,7 +174,8 @@ pub use strategy::{
     StandardStrategy, StrategyBuilder, strategy_for,
 };
 
-/// `#[retryable(...)]`: retries an `async fn` returning `Result` under a strategy.
+/// `#[retryable(...)]`: retries an `async fn` (or a blocking `fn`) returning a `Result` under a
+/// strategy.
 #[cfg(feature = "macros")]
 pub use retry_macros::retryable;
 
