@@ -141,6 +141,7 @@ pub use classify::{
     FnClassifier, ProvideErrorCode, RetryAction, RetryIf, RetryInfoClassifier, RetryReason,
     TransientErrorClassifier,
 };
+pub use classify::{DynErrorClassifier, RetryDescription};
 #[cfg(feature = "http")]
 pub use classify::{HttpStatusClassifier, parse_retry_after};
 pub use clock::{Clock, ManualClock, SharedClock, TokioClock};
@@ -152,6 +153,7 @@ pub use driver::{
     AttemptLimit, AttemptTimeout, NoAttemptTimeout, NoHook, OnRetry, Ready, Retry, RetryEvent,
     RetryLoop, TryReady, retry, retry_or_shed, with_attempt_timeout,
 };
+pub use driver::{Sleeper, ThreadSleeper, retry_blocking, with_sleeper};
 pub use info::{Fault, RetryInfo, RetrySafety};
 #[cfg(feature = "tonic")]
 pub use integrations::GrpcStatusClassifier;
@@ -172,7 +174,8 @@ pub use strategy::{
     StandardStrategy, StrategyBuilder, strategy_for,
 };
 
-/// `#[retryable(...)]`: retries an `async fn` returning `Result` under a strategy.
+/// `#[retryable(...)]`: retries an `async fn` (or a blocking `fn`) returning a `Result` under a
+/// strategy.
 #[cfg(feature = "macros")]
 pub use retry_macros::retryable;
 

@@ -11,7 +11,7 @@ pub use std::time::Duration;
 pub use crate::driver::cut_after;
 pub use crate::{
     ClassifyRetry, ConfiguredStrategy, Jitter, NoHook, OnRetry, RetryConfig, RetryConfigBuilder,
-    RetryIf, RetryInfoClassifier, RetryLoop, RetryMode, RetryPreset, RetryStrategy,
+    RetryIf, RetryInfo, RetryInfoClassifier, RetryLoop, RetryMode, RetryPreset, RetryStrategy,
 };
 
 /// A function's default strategy, built once on first call.
@@ -107,20 +107,29 @@ impl<C: Clone> CloneClassifier for C {
 
 /// The `Result<T, E>` a `#[retryable]` function returns, taken apart: names `T` and `E` in the
 /// trait objects below, so errors about them show the function's types.
+///
+/// Implemented by `Result` only, so any spelling of it works (`io::Result<T>`, an alias
+/// `type Fallible<T> = Result<T, MyError>`): the return type is checked by the type system, not
+/// by its name. The macro names `T` and `E` through it with the return type's tokens, so a
+/// return type that is not a `Result` is reported there, once.
 #[diagnostic::on_unimplemented(
     message = "`#[retryable]` functions must return a `Result<T, E>`, found `{Self}`",
-    label = "not a `Result`"
+    label = "not a `Result`",
+    note = "write `-> Result<{Self}, E>` where `E` is the error to retry on (any alias of `Result` works too)"
 )]
 pub trait Outcome {
     /// `T`.
     type Ok;
     /// `E`.
     type Err;
+    /// `Result<T, E>`: the outcome seen as the `Result` it is.
+    type Result;
 }
 
 impl<T, E> Outcome for Result<T, E> {
     type Ok = T;
     type Err = E;
+    type Result = Result<T, E>;
 }
 
 /// An `on_retry` hook behind a reference: the macro coerces the user's hook to
@@ -157,6 +166,37 @@ impl<E: From<tokio::time::error::Elapsed>> FromElapsed for E {
     fn from_elapsed(elapsed: tokio::time::error::Elapsed) -> Self {
         E::from(elapsed)
     }
+}
+
+/// The error of a call shed by `shed = true`.
+#[diagnostic::on_unimplemented(
+    message = "`shed = true` needs `{Self}: From<retry_core::LoadShed>`: a shed call fails with the function's own error type",
+    label = "`{Self}` cannot represent a call shed before its first attempt",
+    note = "implement `From<LoadShed>` for `{Self}`, e.g. with a variant `Shed(#[from] LoadShed)` marked `#[retry(never)]`, so callers can tell a local refusal from the service's errors"
+)]
+pub trait FromLoadShed {
+    /// The error for a shed call.
+    fn from_load_shed(shed: crate::LoadShed) -> Self;
+}
+
+#[diagnostic::do_not_recommend]
+impl<E: From<crate::LoadShed>> FromLoadShed for E {
+    #[inline]
+    fn from_load_shed(shed: crate::LoadShed) -> Self {
+        E::from(shed)
+    }
+}
+
+/// `#[retry(with = path)]` of `#[derive(RetryInfo)]`: what the user's function says of the
+/// field. The derive spans the call at the path, so a function of another type is reported
+/// there (expected `fn(&Field) -> _`), and a return type that is not a `RetryInfo` too; its
+/// answers are copied into a `RetryDescription`, so nothing else is required of the type.
+#[inline]
+pub fn described_by<T: ?Sized, R: RetryInfo>(
+    describe: fn(&T) -> R,
+    value: &T,
+) -> crate::RetryDescription {
+    crate::RetryDescription::of(&describe(value))
 }
 
 #[cfg(test)]

@@ -21,6 +21,7 @@ mod diagnostics;
 mod list;
 mod parse;
 mod retryable;
+mod runtime;
 mod spans;
 
 use proc_macro::TokenStream;
@@ -78,6 +79,12 @@ use syn::{DeriveInput, parse_macro_input};
 ///   returns it.
 /// * On an enum, the enum's own `#[retry(...)]` keys are defaults for its variants; a variant's
 ///   keys replace the enum's keys of the same category (the retry keys, `fault`, `transparent`).
+/// * `#[retry(with = path)]` on a variant with one field, on a field, or on a struct with one
+///   field: every method asks `path`, a `fn(&Field) -> impl RetryInfo` (e.g. returning a
+///   `retry_core::RetryDescription`, or an enum of yours deriving `RetryInfo`), about the field:
+///   a foreign error (`sqlx::Error`) classified without a newtype. One function rather than one
+///   per method: the five answers about one error are one decision, made in one `match`. It
+///   cannot be combined with other keys on the same variant, nor with `#[retry(after)]`.
 /// * `#[retry(crate = "path")]` on the enum or struct: the path of `retry_core` to use in the
 ///   generated code (default `::retry_core`).
 ///
@@ -89,7 +96,8 @@ pub fn derive_retry_info(input: TokenStream) -> TokenStream {
     derive::derive(&input).into()
 }
 
-/// Retries an `async fn` that returns a `Result` under a retry strategy.
+/// Retries a function that returns a `Result` under a retry strategy: an `async fn`, or a
+/// plain (blocking) `fn`.
 ///
 /// Use it through the re-export `retry_core::retryable`:
 ///
@@ -126,6 +134,7 @@ pub fn derive_retry_info(input: TokenStream) -> TokenStream {
 /// | `classifier` | an expression implementing `ClassifyRetry<T, E>` | `RetryInfoClassifier` |
 /// | `retry_if` | path of a `fn(&E) -> bool` (excludes `classifier`) | |
 /// | `on_retry` | path of a `fn(&RetryEvent<'_, E>)` | |
+/// | `shed` | `true`: in adaptive mode, a call whose first attempt's send permit is expected after its deadline (or later than the strategy's `max_wait`) fails at once with `E::from(LoadShed)`, nothing sent (needs `mode = "adaptive"` and `timeout`, or a `strategy`; `E: From<LoadShed>`) | `false`: the first attempt is always made |
 /// | `crate` | path of `retry_core`, e.g. `"::retry_core"` or a re-export | `"::retry_core"` |
 ///
 /// Every value is checked at compile time with the runtime's parsing rules, and the values
@@ -147,11 +156,26 @@ pub fn derive_retry_info(input: TokenStream) -> TokenStream {
 ///   and `&S` are cheap to clone. `classifier = expr` follows the same rule.
 /// * Arguments: `&T` arguments are reused and `&mut T` arguments re-borrowed by each attempt;
 ///   arguments taken by value are cloned for each attempt, the first included (they must be
-///   `Clone`; an `impl Trait` argument needs `+ Clone`; take `&T` to avoid the copy). `self`
-///   must be taken by reference (`&self`, `&mut self`).
-/// * The return type must be written as a `Result`: `Result<T, E>`, or an alias whose name ends
-///   in `Result` (`io::Result<T>`, `StoreResult<T>`). Without `classifier` / `retry_if`, `E` must
-///   implement `RetryInfo`.
+///   `Clone`; an `impl Trait` argument needs `+ Clone`; take `&T` to avoid the copy). The
+///   receiver: `&self` is reused, `&mut self` and `self: Pin<&mut Self>` re-borrowed, and
+///   `self: Arc<Self>` / `Rc<Self>` cloned for each attempt; `self` and `self: Box<Self>` by
+///   value cannot be had again and are rejected.
+/// * The return type must be a `Result`, under any name (`io::Result<T>`, an alias
+///   `type Fallible<T> = Result<T, E>`): checked by the type system, at the return type.
+///   Without `classifier` / `retry_if`, `E` must implement `RetryInfo`; for `anyhow::Error` or
+///   `Box<dyn Error + Send + Sync>`, write `classifier = retry_core::DynErrorClassifier`.
+/// * A plain `fn` is retried on the calling thread (`retry_core::retry_blocking`'s loop): the
+///   body is called once per attempt (as a closure, so `?` and `return` end the attempt), the
+///   backoff and adaptive mode's waits are slept through the thread's `Sleeper` (replace it in
+///   tests with `retry_core::with_sleeper`). `attempt_timeout` needs an `async fn`. A plain
+///   `fn` returning `impl Future` is rejected: write it as an `async fn`.
+/// * In an `#[async_trait]` impl or trait, `#[async_trait]` expands first (it is on the
+///   enclosing item) and hands this attribute a plain `fn` returning
+///   `Pin<Box<dyn Future<Output = R> + Send + 'async_trait>>`, its body
+///   `Box::pin(async move { ... })`: the retry loop is put inside that `async move` block, each
+///   attempt running the block's statements. Should `#[retryable]` expand first (its output
+///   given to another macro), its output is an ordinary `async fn`.
+/// * Applied twice to one function, the attempts would multiply: a compile error.
 /// * The future is `Send` when the body's is. Nothing is allocated on the heap per call (the
 ///   strategy, classifier and hook are used through references); by-value arguments are cloned,
 ///   which may allocate.

@@ -489,3 +489,111 @@ fn usable_as_trait_object() {
     ];
     assert!(errors.iter().all(|e| e.retry_safety() == RetrySafety::Yes));
 }
+
+// ---- #[retry(with = path)]: a foreign error described by a function ----------------------------
+
+/// Stands for a foreign error type (`sqlx::Error`, ...): no `RetryInfo`, no newtype.
+#[derive(Debug)]
+enum DbError {
+    PoolTimedOut,
+    Deadlock,
+    RowNotFound,
+    SlowDown(Duration),
+}
+
+fn describe_db(error: &DbError) -> retry_core::RetryDescription {
+    use retry_core::RetryDescription;
+    match error {
+        DbError::PoolTimedOut => RetryDescription::TIMEOUT,
+        DbError::Deadlock => RetryDescription::TRANSIENT,
+        DbError::RowNotFound => RetryDescription::CLIENT,
+        DbError::SlowDown(after) => RetryDescription::THROTTLING.with_retry_after(*after),
+    }
+}
+
+/// A description of the caller's own, derived.
+#[derive(RetryInfo)]
+enum CodeKind {
+    #[retry(transient)]
+    Busy,
+    #[retry(never)]
+    Invalid,
+}
+
+fn describe_code(code: &u16) -> CodeKind {
+    if *code == 503 {
+        CodeKind::Busy
+    } else {
+        CodeKind::Invalid
+    }
+}
+
+#[derive(Debug, RetryInfo)]
+#[retry(transient)]
+enum AppError {
+    /// The whole variant's single field.
+    #[retry(with = describe_db)]
+    Db(DbError),
+    /// One field of several, marked; the enum's default (`transient`) does not apply.
+    Http {
+        #[retry(with = describe_code)]
+        status: u16,
+        #[allow(dead_code)] // a second field, not described
+        body: String,
+    },
+    /// The enum's default.
+    Other,
+}
+
+#[derive(Debug, RetryInfo)]
+#[retry(with = describe_db)]
+struct DbOnly(DbError);
+
+#[test]
+fn with_describes_a_foreign_field_through_a_function() {
+    assert_eq!(
+        answers(&AppError::Db(DbError::PoolTimedOut)),
+        Answers {
+            timeout: true,
+            ..plain(RetrySafety::Yes, Fault::Server)
+        }
+    );
+    assert_eq!(
+        answers(&AppError::Db(DbError::Deadlock)),
+        plain(RetrySafety::Yes, Fault::Server)
+    );
+    assert_eq!(
+        answers(&AppError::Db(DbError::RowNotFound)),
+        plain(RetrySafety::No, Fault::Client)
+    );
+    assert_eq!(
+        answers(&AppError::Db(DbError::SlowDown(Duration::from_secs(3)))),
+        Answers {
+            throttling: true,
+            after: Some(Duration::from_secs(3)),
+            ..plain(RetrySafety::Yes, Fault::Server)
+        }
+    );
+    assert_eq!(
+        answers(&DbOnly(DbError::Deadlock)),
+        plain(RetrySafety::Yes, Fault::Server)
+    );
+}
+
+#[test]
+fn with_on_a_field_replaces_the_enums_default() {
+    let busy = AppError::Http {
+        status: 503,
+        body: String::new(),
+    };
+    assert_eq!(answers(&busy), plain(RetrySafety::Yes, Fault::Server));
+    let invalid = AppError::Http {
+        status: 400,
+        body: String::new(),
+    };
+    assert_eq!(answers(&invalid), plain(RetrySafety::No, Fault::Unknown));
+    assert_eq!(
+        answers(&AppError::Other),
+        plain(RetrySafety::Yes, Fault::Server)
+    );
+}

@@ -79,6 +79,7 @@ fn readme_snippets_are_the_compiled_code() {
         "examples/examples/tonic_client.rs",
         "tests/tests/tonic.rs",
         "tests/tests/readme_snippets.rs",
+        "tests/tests/layers.rs",
     ] {
         assert!(
             files.contains(&expected),

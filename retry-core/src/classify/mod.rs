@@ -4,6 +4,8 @@
 mod action;
 mod chain;
 mod classifier;
+mod description;
+mod dyn_error;
 mod error_code;
 #[cfg(feature = "http")]
 mod http;
@@ -19,6 +21,8 @@ mod transient;
 pub use action::{ErrorKind, RetryAction, RetryReason};
 pub use chain::ClassifierChain;
 pub use classifier::{ClassifyRetry, FnClassifier};
+pub use description::RetryDescription;
+pub use dyn_error::DynErrorClassifier;
 pub use error_code::{ErrorCodeClassifier, ProvideErrorCode};
 #[cfg(feature = "http")]
 pub use http::{HttpStatusClassifier, parse_retry_after};

@@ -1,9 +1,11 @@
 //! The plain API: run an async operation under a strategy, no macro needed.
 
 mod attempt_timeout;
+mod blocking;
 mod hook;
 mod ready;
 mod retry_loop;
+mod sleeper;
 
 use std::future::Future;
 use std::time::Duration;
@@ -11,9 +13,11 @@ use std::time::Duration;
 pub use attempt_timeout::{
     AttemptLimit, AttemptTimeout, NoAttemptTimeout, cut_after, with_attempt_timeout,
 };
+pub use blocking::retry_blocking;
 pub use hook::{NoHook, OnRetry, RetryEvent};
 pub use ready::{Ready, TryReady};
 pub use retry_loop::RetryLoop;
+pub use sleeper::{Sleeper, ThreadSleeper, with_sleeper};
 
 use crate::{ClassifyRetry, LoadShed, RetryInfo, RetryInfoClassifier, RetryStrategy};
 

@@ -63,6 +63,8 @@ pub(crate) enum AfterType {
 pub(crate) enum Behavior<'a, 'f> {
     /// Every method delegates to this field.
     Transparent(&'f Field<'a>),
+    /// Every method asks what the user's function (`#[retry(with = path)]`) says of this field.
+    With(&'f Field<'a>, &'f syn::Path),
     /// Fixed answers.
     Described(Description<'a, 'f>),
 }
@@ -182,10 +184,13 @@ fn last_segment(ty: &Type) -> Option<&syn::PathSegment> {
 ///
 /// Returns `None` for a transparent item without exactly one field (a validation error).
 pub(crate) fn behavior<'a, 'f>(
-    own: &Attrs,
+    own: &'f Attrs,
     inherited: Option<&Attrs>,
     fields: &'f [Field<'a>],
 ) -> Option<Behavior<'a, 'f>> {
+    if let Some(with) = described_with(own, fields) {
+        return with.map(|(field, path)| Behavior::With(field, path));
+    }
     if transparent(own, inherited).is_some() {
         return match fields {
             [field] => Some(Behavior::Transparent(field)),
@@ -226,6 +231,28 @@ pub(crate) fn behavior<'a, 'f>(
             Some((field, field.after_type()?))
         }),
     }))
+}
+
+/// The `#[retry(with = path)]` that describes an item, and the field it is given: the item's own
+/// (its single field; `Some(None)` when it has not exactly one), else a field's. A `with`
+/// replaces every other description, the enum's defaults included.
+pub(crate) fn described_with<'a, 'f>(
+    own: &'f Attrs,
+    fields: &'f [Field<'a>],
+) -> Option<Option<(&'f Field<'a>, &'f syn::Path)>> {
+    let path = |key: &'f Key| match &key.kind {
+        KeyKind::With(path) => Some(path),
+        _ => None,
+    };
+    if let Some(key) = own.with() {
+        return Some(match fields {
+            [field] => path(key).map(|path| (field, path)),
+            _ => None,
+        });
+    }
+    fields
+        .iter()
+        .find_map(|field| Some(Some((field, path(field.attrs.with()?)?))))
 }
 
 /// The `transparent` key that applies to an item: its own, or (when it has no describing key of

@@ -37,6 +37,8 @@ enum Takes {
     Nothing(KeyKind),
     /// `= "text"`, read by this function; its error says what is wrong.
     Text(fn(&LitStr) -> Result<KeyKind, String>),
+    /// `= path`, unquoted: the path of a function.
+    Path(fn(Path) -> KeyKind),
 }
 
 /// Every key of `#[retry(...)]`, in the order the valid keys are listed.
@@ -101,6 +103,20 @@ const KEYS: &[KeyDef] = &[
         listed: "`transparent`",
         usage: "write `#[retry(transparent)]` on the variant",
         aliases: &[],
+    },
+    KeyDef {
+        name: "with",
+        takes: Takes::Path(KeyKind::With),
+        listed: "`with = path` (a `fn(&Field) -> impl RetryInfo`)",
+        usage: "write `with = describe_error`, the path of a function \
+                `fn(&Field) -> impl RetryInfo` (e.g. returning a `retry_core::RetryDescription`)",
+        aliases: &[
+            "describe",
+            "describe_with",
+            "classify",
+            "classifier",
+            "using",
+        ],
     },
     KeyDef {
         name: "after",
@@ -198,6 +214,8 @@ pub(crate) enum KeyKind {
     Fault(FaultSide),
     /// `transparent`: delegate to the single field.
     Transparent,
+    /// `with = path`: the field is described by the user's function `path`.
+    With(Path),
     /// `after` (on a field): the field holds the server's `retry_after`.
     After,
     /// `crate = "path"` (on the type): the path of `retry_core`.
@@ -256,6 +274,10 @@ impl Key {
     pub(crate) fn written(&self) -> String {
         match &self.kind {
             KeyKind::Fault(side) => format!("fault = \"{side}\""),
+            KeyKind::With(path) => format!(
+                "with = {}",
+                path.to_token_stream().to_string().replace(' ', "")
+            ),
             _ => self.name(),
         }
     }
@@ -304,6 +326,11 @@ impl Attrs {
         self.find(|kind| matches!(kind, KeyKind::Transparent))
     }
 
+    /// The `with = path` key, if any.
+    pub(crate) fn with(&self) -> Option<&Key> {
+        self.find(|kind| matches!(kind, KeyKind::With(_)))
+    }
+
     /// The `after` key, if any.
     pub(crate) fn after(&self) -> Option<&Key> {
         self.find(|kind| matches!(kind, KeyKind::After))
@@ -317,10 +344,15 @@ impl Attrs {
         })
     }
 
-    /// Whether any key describing the error is present (a retry key, `fault` or `transparent`).
+    /// Whether any key describing the error is present (a retry key, `fault`, `transparent`
+    /// or `with`).
     pub(crate) fn describes(&self) -> bool {
         self.keys.iter().any(|key| {
-            key.kind.is_kind() || matches!(key.kind, KeyKind::Fault(_) | KeyKind::Transparent)
+            key.kind.is_kind()
+                || matches!(
+                    key.kind,
+                    KeyKind::Fault(_) | KeyKind::Transparent | KeyKind::With(_)
+                )
         })
     }
 }
@@ -413,6 +445,16 @@ fn parse_key(meta: &ParseNestedMeta<'_>, errors: &mut Errors) -> syn::Result<Opt
                 tokens: name.to_token_stream(),
             }))
         }
+        Takes::Path(kind) => {
+            let Some((path, tokens)) = path_value(meta, name, def.usage, errors)? else {
+                return Ok(None);
+            };
+            Ok(Some(Key {
+                kind: kind(path),
+                name: name.clone(),
+                tokens,
+            }))
+        }
         Takes::Text(read) => {
             let Some((lit, tokens)) = string_value(meta, name, def.usage, errors)? else {
                 return Ok(None);
@@ -465,6 +507,51 @@ fn string_value(
         }) => Ok(Some((lit, tokens))),
         other => {
             errors.spanned(&other, format!("`{name}` takes a string: {usage}"));
+            Ok(None)
+        }
+    }
+}
+
+/// A key that needs a path: `key = path`. Reports a missing value, a string or another
+/// expression. Returns the path and the whole key's tokens.
+fn path_value(
+    meta: &ParseNestedMeta<'_>,
+    name: &Ident,
+    usage: &str,
+    errors: &mut Errors,
+) -> syn::Result<Option<(Path, TokenStream)>> {
+    if !meta.input.peek(Token![=]) {
+        let rest = skip_value(meta)?;
+        errors.spanned(
+            quote!(#name #rest),
+            format!("`{name}` needs a value: {usage}"),
+        );
+        return Ok(None);
+    }
+    let eq: Token![=] = meta.input.parse()?;
+    let value: Expr = meta.input.parse()?;
+    let tokens = quote!(#name #eq #value);
+    match value {
+        Expr::Path(syn::ExprPath {
+            qself: None, path, ..
+        }) => Ok(Some((path, tokens))),
+        Expr::Lit(syn::ExprLit {
+            lit: Lit::Str(lit), ..
+        }) => {
+            errors.spanned(
+                &lit,
+                format!(
+                    "`{name}` takes the function's path unquoted: write `{name} = {}`",
+                    lit.value()
+                ),
+            );
+            Ok(None)
+        }
+        other => {
+            errors.spanned(
+                &other,
+                format!("`{name}` takes the path of a function: {usage}"),
+            );
             Ok(None)
         }
     }

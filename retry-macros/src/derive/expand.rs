@@ -4,7 +4,8 @@
 use super::Errors;
 use super::ast::{self, AfterType, Behavior, Body, Field, Input};
 use super::attr::{FaultSide, Safety};
-use crate::spans::respan;
+use crate::runtime::private_module;
+use crate::spans::{respan, span_range};
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, quote};
 use std::collections::BTreeSet;
@@ -166,6 +167,20 @@ impl Method {
                 return Answer::FromField {
                     field,
                     value: respan(quote!(#krate::RetryInfo::#name(#binding)), span, span),
+                    binding,
+                };
+            }
+            Behavior::With(field, path) => {
+                let name = self.name();
+                // Spanned at the path: a function of the wrong type (or whose return type is
+                // not a `RetryInfo`) is reported there.
+                let (first, last) = span_range(path);
+                let private = private_module();
+                let described = respan(quote!(#krate::#private::described_by), first, last);
+                let binding = binding(Span::call_site());
+                return Answer::FromField {
+                    field,
+                    value: quote!(#krate::RetryInfo::#name(&#described(#path, #binding))),
                     binding,
                 };
             }

@@ -106,7 +106,13 @@ fn check_keys(attrs: &Attrs, place: Place, errors: &mut Errors) {
 fn misplaced(key: &Key, place: Place) -> Option<String> {
     let name = key.name();
     match (&key.kind, place) {
-        (KeyKind::After, Place::Field) | (KeyKind::Crate(_), Place::Struct | Place::Enum) => None,
+        (KeyKind::After | KeyKind::With(_), Place::Field)
+        | (KeyKind::Crate(_), Place::Struct | Place::Enum) => None,
+        (KeyKind::With(_), Place::Enum) => Some(
+            "`with` describes one variant's field, not the whole enum: put it on the variant \
+             (`#[retry(with = describe_db)] Db(DbError)`) or on the field"
+                .to_owned(),
+        ),
         (KeyKind::After, _) => Some(format!(
             "`after` goes on a field, not on the {}: mark the field holding the delay, \
              e.g. `Throttled {{ #[retry(after)] retry_after: Option<Duration> }}`",
@@ -118,7 +124,7 @@ fn misplaced(key: &Key, place: Place) -> Option<String> {
         )),
         (_, Place::Field) => Some(format!(
             "`{name}` goes on the variant (or the struct), not on a field; \
-             only `#[retry(after)]` is allowed on a field"
+             only `#[retry(after)]` and `#[retry(with = ...)]` are allowed on a field"
         )),
         _ => None,
     }
@@ -126,6 +132,9 @@ fn misplaced(key: &Key, place: Place) -> Option<String> {
 
 /// Why `key` cannot be combined with the keys written before it on the same item, if it cannot.
 fn conflict(earlier: &[Key], key: &Key) -> Option<String> {
+    if let Some(message) = with_conflict(earlier, key) {
+        return Some(message);
+    }
     let is_transparent = |key: &Key| matches!(key.kind, KeyKind::Transparent);
     let describes = |key: &Key| key.kind.is_kind() || matches!(key.kind, KeyKind::Fault(_));
     if is_transparent(key) {
@@ -161,6 +170,28 @@ fn conflict(earlier: &[Key], key: &Key) -> Option<String> {
         key.name(),
         other.name(),
         retried.name()
+    ))
+}
+
+/// `with = f` describes the item through `f` alone: no other describing key beside it.
+fn with_conflict(earlier: &[Key], key: &Key) -> Option<String> {
+    let is_with = |key: &Key| matches!(key.kind, KeyKind::With(_));
+    let describes = |key: &Key| {
+        key.kind.is_kind() || matches!(key.kind, KeyKind::Fault(_) | KeyKind::Transparent)
+    };
+    let (with, other) = if is_with(key) {
+        (key, earlier.iter().find(|other| describes(other))?)
+    } else if describes(key) {
+        (earlier.iter().find(|other| is_with(other))?, key)
+    } else {
+        return None;
+    };
+    Some(format!(
+        "`{}` describes the error through its function, so it cannot be combined with `{}`; \
+         remove `{}` or `with`",
+        with.written(),
+        other.written(),
+        other.written()
     ))
 }
 
@@ -212,6 +243,9 @@ fn check_item(
     ident: &syn::Ident,
     errors: &mut Errors,
 ) {
+    if check_with(own, fields, what, errors) {
+        return;
+    }
     let Some(transparent) = ast::transparent(own, inherited) else {
         return;
     };
@@ -255,6 +289,69 @@ fn check_item(
             );
         }
     }
+}
+
+/// Checks `#[retry(with = ...)]` in an item: on the item, it needs exactly one field; on a
+/// field, it is the item's only description; no `#[retry(after)]` beside it. Returns whether
+/// a `with` describes the item (then `transparent` is not checked: it does not apply).
+fn check_with(own: &Attrs, fields: &[Field<'_>], what: &str, errors: &mut Errors) -> bool {
+    let field_withs: Vec<&Key> = fields.iter().filter_map(|f| f.attrs.with()).collect();
+    let own_with = own.with();
+    if own_with.is_none() && field_withs.is_empty() {
+        return false;
+    }
+    if let Some(with) = own_with {
+        match fields.len() {
+            0 => errors.spanned(
+                with,
+                format!(
+                    "`with` describes the value of a field, but {what} has none: describe it \
+                     with keys such as `#[retry(transient)]` instead"
+                ),
+            ),
+            1 => {}
+            n => errors.spanned(
+                with,
+                format!(
+                    "`with` on {what}, which has {n} fields: put `#[retry(with = ...)]` on the \
+                     field it describes"
+                ),
+            ),
+        }
+    }
+    for (index, with) in field_withs.iter().enumerate() {
+        if index > 0 {
+            errors.spanned(
+                with,
+                format!(
+                    "only one field of {what} can be described `with` a function, and an \
+                     earlier field already is; remove this one"
+                ),
+            );
+        } else if let Some(own_key) = own.keys.iter().find(|key| {
+            key.kind.is_kind()
+                || matches!(
+                    key.kind,
+                    KeyKind::Fault(_) | KeyKind::Transparent | KeyKind::With(_)
+                )
+        }) {
+            errors.spanned(
+                with,
+                format!(
+                    "{what} is described by its own `{}` and by this field's `with`; keep one",
+                    own_key.written()
+                ),
+            );
+        }
+    }
+    for after in fields.iter().filter_map(|field| field.attrs.after()) {
+        errors.spanned(
+            after,
+            "`#[retry(after)]` cannot be combined with `with`: `retry_after()` is what the \
+             function says; remove `#[retry(after)]`",
+        );
+    }
+    true
 }
 
 /// The field's name for messages (`retry_after` or `0`).

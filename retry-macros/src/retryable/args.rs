@@ -28,12 +28,13 @@ pub(crate) enum Key {
     Classifier,
     RetryIf,
     OnRetry,
+    Shed,
     Crate,
 }
 
 impl Key {
     /// Every argument, in the order the documentation lists them.
-    pub(crate) const ALL: [Key; 14] = [
+    pub(crate) const ALL: [Key; 15] = [
         Key::Preset,
         Key::MaxAttempts,
         Key::Mode,
@@ -47,6 +48,7 @@ impl Key {
         Key::Classifier,
         Key::RetryIf,
         Key::OnRetry,
+        Key::Shed,
         Key::Crate,
     ];
 
@@ -78,6 +80,7 @@ impl Key {
             Key::Classifier => "classifier",
             Key::RetryIf => "retry_if",
             Key::OnRetry => "on_retry",
+            Key::Shed => "shed",
             Key::Crate => "crate",
         }
     }
@@ -98,6 +101,7 @@ impl Key {
             Key::Classifier => "classifier = MyClassifier",
             Key::RetryIf => "retry_if = is_retryable",
             Key::OnRetry => "on_retry = log_retry",
+            Key::Shed => "shed = true",
             Key::Crate => "crate = \"::retry_core\"",
         }
     }

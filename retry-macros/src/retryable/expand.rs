@@ -43,9 +43,11 @@ use syn::ext::IdentExt;
 use syn::visit_mut::{self, VisitMut};
 use syn::{Expr, FnArg, Pat, PatType, Type, TypeInfer};
 
-use super::item::{FnShape, RetryableFn};
+use super::item::{BodyKind, FnShape, RetryableFn};
 use super::lower::{ClassifierSource, Config, Setting, StrategySource};
+use super::receiver;
 use crate::diagnostics::Errors;
+pub(crate) use crate::runtime::private_module;
 use crate::spans::{parenthesized, respan, span_range, strip_type, user_amp};
 
 /// The function unchanged, with the errors: the user's code still type-checks on its own.
@@ -61,49 +63,98 @@ pub(crate) fn expand(function: &RetryableFn, shape: &FnShape, config: &Config) -
     let private = quote!(#krate::#private);
     let mut sig = function.sig.clone();
     let bindings = rebind_arguments(&mut sig.inputs, &private);
+    let receiver = receiver::Receiver::new(&mut sig, shape);
+    let again = receiver.binding();
 
     let strategy = strategy(function, shape, config, &private);
     let classifier = classifier(shape, config, &private);
     let hook = hook(shape, config, &private);
-    let attempt = attempt(function, shape, config, &private);
+    let attempt = attempt(function, shape, config, &receiver, &private);
 
     let retry = local("__retry");
     let outcome = local("__retry_outcome");
     let strategy_local = local("__retry_strategy");
     let classifier_local = local("__retry_classifier");
     let hook_local = local("__retry_hook");
+    let wait = wait(shape, config, &private);
+    // The outcome seen as a `Result`, through `Outcome` at the return type's tokens: a return
+    // type that is not a `Result` is reported there (as for the classifier's type, so once), and
+    // the code after it sees an error type, which raises no second error.
+    let as_result = outcome_as_result(shape, &private);
+    let result = local("__retry_result");
+    let pinned = receiver.pinned();
+
+    let looped = quote! {
+        #strategy
+        #classifier
+        #hook
+        let mut #retry = #private::RetryLoop::new(
+            #strategy_local,
+            #classifier_local,
+            #hook_local,
+        );
+        #pinned
+        loop {
+            #wait
+            #again
+            #(#bindings)*
+            #attempt
+            let #result: &#as_result = &#outcome;
+            if #retry.finish(#result).is_break() {
+                return #outcome;
+            }
+        }
+    };
+    let body = match &shape.body {
+        BodyKind::AsyncTrait(body) => {
+            let box_pin = &body.box_pin;
+            let async_move = &body.async_move;
+            let mut block = Group::new(Delimiter::Brace, looped);
+            block.set_span(body.span);
+            quote!(#box_pin(#async_move #block))
+        }
+        BodyKind::Async | BodyKind::Blocking => looped,
+    };
 
     let attrs = &function.attrs;
     let vis = &function.vis;
     quote! {
         #(#attrs)*
         #vis #sig {
-            #strategy
-            #classifier
-            #hook
-            let mut #retry = #private::RetryLoop::new(
-                #strategy_local,
-                #classifier_local,
-                #hook_local,
-            );
-            loop {
-                #retry.ready().await;
-                #(#bindings)*
-                let #outcome = #attempt;
-                if #retry.finish(&#outcome).is_break() {
-                    return #outcome;
-                }
-            }
+            #body
         }
     }
 }
 
-/// The runtime's module for generated code, named after this crate's version
-/// (`__private_0_1_0`): the runtime names it after its own, so the generated code compiles only
-/// against the runtime of the same version.
-pub(crate) fn private_module() -> Ident {
-    let version = env!("CARGO_PKG_VERSION").replace(['.', '-', '+'], "_");
-    Ident::new(&format!("__private_{version}"), Span::call_site())
+/// The wait before each attempt: `ready().await` (`wait_blocking()` in a blocking function);
+/// with `shed = true`, `try_ready().await` (`try_wait_blocking()`), a shed call returning
+/// `Err(E::from(LoadShed))` at once, `E: From<LoadShed>` required at the argument.
+fn wait(shape: &FnShape, config: &Config, private: &TokenStream) -> TokenStream {
+    let retry = local("__retry");
+    let blocking = matches!(shape.body, BodyKind::Blocking);
+    let Some((first, last)) = config.shed else {
+        return if blocking {
+            quote!(#retry.wait_blocking();)
+        } else {
+            quote!(#retry.ready().await;)
+        };
+    };
+    let ready = if blocking {
+        quote!(#retry.try_wait_blocking())
+    } else {
+        quote!(#retry.try_ready().await)
+    };
+    let shed = local("__retry_shed");
+    let on_shed = respan(
+        quote!(<_ as #private::FromLoadShed>::from_load_shed),
+        first,
+        last,
+    );
+    quote! {
+        if let ::core::result::Result::Err(#shed) = #ready {
+            return ::core::result::Result::Err(#on_shed(#shed));
+        }
+    }
 }
 
 /// A local variable of the generated code, invisible to the user's body.
@@ -266,7 +317,7 @@ fn strategy(
         StrategySource::Expr(expr) => {
             let (first, last) = span_range(expr);
             let value = operand(expr);
-            if shape.mut_self && mentions_self(expr) {
+            if shape.mut_self() && mentions_self(expr) {
                 let handle = self::local("__retry_strategy_handle");
                 let clone = respan(quote!(#private::CloneStrategy::clone_strategy), first, last);
                 let amp = user_amp(first);
@@ -332,7 +383,7 @@ fn classifier(shape: &FnShape, config: &Config, private: &TokenStream) -> TokenS
             };
             respan(quote!(&#private::RetryInfoClassifier), first, last)
         }
-        ClassifierSource::Expr(expr) if shape.mut_self && mentions_self(expr) => {
+        ClassifierSource::Expr(expr) if shape.mut_self() && mentions_self(expr) => {
             let (first, last) = span_range(expr);
             let clone = respan(
                 quote!(&#private::CloneClassifier::clone_classifier),
@@ -376,6 +427,15 @@ fn outcome_types(shape: &FnShape, private: &TokenStream) -> (TokenStream, TokenS
     )
 }
 
+/// `<Output as Outcome>::Result` (`Result<_, _>` when the return type mentions `impl Trait`).
+fn outcome_as_result(shape: &FnShape, private: &TokenStream) -> TokenStream {
+    if erase_impl_trait(&shape.output).1 {
+        return quote!(::core::result::Result<_, _>);
+    }
+    let output = &shape.output;
+    quote!(<#output as #private::Outcome>::Result)
+}
+
 /// `let __retry_hook = DynHook(&<path>)` or `NoHook`, the coercion spanned at the path.
 fn hook(shape: &FnShape, config: &Config, private: &TokenStream) -> TokenStream {
     let local = local("__retry_hook");
@@ -393,18 +453,31 @@ fn hook(shape: &FnShape, config: &Config, private: &TokenStream) -> TokenStream 
     }
 }
 
-/// One attempt: the body as an inner async block whose output type is the declared return
-/// type, cut by `attempt_timeout` when given.
+/// `let __retry_outcome = <one attempt>;`: the body as an inner async block (cut by
+/// `attempt_timeout` when given), or, in a blocking function, as a closure called at once;
+/// its output type pinned to the declared return type.
 fn attempt(
     function: &RetryableFn,
     shape: &FnShape,
     config: &Config,
+    receiver: &receiver::Receiver,
     private: &TokenStream,
 ) -> TokenStream {
-    let mut body = Group::new(Delimiter::Brace, function.body.clone());
-    body.set_span(function.body_span);
+    let body = match &shape.body {
+        BodyKind::AsyncTrait(body) => {
+            let mut group = Group::new(Delimiter::Brace, receiver.async_trait_stmts(&body.stmts));
+            group.set_span(body.span);
+            group
+        }
+        BodyKind::Async | BodyKind::Blocking => {
+            let mut group = Group::new(Delimiter::Brace, receiver.body(&function.body));
+            group.set_span(function.body_span);
+            group
+        }
+    };
     let (output, _) = erase_impl_trait(&shape.output);
     let fake = local("__retry_fake_return");
+    let outcome = local("__retry_outcome");
     let pin_output = quote! {
         #[allow(
             unreachable_code,
@@ -419,8 +492,15 @@ fn attempt(
             return #fake;
         }
     };
+    if let BodyKind::Blocking = shape.body {
+        // A closure, so that `return` and `?` end the attempt, not the call.
+        return quote! {
+            #[allow(clippy::redundant_closure_call)]
+            let #outcome = (|| { #pin_output #body })();
+        };
+    }
     let block = quote!(async { #pin_output #body });
-    match config.attempt_timeout {
+    let value = match config.attempt_timeout {
         Some((timeout, (first, last))) => {
             let timeout = duration(timeout, private);
             // `E: From<Elapsed>` is required here, spanned at `attempt_timeout = "..."`.
@@ -439,7 +519,8 @@ fn attempt(
             }
         }
         None => quote!(#block.await),
-    }
+    };
+    quote!(let #outcome = #value;)
 }
 
 /// Whether `expr` reads `self` (then, in a `&mut self` method, it is cloned for the call).

@@ -25,6 +25,8 @@ pub(crate) struct Config {
     pub(crate) on_retry: Option<ExprPath>,
     /// `attempt_timeout = "..."`, with the first and last spans of the argument (key to value).
     pub(crate) attempt_timeout: Option<(Duration, (Span, Span))>,
+    /// `shed = true`: the first and last spans of the argument.
+    pub(crate) shed: Option<(Span, Span)>,
 }
 
 /// Where a call's strategy comes from.
@@ -71,6 +73,10 @@ pub(crate) fn lower(args: &Args, values: Values) -> Config {
         .attempt_timeout
         .zip(args.get(Key::AttemptTimeout))
         .map(|(timeout, arg)| (timeout, (arg.ident.span(), span_range(&arg.value).1)));
+    let shed = args
+        .get(Key::Shed)
+        .filter(|_| values.shed == Some(true))
+        .map(|arg| (arg.ident.span(), span_range(&arg.value).1));
     let strategy = match values.strategy {
         Some(strategy) => StrategySource::Expr(strategy),
         None => StrategySource::Default {
@@ -90,6 +96,7 @@ pub(crate) fn lower(args: &Args, values: Values) -> Config {
         classifier,
         on_retry: values.on_retry,
         attempt_timeout,
+        shed,
     }
 }
 

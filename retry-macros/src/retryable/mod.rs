@@ -11,6 +11,7 @@ mod args;
 mod expand;
 mod item;
 mod lower;
+mod receiver;
 mod rules;
 mod value;
 
@@ -35,8 +36,27 @@ pub(crate) fn retryable(args: TokenStream, item: TokenStream) -> TokenStream {
     };
     let shape = item::check(&function, &mut errors);
     match (config, shape) {
-        (Some(config), Some(shape)) => expand::expand(&function, &shape, &config),
+        (Some(config), Some(shape)) if fits(&config, &shape, &mut errors) => {
+            expand::expand(&function, &shape, &config)
+        }
         _ => expand::unchanged(item, &errors),
+    }
+}
+
+/// The rules between the arguments and the function: a blocking attempt cannot be cut, so
+/// `attempt_timeout` needs an `async fn`.
+fn fits(config: &Config, shape: &item::FnShape, errors: &mut Errors) -> bool {
+    match (&shape.body, config.attempt_timeout) {
+        (item::BodyKind::Blocking, Some((_, (key, _)))) => {
+            errors.push(syn::Error::new(
+                key,
+                "`attempt_timeout` needs an `async fn`: a blocking attempt cannot be cut \
+                 short; make the function `async`, or bound the blocking call itself (a socket \
+                 or client timeout) and leave `attempt_timeout` out",
+            ));
+            false
+        }
+        _ => true,
     }
 }
 

@@ -8,6 +8,7 @@ use super::args::{Args, Key};
 use super::value::Values;
 use crate::diagnostics::Errors;
 use crate::parse::defaults;
+use crate::parse::mode::RetryMode;
 use crate::parse::preset::RetryPreset;
 
 /// Records every rule the arguments break.
@@ -15,6 +16,35 @@ pub(crate) fn check(args: &Args, values: &Values, errors: &mut Errors) {
     strategy_excludes_tuning(args, errors);
     classifier_excludes_retry_if(args, errors);
     backoff_order(args, values, errors);
+    shed_needs_a_limit(args, values, errors);
+}
+
+/// `shed = true` sheds a call whose first attempt's send permit is expected after its deadline:
+/// the function's own strategy can only do that in adaptive mode with a `timeout`. (A given
+/// `strategy` may shed on its `max_wait` too: not checked.)
+fn shed_needs_a_limit(args: &Args, values: &Values, errors: &mut Errors) {
+    let Some(shed) = args.get(Key::Shed).filter(|_| values.shed == Some(true)) else {
+        return;
+    };
+    if args.get(Key::Strategy).is_some() {
+        return;
+    }
+    let mode_invalid = args.get(Key::Mode).is_some() && values.mode.is_none();
+    let missing = if values.mode != Some(RetryMode::Adaptive) {
+        "`mode = \"adaptive\"` (standard mode never sheds a call)"
+    } else if args.get(Key::Timeout).is_none() {
+        "a deadline, e.g. `timeout = \"2s\"` (a call is shed when its first attempt's send \
+         permit is expected after it)"
+    } else {
+        return;
+    };
+    if mode_invalid {
+        return;
+    }
+    errors.push(syn::Error::new(
+        shed.ident.span(),
+        format!("`shed = true` needs {missing}; or remove `shed`"),
+    ));
 }
 
 /// `strategy = ...` carries its own configuration: the arguments that would configure the

@@ -269,3 +269,109 @@ mod against_the_runtime {
         }
     }
 }
+
+// ---- shapes ------------------------------------------------------------------------------------
+
+#[test]
+fn an_arc_receiver_is_cloned_and_renamed_but_not_module_paths_or_nested_items() {
+    let code = expand(
+        quote!(),
+        quote! {
+            async fn get(self: Arc<Self>) -> Result<u32, E> {
+                fn helper(x: u32) -> u32 { x }
+                impl Local { fn own(&self) -> &Self { self } }
+                let f: fn(&Self) = Self::noop;
+                self::helper(self.value)
+            }
+        },
+    );
+    assert!(
+        code.contains("let__retry_self=::core::clone::Clone::clone(&self);"),
+        "{code}"
+    );
+    assert!(code.contains("self::helper(__retry_self.value)"), "{code}");
+    assert!(code.contains("fnown(&self)->&Self{self}"), "{code}");
+    assert!(code.contains("letf:fn(&Self)=Self::noop;"), "{code}");
+}
+
+#[test]
+fn a_pinned_receiver_is_made_mut_and_reborrowed() {
+    let code = expand(
+        quote!(),
+        quote! {
+            async fn get(self: Pin<&mut Self>) -> Result<u32, E> {
+                Ok(self.get_mut().n)
+            }
+        },
+    );
+    assert!(code.contains("asyncfnget(mutself:Pin<&mutSelf>)"), "{code}");
+    assert!(
+        code.contains("let__retry_self=::core::pin::Pin::as_mut(&mutself);"),
+        "{code}"
+    );
+}
+
+#[test]
+fn an_async_trait_body_gets_the_loop_inside_its_async_block() {
+    let code = expand(
+        quote!(),
+        quote! {
+            fn get<'life0, 'async_trait>(&'life0 mut self, x: u32)
+                -> ::core::pin::Pin<Box<dyn ::core::future::Future<Output = Result<u32, E>>
+                    + ::core::marker::Send + 'async_trait>>
+            where 'life0: 'async_trait, Self: 'async_trait
+            {
+                Box::pin(async move {
+                    if let ::core::option::Option::Some(__ret) =
+                        ::core::option::Option::None::<Result<u32, E>> {
+                        return __ret;
+                    }
+                    let mut __self = self;
+                    let x = x;
+                    let __ret: Result<u32, E> = { __self.n += x; Ok(__self.n) };
+                    __ret
+                })
+            }
+        },
+    );
+    assert!(code.contains("Box::pin(asyncmove{"), "{code}");
+    assert!(code.contains("__retry.ready().await;"), "{code}");
+    // Each attempt re-borrows `self` instead of moving it.
+    assert!(code.contains("letmut__self=&mut*self;"), "{code}");
+    assert!(!code.contains("compile_error"), "{code}");
+}
+
+#[test]
+fn a_blocking_fn_runs_its_body_as_a_closure_between_thread_sleeps() {
+    let code = expand(
+        quote!(),
+        quote! {
+            fn get(&self) -> Result<u32, E> {
+                Ok(1)
+            }
+        },
+    );
+    assert!(code.contains("__retry.wait_blocking();"), "{code}");
+    assert!(code.contains("let__retry_outcome=(||{"), "{code}");
+    assert!(!code.contains(".await"), "{code}");
+}
+
+#[test]
+fn shed_waits_with_try_ready_and_returns_the_shed_as_the_error() {
+    let code = expand(
+        quote!(mode = "adaptive", timeout = "1s", shed = true),
+        quote! {
+            async fn get(&self) -> Result<u32, E> {
+                Ok(1)
+            }
+        },
+    );
+    assert!(
+        code.contains("iflet::core::result::Result::Err(__retry_shed)=__retry.try_ready().await"),
+        "{code}"
+    );
+    assert!(
+        code.contains("FromLoadShed>::from_load_shed(__retry_shed)"),
+        "{code}"
+    );
+}

@@ -34,6 +34,8 @@ pub(crate) struct Values {
     pub(crate) classifier: Option<Expr>,
     pub(crate) retry_if: Option<ExprPath>,
     pub(crate) on_retry: Option<ExprPath>,
+    /// `shed = true | false`.
+    pub(crate) shed: Option<bool>,
     /// `crate = "..."`: the path, located at the string.
     pub(crate) krate: Option<TokenStream>,
 }
@@ -70,6 +72,7 @@ pub(crate) fn parse(args: &Args, errors: &mut Errors) -> Values {
             Key::OnRetry => {
                 path(arg, "fn(&RetryEvent<'_, E>)").map(|value| v.on_retry = Some(value))
             }
+            Key::Shed => boolean(arg).map(|value| v.shed = Some(value)),
             Key::Crate => crate_path(arg).map(|value| v.krate = Some(value)),
         };
         if let Err(error) = read {
@@ -125,6 +128,22 @@ fn name<T: FromStr<Err: Display>>(arg: &Arg) -> syn::Result<T> {
     lit.value()
         .parse()
         .map_err(|error| syn::Error::new(lit.span(), error))
+}
+
+/// `key = true | false`.
+fn boolean(arg: &Arg) -> syn::Result<bool> {
+    match literal(arg) {
+        Some(Lit::Bool(lit)) => Ok(lit.value),
+        _ => Err(syn::Error::new_spanned(
+            &arg.value,
+            format!(
+                "`{}` takes `true` or `false`, found {}: write `{}`",
+                arg.key.name(),
+                describe(&arg.value),
+                arg.key.example()
+            ),
+        )),
+    }
 }
 
 /// `max_attempts = N`, N >= 1.

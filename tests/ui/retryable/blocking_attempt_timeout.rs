@@ -4,7 +4,7 @@ use retry_core::retryable;
 struct StoreError;
 impl retry_core::RetryInfo for StoreError {}
 
-#[retryable]
+#[retryable(attempt_timeout = "2s")]
 fn get() -> Result<u32, StoreError> {
     Ok(1)
 }

@@ -1,0 +1,132 @@
+//! The classifier of type-erased errors: `anyhow::Error`, `Box<dyn Error + Send + Sync>` and
+//! the like, which cannot implement `RetryInfo` themselves.
+
+use std::error::Error;
+use std::io;
+
+use super::{ClassifierPriority, ClassifyRetry, RetryAction, RetryInfoClassifier};
+use crate::{
+    ConfigError, DurationParseError, JitterParseError, LoadShed, RetryModeParseError,
+    RetryPresetParseError,
+};
+
+/// Classifies an error that erases its type, by walking its [`source`](Error::source) chain:
+/// the first cause the library knows decides.
+///
+/// * an [`io::Error`] or tokio's `Elapsed`: as their [`RetryInfo`](crate::RetryInfo) says
+///   (transient I/O kinds and timeouts are retried; other I/O errors are not); likewise
+///   `HttpStatusError`, `reqwest::Error` and `tonic::Status` when the features `http`,
+///   `reqwest` and `tonic` are on;
+/// * one of this library's configuration errors ([`ConfigError`] and the parse errors), or a
+///   [`LoadShed`]: never retried (a retry cannot fix a configuration, and a shed call retried
+///   at once would only queue again);
+/// * nothing known in the chain: no action (not retried unless another classifier says so).
+///
+/// It works for any `E: AsRef<dyn Error + Send + Sync>`: `anyhow::Error`, `eyre::Report`,
+/// `Box<dyn Error + Send + Sync>` and `Arc<dyn Error + Send + Sync>`, none of which can
+/// implement [`RetryInfo`](crate::RetryInfo) (a foreign trait on a foreign type), so no
+/// dependency on any of them is needed. Write `#[retryable(classifier = DynErrorClassifier)]`,
+/// or `Retry::new(&strategy).classifier(DynErrorClassifier)`.
+///
+/// ```
+/// use retry_core::{ClassifyRetry, DynErrorClassifier, ErrorKind, RetryAction};
+/// use std::{error::Error, io};
+///
+/// type BoxError = Box<dyn Error + Send + Sync>;
+///
+/// #[derive(Debug, thiserror::Error)]
+/// #[error("request failed")]
+/// struct RequestFailed(#[source] io::Error);
+///
+/// let reset: Result<(), BoxError> =
+///     Err(Box::new(RequestFailed(io::ErrorKind::ConnectionReset.into())));
+/// // As `io::Error`'s `RetryInfo` says: a transient server-side failure.
+/// assert_eq!(DynErrorClassifier.classify(&reset), RetryAction::retryable(ErrorKind::Server));
+/// let denied: Result<(), BoxError> = Err(Box::new(io::Error::from(io::ErrorKind::PermissionDenied)));
+/// assert_eq!(DynErrorClassifier.classify(&denied), RetryAction::RetryForbidden);
+/// let unknown: Result<(), BoxError> = Err("no idea".into());
+/// assert_eq!(DynErrorClassifier.classify(&unknown), RetryAction::NoActionIndicated);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DynErrorClassifier;
+
+impl DynErrorClassifier {
+    /// The verdict on one error: the first cause in its chain that the library knows.
+    ///
+    /// ```
+    /// use retry_core::DynErrorClassifier;
+    /// let timeout = std::io::Error::from(std::io::ErrorKind::TimedOut);
+    /// assert!(DynErrorClassifier::classify_error(&timeout).should_retry());
+    /// ```
+    pub fn classify_error(error: &(dyn Error + 'static)) -> RetryAction {
+        let mut cause = Some(error);
+        while let Some(error) = cause {
+            if let Some(action) = known(error) {
+                return action;
+            }
+            cause = error.source();
+        }
+        RetryAction::NoActionIndicated
+    }
+}
+
+/// The verdict on `error` when its type is one the library knows.
+fn known(error: &(dyn Error + 'static)) -> Option<RetryAction> {
+    described(error).or_else(|| refused_locally(error).then_some(RetryAction::RetryForbidden))
+}
+
+/// As its [`RetryInfo`](crate::RetryInfo) says, when `error` is a type the library describes:
+/// I/O errors, tokio timeouts, and the integrations' errors whose features are on.
+fn described(error: &(dyn Error + 'static)) -> Option<RetryAction> {
+    if let Some(io) = error.downcast_ref::<io::Error>() {
+        return Some(RetryInfoClassifier::classify_error(io));
+    }
+    if let Some(elapsed) = error.downcast_ref::<tokio::time::error::Elapsed>() {
+        return Some(RetryInfoClassifier::classify_error(elapsed));
+    }
+    #[cfg(feature = "http")]
+    if let Some(status) = error.downcast_ref::<crate::HttpStatusError>() {
+        return Some(RetryInfoClassifier::classify_error(status));
+    }
+    #[cfg(feature = "reqwest")]
+    if let Some(request) = error.downcast_ref::<reqwest::Error>() {
+        return Some(RetryInfoClassifier::classify_error(request));
+    }
+    #[cfg(feature = "tonic")]
+    if let Some(status) = error.downcast_ref::<tonic::Status>() {
+        return Some(RetryInfoClassifier::classify_error(status));
+    }
+    None
+}
+
+/// Whether `error` is one of this library's own refusals, which a retry cannot fix: a
+/// configuration error, or a call shed by the adaptive rate limiter (retrying it at once would
+/// only queue again).
+fn refused_locally(error: &(dyn Error + 'static)) -> bool {
+    error.is::<ConfigError>()
+        || error.is::<DurationParseError>()
+        || error.is::<RetryModeParseError>()
+        || error.is::<RetryPresetParseError>()
+        || error.is::<JitterParseError>()
+        || error.is::<LoadShed>()
+}
+
+impl<T, E> ClassifyRetry<T, E> for DynErrorClassifier
+where
+    E: AsRef<dyn Error + Send + Sync + 'static>,
+{
+    fn classify(&self, outcome: &Result<T, E>) -> RetryAction {
+        match outcome {
+            Ok(_) => RetryAction::NoActionIndicated,
+            Err(error) => Self::classify_error(error.as_ref()),
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        "dyn error"
+    }
+
+    fn priority(&self) -> ClassifierPriority {
+        ClassifierPriority::transient_error()
+    }
+}

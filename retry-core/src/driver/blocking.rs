@@ -1,0 +1,195 @@
+//! The blocking driver: the same retry loop for a synchronous operation, waiting with thread
+//! sleeps (through the thread's [`Sleeper`](super::Sleeper)) instead of tokio's timer.
+
+use super::sleeper::sleep_blocking;
+use super::{NoAttemptTimeout, OnRetry, Retry, RetryLoop};
+use crate::{ClassifyRetry, LoadShed, RetryInfo, RetryStrategy};
+
+/// [`retry`](crate::retry) for a blocking operation: runs `operation` under `strategy` on the
+/// calling thread, classifying errors by their [`RetryInfo`], and returns the first success or
+/// the last attempt's own error, unchanged.
+///
+/// The strategy decides exactly as for an async call (attempts, backoff, quota, deadline, and
+/// in adaptive mode the send permit, shared with async calls of the same scope); only the waits
+/// differ: the thread sleeps through its [`Sleeper`](crate::Sleeper) ([`std::thread::sleep`]
+/// unless [`with_sleeper`](crate::with_sleeper) replaced it). Do not call it on an async
+/// runtime's worker thread: it blocks that thread for the whole backoff (use [`retry`](crate::retry)
+/// there, or `tokio::task::spawn_blocking`).
+///
+/// ```
+/// use retry_core::{RetryConfig, StandardStrategy, retry_blocking};
+/// use std::{io, time::Duration};
+///
+/// let config = RetryConfig::builder()
+///     .max_attempts(3)
+///     .initial_backoff(Duration::from_millis(1))
+///     .max_backoff(Duration::from_millis(1))
+///     .build()
+///     .unwrap();
+/// let strategy = StandardStrategy::new(config);
+/// let mut calls = 0;
+/// let value = retry_blocking(&strategy, || {
+///     calls += 1;
+///     if calls < 3 { Err(io::Error::from(io::ErrorKind::ConnectionReset)) } else { Ok(calls) }
+/// });
+/// assert_eq!(value.unwrap(), 3);
+/// ```
+pub fn retry_blocking<S, F, T, E>(strategy: &S, operation: F) -> Result<T, E>
+where
+    S: RetryStrategy + ?Sized,
+    F: FnMut() -> Result<T, E>,
+    E: RetryInfo,
+{
+    Retry::new(strategy).run_blocking(operation)
+}
+
+impl<S: RetryStrategy + ?Sized, C, H> Retry<'_, S, C, H, NoAttemptTimeout> {
+    /// [`run`](Self::run) for a blocking operation: runs it on the calling thread until it
+    /// succeeds or the strategy stops retrying, sleeping through the thread's
+    /// [`Sleeper`](crate::Sleeper); returns the last outcome unchanged. (A blocking attempt
+    /// cannot be cut, so there is no attempt timeout.)
+    ///
+    /// ```
+    /// use retry_core::{Retry, RetryConfig, RetryIf, StandardStrategy, with_sleeper, ManualClock};
+    ///
+    /// let strategy = StandardStrategy::new(RetryConfig::builder().max_attempts(4).build().unwrap());
+    /// let mut calls = 0;
+    /// // Virtual time for the example: the backoffs move a manual clock instead of sleeping.
+    /// let outcome = with_sleeper(ManualClock::new(), || {
+    ///     Retry::new(&strategy)
+    ///         .classifier(RetryIf::new(|status: &u16| *status == 503))
+    ///         .run_blocking(|| {
+    ///             calls += 1;
+    ///             if calls < 4 { Err(503) } else { Ok("done") }
+    ///         })
+    /// });
+    /// assert_eq!(outcome, Ok("done"));
+    /// ```
+    pub fn run_blocking<F, T, E>(self, mut operation: F) -> Result<T, E>
+    where
+        F: FnMut() -> Result<T, E>,
+        C: ClassifyRetry<T, E>,
+        H: OnRetry<E>,
+    {
+        let mut attempts = RetryLoop::new(self.strategy, self.classifier, self.on_retry);
+        loop {
+            attempts.wait_blocking();
+            let outcome = operation();
+            if attempts.finish(&outcome).is_break() {
+                return outcome;
+            }
+        }
+    }
+}
+
+impl<S: RetryStrategy + ?Sized, C, H> Retry<'_, S, C, H, NoAttemptTimeout> {
+    /// [`run_blocking`](Self::run_blocking) for an error type that can hold a [`LoadShed`]:
+    /// a call the strategy sheds before its first attempt (adaptive mode, its send permit
+    /// expected after the deadline or later than `max_wait`) fails at once with
+    /// `E::from(LoadShed)`, and nothing is sent.
+    ///
+    /// ```
+    /// use retry_core::{AdaptiveStrategy, LoadShed, Retry, RetryConfig, RetryInfo};
+    ///
+    /// #[derive(Debug)]
+    /// enum E {
+    ///     Shed(LoadShed),
+    /// }
+    /// impl RetryInfo for E {}
+    /// impl From<LoadShed> for E {
+    ///     fn from(shed: LoadShed) -> Self {
+    ///         E::Shed(shed)
+    ///     }
+    /// }
+    ///
+    /// let strategy = AdaptiveStrategy::new(RetryConfig::default());
+    /// let out = Retry::new(&strategy).run_blocking_or_shed(|| Ok::<_, E>(7));
+    /// assert_eq!(out.unwrap(), 7); // no throttle yet: nothing to shed
+    /// # let _ = E::Shed;
+    /// ```
+    pub fn run_blocking_or_shed<F, T, E>(self, mut operation: F) -> Result<T, E>
+    where
+        F: FnMut() -> Result<T, E>,
+        E: From<LoadShed>,
+        C: ClassifyRetry<T, E>,
+        H: OnRetry<E>,
+    {
+        let mut attempts = RetryLoop::new(self.strategy, self.classifier, self.on_retry);
+        loop {
+            attempts.try_wait_blocking()?;
+            let outcome = operation();
+            if attempts.finish(&outcome).is_break() {
+                return outcome;
+            }
+        }
+    }
+}
+
+impl<S: RetryStrategy + ?Sized, C, H> RetryLoop<'_, S, C, H> {
+    /// [`ready`](Self::ready) for a blocking caller: blocks the thread until the next attempt
+    /// may be sent (its backoff, then each wait for its send permit), sleeping through the
+    /// thread's [`Sleeper`](crate::Sleeper). Returns at once when there is nothing to wait for
+    /// (every first attempt in standard mode). `#[retryable]` on a plain `fn` expands to a loop
+    /// of `wait_blocking`, the attempt, and [`finish`](Self::finish).
+    ///
+    /// ```
+    /// use retry_core::{NoHook, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
+    /// let strategy = StandardStrategy::new(RetryConfig::default());
+    /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
+    /// let result = loop {
+    ///     retry.wait_blocking();
+    ///     let outcome: Result<u32, std::io::Error> = Ok(1);
+    ///     if retry.finish(&outcome).is_break() {
+    ///         break outcome;
+    ///     }
+    /// };
+    /// assert_eq!(result.unwrap(), 1);
+    /// ```
+    #[inline(always)]
+    pub fn wait_blocking(&mut self) {
+        if let Some(wait) = self.next_wait(true) {
+            self.wait_blocking_from(wait);
+        }
+    }
+
+    /// [`try_ready`](Self::try_ready) for a blocking caller: [`wait_blocking`](Self::wait_blocking),
+    /// except that before the first attempt waits for its send permit, and after each of its
+    /// waits, the strategy may shed the call (adaptive mode, when the permit is expected after
+    /// the deadline or later than `max_wait`): then nothing is sent and the [`LoadShed`] is
+    /// returned, for the caller to return as its own error. `#[retryable(shed = true)]` on a
+    /// plain `fn` expands to it.
+    ///
+    /// ```
+    /// use retry_core::{LoadShed, NoHook, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
+    /// let strategy = StandardStrategy::new(RetryConfig::default());
+    /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
+    /// let ready: Result<(), LoadShed> = retry.try_wait_blocking();
+    /// assert!(ready.is_ok(), "standard mode never sheds");
+    /// ```
+    pub fn try_wait_blocking(&mut self) -> Result<(), LoadShed> {
+        let mut backoff = true;
+        loop {
+            if let Some(shed) = self.try_shed() {
+                return Err(shed);
+            }
+            match self.next_wait(std::mem::replace(&mut backoff, false)) {
+                Some(wait) => sleep_blocking(wait),
+                None => return Ok(()),
+            }
+        }
+    }
+
+    /// The waits of [`wait_blocking`](Self::wait_blocking) after the first, out of line (the
+    /// success path never waits).
+    #[inline(never)]
+    fn wait_blocking_from(&mut self, first: std::time::Duration) {
+        let mut wait = first;
+        loop {
+            sleep_blocking(wait);
+            match self.next_wait(false) {
+                Some(next) => wait = next,
+                None => return,
+            }
+        }
+    }
+}

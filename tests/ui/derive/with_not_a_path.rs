@@ -1,0 +1,14 @@
+use retry_core::{RetryDescription, RetryInfo};
+
+#[derive(Debug, RetryInfo)]
+enum StoreError {
+    #[retry(with = |_: &u16| RetryDescription::TRANSIENT)]
+    Http(u16),
+}
+
+fn assert_retry_info<T: RetryInfo>() {}
+
+fn main() {
+    assert_retry_info::<StoreError>();
+    let _ = RetryDescription::TRANSIENT;
+}

@@ -1,0 +1,17 @@
+use retry_core::{RetryDescription, RetryInfo};
+
+fn describe(_: &u16) -> RetryDescription {
+    RetryDescription::TRANSIENT
+}
+
+#[derive(Debug, RetryInfo)]
+#[retry(with = describe)]
+enum StoreError {
+    Http(u16),
+}
+
+fn assert_retry_info<T: RetryInfo>() {}
+
+fn main() {
+    assert_retry_info::<StoreError>();
+}

@@ -1,0 +1,16 @@
+use retry_core::{RetryDescription, RetryInfo};
+
+fn describe(_: &u16) -> RetryDescription {
+    RetryDescription::TRANSIENT
+}
+
+#[derive(Debug, RetryInfo)]
+enum StoreError {
+    Http(#[retry(with = describe)] u16, #[retry(with = describe)] u16),
+}
+
+fn assert_retry_info<T: RetryInfo>() {}
+
+fn main() {
+    assert_retry_info::<StoreError>();
+}
