@@ -12,6 +12,9 @@ use crate::sync::{AtomicU64, Ordering};
 /// synchronization). Successes, counted on every call's success path, are striped by thread.
 #[derive(Debug, Default)]
 pub(crate) struct ScopeCounters {
+    /// Attempts sent by the calls that ended, but the first attempt of each successful call
+    /// (`successes` counts those, so that a first-try success updates one counter).
+    attempts: AtomicU64,
     retries: AtomicU64,
     successes: StripedCounter,
     failures: AtomicU64,
@@ -46,6 +49,12 @@ impl ScopeCounters {
         cell.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Counts `attempts` sent by a call that ended, beyond the first attempt of a success.
+    pub(crate) fn add_attempts(&self, attempts: u32) {
+        self.attempts
+            .fetch_add(u64::from(attempts), Ordering::Relaxed);
+    }
+
     pub(crate) fn snapshot(
         &self,
         quota_level: u32,
@@ -59,7 +68,7 @@ impl ScopeCounters {
             read(&self.failures),
         );
         ScopeStats {
-            attempts: successes + failures + retries,
+            attempts: successes + read(&self.attempts),
             retries,
             successes,
             failures,
@@ -85,10 +94,10 @@ impl ScopeCounters {
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[non_exhaustive]
 pub struct ScopeStats {
-    /// Attempts made: the first attempts of the calls that ended, plus the retries granted.
-    /// (Derived, so the success path updates one counter, not two.)
+    /// Attempts sent by the calls that ended (a call still running is counted when it ends). A
+    /// retry granted but never sent (the call was cancelled while it waited) is not an attempt.
     pub attempts: u64,
-    /// Retries granted.
+    /// Retries granted (those of calls still running included, and those never sent).
     pub retries: u64,
     /// Calls that ended in success.
     pub successes: u64,

@@ -18,6 +18,29 @@ use std::fmt;
 const MILLI: u64 = 1_000;
 const NANOS_PER_SEC: u128 = 1_000_000_000;
 
+/// The refill rate is kept in thousandths of a token per second as a fixed-point number with
+/// this many fractional bits, so that a rate between two thousandths, or far below one, is kept
+/// (to within 2^-32 thousandths of a token per second) rather than rounded down to nothing.
+const RATE_FRACTION_BITS: u32 = 32;
+
+/// The slowest refill honoured, in tokens per second: 2^-32 thousandths of a token per second,
+/// the resolution of the fixed-point rate. At this rate a thousandth of a token takes 2^32 s
+/// (136 years), within the ~584 years a clock reading in nanoseconds spans; a slower rate would
+/// never credit anything, so it is rejected rather than accepted and ignored.
+pub(crate) const MIN_REFILL_PER_SECOND: f64 =
+    1.0 / (MILLI as f64 * (1u64 << RATE_FRACTION_BITS) as f64);
+
+/// Whether `rate` tokens per second is a refill the quota honours.
+pub(crate) fn is_valid_refill(rate: f64) -> bool {
+    rate.is_finite() && rate >= MIN_REFILL_PER_SECOND
+}
+
+/// `rate` tokens per second in the fixed-point unit of [`RATE_FRACTION_BITS`] (saturating: a
+/// rate past `u128::MAX` of that unit fills any bucket within a nanosecond anyway).
+fn fixed_point_rate(rate: f64) -> u128 {
+    (rate * MILLI as f64 * (1u64 << RATE_FRACTION_BITS) as f64) as u128
+}
+
 /// A shared, lock-free bucket of retry tokens.
 ///
 /// ```
@@ -39,8 +62,9 @@ pub struct RetryQuota {
     capacity: AtomicU64,
     /// The capacity the bucket was created with, in thousandths of a token.
     max_capacity: u64,
-    /// Refill rate in thousandths of a token per second; 0 when refill is off.
-    refill_per_sec: u64,
+    /// Refill rate in thousandths of a token per second, fixed point with
+    /// [`RATE_FRACTION_BITS`] fractional bits; 0 when refill is off.
+    refill_rate: u128,
     /// Clock reading (nanoseconds) up to which refill has been credited.
     refilled_until: AtomicU64,
     clock: SharedClock,
@@ -49,8 +73,9 @@ pub struct RetryQuota {
 impl RetryQuota {
     /// A full bucket of `capacity` tokens, refilled by `refill_per_second` tokens each second
     /// when given (smithy-kotlin's retry design lets the bucket refill over time; off in the AWS
-    /// presets). A refill rate that is not a positive finite number is an error, as it is in
-    /// [`RetryConfig`](crate::RetryConfig).
+    /// presets). A refill rate that is not a finite number of at least about 2.3e-13 tokens
+    /// per second (one thousandth of a token in 136 years; anything slower would never refill)
+    /// is an error, as it is in [`RetryConfig`](crate::RetryConfig).
     ///
     /// ```
     /// use retry_core::{ConfigError, ManualClock, RetryQuota};
@@ -73,7 +98,7 @@ impl RetryQuota {
         clock: SharedClock,
     ) -> Result<Self, ConfigError> {
         match refill_per_second {
-            Some(rate) if !(rate.is_finite() && rate > 0.0) => Err(ConfigError::InvalidRate {
+            Some(rate) if !is_valid_refill(rate) => Err(ConfigError::InvalidRate {
                 setting: "refill_per_second",
                 value: rate,
             }),
@@ -90,14 +115,13 @@ impl RetryQuota {
         clock: SharedClock,
     ) -> Self {
         let capacity = u64::from(capacity) * MILLI;
-        let refill_per_sec =
-            refill_per_second.map_or(0, |rate| (rate * MILLI as f64).min(u64::MAX as f64) as u64);
+        let refill_rate = refill_per_second.map_or(0, fixed_point_rate);
         let now = duration_to_nanos(clock.now());
         Self {
             level: AtomicU64::new(capacity),
             capacity: AtomicU64::new(capacity),
             max_capacity: capacity,
-            refill_per_sec,
+            refill_rate,
             refilled_until: AtomicU64::new(now),
             clock,
         }
@@ -217,40 +241,65 @@ impl RetryQuota {
     /// Credits the refill, if the quota refills (a check cheap enough to inline).
     #[inline]
     fn refill(&self) {
-        if self.refill_per_sec != 0 {
+        if self.refill_rate != 0 {
             self.credit_refill();
         }
     }
 
     /// Credits the refill for the time elapsed since the last credit. The caller that wins the
     /// compare-and-swap on `refilled_until` credits that interval; the others see it credited.
+    /// A clock reading earlier than the last credit (a clock that stepped back, as tokio's does
+    /// in the next runtime) counts as no time passing: the refill carries on from it.
     fn credit_refill(&self) {
         let now = duration_to_nanos(self.clock.now());
         let since = self.refilled_until.load(Ordering::Acquire);
         if now <= since {
+            if now < since {
+                // Whoever loses this race saw the same step back; one restart is enough.
+                let _ = self.refilled_until.compare_exchange(
+                    since,
+                    now,
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                );
+            }
             return;
         }
-        let elapsed = u128::from(now - since);
-        let amount = elapsed * u128::from(self.refill_per_sec) / NANOS_PER_SEC;
+        let elapsed = now - since;
+        let (amount, until) = self.refill_over(since, elapsed);
         if amount == 0 {
             // Leave the interval uncredited until it is worth a thousandth of a token.
             return;
         }
-        // Claim only the time the whole thousandths credited are worth (amount <= elapsed * rate,
-        // so this is at most `elapsed`): the remainder carries over to the next credit, and the
-        // refill does not slow down when the quota is read often.
-        let worth = amount * NANOS_PER_SEC;
-        let rate = u128::from(self.refill_per_sec);
-        let claimed = worth.div_ceil(rate);
-        let until = since
-            .saturating_add(u64::try_from(claimed).unwrap_or(u64::MAX))
-            .min(now);
         if self
             .refilled_until
-            .compare_exchange(since, until, Ordering::AcqRel, Ordering::Acquire)
+            .compare_exchange(since, until.min(now), Ordering::AcqRel, Ordering::Acquire)
             .is_ok()
         {
-            self.add(u64::try_from(amount).unwrap_or(u64::MAX));
+            self.add(amount);
+        }
+    }
+
+    /// The whole thousandths of a token `elapsed` nanoseconds from `since` refill, and the
+    /// instant up to which they are credited: only the time the credited thousandths are worth
+    /// is claimed, so the remainder carries over to the next credit and the refill does not slow
+    /// down when the quota is read often.
+    fn refill_over(&self, since: u64, elapsed: u64) -> (u64, u64) {
+        let unit = NANOS_PER_SEC << RATE_FRACTION_BITS;
+        let full = self.max_capacity;
+        let amount = u128::from(elapsed)
+            .checked_mul(self.refill_rate)
+            .map_or(u128::MAX, |product| product / unit);
+        match u64::try_from(amount) {
+            // A whole bucket or more: credit it all and claim the whole interval.
+            Ok(amount) if amount < full => {
+                // amount <= elapsed * rate / unit, so this is at most `elapsed`; and
+                // amount < 2^42 (a u32 of tokens in thousandths) keeps amount * unit in range.
+                let claimed = (u128::from(amount) * unit).div_ceil(self.refill_rate);
+                let claimed = u64::try_from(claimed).unwrap_or(u64::MAX);
+                (amount, since.saturating_add(claimed))
+            }
+            _ => (full, since.saturating_add(elapsed)),
         }
     }
 }
@@ -261,5 +310,86 @@ impl fmt::Debug for RetryQuota {
             .field("level", &self.level())
             .field("capacity", &self.capacity())
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Clock;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    /// A clock set by hand that may step back, as tokio's does when a process-wide scope is
+    /// first used in one runtime and then in a later one (its time starts over).
+    #[derive(Debug, Default)]
+    struct SteppingClock(AtomicU64);
+
+    impl SteppingClock {
+        fn set(&self, to: Duration) {
+            self.0
+                .store(duration_to_nanos(to), Ordering::SeqCst);
+        }
+    }
+
+    impl Clock for SteppingClock {
+        fn now(&self) -> Duration {
+            Duration::from_nanos(self.0.load(Ordering::SeqCst))
+        }
+    }
+
+    #[test]
+    fn a_clock_that_steps_back_does_not_freeze_the_refill() {
+        let clock = Arc::new(SteppingClock::default());
+        clock.set(Duration::from_secs(100));
+        let quota = RetryQuota::new(10, Some(1.0), clock.clone()).expect("valid refill");
+        assert!(quota.try_acquire(10));
+        // The clock steps back 90 s: that counts as no time passing, and the refill carries on
+        // from the new reading.
+        clock.set(Duration::from_secs(10));
+        assert_eq!(quota.level(), 0);
+        clock.set(Duration::from_secs(12));
+        assert_eq!(quota.level(), 2, "2 s at 1 token/s after the step back");
+    }
+
+    #[test]
+    fn a_refill_below_a_thousandth_of_a_token_per_second_refills() {
+        let clock = Arc::new(SteppingClock::default());
+        let quota = RetryQuota::new(1, Some(0.0005), clock.clone()).expect("valid refill");
+        assert!(quota.try_acquire(1));
+        clock.set(Duration::from_secs(1_999));
+        assert_eq!(quota.level(), 0, "0.9995 tokens after 1999 s");
+        clock.set(Duration::from_secs(2_000));
+        assert_eq!(quota.level(), 1, "one token after 2000 s at 0.0005/s");
+    }
+
+    #[test]
+    fn a_refill_rate_between_thousandths_is_not_rounded_down() {
+        // 0.0015 tokens/s: 3 tokens in 2000 s (rounded down to 0.001/s it would be 2).
+        let clock = Arc::new(SteppingClock::default());
+        let quota = RetryQuota::new(10, Some(0.0015), clock.clone()).expect("valid refill");
+        assert!(quota.try_acquire(10));
+        clock.set(Duration::from_secs(2_000));
+        assert_eq!(quota.level(), 3);
+    }
+
+    #[test]
+    fn a_refill_too_slow_to_ever_credit_is_rejected() {
+        // 1e-20 tokens/s: a thousandth of a token every 3 billion years, far past the ~584 years
+        // a clock reading in nanoseconds spans. Accepting it would be ignoring it.
+        let clock: SharedClock = Arc::new(SteppingClock::default());
+        assert!(matches!(
+            RetryQuota::new(1, Some(1e-20), clock),
+            Err(ConfigError::InvalidRate {
+                setting: "refill_per_second",
+                ..
+            })
+        ));
+        assert!(
+            crate::RetryConfig::builder()
+                .quota_refill_per_second(1e-20)
+                .build()
+                .is_err()
+        );
     }
 }

@@ -37,7 +37,15 @@ impl RequestRate {
         self.count.fetch_add(1, Ordering::AcqRel);
         let now = duration_to_nanos(now);
         let start = self.period_start.load(Ordering::Acquire);
-        let elapsed = now.saturating_sub(start);
+        if now < start {
+            // The clock stepped back (tokio's, in a later runtime): no time passed, and the
+            // period carries on from this reading. A racing caller saw the same step.
+            let _ =
+                self.period_start
+                    .compare_exchange(start, now, Ordering::AcqRel, Ordering::Acquire);
+            return None;
+        }
+        let elapsed = now - start;
         if elapsed < duration_to_nanos(REQUEST_RATE_PERIOD) {
             return None;
         }
@@ -104,5 +112,21 @@ mod loom_model {
             let still_open = rate.count.load(Ordering::Acquire);
             assert_eq!(counted + still_open, 2);
         });
+    }
+}
+
+#[cfg(test)]
+mod backward_clock_tests {
+    use super::*;
+
+    #[test]
+    fn a_clock_that_steps_back_does_not_freeze_the_rate() {
+        let rate = RequestRate::new(Duration::from_secs(100));
+        assert_eq!(rate.record(Duration::from_secs(101)), Some(1.0));
+        // The clock steps back 91 s (a later tokio runtime): the next period starts at the new
+        // reading and closes 1 s later, not 91 s later.
+        assert_eq!(rate.record(Duration::from_secs(10)), None);
+        let closed = rate.record(Duration::from_secs(11));
+        assert!(closed.is_some(), "a period after the step back closes");
     }
 }

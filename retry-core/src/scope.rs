@@ -226,6 +226,17 @@ impl Scope {
     pub(crate) fn count(&self, counter: Counter) {
         self.inner.counters.add(counter);
     }
+
+    /// Counts `attempts` sent by a call that ended, beyond the first attempt of a success.
+    pub(crate) fn count_attempts(&self, attempts: u32) {
+        self.inner.counters.add_attempts(attempts);
+    }
+
+    /// Counts a call that ended in failure after sending `attempts` attempts.
+    pub(crate) fn count_failure(&self, attempts: u32) {
+        self.count(Counter::Failure);
+        self.count_attempts(attempts);
+    }
 }
 
 impl fmt::Debug for Scope {

@@ -97,11 +97,13 @@ fn invalid_quota_refill_rates() {
         (0.0, "0"),
         (f64::INFINITY, "inf"),
         (f64::NEG_INFINITY, "-inf"),
+        (1e-13, "0.0000000000001"),
     ] {
         assert_eq!(
             build_error(RetryConfig::builder().quota_refill_per_second(rate)),
             format!(
-                "quota_refill_per_second must be a positive finite number, got {shown}: leave it unset to turn it off"
+                "quota_refill_per_second must be a finite number of tokens per second, at least \
+                 2.3e-13 (slower never refills), got {shown}: leave it unset to turn it off"
             ),
             "rate {rate}"
         );
@@ -113,6 +115,16 @@ fn invalid_quota_refill_rates() {
             .map(|c| c.quota_refill_per_second()),
         Ok(Some(0.25))
     );
+    // The slowest rate honoured, and a rate far below a thousandth of a token per second.
+    for rate in [2.4e-13, 0.0005] {
+        assert!(
+            RetryConfig::builder()
+                .quota_refill_per_second(rate)
+                .build()
+                .is_ok(),
+            "{rate}"
+        );
+    }
 }
 
 #[test]

@@ -497,3 +497,18 @@ fn the_refill_does_not_depend_on_how_often_the_quota_is_read() {
     assert_eq!(unpolled.level(), 3);
     assert_eq!(polled.level(), 3);
 }
+
+#[test]
+fn attempts_count_what_was_sent_not_retries_granted_and_never_sent() {
+    let (strategy, _clock) = pinned(config(RetryConfig::builder()));
+    let token = strategy.acquire_initial_token();
+    let retry = retried(&strategy, token, ErrorKind::Server);
+    // The call ends while waiting for its retry (cancelled): one attempt was sent.
+    strategy.abandon(retry);
+    let stats = strategy.scope().stats();
+    assert_eq!(
+        (stats.attempts, stats.retries, stats.failures),
+        (1, 1, 1),
+        "the granted retry was never sent"
+    );
+}

@@ -521,7 +521,7 @@ impl RetryConfigBuilder {
             }
         }
         if let Some(rate) = config.quota_refill_per_second
-            && !(rate.is_finite() && rate > 0.0)
+            && !crate::quota::is_valid_refill(rate)
         {
             return Err(ConfigError::InvalidRate {
                 setting: "quota_refill_per_second",

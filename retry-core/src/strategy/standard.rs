@@ -264,17 +264,16 @@ impl StandardStrategy {
         if reason.kind().is_throttling() {
             self.scope.count(Counter::Throttle);
         }
+        let sent = token.attempt;
         if token.attempt >= self.config.max_attempts() {
-            return Err(self.give_up(RetryError::MaxAttemptsReached {
-                attempts: token.attempt,
-            }));
+            return Err(self.give_up(sent, RetryError::MaxAttemptsReached { attempts: sent }));
         }
         let delay = self
             .delay(token.attempt, token.delay(), reason)
-            .map_err(|error| self.give_up(error))?;
-        let permit_wait = permit_wait(delay).map_err(|error| self.give_up(error))?;
+            .map_err(|error| self.give_up(sent, error))?;
+        let permit_wait = permit_wait(delay).map_err(|error| self.give_up(sent, error))?;
         if let Some(error) = self.past_deadline(&token, delay.saturating_add(permit_wait)) {
-            return Err(self.give_up(error));
+            return Err(self.give_up(sent, error));
         }
         let cost = self.cost(reason.kind());
         let quota = self.scope.quota();
@@ -288,7 +287,7 @@ impl StandardStrategy {
                 level,
                 "retry quota exhausted: not retrying"
             );
-            return Err(self.give_up(RetryError::QuotaExhausted { cost, level }));
+            return Err(self.give_up(sent, RetryError::QuotaExhausted { cost, level }));
         }
         self.scope.count(Counter::Retry);
         let attempt = token.attempt + 1;
@@ -310,8 +309,9 @@ impl StandardStrategy {
         })
     }
 
-    fn give_up(&self, error: RetryError) -> RetryError {
-        self.scope.count(Counter::Failure);
+    /// The call ends in failure after `sent` attempts, for `error`.
+    fn give_up(&self, sent: u32, error: RetryError) -> RetryError {
+        self.scope.count_failure(sent);
         error
     }
 }
@@ -352,17 +352,20 @@ impl RetryStrategy for StandardStrategy {
         let refund = if token.attempt == 1 {
             self.config.success_reward()
         } else {
+            // The success counts the first attempt; these are the retries sent before it.
+            self.scope.count_attempts(token.attempt - 1);
             token.retry_cost
         };
         self.scope.quota().release(refund);
     }
 
-    fn record_failure(&self, _token: RetryToken) {
-        self.scope.count(Counter::Failure);
+    fn record_failure(&self, token: RetryToken) {
+        self.scope.count_failure(token.attempt);
     }
 
     fn abandon(&self, token: RetryToken) {
-        self.scope.count(Counter::Failure);
+        // The token's attempt was granted but never sent.
+        self.scope.count_failure(token.attempt - 1);
         self.scope.quota().release(token.retry_cost);
     }
 
