@@ -54,6 +54,7 @@ mod request_rate;
 mod scope;
 mod strategy;
 mod sync;
+mod traffic_quota;
 
 #[doc(hidden)]
 #[path = "private.rs"]

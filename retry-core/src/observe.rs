@@ -49,6 +49,12 @@ impl ScopeCounters {
         cell.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// The calls that ended, in success or failure (summing the striped stripes: off the
+    /// success path).
+    pub(crate) fn calls(&self) -> u64 {
+        self.successes.sum() + self.failures.load(Ordering::Relaxed)
+    }
+
     /// Counts `attempts` sent by a call that ended, beyond the first attempt of a success.
     pub(crate) fn add_attempts(&self, attempts: u32) {
         self.attempts
@@ -89,7 +95,8 @@ impl ScopeCounters {
 /// let scope = Scope::new("docs-stats", &RetryConfig::default());
 /// let stats = scope.stats();
 /// assert_eq!(stats.attempts, 0);
-/// assert_eq!(stats.quota_level, 500);
+/// // A new scope's quota holds one whole call's retries: 2 retries x 14.
+/// assert_eq!(stats.quota_level, 28);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[non_exhaustive]

@@ -5,9 +5,9 @@
 //! retry's cost back, and a first-try success adds a small reward. When the bucket cannot pay for
 //! a retry, the call stops retrying. Lock-free: the level is one atomic updated by
 //! compare-and-swap, and the optional refill claims elapsed time by compare-and-swap on the last
-//! refill instant (model-checked with loom in `tests/loom_quota.rs`).
-//! The capacity may move (a scope with a `quota_window` sizes it by its request rate): the level
-//! is clamped to it whenever it shrinks.
+//! refill instant (model-checked with loom in `tests/loom_quota.rs` and `loom_model` below).
+//! A scope whose quota follows its traffic ([`TrafficQuota`](crate::traffic_quota)) caps what a
+//! retry may find in it with [`try_acquire_within`](RetryQuota::try_acquire_within).
 
 use crate::ConfigError;
 use crate::clock::{SharedClock, duration_to_nanos};
@@ -58,10 +58,8 @@ fn fixed_point_rate(rate: f64) -> u128 {
 pub struct RetryQuota {
     /// Current level, in thousandths of a token.
     level: AtomicU64,
-    /// Current capacity, in thousandths of a token: at most `max_capacity`.
-    capacity: AtomicU64,
-    /// The capacity the bucket was created with, in thousandths of a token.
-    max_capacity: u64,
+    /// Capacity, in thousandths of a token.
+    capacity: u64,
     /// Refill rate in thousandths of a token per second, fixed point with
     /// [`RATE_FRACTION_BITS`] fractional bits; 0 when refill is off.
     refill_rate: u128,
@@ -72,10 +70,10 @@ pub struct RetryQuota {
 
 impl RetryQuota {
     /// A full bucket of `capacity` tokens, refilled by `refill_per_second` tokens each second
-    /// when given (smithy-kotlin's retry design lets the bucket refill over time; off in the AWS
-    /// presets). A refill rate that is not a finite number of at least about 2.3e-13 tokens
-    /// per second (one thousandth of a token in 136 years; anything slower would never refill)
-    /// is an error, as it is in [`RetryConfig`](crate::RetryConfig).
+    /// when given (smithy-kotlin's retry design lets the bucket refill over time; off in every
+    /// preset). A refill rate that is not a finite number of at least about 2.3e-13 tokens per
+    /// second (a thousandth of a token in 136 years; anything slower would never refill) is an
+    /// error, as it is in [`RetryConfig`](crate::RetryConfig).
     ///
     /// ```
     /// use retry_core::{ConfigError, ManualClock, RetryQuota};
@@ -102,32 +100,39 @@ impl RetryQuota {
                 setting: "refill_per_second",
                 value: rate,
             }),
-            _ => Ok(Self::with_valid_refill(capacity, refill_per_second, clock)),
+            _ => Ok(Self::starting_at(
+                capacity,
+                capacity,
+                refill_per_second,
+                clock,
+            )),
         }
     }
 
-    /// [`new`](Self::new) for a refill rate already validated (a [`RetryConfig`]'s).
+    /// A bucket of `capacity` tokens holding `level` of them (at most `capacity`), for a
+    /// refill rate already validated (a [`RetryConfig`]'s).
     ///
     /// [`RetryConfig`]: crate::RetryConfig
-    pub(crate) fn with_valid_refill(
+    pub(crate) fn starting_at(
         capacity: u32,
+        level: u32,
         refill_per_second: Option<f64>,
         clock: SharedClock,
     ) -> Self {
         let capacity = u64::from(capacity) * MILLI;
-        let refill_rate = refill_per_second.map_or(0, fixed_point_rate);
         let now = duration_to_nanos(clock.now());
         Self {
-            level: AtomicU64::new(capacity),
-            capacity: AtomicU64::new(capacity),
-            max_capacity: capacity,
-            refill_rate,
+            level: AtomicU64::new((u64::from(level) * MILLI).min(capacity)),
+            capacity,
+            refill_rate: refill_per_second.map_or(0, fixed_point_rate),
             refilled_until: AtomicU64::new(now),
             clock,
         }
     }
 
-    /// Takes `cost` tokens if the bucket holds them; otherwise takes nothing and returns `false`.
+    /// Takes `cost` tokens if the bucket holds them; otherwise takes nothing and returns
+    /// `false`. A cost of 0 is always granted: a retry that costs nothing is not limited by
+    /// the quota.
     ///
     /// ```
     /// # use retry_core::{RetryQuota, TokioClock};
@@ -139,11 +144,18 @@ impl RetryQuota {
     /// # Ok::<(), retry_core::ConfigError>(())
     /// ```
     pub fn try_acquire(&self, cost: u32) -> bool {
+        self.try_acquire_within(cost, u32::MAX)
+    }
+
+    /// [`try_acquire`](Self::try_acquire) from at most `limit` tokens: the tokens above `limit`
+    /// are dropped when the retry is paid (a traffic-sized scope's limit: one token per call of
+    /// its last window), and kept when it is not.
+    pub(crate) fn try_acquire_within(&self, cost: u32, limit: u32) -> bool {
         self.refill();
-        let cost = u64::from(cost) * MILLI;
+        let (cost, limit) = (u64::from(cost) * MILLI, u64::from(limit) * MILLI);
         self.level
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |level| {
-                self.clamped(level).checked_sub(cost)
+                level.min(limit).checked_sub(cost)
             })
             .is_ok()
     }
@@ -165,77 +177,30 @@ impl RetryQuota {
     }
 
     /// The whole tokens in the bucket now.
-    ///
-    /// ```
-    /// # use retry_core::{RetryQuota, TokioClock};
-    /// # use std::sync::Arc;
-    /// assert_eq!(RetryQuota::new(7, None, Arc::new(TokioClock::new()))?.level(), 7);
-    /// # Ok::<(), retry_core::ConfigError>(())
-    /// ```
     pub fn level(&self) -> u32 {
         self.refill();
-        let whole = self.clamped(self.level.load(Ordering::Acquire)) / MILLI;
+        let whole = self.level.load(Ordering::Acquire) / MILLI;
         u32::try_from(whole).unwrap_or(u32::MAX)
     }
 
     /// The bucket's capacity in tokens.
-    ///
-    /// ```
-    /// # use retry_core::{RetryQuota, TokioClock};
-    /// # use std::sync::Arc;
-    /// assert_eq!(RetryQuota::new(500, None, Arc::new(TokioClock::new()))?.capacity(), 500);
-    /// # Ok::<(), retry_core::ConfigError>(())
-    /// ```
     pub fn capacity(&self) -> u32 {
-        let capacity = self.capacity.load(Ordering::Acquire) / MILLI;
-        u32::try_from(capacity).unwrap_or(u32::MAX)
-    }
-
-    /// Moves the capacity to `tokens`, at most the capacity the bucket was created with; a
-    /// level above the new capacity drops to it. Tokens released later never exceed it.
-    ///
-    /// ```
-    /// # use retry_core::{RetryQuota, TokioClock};
-    /// # use std::sync::Arc;
-    /// let quota = RetryQuota::new(500, None, Arc::new(TokioClock::new()))?;
-    /// quota.set_capacity(42);
-    /// assert_eq!((quota.level(), quota.capacity()), (42, 42));
-    /// quota.set_capacity(1_000);
-    /// quota.release(1_000);
-    /// assert_eq!((quota.level(), quota.capacity()), (500, 500));
-    /// # Ok::<(), retry_core::ConfigError>(())
-    /// ```
-    pub fn set_capacity(&self, tokens: u32) {
-        let capacity = (u64::from(tokens) * MILLI).min(self.max_capacity);
-        self.capacity.store(capacity, Ordering::Release);
-        // fetch_update never fails with a closure that always returns Some.
-        let _ = self
-            .level
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |level| {
-                Some(level.min(capacity))
-            });
+        u32::try_from(self.capacity / MILLI).unwrap_or(u32::MAX)
     }
 
     #[inline]
     fn add(&self, amount: u64) {
         // A full bucket (the steady state of a healthy scope) is only read, never written, so
         // successes on many threads do not contend for its cache line.
-        if self.level.load(Ordering::Acquire) >= self.capacity.load(Ordering::Acquire) {
+        if self.level.load(Ordering::Acquire) >= self.capacity {
             return;
         }
         // fetch_update never fails with a closure that always returns Some.
         let _ = self
             .level
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |level| {
-                Some(self.clamped(level.saturating_add(amount)))
+                Some(level.saturating_add(amount).min(self.capacity))
             });
-    }
-
-    /// `level` as seen against the current capacity. A release racing a shrinking capacity may
-    /// leave the stored level above it for a moment; every reader sees it clamped.
-    #[inline]
-    fn clamped(&self, level: u64) -> u64 {
-        level.min(self.capacity.load(Ordering::Acquire))
     }
 
     /// Credits the refill, if the quota refills (a check cheap enough to inline).
@@ -286,7 +251,7 @@ impl RetryQuota {
     /// down when the quota is read often.
     fn refill_over(&self, since: u64, elapsed: u64) -> (u64, u64) {
         let unit = NANOS_PER_SEC << RATE_FRACTION_BITS;
-        let full = self.max_capacity;
+        let full = self.capacity;
         let amount = u128::from(elapsed)
             .checked_mul(self.refill_rate)
             .map_or(u128::MAX, |product| product / unit);
@@ -327,8 +292,7 @@ mod tests {
 
     impl SteppingClock {
         fn set(&self, to: Duration) {
-            self.0
-                .store(duration_to_nanos(to), Ordering::SeqCst);
+            self.0.store(duration_to_nanos(to), Ordering::SeqCst);
         }
     }
 

@@ -8,18 +8,18 @@ use crate::runner::{Cell, ScenarioResult};
 use crate::scenario::S0_PROBABILITIES;
 use crate::stats::Summary;
 
-/// The preset we recommend as the default: `RetryConfig::recommended()`.
-pub const RECOMMENDED: &str = "recommended";
+/// `retry-core`'s default configuration: `RetryConfig::default()`.
+pub const DEFAULT: &str = "default";
 
 /// `retry-core`'s strategies among the built-ins.
-pub const OURS: [&str; 4] = ["standard", "aws-2026", "recommended", "adaptive"];
+pub const OURS: [&str; 4] = [DEFAULT, "aws-classic", "aws-2026", "adaptive"];
 
-/// The strategies whose S1 amplification is checked against the goals (`aws-2026` is
-/// `recommended` without the traffic-sized quota).
-const S1_AMPLIFICATION: [&str; 2] = ["aws-2026", RECOMMENDED];
+/// The strategies whose S1 amplification is checked against the goals (`aws-2026` has the
+/// default's costs and backoff, with a fixed quota).
+const S1_AMPLIFICATION: [&str; 2] = [DEFAULT, "aws-2026"];
 
 /// The strategies held to S1's and S3's R95 ≤ 2 s (adaptive: ≤ 10 s).
-const R95_2S: [&str; 3] = ["standard", "aws-2026", RECOMMENDED];
+const R95_2S: [&str; 3] = [DEFAULT, "aws-classic", "aws-2026"];
 
 /// One checked goal.
 #[derive(Debug, Clone, PartialEq)]
@@ -115,9 +115,9 @@ pub fn check(results: &[ScenarioResult]) -> Vec<GoalRow> {
                 let unbudgeted =
                     matches!(strategy.name.as_str(), "none" | "fixed" | "fixed-backoff");
                 let quota_not_binding = match strategy.name.as_str() {
-                    "standard" | "adaptive" => p <= 0.3,
+                    "aws-classic" | "adaptive" => p <= 0.3,
                     "aws-2026" => p <= 0.1,
-                    "recommended" => p <= 0.01,
+                    DEFAULT => p <= 0.01,
                     _ => false,
                 };
                 if !(unbudgeted || quota_not_binding) {

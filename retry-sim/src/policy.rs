@@ -225,7 +225,7 @@ mod tests {
 
     #[test]
     fn a_waiting_call_keeps_its_place_until_granted_or_cancelled() {
-        let (mut policy, clock) = adaptive(RetryConfig::builder());
+        let (mut policy, clock) = adaptive(RetryConfig::aws_classic());
         let mut call = policy.start(0);
         assert_eq!(policy.permit(&mut call, 0), Permit::Granted);
         // The throttle turns the bucket on (empty, 0.5/s); after the 1 s backoff the retry's
@@ -257,7 +257,7 @@ mod tests {
     #[test]
     fn max_wait_refuses_the_retry_when_the_attempt_fails() {
         let (mut policy, _clock) =
-            adaptive(RetryConfig::builder().max_wait(Duration::from_millis(300)));
+            adaptive(RetryConfig::aws_classic().max_wait(Duration::from_millis(300)));
         let mut call = policy.start(0);
         assert_eq!(policy.permit(&mut call, 0), Permit::Granted);
         // The retry's permit would come 1 s after its backoff: refused now, nothing queued.

@@ -60,7 +60,7 @@ fn no_retries_make_exactly_one_attempt_per_request() {
 fn three_retries_at_p_0_3_make_1_417_attempts_per_request() {
     let analytic = 1.0 + 0.3 + 0.09 + 0.027;
     assert!((analytic_attempts(0.3, 4) - analytic).abs() < 1e-12);
-    for strategy in ["fixed", "fixed-backoff", "standard", "adaptive"] {
+    for strategy in ["fixed", "fixed-backoff", "aws-classic", "adaptive"] {
         let (attempts, success) = measure(&calibration(0.3, 4), strategy);
         assert_within_1_percent(attempts, analytic, strategy);
         assert_within_1_percent(success, 1.0 - 0.3f64.powi(4), strategy);
@@ -84,7 +84,12 @@ fn fixed_retries_match_the_analytic_values_for_every_p() {
 #[test]
 fn ours_match_while_the_quota_does_not_bind() {
     // aws-2026's retry cost of 14 drains the quota above p ≈ 0.1; at p = 0.1 it still refills.
-    for (strategy, p) in [("standard", 0.1), ("aws-2026", 0.01), ("aws-2026", 0.1)] {
+    for (strategy, p) in [
+        ("aws-classic", 0.1),
+        ("aws-2026", 0.01),
+        ("aws-2026", 0.1),
+        ("default", 0.01),
+    ] {
         let (attempts, _) = measure(&calibration(p, 3), strategy);
         assert_within_1_percent(
             attempts,
@@ -97,13 +102,15 @@ fn ours_match_while_the_quota_does_not_bind() {
 #[test]
 fn a_quota_caps_retries_when_every_attempt_fails() {
     // p = 1: fixed retries make all 4 attempts; the quota lets a client retry only while it
-    // lasts (500 / 5 = 100 retries per client for standard, 500 / 14 = 35 for aws-2026).
+    // lasts (500 / 5 = 100 retries per client for aws-classic, 500 / 14 = 35 for aws-2026,
+    // about 2/s x 60 s / 14 = 8 for the default).
     let (fixed, _) = measure(&calibration(1.0, 4), "fixed");
     assert!((fixed - 4.0).abs() < 0.01, "fixed {fixed}");
-    let (standard, _) = measure(&calibration(1.0, 4), "standard");
+    let (classic, _) = measure(&calibration(1.0, 4), "aws-classic");
     let (aws, _) = measure(&calibration(1.0, 4), "aws-2026");
+    let (default, _) = measure(&calibration(1.0, 4), "default");
     assert!(
-        standard < 1.5 && aws < standard,
-        "standard {standard}, aws-2026 {aws}"
+        classic < 1.5 && aws < classic && default < 1.1,
+        "aws-classic {classic}, aws-2026 {aws}, default {default}"
     );
 }

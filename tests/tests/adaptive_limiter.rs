@@ -398,7 +398,7 @@ fn adaptive(config: RetryConfig) -> (AdaptiveStrategy, Arc<ManualClock>) {
 
 #[test]
 fn only_throttling_engages_the_limiter() {
-    let (strategy, _clock) = adaptive(RetryConfig::default());
+    let (strategy, _clock) = adaptive(RetryConfig::aws_classic().build().expect("valid"));
     let mut token = strategy.acquire_initial_token();
     assert_eq!(
         strategy.acquire_send_permit(&mut token, &mut None),
@@ -451,7 +451,7 @@ fn only_throttling_engages_the_limiter() {
 
 #[test]
 fn the_strategy_re_asks_after_the_wait_and_is_granted() {
-    let (strategy, clock) = adaptive(RetryConfig::default());
+    let (strategy, clock) = adaptive(RetryConfig::aws_classic().build().expect("valid"));
     let token = strategy.acquire_initial_token();
     let mut token = strategy
         .refresh_retry_token(token, &RetryReason::error(ErrorKind::Throttling))
@@ -477,7 +477,7 @@ fn the_strategy_re_asks_after_the_wait_and_is_granted() {
 #[test]
 fn max_wait_fails_a_retry_fast_and_delays_a_first_attempt_at_most_that_long() {
     let (strategy, clock) = adaptive(
-        RetryConfig::builder()
+        RetryConfig::aws_classic()
             .max_wait(Duration::from_millis(300))
             .build()
             .expect("valid"),
@@ -525,7 +525,7 @@ fn max_wait_fails_a_retry_fast_and_delays_a_first_attempt_at_most_that_long() {
 #[test]
 fn max_wait_caps_the_wait_of_a_granted_retry_whose_line_grew() {
     let (strategy, clock) = adaptive(
-        RetryConfig::builder()
+        RetryConfig::aws_classic()
             .max_wait(Duration::from_millis(300))
             .build()
             .expect("valid"),
@@ -607,7 +607,7 @@ fn the_deadline_counts_the_expected_permit_wait() {
         (Duration::from_millis(1500), false),
     ] {
         let (strategy, _clock) = adaptive(
-            RetryConfig::builder()
+            RetryConfig::aws_classic()
                 .timeout(timeout)
                 .build()
                 .expect("valid"),

@@ -322,8 +322,8 @@ fn from_lookup_errors_name_the_variable() {
             "environment variable RETRY_INITIAL_BACKOFF: initial_backoff (30s) must not exceed max_backoff (20s): lower it or raise max_backoff",
         ),
         (
-            &[("RETRY_MAX_BACKOFF", "500ms")][..],
-            "environment variable RETRY_MAX_BACKOFF: initial_backoff (1s) must not exceed max_backoff (500ms): lower it or raise max_backoff",
+            &[("RETRY_MAX_BACKOFF", "20ms")][..],
+            "environment variable RETRY_MAX_BACKOFF: initial_backoff (50ms) must not exceed max_backoff (20ms): lower it or raise max_backoff",
         ),
         (
             &[("RETRY_INITIAL_BACKOFF", "3s"), ("RETRY_MAX_BACKOFF", "2s")][..],
@@ -349,9 +349,9 @@ fn from_lookup_errors_name_the_variable() {
 }
 
 #[test]
-fn from_lookup_accepts_a_max_backoff_below_the_one_second_default() {
-    // The environment cannot set the throttling backoff: unless set apart, it follows
-    // initial_backoff, so a max_backoff below 1 s keeps the environment valid.
+fn from_lookup_accepts_a_max_backoff_below_the_one_second_throttling_base() {
+    // The environment cannot set the throttling backoff: the default's base of 1 s yields to a
+    // max_backoff set lower, so the environment stays valid.
     let config = from_vars(&[
         ("RETRY_INITIAL_BACKOFF", "100ms"),
         ("RETRY_MAX_BACKOFF", "500ms"),
@@ -359,5 +359,5 @@ fn from_lookup_accepts_a_max_backoff_below_the_one_second_default() {
     .expect("a valid environment");
     assert_eq!(config.max_backoff(), Duration::from_millis(500));
     assert_eq!(config.initial_backoff(), Duration::from_millis(100));
-    assert_eq!(config.throttling_backoff(), Duration::from_millis(100));
+    assert_eq!(config.throttling_backoff(), Duration::from_millis(500));
 }

@@ -195,7 +195,7 @@ mod tests {
     #[test]
     fn max_wait_refuses_a_retry_up_front_and_caps_every_wait() {
         let clock = Arc::new(ManualClock::new());
-        let config = RetryConfig::builder()
+        let config = RetryConfig::aws_classic()
             .max_wait(Duration::from_millis(100))
             .initial_backoff(Duration::ZERO)
             .build()

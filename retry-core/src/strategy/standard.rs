@@ -17,7 +17,9 @@ use crate::{
 /// * at most `max_attempts` attempts; backoff before retry `i` from [`ExponentialBackoff`];
 /// * a retry takes its cost from the scope's quota (timeouts and throttling may cost more or
 ///   less); a success after retries returns the last retry's cost; a first-try success adds the
-///   reward; no quota, no retry;
+///   reward; no quota, no retry. With a `quota_window` (the default), a retry finds at most one
+///   token per call the scope made in that window, and at least one whole call's retries;
+///   this is sized on the retry path only: the success path reads no clock;
 /// * a server's `retry_after` is never undercut: the delay is `max(backoff, retry_after)`, and a
 ///   `retry_after` above `max_backoff` stops the retries (with `retry_after_slack` set, as in
 ///   `aws-2026`, it is clamped to `[t_i, t_i + slack]` instead);
@@ -33,8 +35,8 @@ use crate::{
 ///     .build();
 /// let token = strategy.acquire_initial_token();
 /// let token = strategy.refresh_retry_token(token, &RetryReason::error(ErrorKind::Timeout)).unwrap();
-/// assert_eq!(token.delay(), Duration::from_secs(1));
-/// assert_eq!(strategy.scope().quota().level(), 490); // a timeout costs 10
+/// assert_eq!(token.delay(), Duration::from_millis(50)); // 50 ms x 2^0, jitter drew 1.0
+/// assert_eq!(strategy.scope().quota().level(), 14); // one call's 2 x 14, less this retry's 14
 /// # strategy.record_failure(token);
 /// ```
 #[derive(Debug, Clone)]
@@ -276,9 +278,8 @@ impl StandardStrategy {
             return Err(self.give_up(sent, error));
         }
         let cost = self.cost(reason.kind());
-        let quota = self.scope.quota();
-        if !quota.try_acquire(cost) {
-            let level = quota.level();
+        if !self.scope.try_acquire_retry(cost) {
+            let level = self.scope.quota_level();
             self.scope.count(Counter::QuotaExhausted);
             tracing::warn!(
                 target: "retry_core",
@@ -297,7 +298,7 @@ impl StandardStrategy {
             attempt,
             kind = reason.kind().as_str(),
             delay_ms = delay.as_millis() as u64,
-            quota = quota.level(),
+            quota = self.scope.quota_level(),
             "retrying"
         );
         Ok(RetryToken {
@@ -319,7 +320,6 @@ impl StandardStrategy {
 impl RetryStrategy for StandardStrategy {
     #[inline(always)]
     fn acquire_initial_token(&self) -> RetryToken {
-        self.scope.record_call();
         // The clock is read only when a deadline needs the start: a clock read costs more than
         // the rest of the success path.
         let started_at = match self.config.timeout() {
