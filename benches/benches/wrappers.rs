@@ -1,10 +1,13 @@
 //! The cost of the retry wrapper itself, side by side in one run: a plain call, `retry-core`
 //! (`retry_core::retry` and `#[retryable]`) and the peers backon, tokio-retry and tower's `Retry`.
 //!
-//! * `success_path`: one call whose first attempt succeeds (the common case);
+//! * `success_path`: one call whose first attempt succeeds (the common case), `retry-core` on
+//!   its default configuration and, in the `_classic` rows, on the AWS classic preset;
 //!   `success_path_in_fn`: the same with every contender in an `async fn` of its own.
 //! * `zero_backoff_retry/<attempts>`: one call that fails `attempts - 1` times and then succeeds,
-//!   every backoff set to zero, so the cost of a retry is the slope over `attempts`.
+//!   every backoff set to zero, so the cost of a retry is the slope over `attempts`
+//!   (`retry_core_retry_default`: on the default configuration, whose quota is sized by the
+//!   traffic on each retry).
 //!
 //! Every contender gets the same policy: at most 3 attempts (8 in the retry group), exponential
 //! backoff with jitter, a retry on `BenchError::Transient` only. Each batch of calls runs in one
@@ -21,8 +24,9 @@ use criterion::{
 };
 use retry_bench::{
     BenchError, INITIAL_BACKOFF, MAX_ATTEMPTS, MAX_BACKOFF, RETRY_MAX_ATTEMPTS, adaptive,
-    bench_loop, cpu_time_iters, current_thread_runtime, flaky, op, prepare_retryable_scopes,
-    standard, success_config, zero_backoff_config,
+    bench_loop, classic_success_config, cpu_time_iters, current_thread_runtime,
+    default_zero_backoff_config, flaky, op, prepare_retryable_scopes, standard, success_config,
+    zero_backoff_config,
 };
 use retry_core::{Clock, RetryStrategy, StandardStrategy, TokioClock, retry};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -171,15 +175,19 @@ async fn op_retryable_one_caller(x: u64) -> Result<u64, BenchError> {
 fn success_path(c: &mut Criterion) {
     let runtime = current_thread_runtime();
     let strategy = standard(success_config());
+    let classic = standard(classic_success_config());
     let backon = backon_builder(INITIAL_BACKOFF, MAX_ATTEMPTS);
     let tower = tower_success_service();
+    prepare_retryable_scopes();
 
     let mut group = c.benchmark_group("success_path");
     configure(&mut group);
     bench_loop!(group, runtime, "plain", i => op(i).await);
     bench_loop!(group, runtime, "retryable", i => op_retryable(i).await);
+    bench_loop!(group, runtime, "retryable_classic", i => op_retryable_classic(i).await);
     bench_loop!(group, runtime, "retryable_one_caller", i => op_retryable_one_caller(i).await);
     bench_loop!(group, runtime, "retry_core_retry", i => retry(&strategy, || op(i)).await);
+    bench_loop!(group, runtime, "retry_core_retry_classic", i => retry(&classic, || op(i)).await);
     bench_loop!(group, runtime, "backon", i => (|| op(i))
         .retry(backon)
         .when(BenchError::is_retryable)
@@ -225,14 +233,18 @@ fn success_path_in_fn(c: &mut Criterion) {
 
     let runtime = current_thread_runtime();
     let strategy = standard(success_config());
+    let classic = standard(classic_success_config());
     let backon = backon_builder(INITIAL_BACKOFF, MAX_ATTEMPTS);
     let tower = tower_success_service();
+    prepare_retryable_scopes();
 
     let mut group = c.benchmark_group("success_path_in_fn");
     configure(&mut group);
     bench_loop!(group, runtime, "plain", i => op(i).await);
     bench_loop!(group, runtime, "retryable", i => op_retryable(i).await);
+    bench_loop!(group, runtime, "retryable_classic", i => op_retryable_classic(i).await);
     bench_loop!(group, runtime, "retry_core_retry", i => with_retry_core(&strategy, i).await);
+    bench_loop!(group, runtime, "retry_core_retry_classic", i => with_retry_core(&classic, i).await);
     bench_loop!(group, runtime, "backon", i => with_backon(backon, i).await);
     bench_loop!(group, runtime, "tokio_retry", i => with_tokio_retry(i).await);
     bench_loop!(group, runtime, "tower", { let mut service = tower.clone(); }, i => with_tower(&mut service, i).await);
@@ -245,7 +257,9 @@ fn success_path_in_fn(c: &mut Criterion) {
 fn success_path_variants(c: &mut Criterion) {
     let runtime = current_thread_runtime();
     let strategy = standard(success_config());
+    let classic = standard(classic_success_config());
     let dyn_strategy: Box<dyn RetryStrategy> = Box::new(standard(success_config()));
+    prepare_retryable_scopes();
     let adaptive = adaptive("bench-adaptive");
     let tower_budget = tower::retry::Retry::new(
         TowerPolicy::new(
@@ -260,8 +274,10 @@ fn success_path_variants(c: &mut Criterion) {
     configure(&mut group);
     bench_loop!(group, runtime, "plain", i => op(i).await);
     bench_loop!(group, runtime, "retry_core_retry", i => retry(&strategy, || op(i)).await);
+    bench_loop!(group, runtime, "retry_core_retry_classic", i => retry(&classic, || op(i)).await);
     bench_loop!(group, runtime, "retry_core_retry_dyn", i => retry(&dyn_strategy, || op(i)).await);
     bench_loop!(group, runtime, "retryable", i => op_retryable(i).await);
+    bench_loop!(group, runtime, "retryable_classic", i => op_retryable_classic(i).await);
     bench_loop!(group, runtime, "retryable_static_strategy", i => op_retryable_static(i).await);
     bench_loop!(group, runtime, "retryable_other_crate", i => retry_bench::other_crate::op_retryable(i).await);
     bench_loop!(group, runtime, "retry_core_retry_adaptive", i => retry(&adaptive, || op(i)).await);
@@ -294,6 +310,7 @@ fn success_path_variants(c: &mut Criterion) {
 fn zero_backoff_retry(c: &mut Criterion) {
     let runtime = current_thread_runtime();
     let strategy = standard(zero_backoff_config());
+    let default = standard(default_zero_backoff_config());
     let backon = backon_builder(Duration::ZERO, RETRY_MAX_ATTEMPTS);
     prepare_retryable_scopes();
 
@@ -314,6 +331,10 @@ fn zero_backoff_retry(c: &mut Criterion) {
         bench_loop!(group, runtime, name("retry_core_retry"), { let calls = Cell::new(0); }, i => {
             calls.set(0);
             retry(&strategy, || flaky(&calls, attempts, i)).await
+        });
+        bench_loop!(group, runtime, name("retry_core_retry_default"), { let calls = Cell::new(0); }, i => {
+            calls.set(0);
+            retry(&default, || flaky(&calls, attempts, i)).await
         });
         bench_loop!(group, runtime, name("retryable"), { let calls = Cell::new(0); }, i => {
             calls.set(0);

@@ -357,3 +357,38 @@ mod tests {
         );
     }
 }
+
+#[cfg(all(test, loom))]
+mod loom_model {
+    use super::*;
+    use crate::ManualClock;
+    use loom::sync::Arc;
+
+    /// Two retries of a traffic-sized scope race for a quota whose level (10) is above the
+    /// traffic's limit (6): each finds at most 6, so only one of two retries costing 4 is paid,
+    /// and the tokens above the limit are dropped by the one that pays.
+    #[test]
+    fn loom_racing_retries_within_a_limit_pay_once() {
+        loom::model(|| {
+            let quota = Arc::new(RetryQuota::starting_at(
+                10,
+                10,
+                None,
+                std::sync::Arc::new(ManualClock::new()),
+            ));
+            let retries: Vec<_> = (0..2)
+                .map(|_| {
+                    let quota = Arc::clone(&quota);
+                    loom::thread::spawn(move || quota.try_acquire_within(4, 6))
+                })
+                .collect();
+            let paid = retries
+                .into_iter()
+                .map(|retry| retry.join().expect("no panic"))
+                .filter(|paid| *paid)
+                .count();
+            assert_eq!(paid, 1);
+            assert_eq!(quota.level(), 2);
+        });
+    }
+}

@@ -14,12 +14,14 @@ pub(crate) const SAMPLE_PERIOD: Duration = Duration::from_secs(1);
 /// Calls per second: an exponentially weighted moving average, with time constant `window`, of
 /// the rate between samples of the scope's count of ended calls. A sample is taken by whoever
 /// asks at least [`SAMPLE_PERIOD`] after the last one and finds the sample free (`try_lock`:
-/// no caller ever waits; one that finds it taken uses the published rate). Model-checked with
-/// loom in `loom_model` below.
+/// no caller ever waits; one that finds it taken uses the published rate); within a period a
+/// caller reads two atomics and takes no lock. Model-checked with loom in `loom_model` below.
 #[derive(Debug)]
 pub(crate) struct RequestRate {
     window: Duration,
     last: Mutex<Sample>,
+    /// `last.at`, readable without the lock (written with it held).
+    sampled_at: AtomicU64,
     /// The average as `f64` bits; [`NO_RATE`] before the first sample.
     rate_bits: AtomicU64,
 }
@@ -37,36 +39,42 @@ const NO_RATE: u64 = u64::MAX;
 impl RequestRate {
     /// No rate yet; the first sample will measure from `now`, when no call had been counted.
     pub(crate) fn new(now: Duration, window: Duration) -> Self {
+        let at = duration_to_nanos(now);
         Self {
             window,
-            last: Mutex::new(Sample {
-                at: duration_to_nanos(now),
-                calls: 0,
-            }),
+            last: Mutex::new(Sample { at, calls: 0 }),
+            sampled_at: AtomicU64::new(at),
             rate_bits: AtomicU64::new(NO_RATE),
         }
     }
 
-    /// The average rate at `now`, `calls` having been counted in all: folds in a new sample if
-    /// [`SAMPLE_PERIOD`] has passed since the last one. `None` before the first sample.
+    /// The average rate at `now`: folds in a new sample, `calls()` being the calls counted in
+    /// all (asked for only then), if [`SAMPLE_PERIOD`] has passed since the last one. `None`
+    /// before the first sample.
     ///
     /// A reading earlier than the last sample (a clock that stepped back, as tokio's does in a
     /// later runtime) counts as no time passing: sampling starts over from it.
-    pub(crate) fn measure(&self, now: Duration, calls: u64) -> Option<f64> {
+    pub(crate) fn measure(&self, now: Duration, calls: impl FnOnce() -> u64) -> Option<f64> {
+        let now = duration_to_nanos(now);
+        if Self::within_period(self.sampled_at.load(Ordering::Acquire), now) {
+            return self.rate();
+        }
         let mut last = match self.last.try_lock() {
             Ok(last) => last,
             Err(TryLockError::WouldBlock) => return self.rate(),
             // Nothing panics while holding it; were it poisoned, the sample is still whole.
             Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
         };
-        let now = duration_to_nanos(now);
-        let Some(elapsed) = now.checked_sub(last.at) else {
-            *last = Sample { at: now, calls };
-            return self.rate();
-        };
-        if elapsed < duration_to_nanos(SAMPLE_PERIOD) {
+        // Another caller may have sampled since the check above.
+        if Self::within_period(last.at, now) {
             return self.rate();
         }
+        let calls = calls();
+        let Some(elapsed) = now.checked_sub(last.at) else {
+            *last = Sample { at: now, calls };
+            self.sampled_at.store(now, Ordering::Release);
+            return self.rate();
+        };
         let elapsed = Duration::from_nanos(elapsed);
         let measured = calls.saturating_sub(last.calls) as f64 / elapsed.as_secs_f64();
         let average = match self.rate() {
@@ -79,7 +87,15 @@ impl RequestRate {
         };
         *last = Sample { at: now, calls };
         self.rate_bits.store(average.to_bits(), Ordering::Release);
+        self.sampled_at.store(now, Ordering::Release);
         Some(average)
+    }
+
+    /// Whether `now` is less than a [`SAMPLE_PERIOD`] after a sample taken `at` (and not
+    /// before it: a clock that stepped back is handled under the lock).
+    fn within_period(at: u64, now: u64) -> bool {
+        now.checked_sub(at)
+            .is_some_and(|elapsed| elapsed < duration_to_nanos(SAMPLE_PERIOD))
     }
 
     fn rate(&self) -> Option<f64> {
@@ -102,31 +118,31 @@ mod tests {
     fn the_first_sample_measures_from_the_start_and_later_ones_are_averaged() {
         let rate = RequestRate::new(secs(100), MINUTE);
         // Less than a period: nothing measured yet.
-        assert_eq!(rate.measure(Duration::from_millis(100_500), 3), None);
+        assert_eq!(rate.measure(Duration::from_millis(100_500), || 3), None);
         // 120 calls in the first 60 s: 2/s.
-        assert_eq!(rate.measure(secs(160), 120), Some(2.0));
+        assert_eq!(rate.measure(secs(160), || 120), Some(2.0));
         // Within a period of that sample: the same rate, no new sample.
         assert_eq!(
-            rate.measure(Duration::from_millis(160_900), 1_000),
+            rate.measure(Duration::from_millis(160_900), || 1_000),
             Some(2.0)
         );
         // 60 s later, 600 more calls (10/s), weighted 1 - e^-1 = 0.632: 2 + 0.632 * 8 = 7.057.
-        let average = rate.measure(secs(220), 720).expect("a rate");
+        let average = rate.measure(secs(220), || 720).expect("a rate");
         assert!((average - 7.057).abs() < 0.001, "{average}");
         // After ten windows the old rate weighs e^-10: the average is the new rate, 0/s.
-        let idle = rate.measure(secs(820), 720).expect("a rate");
+        let idle = rate.measure(secs(820), || 720).expect("a rate");
         assert!(idle < 0.001, "{idle}");
     }
 
     #[test]
     fn a_clock_that_steps_back_does_not_freeze_the_rate() {
         let rate = RequestRate::new(secs(100), MINUTE);
-        assert_eq!(rate.measure(secs(160), 60), Some(1.0));
+        assert_eq!(rate.measure(secs(160), || 60), Some(1.0));
         // The clock steps back 150 s (a later tokio runtime): sampling starts over from the
         // new reading, and the next sample is 1 s later, not 151 s later.
-        assert_eq!(rate.measure(secs(10), 60), Some(1.0));
+        assert_eq!(rate.measure(secs(10), || 60), Some(1.0));
         // No call in that second: the average falls (1 - e^(-1/60) of the way to 0).
-        let after = rate.measure(secs(11), 60).expect("a rate");
+        let after = rate.measure(secs(11), || 60).expect("a rate");
         assert!(
             (after - 0.9835).abs() < 0.0001,
             "a sample 1 s after the step back: {after}"
@@ -149,7 +165,7 @@ mod loom_model {
             let callers: Vec<_> = (0..2)
                 .map(|_| {
                     let rate = Arc::clone(&rate);
-                    loom::thread::spawn(move || rate.measure(Duration::from_secs(2), 10))
+                    loom::thread::spawn(move || rate.measure(Duration::from_secs(2), || 10))
                 })
                 .collect();
             let seen: Vec<Option<f64>> = callers

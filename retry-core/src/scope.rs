@@ -130,11 +130,6 @@ impl Scope {
     }
 
     /// The scope's name.
-    ///
-    /// ```
-    /// # use retry_core::{RetryConfig, Scope};
-    /// assert_eq!(Scope::new("orders", &RetryConfig::default()).name(), "orders");
-    /// ```
     pub fn name(&self) -> &str {
         &self.inner.name
     }
@@ -154,34 +149,17 @@ impl Scope {
     }
 
     /// The adaptive rate limiter (used by adaptive strategies only).
-    ///
-    /// ```
-    /// # use retry_core::{RetryConfig, Scope};
-    /// assert!(!Scope::new("l", &RetryConfig::default()).limiter().is_enabled());
-    /// ```
     pub fn limiter(&self) -> &Arc<ClientRateLimiter> {
         &self.inner.limiter
     }
 
     /// The clock every time reading of this scope goes through.
-    ///
-    /// ```
-    /// # use retry_core::{RetryConfig, Scope};
-    /// let scope = Scope::new("c", &RetryConfig::default());
-    /// let _now = scope.clock().now();
-    /// ```
     pub fn clock(&self) -> &SharedClock {
         &self.inner.clock
     }
 
     /// Counters and levels, for metrics. With a `quota_window`, the quota's level and capacity
-    /// are those a retry would find now (capped by the scope's traffic).
-    ///
-    /// ```
-    /// # use retry_core::{RetryConfig, Scope};
-    /// let stats = Scope::new("s", &RetryConfig::default()).stats();
-    /// assert_eq!((stats.attempts, stats.retries), (0, 0));
-    /// ```
+    /// are those a retry would find now (capped by the scope's traffic; this reads the clock).
     pub fn stats(&self) -> ScopeStats {
         let inner = &self.inner;
         let limit = self.quota_limit();
@@ -193,12 +171,6 @@ impl Scope {
     }
 
     /// Whether two handles share one scope.
-    ///
-    /// ```
-    /// # use retry_core::{RetryConfig, Scope};
-    /// let a = Scope::new("a", &RetryConfig::default());
-    /// assert!(a.same_as(&a.clone()));
-    /// ```
     pub fn same_as(&self, other: &Scope) -> bool {
         Arc::ptr_eq(&self.inner, &other.inner)
     }
@@ -221,7 +193,7 @@ impl Scope {
     fn quota_limit(&self) -> u32 {
         let inner = &self.inner;
         match &inner.traffic_quota {
-            Some(traffic) => traffic.limit(inner.clock.now(), inner.counters.calls()),
+            Some(traffic) => traffic.limit(inner.clock.now(), || inner.counters.calls()),
             None => u32::MAX,
         }
     }

@@ -6,7 +6,7 @@ use std::time::Duration;
 use super::{RetryError, RetryStrategy, RetryToken, SendPermit};
 use crate::adaptive::Reservation;
 use crate::clock::Nanos;
-use crate::observe::Counter;
+use crate::observe::{self, Counter};
 use crate::{
     Backoff, ErrorKind, ExponentialBackoff, RandomSource, RetryConfig, RetryReason, Scope,
     SharedClock, ThreadRandom,
@@ -73,12 +73,6 @@ pub struct StrategyBuilder {
 
 impl StrategyBuilder {
     /// The configuration the strategy will follow.
-    ///
-    /// ```
-    /// use retry_core::{RetryConfig, StandardStrategy};
-    /// let builder = StandardStrategy::builder(RetryConfig::default());
-    /// assert_eq!(builder.config().max_attempts(), 3);
-    /// ```
     pub fn config(&self) -> &RetryConfig {
         &self.config
     }
@@ -98,24 +92,12 @@ impl StrategyBuilder {
     }
 
     /// The clock of the private scope, when no [`scope`](Self::scope) is given.
-    ///
-    /// ```
-    /// use retry_core::{ManualClock, RetryConfig, StandardStrategy};
-    /// let s = StandardStrategy::builder(RetryConfig::default()).clock(std::sync::Arc::new(ManualClock::new())).build();
-    /// # let _ = s;
-    /// ```
     pub fn clock(mut self, clock: SharedClock) -> Self {
         self.clock = Some(clock);
         self
     }
 
     /// The jitter's randomness. Default: [`ThreadRandom`].
-    ///
-    /// ```
-    /// use retry_core::{FixedRandom, RetryConfig, StandardStrategy};
-    /// let s = StandardStrategy::builder(RetryConfig::default()).random(std::sync::Arc::new(FixedRandom(1.0))).build();
-    /// # let _ = s;
-    /// ```
     pub fn random(mut self, random: Arc<dyn RandomSource>) -> Self {
         self.random = Some(random);
         self
@@ -136,11 +118,6 @@ impl StrategyBuilder {
     }
 
     /// The standard strategy.
-    ///
-    /// ```
-    /// let s = retry_core::StandardStrategy::builder(retry_core::RetryConfig::default()).build();
-    /// # let _ = s;
-    /// ```
     pub fn build(self) -> StandardStrategy {
         let config = self.config;
         let scope = self.scope.unwrap_or_else(|| match self.clock {
@@ -173,21 +150,11 @@ impl StrategyBuilder {
 
 impl StandardStrategy {
     /// A standard strategy with a private scope, on tokio's clock.
-    ///
-    /// ```
-    /// let s = retry_core::StandardStrategy::new(retry_core::RetryConfig::default());
-    /// # let _ = s;
-    /// ```
     pub fn new(config: RetryConfig) -> Self {
         Self::builder(config).build()
     }
 
     /// A builder for a strategy following `config`.
-    ///
-    /// ```
-    /// let s = retry_core::StandardStrategy::builder(retry_core::RetryConfig::default()).build();
-    /// # let _ = s;
-    /// ```
     pub fn builder(config: RetryConfig) -> StrategyBuilder {
         StrategyBuilder {
             config,
@@ -199,11 +166,6 @@ impl StandardStrategy {
     }
 
     /// The configuration this strategy follows.
-    ///
-    /// ```
-    /// let s = retry_core::StandardStrategy::new(retry_core::RetryConfig::default());
-    /// assert_eq!(s.config().max_attempts(), 3);
-    /// ```
     pub fn config(&self) -> &RetryConfig {
         &self.config
     }
@@ -281,26 +243,14 @@ impl StandardStrategy {
         if !self.scope.try_acquire_retry(cost) {
             let level = self.scope.quota_level();
             self.scope.count(Counter::QuotaExhausted);
-            tracing::warn!(
-                target: "retry_core",
-                scope = self.scope.name(),
-                cost,
-                level,
-                "retry quota exhausted: not retrying"
-            );
+            observe::quota_exhausted(self.scope.name(), cost, level);
             return Err(self.give_up(sent, RetryError::QuotaExhausted { cost, level }));
         }
         self.scope.count(Counter::Retry);
         let attempt = token.attempt + 1;
-        tracing::debug!(
-            target: "retry_core",
-            scope = self.scope.name(),
-            attempt,
-            kind = reason.kind().as_str(),
-            delay_ms = delay.as_millis() as u64,
-            quota = self.scope.quota_level(),
-            "retrying"
-        );
+        observe::retrying(self.scope.name(), attempt, reason.kind(), delay, || {
+            self.scope.quota_level()
+        });
         Ok(RetryToken {
             attempt,
             delay: delay.into(),
