@@ -1,9 +1,12 @@
 //! Quick start: a flaky key-value service on loopback, an error enum that describes its own
 //! retryability, and a client whose `get` retries with one attribute.
 //!
-//! Run it with `cargo run -p examples --example quickstart`. Set `RUST_LOG=retry_core=debug`
-//! (the default here) to see each retry the runtime makes.
+//! Run it with `cargo run -p examples --example quickstart`. Each retry is printed once, by the
+//! `on_retry` hook; the runtime's own `tracing` events show at `warn` (a quota running out, the
+//! rate limiter engaging) unless `RUST_LOG` says otherwise (`RUST_LOG=retry_core=debug` adds one
+//! event per retry and per decision not to retry).
 
+use std::io::IsTerminal;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
@@ -16,7 +19,7 @@ use tokio::net::{TcpListener, TcpStream};
 #[derive(Debug, thiserror::Error, RetryInfo)]
 enum StoreError {
     /// 429: the service asks us to slow down, and says for how long.
-    #[error("slow down (retry after {retry_after:?})")]
+    #[error("slow down")]
     #[retry(throttling)]
     Throttled {
         #[retry(after)]
@@ -74,7 +77,7 @@ impl StoreClient {
 fn log_retry(event: &RetryEvent<'_, StoreError>) {
     if let Some(error) = event.error() {
         println!(
-            "  attempt {} failed: {error}; retrying in {:?}",
+            "  attempt {} failed: {error}; retrying in {:.0?}",
             event.attempt(),
             event.delay()
         );
@@ -118,9 +121,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| "retry_core=debug".into()),
+                .unwrap_or_else(|_| "retry_core=warn".into()),
         )
         .with_target(false)
+        // Colors only on a terminal: piped or captured output stays plain text.
+        .with_ansi(std::io::stdout().is_terminal())
         .init();
 
     let listener = TcpListener::bind("127.0.0.1:0").await?;
@@ -144,13 +149,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .ok_or("the scope is created on the first call")?
         .stats();
     println!(
-        "scope quickstart-store: {} attempts, {} retries, {} successes, {} failures, quota {}/{}",
-        stats.attempts,
-        stats.retries,
-        stats.successes,
-        stats.failures,
+        "scope quickstart-store: {}, {}, {}, {}, quota {}/{}",
+        count(stats.attempts, "attempt", "attempts"),
+        count(stats.retries, "retry", "retries"),
+        count(stats.successes, "success", "successes"),
+        count(stats.failures, "failure", "failures"),
         stats.quota_level,
         stats.quota_capacity
     );
     Ok(())
+}
+
+/// `n` and the noun, singular for 1, plural otherwise.
+fn count(n: u64, singular: &str, plural: &str) -> String {
+    format!("{n} {}", if n == 1 { singular } else { plural })
 }

@@ -2,8 +2,65 @@
 //! retry storms, client-side adaptive rate limiting after throttling, and classification of
 //! outcomes as retryable or not — the behavior the AWS SDKs converged on, for any async client.
 //!
+//! # One attribute, one derive
+//!
+//! `#[derive(RetryInfo)]` lets an error type say which of its values are worth retrying;
+//! `#[retryable]` turns an `async fn` returning `Result` into a retry loop over one attempt — its
+//! body:
+//!
 //! ```
-//! use retry_core::{RetryConfig, RetryInfo, StandardStrategy, retry};
+//! use retry_core::{RetryInfo, retryable};
+//! use std::time::Duration;
+//!
+//! #[derive(Debug, thiserror::Error, RetryInfo)]
+//! enum StoreError {
+//!     #[error("slow down")]
+//!     #[retry(throttling)] // retried, never sooner than `retry_after`
+//!     Throttled {
+//!         #[retry(after)]
+//!         retry_after: Option<Duration>,
+//!     },
+//!     #[error("unavailable")]
+//!     #[retry(transient)] // retried
+//!     Unavailable,
+//!     #[error("not found")]
+//!     #[retry(fault = "client")] // never retried
+//!     NotFound,
+//! }
+//!
+//! struct Store {
+//!     fails: std::sync::atomic::AtomicU32,
+//! }
+//!
+//! impl Store {
+//!     #[retryable(max_attempts = 5, mode = "adaptive")]
+//!     async fn get(&self, key: &str) -> Result<String, StoreError> {
+//!         // One attempt: `?` and `return` end the attempt, not the call.
+//!         if self.fails.fetch_sub(1, std::sync::atomic::Ordering::Relaxed) > 0 {
+//!             return Err(StoreError::Unavailable);
+//!         }
+//!         Ok(format!("value of {key}"))
+//!     }
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread", start_paused = true)]
+//! # async fn main() {
+//! let store = Store { fails: 2.into() };
+//! assert_eq!(store.get("a").await.unwrap(), "value of a"); // on the third attempt
+//! # }
+//! ```
+//!
+//! The attribute's arguments (`max_attempts`, `preset`, `mode`, backoffs, `timeout`, `scope`,
+//! `strategy`, `classifier`, `on_retry`, ...) are listed on [`retryable`]; the derive's keys on
+//! [`RetryInfo`](macro@RetryInfo). Both are checked at compile time, with errors at the token to
+//! fix.
+//!
+//! # Without macros
+//!
+//! [`retry`] and [`Retry`] run a closure the same way, under a strategy you build and keep:
+//!
+//! ```
+//! use retry_core::{RetryConfig, StandardStrategy, retry};
 //! use std::io;
 //!
 //! # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
@@ -25,17 +82,25 @@
 //! # }
 //! ```
 //!
-//! The pieces, one concept per module:
+//! # The pieces
+//!
+//! One concept per module:
 //! * [`RetryInfo`]: errors describe their own retryability (derive it with feature `macros`);
 //! * classifiers ([`ClassifyRetry`], [`ClassifierChain`] and the built-ins) turn an outcome into
 //!   a [`RetryAction`];
 //! * [`RetryStrategy`] ([`StandardStrategy`], [`AdaptiveStrategy`]) decides whether and when to
 //!   retry, from a [`RetryConfig`], with a [`RetryQuota`] and an
 //!   [`adaptive::ClientRateLimiter`] shared through a [`Scope`];
-//! * [`retry`] and [`Retry`] drive an operation; `#[retryable]` does the same for an `async fn`.
+//! * [`retry`], [`Retry`] and [`RetryLoop`] drive an operation; `#[retryable]` expands to the same
+//!   loop.
 //!
 //! Time is read through a [`Clock`] ([`TokioClock`] by default), so tests and simulations run the
 //! real strategies in virtual time.
+//!
+//! # Features
+//!
+//! * `macros` (default): `#[retryable]` and `#[derive(RetryInfo)]`.
+//! * `http`: `HttpStatusClassifier` and `parse_retry_after`, on the `http` crate's types.
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
