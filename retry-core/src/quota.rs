@@ -216,8 +216,11 @@ impl RetryQuota {
     /// A clock reading earlier than the last credit (a clock that stepped back, as tokio's does
     /// in the next runtime) counts as no time passing: the refill carries on from it.
     fn credit_refill(&self) {
-        let now = duration_to_nanos(self.clock.now());
+        // `since` first: the clock read after it is then at least as late as the one that
+        // wrote it, so an earlier reading is the clock stepping back, not a stale read (which
+        // would restart the refill behind a credit already made, and credit it twice).
         let since = self.refilled_until.load(Ordering::Acquire);
+        let now = duration_to_nanos(self.clock.now());
         if now <= since {
             if now < since {
                 // Whoever loses this race saw the same step back; one restart is enough.

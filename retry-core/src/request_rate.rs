@@ -48,15 +48,21 @@ impl RequestRate {
         }
     }
 
-    /// The average rate at `now`: folds in a new sample, `calls()` being the calls counted in
-    /// all (asked for only then), if [`SAMPLE_PERIOD`] has passed since the last one. `None`
-    /// before the first sample.
+    /// The average rate now, `now()` reading the clock: folds in a new sample, `calls()` being
+    /// the calls counted in all (asked for only then), if [`SAMPLE_PERIOD`] has passed since the
+    /// last one. `None` before the first sample.
     ///
     /// A reading earlier than the last sample (a clock that stepped back, as tokio's does in a
-    /// later runtime) counts as no time passing: sampling starts over from it.
-    pub(crate) fn measure(&self, now: Duration, calls: impl FnOnce() -> u64) -> Option<f64> {
-        let now = duration_to_nanos(now);
-        if Self::within_period(self.sampled_at.load(Ordering::Acquire), now) {
+    /// later runtime) counts as no time passing: sampling starts over from it. The clock is read
+    /// after the last sample's time, and again under the lock, so that a reading merely taken
+    /// before another caller's sample is never mistaken for such a step.
+    pub(crate) fn measure(
+        &self,
+        now: impl Fn() -> Duration,
+        calls: impl FnOnce() -> u64,
+    ) -> Option<f64> {
+        let sampled_at = self.sampled_at.load(Ordering::Acquire);
+        if Self::within_period(sampled_at, duration_to_nanos(now())) {
             return self.rate();
         }
         let mut last = match self.last.try_lock() {
@@ -65,6 +71,7 @@ impl RequestRate {
             // Nothing panics while holding it; were it poisoned, the sample is still whole.
             Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
         };
+        let now = duration_to_nanos(now());
         // Another caller may have sampled since the check above.
         if Self::within_period(last.at, now) {
             return self.rate();
@@ -118,31 +125,31 @@ mod tests {
     fn the_first_sample_measures_from_the_start_and_later_ones_are_averaged() {
         let rate = RequestRate::new(secs(100), MINUTE);
         // Less than a period: nothing measured yet.
-        assert_eq!(rate.measure(Duration::from_millis(100_500), || 3), None);
+        assert_eq!(rate.measure(|| Duration::from_millis(100_500), || 3), None);
         // 120 calls in the first 60 s: 2/s.
-        assert_eq!(rate.measure(secs(160), || 120), Some(2.0));
+        assert_eq!(rate.measure(|| secs(160), || 120), Some(2.0));
         // Within a period of that sample: the same rate, no new sample.
         assert_eq!(
-            rate.measure(Duration::from_millis(160_900), || 1_000),
+            rate.measure(|| Duration::from_millis(160_900), || 1_000),
             Some(2.0)
         );
         // 60 s later, 600 more calls (10/s), weighted 1 - e^-1 = 0.632: 2 + 0.632 * 8 = 7.057.
-        let average = rate.measure(secs(220), || 720).expect("a rate");
+        let average = rate.measure(|| secs(220), || 720).expect("a rate");
         assert!((average - 7.057).abs() < 0.001, "{average}");
         // After ten windows the old rate weighs e^-10: the average is the new rate, 0/s.
-        let idle = rate.measure(secs(820), || 720).expect("a rate");
+        let idle = rate.measure(|| secs(820), || 720).expect("a rate");
         assert!(idle < 0.001, "{idle}");
     }
 
     #[test]
     fn a_clock_that_steps_back_does_not_freeze_the_rate() {
         let rate = RequestRate::new(secs(100), MINUTE);
-        assert_eq!(rate.measure(secs(160), || 60), Some(1.0));
+        assert_eq!(rate.measure(|| secs(160), || 60), Some(1.0));
         // The clock steps back 150 s (a later tokio runtime): sampling starts over from the
         // new reading, and the next sample is 1 s later, not 151 s later.
-        assert_eq!(rate.measure(secs(10), || 60), Some(1.0));
+        assert_eq!(rate.measure(|| secs(10), || 60), Some(1.0));
         // No call in that second: the average falls (1 - e^(-1/60) of the way to 0).
-        let after = rate.measure(secs(11), || 60).expect("a rate");
+        let after = rate.measure(|| secs(11), || 60).expect("a rate");
         assert!(
             (after - 0.9835).abs() < 0.0001,
             "a sample 1 s after the step back: {after}"
@@ -165,7 +172,7 @@ mod loom_model {
             let callers: Vec<_> = (0..2)
                 .map(|_| {
                     let rate = Arc::clone(&rate);
-                    loom::thread::spawn(move || rate.measure(Duration::from_secs(2), || 10))
+                    loom::thread::spawn(move || rate.measure(|| Duration::from_secs(2), || 10))
                 })
                 .collect();
             let seen: Vec<Option<f64>> = callers
@@ -179,6 +186,35 @@ mod loom_model {
                 seen.iter().all(|r| matches!(r, None | Some(5.0))),
                 "{seen:?}"
             );
+            assert_eq!(rate.rate(), Some(5.0));
+        });
+    }
+
+    /// One caller moves the clock to 2 s and asks for the rate while another asks too: the
+    /// sample ends at 2 s whatever the order. A reading the second caller took before the
+    /// first one's sample is never taken for the clock stepping back (which would restart the
+    /// sampling at 0 s, behind the sample already taken).
+    #[test]
+    fn loom_a_reading_older_than_another_callers_sample_is_no_step_back() {
+        loom::model(|| {
+            let clock = Arc::new(AtomicU64::new(0));
+            let rate = Arc::new(RequestRate::new(Duration::ZERO, Duration::from_secs(60)));
+            let read = |clock: &AtomicU64| Duration::from_secs(clock.load(Ordering::Acquire));
+            let mover = {
+                let (clock, rate) = (Arc::clone(&clock), Arc::clone(&rate));
+                loom::thread::spawn(move || {
+                    clock.store(2, Ordering::Release);
+                    rate.measure(|| read(&clock), || 10)
+                })
+            };
+            let other = {
+                let (clock, rate) = (Arc::clone(&clock), Arc::clone(&rate));
+                loom::thread::spawn(move || rate.measure(|| read(&clock), || 10))
+            };
+            mover.join().expect("no panic");
+            other.join().expect("no panic");
+            let last = *rate.last.lock().expect("not poisoned");
+            assert_eq!(last.at, duration_to_nanos(Duration::from_secs(2)));
             assert_eq!(rate.rate(), Some(5.0));
         });
     }

@@ -193,7 +193,7 @@ impl Scope {
     fn quota_limit(&self) -> u32 {
         let inner = &self.inner;
         match &inner.traffic_quota {
-            Some(traffic) => traffic.limit(inner.clock.now(), || inner.counters.calls()),
+            Some(traffic) => traffic.limit(|| inner.clock.now(), || inner.counters.calls()),
             None => u32::MAX,
         }
     }

@@ -40,13 +40,14 @@ impl TrafficQuota {
         self.floor
     }
 
-    /// The most tokens a retry may find in the quota at `now`, `calls()` having ended so far
-    /// (asked for only when a new sample of the traffic is taken, at most once a second):
+    /// The most tokens a retry may find in the quota now (`now()` reads the clock), `calls()`
+    /// having ended so far (asked for only when a new sample of the traffic is taken, at most
+    /// once a second):
     /// one per call of the last window (the scope's average call rate times the window), at
     /// least the floor and at most `quota_capacity`. Before a rate is measured (a scope younger
     /// than [`SAMPLE_PERIOD`](crate::request_rate::SAMPLE_PERIOD)), `quota_capacity`: the level
     /// itself (the floor plus a token per success since) then bounds the retries.
-    pub(crate) fn limit(&self, now: Duration, calls: impl FnOnce() -> u64) -> u32 {
+    pub(crate) fn limit(&self, now: impl Fn() -> Duration, calls: impl FnOnce() -> u64) -> u32 {
         match self.rate.measure(now, calls) {
             None => self.most,
             Some(rate) => {
@@ -107,14 +108,14 @@ mod tests {
     fn the_limit_is_a_token_per_call_of_the_window_within_floor_and_capacity() {
         let quota = sized(RetryConfig::aws_2026());
         // Before a rate is measured: the capacity.
-        assert_eq!(quota.limit(Duration::from_millis(500), || 10), 5_000);
+        assert_eq!(quota.limit(|| Duration::from_millis(500), || 10), 5_000);
         // 7 calls/s over the first 120 s: 7 x 60 = 420 tokens.
-        assert_eq!(quota.limit(secs(120), || 840), 420);
+        assert_eq!(quota.limit(|| secs(120), || 840), 420);
         let busy = sized(RetryConfig::aws_2026());
         // 100 calls/s: 6000, capped at 5000.
-        assert_eq!(busy.limit(secs(10), || 1_000), 5_000);
+        assert_eq!(busy.limit(|| secs(10), || 1_000), 5_000);
         let quiet = sized(RetryConfig::aws_2026());
         // One call in 100 s: 0.6 tokens, raised to the floor of 2 x 14 = 28.
-        assert_eq!(quiet.limit(secs(100), || 1), 28);
+        assert_eq!(quiet.limit(|| secs(100), || 1), 28);
     }
 }
