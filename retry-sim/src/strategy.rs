@@ -389,7 +389,7 @@ impl fmt::Display for StrategySpec {
                 if let Some(window) = config.quota_window() {
                     write!(
                         f,
-                        ", quota sized by traffic (one token per call of the last {window:?}, at most {})",
+                        ", quota sized by traffic (one token per call of the last {window:?}, at least one whole call's retries, at most {})",
                         config.quota_capacity()
                     )?;
                 }

@@ -284,7 +284,8 @@ impl RetryConfig {
     /// one token per call of the last `window` (at most `quota_capacity`), and at least one
     /// whole call's retries, `(max_attempts − 1) ×` the dearest retry cost, which is also what
     /// a new scope starts with. When unset (the AWS presets), the quota is a fixed bucket of
-    /// `quota_capacity`, full at first.
+    /// `quota_capacity`, full at first. (A process-wide scope is sized by the configuration
+    /// that created it: [`Scope::named`](crate::Scope::named).)
     ///
     /// ```
     /// use retry_core::{ErrorKind, RetryConfig, RetryReason, RetryStrategy, StandardStrategy};
