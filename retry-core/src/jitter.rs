@@ -1,7 +1,7 @@
 //! Jitter: how randomness spreads a backoff delay.
 //!
-//! Self-contained (std only): `retry-macros` compiles this same file to check `jitter = "..."`
-//! at compile time with the runtime's own rules.
+//! `retry-macros` keeps a copy (`retry-macros/src/parse/jitter.rs`) to check `jitter = "..."` at
+//! compile time; its tests fail when the two parse any string differently.
 
 use std::fmt;
 use std::str::FromStr;
@@ -12,7 +12,9 @@ use std::str::FromStr;
 /// which the AWS SDKs follow; full jitter is their default.
 ///
 /// ```
-/// assert_eq!(retry_core::Jitter::default(), retry_core::Jitter::Full);
+/// use retry_core::Jitter;
+/// assert_eq!(" Decorrelated ".parse::<Jitter>(), Ok(Jitter::Decorrelated));
+/// assert_eq!(Jitter::default(), Jitter::Full);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Jitter {
@@ -41,10 +43,6 @@ impl Jitter {
     pub const NAMES: [&'static str; 4] = ["none", "full", "equal", "decorrelated"];
 
     /// The name configuration uses (`"none"`, `"full"`, `"equal"`, `"decorrelated"`).
-    ///
-    /// ```
-    /// assert_eq!(retry_core::Jitter::Equal.as_str(), "equal");
-    /// ```
     pub fn as_str(self) -> &'static str {
         match self {
             Jitter::None => "none",
@@ -91,11 +89,6 @@ impl FromStr for Jitter {
     type Err = JitterParseError;
 
     /// Parses a jitter name, trimmed and case-insensitive.
-    ///
-    /// ```
-    /// use retry_core::Jitter;
-    /// assert_eq!(" Full ".parse::<Jitter>(), Ok(Jitter::Full));
-    /// ```
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         let trimmed = value.trim();
         Jitter::ALL
@@ -104,5 +97,54 @@ impl FromStr for Jitter {
             .ok_or_else(|| JitterParseError {
                 input: trimmed.to_owned(),
             })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Jitter;
+    use proptest::prelude::*;
+
+    /// The rule, written out: trimmed, ASCII case ignored, one of four names.
+    fn reference(input: &str) -> Result<Jitter, String> {
+        let trimmed = input.trim();
+        match trimmed.to_ascii_lowercase().as_str() {
+            "none" => Ok(Jitter::None),
+            "full" => Ok(Jitter::Full),
+            "equal" => Ok(Jitter::Equal),
+            "decorrelated" => Ok(Jitter::Decorrelated),
+            _ => Err(format!(
+                "unknown jitter `{trimmed}`: expected one of \"none\", \"full\", \"equal\", \
+                 \"decorrelated\""
+            )),
+        }
+    }
+
+    fn check(input: &str) {
+        let parsed = input.parse::<Jitter>().map_err(|error| error.to_string());
+        assert_eq!(parsed, reference(input), "{input:?}");
+    }
+
+    proptest! {
+        #[test]
+        fn any_string_matches_the_reference(input in any::<String>()) {
+            check(&input);
+        }
+
+        #[test]
+        fn names_in_any_case_spacing_and_with_extra_characters_match_the_reference(
+            name in prop::sample::select(vec!["none", "full", "equal", "decorrelated"]),
+            upper in prop::collection::vec(any::<bool>(), 12),
+            before in "\\s{0,3}",
+            after in "\\s{0,3}",
+            extra in prop_oneof![Just(String::new()), "[a-zA-Z0-9 _-]{1,2}"],
+        ) {
+            let cased: String = name
+                .chars()
+                .zip(&upper)
+                .map(|(c, &up)| if up { c.to_ascii_uppercase() } else { c })
+                .collect();
+            check(&format!("{before}{cased}{extra}{after}"));
+        }
     }
 }

@@ -121,9 +121,11 @@ mod strategy;
 mod sync;
 mod traffic_quota;
 
+/// Support for the code the macros generate. Named after the crate's version: `retry-macros`
+/// names it after its own, so macros of another version than this runtime do not compile.
 #[doc(hidden)]
 #[path = "private.rs"]
-pub mod __private;
+pub mod __private_0_1_0;
 
 pub use backoff::{Backoff, ExponentialBackoff};
 pub use classify::{
@@ -139,8 +141,8 @@ pub use config::{
     RetryModeParseError, RetryPreset, RetryPresetParseError, defaults, parse_duration,
 };
 pub use driver::{
-    AttemptTimeout, NoAttemptTimeout, NoHook, OnRetry, Ready, Retry, RetryEvent, RetryLoop, retry,
-    with_attempt_timeout,
+    AttemptLimit, AttemptTimeout, NoAttemptTimeout, NoHook, OnRetry, Ready, Retry, RetryEvent,
+    RetryLoop, retry, with_attempt_timeout,
 };
 pub use info::{Fault, RetryInfo, RetrySafety};
 pub use jitter::{Jitter, JitterParseError};

@@ -1,27 +1,32 @@
 //! Support for the code `#[retryable]` generates. Not public API: no stability guarantees.
-
-use std::future::Future;
+//!
+//! The module is `__private_<version>` (`__private_0_1_0`), and `retry-macros` generates paths
+//! to `__private_<its own version>`: the runtime pins the macro crate to its exact version, and
+//! should two versions still meet (a patched or vendored copy), the generated code fails to
+//! compile instead of relying on helpers whose meaning may have changed (thiserror's scheme).
 
 pub use std::sync::LazyLock;
 pub use std::time::Duration;
 
+pub use crate::driver::cut_after;
 pub use crate::{
     ClassifyRetry, ConfiguredStrategy, Jitter, NoHook, OnRetry, RetryConfig, RetryConfigBuilder,
-    RetryIf, RetryInfoClassifier, RetryLoop, RetryMode, RetryStrategy, with_attempt_timeout,
+    RetryIf, RetryInfoClassifier, RetryLoop, RetryMode, RetryPreset, RetryStrategy,
 };
 
 /// A function's default strategy, built once on first call.
 pub type FnStrategy = LazyLock<ConfiguredStrategy>;
 
 /// The strategy of a `#[retryable]` function without `strategy = ...`: its arguments applied to
-/// the default configuration, in the process-wide scope `scope`. The macro checked every value
-/// at compile time; should the runtime still reject them, the error is logged and the defaults
-/// are used rather than panicking in a user's call.
+/// `preset`, in the process-wide scope `scope`. The macro checked every value at compile time;
+/// should the runtime still reject them, the error is logged and the defaults are used rather
+/// than panicking in a user's call.
 pub fn default_strategy(
     scope: &str,
+    preset: RetryPreset,
     configure: fn(RetryConfigBuilder) -> RetryConfigBuilder,
 ) -> ConfiguredStrategy {
-    let config = configure(RetryConfig::builder()).build().unwrap_or_else(|error| {
+    let config = configure(RetryConfig::from_preset(preset)).build().unwrap_or_else(|error| {
         tracing::error!(target: "retry_core", scope, %error, "invalid #[retryable] configuration: using the defaults");
         RetryConfig::default()
     });
@@ -154,17 +159,19 @@ impl<E: From<tokio::time::error::Elapsed>> FromElapsed for E {
     }
 }
 
-/// Runs one attempt cut after `timeout`; a cut attempt fails with `on_elapsed(Elapsed)`.
-pub async fn attempt_with_timeout<T, E, F>(
-    timeout: Duration,
-    attempt: F,
-    on_elapsed: fn(tokio::time::error::Elapsed) -> E,
-) -> Result<T, E>
-where
-    F: Future<Output = Result<T, E>>,
-{
-    match tokio::time::timeout(timeout, attempt).await {
-        Ok(outcome) => outcome,
-        Err(elapsed) => Err(on_elapsed(elapsed)),
+#[cfg(test)]
+mod tests {
+    /// `retry-macros` derives this module's name from its own version; the runtime's name must
+    /// follow the runtime's version, or no generated code compiles.
+    #[test]
+    fn the_module_is_named_after_the_crate_version() {
+        let version = env!("CARGO_PKG_VERSION").replace(['.', '-', '+'], "_");
+        assert_eq!(
+            module_path!(),
+            format!("retry_core::__private_{version}::tests"),
+            "the module is not named after the crate's version: rename `pub mod __private_...` in \
+             retry-core/src/lib.rs \
+             to `__private_{version}`"
+        );
     }
 }

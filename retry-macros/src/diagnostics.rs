@@ -18,6 +18,13 @@ impl Errors {
         }
     }
 
+    /// Records every error of `other`.
+    pub(crate) fn extend(&mut self, other: Errors) {
+        if let Some(error) = other.combined {
+            self.push(error);
+        }
+    }
+
     /// Records an error spanning `tokens` (first to last token).
     pub(crate) fn spanned(
         &mut self,
@@ -41,8 +48,23 @@ impl Errors {
     }
 }
 
-/// Levenshtein distance between two short ASCII words, for "did you mean" suggestions.
-pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
+/// The candidate closest to a misspelled `word`, if one is close: at most one edit per three
+/// letters away, case ignored.
+pub(crate) fn closest(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'static str>,
+) -> Option<&'static str> {
+    let word = word.to_ascii_lowercase();
+    candidates
+        .into_iter()
+        .map(|candidate| (edit_distance(&word, candidate), candidate))
+        .filter(|(distance, candidate)| *distance <= candidate.len().max(3) / 3)
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, candidate)| candidate)
+}
+
+/// Levenshtein distance between two short ASCII words.
+fn edit_distance(a: &str, b: &str) -> usize {
     let b = b.as_bytes();
     let mut row: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.bytes().enumerate() {
@@ -55,4 +77,19 @@ pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
         }
     }
     row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{closest, edit_distance};
+
+    #[test]
+    fn suggestions_are_close_in_spelling() {
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        let keys = ["max_attempts", "mode", "throttling", "after"];
+        assert_eq!(closest("max_atempts", keys), Some("max_attempts"));
+        assert_eq!(closest("Throtling", keys), Some("throttling"));
+        assert_eq!(closest("mod", keys), Some("mode"));
+        assert_eq!(closest("bogus", keys), None);
+    }
 }

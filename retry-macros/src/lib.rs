@@ -12,11 +12,16 @@
 //! ```
 //!
 //! This file holds the entry points only; each macro lives in its own module, split thiserror
-//! style into parse (`ast`, `attr`), validate (`valid`) and expand (`expand`) steps.
+//! style into parse, validate and expand steps. Shared by both: the argument-list syntax
+//! (`list`), diagnostics, span helpers (`spans`), and the macro's copies of the runtime's small
+//! value parsers (`parse`).
 
 mod derive;
 mod diagnostics;
+mod list;
+mod parse;
 mod retryable;
+mod spans;
 
 use proc_macro::TokenStream;
 use syn::{DeriveInput, parse_macro_input};
@@ -97,9 +102,10 @@ pub fn derive_retry_info(input: TokenStream) -> TokenStream {
 /// }
 /// ```
 ///
-/// The function keeps its signature (name, visibility, generics, receiver, return type); its
-/// body runs once per attempt as an inner async block, so `?` and `return` end the attempt, not
-/// the call. When retries end, the last attempt's own outcome is returned unchanged.
+/// The function keeps its signature (name, visibility, generics, receiver, return type) and its
+/// attributes; its body runs once per attempt as an inner async block, so `?` and `return` end
+/// the attempt, not the call, and the body's inner attributes (`#![allow(...)]`) apply to the
+/// body. When retries end, the last attempt's own outcome is returned unchanged.
 ///
 /// # Arguments
 ///
@@ -107,28 +113,33 @@ pub fn derive_retry_info(input: TokenStream) -> TokenStream {
 ///
 /// | argument | value | default |
 /// |----------|-------|---------|
-/// | `max_attempts` | whole number >= 1, the first attempt included | `3` |
+/// | `preset` | `"default"`, `"aws-classic"` or `"aws-2026"`: the configuration the other arguments are applied to (`RetryConfig::from_preset`) | `"default"` |
+/// | `max_attempts` | whole number >= 1, the first attempt included | the preset's (`3`) |
 /// | `mode` | `"standard"` or `"adaptive"` | `"standard"` |
-/// | `initial_backoff` | duration string (`"100ms"`, `"2s"`, `"1m"`) | `"1s"` |
-/// | `max_backoff` | duration string, >= `initial_backoff` | `"20s"` |
+/// | `initial_backoff` | duration string (`"100ms"`, `"2s"`, `"1m"`) | the preset's (`"1s"`; `"50ms"` in `aws-2026`) |
+/// | `max_backoff` | duration string, >= `initial_backoff` | the preset's (`"20s"`) |
 /// | `jitter` | `"none"`, `"full"`, `"equal"`, `"decorrelated"` | `"full"` |
 /// | `timeout` | duration string: no attempt starts after it | none |
 /// | `attempt_timeout` | duration string: cuts each attempt (`E: From<tokio::time::error::Elapsed>`) | none |
 /// | `scope` | name of the shared quota and rate limiter | the function's module path and name |
-/// | `strategy` | an expression implementing `RetryStrategy` (excludes the six tuning arguments and `scope`) | one per function |
+/// | `strategy` | an expression implementing `RetryStrategy` (excludes `preset`, the six tuning arguments and `scope`) | one per function |
 /// | `classifier` | an expression implementing `ClassifyRetry<T, E>` | `RetryInfoClassifier` |
 /// | `retry_if` | path of a `fn(&E) -> bool` (excludes `classifier`) | |
 /// | `on_retry` | path of a `fn(&RetryEvent<'_, E>)` | |
 /// | `crate` | path of `retry_core`, e.g. `"::retry_core"` or a re-export | `"::retry_core"` |
 ///
-/// Every value is checked at compile time with the runtime's own parsing rules; mistakes are
-/// compile errors at the argument that say what to write instead.
+/// Every value is checked at compile time with the runtime's parsing rules, and the values
+/// against each other as the runtime would (`initial_backoff <= max_backoff`, the preset filling
+/// in the one not given); mistakes are compile errors at the argument that say what to write
+/// instead.
 ///
 /// * Without `strategy`, the function's strategy is built once, on its first call, in the
 ///   process-wide scope named by `scope` (default: `concat!(module_path!(), "::", name)`, so two
 ///   methods of the same name in one module share it unless given a `scope`). Functions with the
-///   same `scope` share one retry quota and one adaptive rate limiter. A `max_backoff` below 1 s
-///   also lowers the base of the throttling backoff (1 s otherwise) to `max_backoff`.
+///   same `scope` share one retry quota and one adaptive rate limiter. Strings are trimmed;
+///   names (`preset`, `mode`, `jitter`) are case-insensitive. When the preset gives throttling
+///   errors a backoff base of their own (`1s` in `aws-2026`), a `max_backoff` below it lowers
+///   it to `max_backoff`.
 /// * With `strategy = expr`, `expr` is evaluated at the start of each call and borrowed for it
 ///   (`Box<dyn RetryStrategy>` works). In a method taking `&mut self`, an expression that reads
 ///   `self` is cloned instead (`Clone::clone(&expr)`), so that the call holds no borrow of `self`

@@ -197,15 +197,6 @@ async fn fast_adaptive_elsewhere(calls: &mut Calls) -> Result<(), StoreError> {
     Ok(())
 }
 
-#[retryable(
-    mode = "standard",
-    max_attempts = 1,
-    scope = "retryable-test-standard-mode"
-)]
-async fn throttled_standard() -> Result<(), StoreError> {
-    Err(StoreError::Throttled(None))
-}
-
 #[tokio::test(start_paused = true)]
 async fn adaptive_mode_throttling_in_one_function_slows_another_in_the_same_scope() {
     // Before any throttling, calls go out at once.
@@ -246,14 +237,52 @@ async fn adaptive_mode_throttling_in_one_function_slows_another_in_the_same_scop
     assert_eq!(calls.at.last(), Some(&Duration::ZERO));
 }
 
+#[retryable(
+    mode = "standard",
+    max_attempts = 1,
+    scope = "retryable-test-mixed-modes"
+)]
+async fn throttled_standard() -> Result<(), StoreError> {
+    Err(StoreError::Throttled(None))
+}
+
+#[retryable(
+    mode = "adaptive",
+    max_attempts = 1,
+    scope = "retryable-test-mixed-modes"
+)]
+async fn throttled_adaptive_beside_standard() -> Result<(), StoreError> {
+    Err(StoreError::Throttled(None))
+}
+
+#[retryable(mode = "standard", scope = "retryable-test-mixed-modes")]
+async fn fast_standard(calls: &mut Calls) -> Result<(), StoreError> {
+    calls.record();
+    Ok(())
+}
+
 #[tokio::test(start_paused = true)]
 async fn standard_mode_has_no_rate_limiter() {
+    let stats = || Scope::lookup("retryable-test-mixed-modes").unwrap().stats();
+    // A throttling error in standard mode leaves the scope's rate limiter off...
     assert_eq!(throttled_standard().await, Err(StoreError::Throttled(None)));
-    let stats = Scope::lookup("retryable-test-standard-mode")
-        .unwrap()
-        .stats();
-    assert_eq!(stats.throttles, 1);
-    assert!(!stats.limiter.enabled);
+    assert_eq!(stats().throttles, 1);
+    assert!(!stats().limiter.enabled);
+
+    // ...one in adaptive mode turns it on (so `mode` reaches the strategy)...
+    assert_eq!(
+        throttled_adaptive_beside_standard().await,
+        Err(StoreError::Throttled(None))
+    );
+    assert!(stats().limiter.enabled);
+
+    // ...and it does not pace the calls of a standard-mode function of the scope, which do
+    // not wait for send permits.
+    let mut calls = Calls::new();
+    for _ in 0..5 {
+        fast_standard(&mut calls).await.unwrap();
+    }
+    assert_eq!(calls.at.last(), Some(&Duration::ZERO));
 }
 
 // ---- initial_backoff, max_backoff, jitter ----------------------------------------------------
@@ -341,8 +370,8 @@ async fn jitter_spreads_the_backoff() {
 }
 
 #[retryable(
+    preset = "aws-2026",
     max_attempts = 4,
-    initial_backoff = "10ms",
     max_backoff = "50ms",
     jitter = "none",
     scope = "retryable-test-short-max-backoff"
@@ -354,19 +383,64 @@ async fn throttled_with_short_cap(calls: &mut Calls) -> Result<(), StoreError> {
 
 #[tokio::test(start_paused = true)]
 async fn a_max_backoff_below_one_second_also_caps_throttling_backoff() {
-    // Throttling errors have a backoff base of their own, which no argument sets: a
-    // `max_backoff` below it caps it too, instead of making the configuration invalid (which
-    // would fall back to the defaults: 3 attempts, up to seconds apart).
+    // In `aws-2026`, throttling errors back off from a base of their own (1 s), which no
+    // argument sets: a `max_backoff` below it caps it too, instead of making the configuration
+    // invalid (which would fall back to the defaults: 3 attempts, seconds apart).
     let mut calls = Calls::new();
     throttled_with_short_cap(&mut calls).await.unwrap_err();
-    assert_eq!(calls.count(), 4);
-    assert!(
-        calls
-            .gaps()
-            .iter()
-            .all(|gap| *gap <= Duration::from_millis(50)),
-        "{:?}",
-        calls.gaps()
+    assert_eq!(
+        calls.gaps(),
+        [50, 50, 50].map(Duration::from_millis).to_vec()
+    );
+}
+
+// ---- preset ----------------------------------------------------------------------------------
+
+#[retryable(
+    preset = " AWS-2026 ",
+    jitter = "none",
+    scope = "retryable-test-preset"
+)]
+async fn from_aws_2026(calls: &mut Calls) -> Result<(), StoreError> {
+    let attempt = calls.record();
+    Err(StoreError::Unavailable(attempt))
+}
+
+#[retryable(
+    preset = "aws-2026",
+    initial_backoff = "10ms",
+    max_attempts = 4,
+    jitter = "none",
+    scope = "retryable-test-preset-tuned"
+)]
+async fn from_aws_2026_tuned(calls: &mut Calls) -> Result<(), StoreError> {
+    let attempt = calls.record();
+    Err(StoreError::Unavailable(attempt))
+}
+
+#[tokio::test(start_paused = true)]
+async fn preset_is_the_configuration_the_other_arguments_apply_to() {
+    let preset = RetryConfig::aws_2026().build().unwrap();
+    // Trimmed, case-insensitive: `aws-2026`, its 50 ms backoff base and its retry cost (14, not
+    // the default's 5).
+    let mut calls = Calls::new();
+    from_aws_2026(&mut calls).await.unwrap_err();
+    assert_eq!(calls.gaps(), [50, 100].map(Duration::from_millis).to_vec());
+    assert_eq!(
+        quota_level("retryable-test-preset"),
+        preset.quota_capacity() - 2 * preset.retry_cost()
+    );
+
+    // The arguments given replace the preset's values; the rest stays the preset's.
+    let mut calls = Calls::new();
+    from_aws_2026_tuned(&mut calls).await.unwrap_err();
+    assert_eq!(
+        calls.gaps(),
+        [10, 20, 40].map(Duration::from_millis).to_vec()
+    );
+    assert_eq!(
+        quota_level("retryable-test-preset-tuned"),
+        preset.quota_capacity() - 3 * preset.retry_cost()
     );
 }
 

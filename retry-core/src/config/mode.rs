@@ -1,6 +1,7 @@
 //! The retry mode: standard, or adaptive with client-side rate limiting.
 //!
-//! Self-contained (std only): `retry-macros` compiles this same file to check `mode = "..."`.
+//! `retry-macros` keeps a copy (`retry-macros/src/parse/mode.rs`) to check `mode = "..."` at
+//! compile time; its tests fail when the two parse any string differently.
 
 use std::fmt;
 use std::str::FromStr;
@@ -30,10 +31,6 @@ impl RetryMode {
     pub const NAMES: [&'static str; 2] = ["standard", "adaptive"];
 
     /// The mode's configuration name.
-    ///
-    /// ```
-    /// assert_eq!(retry_core::RetryMode::Adaptive.as_str(), "adaptive");
-    /// ```
     pub fn as_str(self) -> &'static str {
         match self {
             RetryMode::Standard => "standard",
@@ -78,10 +75,6 @@ impl FromStr for RetryMode {
     type Err = RetryModeParseError;
 
     /// Parses a mode name, trimmed and case-insensitive.
-    ///
-    /// ```
-    /// assert!("Standard".parse::<retry_core::RetryMode>().is_ok());
-    /// ```
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         let trimmed = value.trim();
         RetryMode::ALL
@@ -90,5 +83,53 @@ impl FromStr for RetryMode {
             .ok_or_else(|| RetryModeParseError {
                 input: trimmed.to_owned(),
             })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RetryMode;
+    use proptest::prelude::*;
+
+    /// The rule, written out: trimmed, ASCII case ignored, one of two names.
+    fn reference(input: &str) -> Result<RetryMode, String> {
+        let trimmed = input.trim();
+        match trimmed.to_ascii_lowercase().as_str() {
+            "standard" => Ok(RetryMode::Standard),
+            "adaptive" => Ok(RetryMode::Adaptive),
+            _ => Err(format!(
+                "unknown retry mode `{trimmed}`: expected \"standard\" or \"adaptive\""
+            )),
+        }
+    }
+
+    fn check(input: &str) {
+        let parsed = input
+            .parse::<RetryMode>()
+            .map_err(|error| error.to_string());
+        assert_eq!(parsed, reference(input), "{input:?}");
+    }
+
+    proptest! {
+        #[test]
+        fn any_string_matches_the_reference(input in any::<String>()) {
+            check(&input);
+        }
+
+        #[test]
+        fn names_in_any_case_spacing_and_with_extra_characters_match_the_reference(
+            name in prop::sample::select(vec!["standard", "adaptive"]),
+            upper in prop::collection::vec(any::<bool>(), 8),
+            before in "\\s{0,3}",
+            after in "\\s{0,3}",
+            extra in prop_oneof![Just(String::new()), "[a-zA-Z0-9 _-]{1,2}"],
+        ) {
+            let cased: String = name
+                .chars()
+                .zip(&upper)
+                .map(|(c, &up)| if up { c.to_ascii_uppercase() } else { c })
+                .collect();
+            check(&format!("{before}{cased}{extra}{after}"));
+        }
     }
 }

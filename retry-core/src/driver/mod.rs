@@ -1,5 +1,6 @@
 //! The plain API: run an async operation under a strategy, no macro needed.
 
+mod attempt_timeout;
 mod hook;
 mod ready;
 mod retry_loop;
@@ -7,6 +8,9 @@ mod retry_loop;
 use std::future::Future;
 use std::time::Duration;
 
+pub use attempt_timeout::{
+    AttemptLimit, AttemptTimeout, NoAttemptTimeout, cut_after, with_attempt_timeout,
+};
 pub use hook::{NoHook, OnRetry, RetryEvent};
 pub use ready::Ready;
 pub use retry_loop::RetryLoop;
@@ -90,26 +94,6 @@ pub struct Retry<'s, S: ?Sized, C = RetryInfoClassifier, H = NoHook, A = NoAttem
     attempt_timeout: A,
 }
 
-/// No attempt timeout: the [`Retry`] builder's default.
-///
-/// ```
-/// let strategy = retry_core::StandardStrategy::new(retry_core::RetryConfig::default());
-/// let _: retry_core::Retry<'_, _, _, _, retry_core::NoAttemptTimeout> = retry_core::Retry::new(&strategy);
-/// ```
-#[derive(Debug, Clone, Copy, Default)]
-pub struct NoAttemptTimeout;
-
-/// An attempt timeout: the operation's error type must convert from tokio's `Elapsed`.
-///
-/// ```
-/// use std::time::Duration;
-/// let strategy = retry_core::StandardStrategy::new(retry_core::RetryConfig::default());
-/// let _: retry_core::Retry<'_, _, _, _, retry_core::AttemptTimeout> =
-///     retry_core::Retry::new(&strategy).attempt_timeout(Duration::from_secs(1));
-/// ```
-#[derive(Debug, Clone, Copy)]
-pub struct AttemptTimeout(Duration);
-
 impl<'s, S: RetryStrategy + ?Sized> Retry<'s, S> {
     /// Retries under `strategy`, classifying errors by [`RetryInfo`].
     ///
@@ -182,39 +166,10 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, A> Retry<'s, S, C, H, A> {
     }
 }
 
-impl<S: RetryStrategy + ?Sized, C, H> Retry<'_, S, C, H, NoAttemptTimeout> {
-    /// Runs `operation` until it succeeds or the strategy stops retrying; returns the last
+impl<S: RetryStrategy + ?Sized, C, H, A> Retry<'_, S, C, H, A> {
+    /// Runs `operation` until it succeeds or the strategy stops retrying, each attempt cut
+    /// after the [attempt timeout](Self::attempt_timeout) when one is set; returns the last
     /// outcome unchanged.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-    /// use retry_core::{Retry, RetryConfig, StandardStrategy};
-    /// let strategy = StandardStrategy::new(RetryConfig::default());
-    /// let out = Retry::new(&strategy).run(|| async { Ok::<_, std::io::Error>(7) }).await;
-    /// assert_eq!(out.unwrap(), 7);
-    /// # }
-    /// ```
-    pub async fn run<F, Fut, T, E>(self, mut operation: F) -> Result<T, E>
-    where
-        F: FnMut() -> Fut,
-        Fut: Future<Output = Result<T, E>>,
-        C: ClassifyRetry<T, E>,
-        H: OnRetry<E>,
-    {
-        let mut attempts = RetryLoop::new(self.strategy, self.classifier, self.on_retry);
-        loop {
-            attempts.ready().await;
-            let outcome = operation().await;
-            if attempts.finish(&outcome).is_break() {
-                return outcome;
-            }
-        }
-    }
-}
-
-impl<S: RetryStrategy + ?Sized, C, H> Retry<'_, S, C, H, AttemptTimeout> {
-    /// Runs `operation` with each attempt cut after the attempt timeout; otherwise as
-    /// [`Retry::run`].
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
@@ -233,39 +188,18 @@ impl<S: RetryStrategy + ?Sized, C, H> Retry<'_, S, C, H, AttemptTimeout> {
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
-        E: From<tokio::time::error::Elapsed>,
         C: ClassifyRetry<T, E>,
         H: OnRetry<E>,
+        A: AttemptLimit<T, E>,
     {
-        let AttemptTimeout(timeout) = self.attempt_timeout;
+        let limit = self.attempt_timeout;
         let mut attempts = RetryLoop::new(self.strategy, self.classifier, self.on_retry);
         loop {
             attempts.ready().await;
-            let outcome = with_attempt_timeout(timeout, operation()).await;
+            let outcome = limit.limit(operation()).await;
             if attempts.finish(&outcome).is_break() {
                 return outcome;
             }
         }
-    }
-}
-
-/// Runs one attempt, cut after `timeout` with `E::from(Elapsed)`.
-///
-/// ```
-/// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-/// use std::time::Duration;
-/// let outcome: Result<(), std::io::Error> =
-///     retry_core::with_attempt_timeout(Duration::from_millis(10), std::future::pending()).await;
-/// assert_eq!(outcome.unwrap_err().kind(), std::io::ErrorKind::TimedOut);
-/// # }
-/// ```
-pub async fn with_attempt_timeout<T, E, Fut>(timeout: Duration, attempt: Fut) -> Result<T, E>
-where
-    Fut: Future<Output = Result<T, E>>,
-    E: From<tokio::time::error::Elapsed>,
-{
-    match tokio::time::timeout(timeout, attempt).await {
-        Ok(outcome) => outcome,
-        Err(elapsed) => Err(E::from(elapsed)),
     }
 }

@@ -3,6 +3,7 @@
 
 use super::Errors;
 use super::attr::{self, Attrs, FaultSide, Key, KeyKind, Safety};
+use crate::spans::strip_type;
 use proc_macro2::{Span, TokenStream, TokenTree};
 use std::collections::BTreeSet;
 use syn::{Data, DeriveInput, Fields, Generics, Ident, Index, Member, Type};
@@ -81,8 +82,13 @@ pub(crate) struct Description<'a, 'f> {
 }
 
 impl<'a> Input<'a> {
-    /// Reads the derive input; `None` (with an error recorded) for a union.
-    pub(crate) fn from_syn(node: &'a DeriveInput, errors: &mut Errors) -> Option<Self> {
+    /// Reads the derive input, given the type's own parsed `#[retry(...)]` keys; `None` (with
+    /// an error recorded) for a union.
+    pub(crate) fn from_syn(
+        node: &'a DeriveInput,
+        attrs: Attrs,
+        errors: &mut Errors,
+    ) -> Option<Self> {
         let params = TypeParams::new(&node.generics);
         let body = match &node.data {
             Data::Struct(data) => Body::Struct(Field::multiple(&data.fields, &params, errors)),
@@ -107,7 +113,7 @@ impl<'a> Input<'a> {
         Some(Input {
             ident: &node.ident,
             generics: &node.generics,
-            attrs: attr::parse(&node.attrs, errors),
+            attrs,
             body,
         })
     }
@@ -158,10 +164,8 @@ impl<'a> Field<'a> {
 
 /// The last segment of a plain type path (`std::time::Duration` -> `Duration`).
 fn last_segment(ty: &Type) -> Option<&syn::PathSegment> {
-    match ty {
+    match strip_type(ty) {
         Type::Path(path) if path.qself.is_none() => path.path.segments.last(),
-        Type::Group(group) => last_segment(&group.elem),
-        Type::Paren(paren) => last_segment(&paren.elem),
         _ => None,
     }
 }

@@ -1,10 +1,13 @@
 //! Parsing of `#[retry(...)]` attributes into [`Key`]s.
 //!
-//! This step checks the syntax of each key (does it take a value, is the value well formed); where
-//! a key may appear and how keys combine is checked later, in `valid`.
+//! Every key is described once, in [`KEYS`]: its name, what follows it, how to write it and the
+//! words it is suggested for. This step checks the syntax of each key (does it take a value, is
+//! the value well formed); where a key may appear and how keys combine is checked later, in
+//! `valid`.
 
 use super::Errors;
-use crate::diagnostics::edit_distance;
+use crate::diagnostics::closest;
+use crate::list::{self, ListSyntax};
 use proc_macro2::{Ident, TokenStream};
 use quote::{ToTokens, quote};
 use std::fmt;
@@ -14,27 +17,137 @@ use syn::{Attribute, Expr, Lit, LitStr, Meta, Path, Token};
 /// The name of the helper attribute.
 const ATTR: &str = "retry";
 
-/// The keys that describe how an error is retried (one category: a variant's keys of this
-/// category replace the enum's).
-const KIND_KEYS: [&str; 5] = ["retryable", "transient", "throttling", "timeout", "never"];
+/// One key of `#[retry(...)]`: all that parsing, messages and suggestions know about it.
+struct KeyDef {
+    /// The name written in the attribute.
+    name: &'static str,
+    /// What follows the name.
+    takes: Takes,
+    /// How it is listed among the valid keys.
+    listed: &'static str,
+    /// How to write it, for messages about a key written wrong.
+    usage: &'static str,
+    /// Other words users write for it, for which it is suggested.
+    aliases: &'static [&'static str],
+}
 
-/// Every key, for "did you mean" suggestions.
-const ALL_KEYS: [&str; 9] = [
-    "retryable",
-    "transient",
-    "throttling",
-    "timeout",
-    "never",
-    "fault",
-    "transparent",
-    "after",
-    "crate",
+/// What follows a key's name.
+enum Takes {
+    /// Nothing: the key alone says this.
+    Nothing(KeyKind),
+    /// `= "text"`, read by this function; its error says what is wrong.
+    Text(fn(&LitStr) -> Result<KeyKind, String>),
+}
+
+/// Every key of `#[retry(...)]`, in the order the valid keys are listed.
+const KEYS: &[KeyDef] = &[
+    KeyDef {
+        name: "retryable",
+        takes: Takes::Nothing(KeyKind::Retryable),
+        listed: "`retryable`",
+        usage: "write `#[retry(retryable)]`",
+        aliases: &["retriable", "retry", "retryable_error"],
+    },
+    KeyDef {
+        name: "transient",
+        takes: Takes::Nothing(KeyKind::Transient),
+        listed: "`transient`",
+        usage: "write `#[retry(transient)]`",
+        aliases: &[],
+    },
+    KeyDef {
+        name: "throttling",
+        takes: Takes::Nothing(KeyKind::Throttling),
+        listed: "`throttling`",
+        usage: "write `#[retry(throttling)]`",
+        aliases: &[
+            "throttle",
+            "throttled",
+            "throttles",
+            "rate_limited",
+            "ratelimited",
+        ],
+    },
+    KeyDef {
+        name: "timeout",
+        takes: Takes::Nothing(KeyKind::Timeout),
+        listed: "`timeout`",
+        usage: "write `#[retry(timeout)]`",
+        aliases: &["timed_out", "timedout", "time_out"],
+    },
+    KeyDef {
+        name: "never",
+        takes: Takes::Nothing(KeyKind::Never),
+        listed: "`never`",
+        usage: "write `#[retry(never)]`",
+        aliases: &[
+            "no_retry",
+            "not_retryable",
+            "non_retryable",
+            "fatal",
+            "permanent",
+        ],
+    },
+    KeyDef {
+        name: "fault",
+        takes: Takes::Text(fault),
+        listed: "`fault = \"client\"`, `fault = \"server\"`",
+        usage: "write `fault = \"client\"` or `fault = \"server\"`",
+        aliases: &["client", "server", "faults"],
+    },
+    KeyDef {
+        name: "transparent",
+        takes: Takes::Nothing(KeyKind::Transparent),
+        listed: "`transparent`",
+        usage: "write `#[retry(transparent)]` on the variant",
+        aliases: &[],
+    },
+    KeyDef {
+        name: "after",
+        takes: Takes::Nothing(KeyKind::After),
+        listed: "`after` (on a field)",
+        usage: "write `#[retry(after)]` on the field",
+        aliases: &["retry_after", "delay", "backoff"],
+    },
+    KeyDef {
+        name: "crate",
+        takes: Takes::Text(crate_path),
+        listed: "`crate = \"path\"` (on the type)",
+        usage: "write the path of `retry_core` as a string, e.g. `crate = \"::retry_core\"` or \
+                `crate = \"my_facade::retry_core\"`",
+        aliases: &[],
+    },
 ];
 
-/// The list of valid keys printed with an unknown key.
-const VALID_KEYS: &str = "`retryable`, `transient`, `throttling`, `timeout`, `never`, \
-     `fault = \"client\"`, `fault = \"server\"`, `transparent`, \
-     `after` (on a field), `crate = \"path\"` (on the type)";
+/// The list of valid keys, for messages about an unknown key.
+fn valid_keys() -> String {
+    let listed: Vec<&str> = KEYS.iter().map(|key| key.listed).collect();
+    listed.join(", ")
+}
+
+/// `fault = "client" | "server"`.
+fn fault(lit: &LitStr) -> Result<KeyKind, String> {
+    match lit.value().as_str() {
+        "client" => Ok(KeyKind::Fault(FaultSide::Client)),
+        "server" => Ok(KeyKind::Fault(FaultSide::Server)),
+        other => Err(format!(
+            "unknown fault {other:?}: write `fault = \"client\"` or `fault = \"server\"`"
+        )),
+    }
+}
+
+/// `crate = "path"`.
+fn crate_path(lit: &LitStr) -> Result<KeyKind, String> {
+    lit.parse_with(Path::parse_mod_style)
+        .map(KeyKind::Crate)
+        .map_err(|_| {
+            format!(
+                "{:?} is not a path: write the path of `retry_core` as a string, e.g. \
+                 `crate = \"::retry_core\"` or `crate = \"my_facade::retry_core\"`",
+                lit.value()
+            )
+        })
+}
 
 /// Whether retrying is safe, as computed by the macro (mirrors `retry_core::RetrySafety`).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -68,12 +181,6 @@ impl fmt::Display for FaultSide {
     }
 }
 
-impl From<FaultSide> for KeyKind {
-    fn from(side: FaultSide) -> Self {
-        KeyKind::Fault(side)
-    }
-}
-
 /// What one key inside `#[retry(...)]` says.
 #[derive(Clone)]
 pub(crate) enum KeyKind {
@@ -98,7 +205,9 @@ pub(crate) enum KeyKind {
 }
 
 impl KeyKind {
-    /// Whether this key is one of [`KIND_KEYS`].
+    /// Whether this key says how the error is retried (`retryable`, `transient`,
+    /// `throttling`, `timeout`, `never`): a variant's keys of this category replace the
+    /// enum's.
     pub(crate) fn is_kind(&self) -> bool {
         matches!(
             self,
@@ -200,6 +309,14 @@ impl Attrs {
         self.find(|kind| matches!(kind, KeyKind::After))
     }
 
+    /// The `crate = "..."` path, if given.
+    pub(crate) fn crate_path(&self) -> Option<&Path> {
+        self.keys.iter().find_map(|key| match &key.kind {
+            KeyKind::Crate(path) => Some(path),
+            _ => None,
+        })
+    }
+
     /// Whether any key describing the error is present (a retry key, `fault` or `transparent`).
     pub(crate) fn describes(&self) -> bool {
         self.keys.iter().any(|key| {
@@ -210,6 +327,13 @@ impl Attrs {
 
 /// Parses every `#[retry(...)]` among `attrs`; syntax errors go to `errors`.
 pub(crate) fn parse(attrs: &[Attribute], errors: &mut Errors) -> Attrs {
+    let syntax = ListSyntax {
+        expected_key: "expected a key: write `#[retry(transient)]`, \
+                       `#[retry(fault = \"client\")]`, ..."
+            .to_owned(),
+        expected_comma: "expected `,` between keys: write them as a list, \
+                         e.g. `#[retry(throttling, fault = \"server\")]`",
+    };
     let mut parsed = Attrs::default();
     for attr in attrs.iter().filter(|attr| attr.path().is_ident(ATTR)) {
         let list = match &attr.meta {
@@ -231,164 +355,85 @@ pub(crate) fn parse(attrs: &[Attribute], errors: &mut Errors) -> Attrs {
             );
             continue;
         }
-        let result = list.parse_nested_meta(|meta| {
-            if let Some(key) = parse_key(&meta, errors)? {
+        let result = list::parse(list.tokens.clone(), &syntax, |meta| {
+            if let Some(key) = parse_key(meta, errors)? {
                 parsed.keys.push(key);
             }
             Ok(())
         });
         if let Err(error) = result {
-            errors.push(explain_syntax_error(error));
+            errors.push(error);
         }
     }
     parsed
-}
-
-/// Adds what to write to syn's terse syntax errors inside `#[retry(...)]`.
-fn explain_syntax_error(error: syn::Error) -> syn::Error {
-    let help = match error.to_string().as_str() {
-        "expected `,`" => {
-            "expected `,` between keys: write them as a list, \
-             e.g. `#[retry(throttling, fault = \"server\")]`"
-        }
-        "unexpected token in nested attribute, expected ident"
-        | "unexpected literal in nested attribute, expected ident"
-        | "expected nested attribute" => {
-            "expected a key: write `#[retry(transient)]`, \
-             `#[retry(fault = \"client\")]`, ..."
-        }
-        _ => return error,
-    };
-    syn::Error::new(error.span(), help)
-}
-
-/// The `crate = "path"` of the type's attributes, or `::retry_core`. Errors are reported by
-/// [`parse`], not here.
-pub(crate) fn crate_path(attrs: &[Attribute]) -> Path {
-    let mut ignored = Errors::default();
-    parse(attrs, &mut ignored)
-        .keys
-        .into_iter()
-        .find_map(|key| match key.kind {
-            KeyKind::Crate(path) => Some(path),
-            _ => None,
-        })
-        .unwrap_or_else(|| syn::parse_quote!(::retry_core))
 }
 
 /// Parses one key. `Ok(None)`: the key was wrong, its error is in `errors` and its tokens were
 /// consumed, so parsing goes on with the next key. `Err`: the attribute cannot be parsed further.
 fn parse_key(meta: &ParseNestedMeta<'_>, errors: &mut Errors) -> syn::Result<Option<Key>> {
     let path = &meta.path;
-    let name = match path.get_ident() {
-        Some(ident) if path.leading_colon.is_none() => ident.clone(),
-        _ => {
-            let rest = skip_value(meta)?;
-            errors.spanned(
-                quote!(#path #rest),
-                format!(
-                    "unknown key `{}` in `#[retry(...)]`; expected one of: {VALID_KEYS}",
-                    path.to_token_stream().to_string().replace(' ', "")
-                ),
-            );
-            return Ok(None);
-        }
-    };
-    let key = name.to_string();
-    let kind = match key.as_str() {
-        "retryable" => flag(meta, &name, KeyKind::Retryable, errors)?,
-        "transient" => flag(meta, &name, KeyKind::Transient, errors)?,
-        "throttling" => flag(meta, &name, KeyKind::Throttling, errors)?,
-        "timeout" => flag(meta, &name, KeyKind::Timeout, errors)?,
-        "never" => flag(meta, &name, KeyKind::Never, errors)?,
-        "transparent" => flag(meta, &name, KeyKind::Transparent, errors)?,
-        "after" => flag(meta, &name, KeyKind::After, errors)?,
-        "fault" => match string_value(meta, &name, FAULT_HELP, errors)? {
-            Some((lit, tokens)) => match lit.value().as_str() {
-                "client" => return Ok(Some(key_with(FaultSide::Client.into(), name, tokens))),
-                "server" => return Ok(Some(key_with(FaultSide::Server.into(), name, tokens))),
-                other => {
-                    errors.spanned(&lit, format!("unknown fault {other:?}: {FAULT_HELP}"));
-                    None
-                }
-            },
-            None => None,
-        },
-        "crate" => match string_value(meta, &name, CRATE_HELP, errors)? {
-            Some((lit, tokens)) => match lit.parse_with(Path::parse_mod_style) {
-                Ok(path) => return Ok(Some(key_with(KeyKind::Crate(path), name, tokens))),
-                Err(_) => {
-                    errors.spanned(
-                        &lit,
-                        format!("{:?} is not a path: {CRATE_HELP}", lit.value()),
-                    );
-                    None
-                }
-            },
-            None => None,
-        },
-        _ => {
-            let rest = skip_value(meta)?;
-            let suggestion = suggest(&key)
-                .map(|known| format!(" (did you mean `{known}`?)"))
-                .unwrap_or_default();
-            errors.spanned(
-                quote!(#name #rest),
-                format!(
-                    "unknown key `{key}` in `#[retry(...)]`{suggestion}; \
-                     expected one of: {VALID_KEYS}"
-                ),
-            );
-            None
-        }
-    };
-    Ok(kind.map(|kind| key_with(kind, name.clone(), name.to_token_stream())))
-}
-
-/// How to write `fault`.
-const FAULT_HELP: &str = "write `fault = \"client\"` or `fault = \"server\"`";
-
-/// How to write `crate`.
-const CRATE_HELP: &str = "write the path of `retry_core` as a string, \
-     e.g. `crate = \"::retry_core\"` or `crate = \"my_facade::retry_core\"`";
-
-/// Builds a [`Key`].
-fn key_with(kind: KeyKind, name: Ident, tokens: TokenStream) -> Key {
-    Key { kind, name, tokens }
-}
-
-/// A key without a value (`throttling`). A value or argument list is reported and skipped; the
-/// key still counts, so no second error follows from its absence.
-fn flag(
-    meta: &ParseNestedMeta<'_>,
-    name: &Ident,
-    kind: KeyKind,
-    errors: &mut Errors,
-) -> syn::Result<Option<KeyKind>> {
-    let rest = skip_value(meta)?;
-    if !rest.is_empty() {
-        let what = if meta_had_eq(&rest) {
-            "value"
-        } else {
-            "arguments"
-        };
-        let example = if KIND_KEYS.contains(&name.to_string().as_str()) {
-            format!("`#[retry({name})]`")
-        } else if name == "after" {
-            "`#[retry(after)]` on the field".to_owned()
-        } else {
-            format!("`#[retry({name})]` on the variant")
-        };
+    let ident = path.get_ident().filter(|_| path.leading_colon.is_none());
+    let Some((name, def)) =
+        ident.and_then(|ident| Some((ident, KEYS.iter().find(|def| ident == def.name)?)))
+    else {
+        let rest = skip_value(meta)?;
+        let written = path.to_token_stream().to_string().replace(' ', "");
+        let suggestion = ident
+            .and_then(|_| suggest(&written))
+            .map(|known| format!(" (did you mean `{known}`?)"))
+            .unwrap_or_default();
         errors.spanned(
-            quote!(#name #rest),
-            format!("`{name}` takes no {what}: write {example}"),
+            quote!(#path #rest),
+            format!(
+                "unknown key `{written}` in `#[retry(...)]`{suggestion}; expected one of: {}",
+                valid_keys()
+            ),
         );
+        return Ok(None);
+    };
+    match &def.takes {
+        Takes::Nothing(kind) => {
+            let rest = skip_value(meta)?;
+            if !rest.is_empty() {
+                let what = if starts_with_eq(&rest) {
+                    "value"
+                } else {
+                    "arguments"
+                };
+                errors.spanned(
+                    quote!(#name #rest),
+                    format!("`{name}` takes no {what}: {}", def.usage),
+                );
+            }
+            // A wrong value is reported, but the key still counts: no second error follows
+            // from its absence.
+            Ok(Some(Key {
+                kind: kind.clone(),
+                name: name.clone(),
+                tokens: name.to_token_stream(),
+            }))
+        }
+        Takes::Text(read) => {
+            let Some((lit, tokens)) = string_value(meta, name, def.usage, errors)? else {
+                return Ok(None);
+            };
+            match read(&lit) {
+                Ok(kind) => Ok(Some(Key {
+                    kind,
+                    name: name.clone(),
+                    tokens,
+                })),
+                Err(message) => {
+                    errors.spanned(&lit, message);
+                    Ok(None)
+                }
+            }
+        }
     }
-    Ok(Some(kind))
 }
 
 /// Whether skipped tokens started with `=`.
-fn meta_had_eq(rest: &TokenStream) -> bool {
+fn starts_with_eq(rest: &TokenStream) -> bool {
     rest.clone()
         .into_iter()
         .next()
@@ -400,14 +445,14 @@ fn meta_had_eq(rest: &TokenStream) -> bool {
 fn string_value(
     meta: &ParseNestedMeta<'_>,
     name: &Ident,
-    help: &str,
+    usage: &str,
     errors: &mut Errors,
 ) -> syn::Result<Option<(LitStr, TokenStream)>> {
     if !meta.input.peek(Token![=]) {
         let rest = skip_value(meta)?;
         errors.spanned(
             quote!(#name #rest),
-            format!("`{name}` needs a value: {help}"),
+            format!("`{name}` needs a value: {usage}"),
         );
         return Ok(None);
     }
@@ -419,7 +464,7 @@ fn string_value(
             lit: Lit::Str(lit), ..
         }) => Ok(Some((lit, tokens))),
         other => {
-            errors.spanned(&other, format!("`{name}` takes a string: {help}"));
+            errors.spanned(&other, format!("`{name}` takes a string: {usage}"));
             Ok(None)
         }
     }
@@ -440,41 +485,24 @@ fn skip_value(meta: &ParseNestedMeta<'_>) -> syn::Result<TokenStream> {
     }
 }
 
-/// The known key closest to a misspelled one, if any is close.
+/// The key meant by a misspelled one, if any is close: a known alias, else the closest name.
 fn suggest(unknown: &str) -> Option<&'static str> {
     let lower = unknown.to_ascii_lowercase();
-    let alias = match lower.as_str() {
-        "retriable" | "retry" | "retryable_error" => Some("retryable"),
-        "throttle" | "throttled" | "throttles" | "rate_limited" | "ratelimited" => {
-            Some("throttling")
-        }
-        "timed_out" | "timedout" | "time_out" => Some("timeout"),
-        "no_retry" | "not_retryable" | "non_retryable" | "fatal" | "permanent" => Some("never"),
-        "retry_after" | "delay" | "backoff" => Some("after"),
-        "client" | "server" | "faults" => Some("fault"),
-        _ => None,
-    };
-    alias.or_else(|| {
-        ALL_KEYS
-            .iter()
-            .map(|known| (edit_distance(&lower, known), *known))
-            .filter(|(distance, known)| *distance <= known.len() / 3)
-            .min_by_key(|(distance, _)| *distance)
-            .map(|(_, known)| known)
-    })
+    KEYS.iter()
+        .find(|def| def.aliases.contains(&lower.as_str()))
+        .map(|def| def.name)
+        .or_else(|| closest(&lower, KEYS.iter().map(|def| def.name)))
 }
 
 #[cfg(test)]
 mod tests {
     use super::suggest;
-    use crate::diagnostics::edit_distance;
 
     #[test]
     fn suggestions() {
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
         assert_eq!(suggest("throtling"), Some("throttling"));
         assert_eq!(suggest("throttle"), Some("throttling"));
-        assert_eq!(suggest("transiant"), Some("transient"));
+        assert_eq!(suggest("Transiant"), Some("transient"));
         assert_eq!(suggest("retry_after"), Some("after"));
         assert_eq!(suggest("bogus"), None);
     }

@@ -4,7 +4,8 @@
 use super::Errors;
 use super::ast::{self, AfterType, Behavior, Body, Field, Input};
 use super::attr::{FaultSide, Safety};
-use proc_macro2::{Group, Span, TokenStream, TokenTree};
+use crate::spans::respan;
+use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, quote};
 use std::collections::BTreeSet;
 use syn::spanned::Spanned;
@@ -160,12 +161,11 @@ impl Method {
                 // Spanned at the field's type, so "`T` does not implement `RetryInfo`" points
                 // at the field. The binding gets the same span in the pattern, so its hygiene
                 // matches.
-                let span = type_span(field.ty);
+                let span = Span::call_site().located_at(type_span(field.ty));
                 let binding = binding(span);
-                let function = respan(quote!(#krate::RetryInfo::#name), span);
                 return Answer::FromField {
                     field,
-                    value: quote!(#function(#binding)),
+                    value: respan(quote!(#krate::RetryInfo::#name(#binding)), span, span),
                     binding,
                 };
             }
@@ -190,8 +190,8 @@ impl Method {
                     let binding = binding(Span::call_site());
                     let value = match kind {
                         AfterType::Duration => {
-                            let some =
-                                respan(quote!(::core::option::Option::Some), field.ty.span());
+                            let span = field.ty.span();
+                            let some = respan(quote!(::core::option::Option::Some), span, span);
                             quote!(#some(*#binding))
                         }
                         AfterType::OptionDuration => quote!(*#binding),
@@ -214,23 +214,6 @@ impl Method {
             }
         }
     }
-}
-
-/// `tokens` with every span (interpolated ones included) set to `span`.
-fn respan(tokens: TokenStream, span: Span) -> TokenStream {
-    tokens
-        .into_iter()
-        .map(|mut token| {
-            if let TokenTree::Group(group) = &token {
-                let mut inner = Group::new(group.delimiter(), respan(group.stream(), span));
-                inner.set_span(span);
-                token = TokenTree::Group(inner);
-            } else {
-                token.set_span(span);
-            }
-            token
-        })
-        .collect()
 }
 
 /// `true` / `false`.

@@ -18,8 +18,12 @@ use crate::diagnostics::Errors;
 /// Expands `#[derive(RetryInfo)]` on `input`.
 pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
     let mut errors = Errors::default();
-    let krate = attr::crate_path(&input.attrs);
-    let Some(parsed) = ast::Input::from_syn(input, &mut errors) else {
+    let attrs = attr::parse(&input.attrs, &mut errors);
+    let krate = attrs
+        .crate_path()
+        .cloned()
+        .unwrap_or_else(|| syn::parse_quote!(::retry_core));
+    let Some(parsed) = ast::Input::from_syn(input, attrs, &mut errors) else {
         return expand::fallback(input, &krate, errors);
     };
     valid::validate(&parsed, &mut errors);

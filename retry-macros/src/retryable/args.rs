@@ -1,19 +1,21 @@
-//! Parsing: the attribute's arguments (`key = value, ...`) and the function it is placed on.
+//! Parsing: the attribute's arguments, `key = value, ...`, with syn's meta parser.
 //!
-//! Only syntax is checked here (known keys, each once, each with a value); what the values mean
-//! is checked in [`valid`](super::valid).
+//! Only syntax is checked here (known keys, each once, each with a value); what the values
+//! mean is checked in [`value`](super::value), how they combine in [`rules`](super::rules).
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::TokenStream;
+use quote::quote;
 use syn::ext::IdentExt;
-use syn::parse::{ParseStream, Parser};
-use syn::{Attribute, Expr, Ident, Signature, Token, Visibility, braced};
+use syn::meta::ParseNestedMeta;
+use syn::{Expr, Ident, Token};
 
-use super::Errors;
-use crate::diagnostics::edit_distance;
+use crate::diagnostics::{Errors, closest};
+use crate::list::{self, ListSyntax};
 
 /// One argument of `#[retryable(...)]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Key {
+    Preset,
     MaxAttempts,
     Mode,
     InitialBackoff,
@@ -31,7 +33,8 @@ pub(crate) enum Key {
 
 impl Key {
     /// Every argument, in the order the documentation lists them.
-    pub(crate) const ALL: [Key; 13] = [
+    pub(crate) const ALL: [Key; 14] = [
+        Key::Preset,
         Key::MaxAttempts,
         Key::Mode,
         Key::InitialBackoff,
@@ -48,7 +51,8 @@ impl Key {
     ];
 
     /// The arguments that configure the function's own strategy: meaningless with `strategy`.
-    pub(crate) const TUNING: [Key; 7] = [
+    pub(crate) const TUNING: [Key; 8] = [
+        Key::Preset,
         Key::MaxAttempts,
         Key::Mode,
         Key::InitialBackoff,
@@ -61,6 +65,7 @@ impl Key {
     /// The name written in the attribute.
     pub(crate) fn name(self) -> &'static str {
         match self {
+            Key::Preset => "preset",
             Key::MaxAttempts => "max_attempts",
             Key::Mode => "mode",
             Key::InitialBackoff => "initial_backoff",
@@ -80,6 +85,7 @@ impl Key {
     /// A correct use, for "write ... instead" messages.
     pub(crate) fn example(self) -> &'static str {
         match self {
+            Key::Preset => "preset = \"aws-2026\"",
             Key::MaxAttempts => "max_attempts = 3",
             Key::Mode => "mode = \"adaptive\"",
             Key::InitialBackoff => "initial_backoff = \"100ms\"",
@@ -103,7 +109,7 @@ impl Key {
 }
 
 /// The list of valid arguments, for error messages.
-pub(crate) fn valid_keys() -> String {
+fn valid_keys() -> String {
     let keys: Vec<String> = Key::ALL
         .iter()
         .map(|key| format!("`{}`", key.example()))
@@ -119,7 +125,8 @@ pub(crate) struct Arg {
     pub(crate) value: Expr,
 }
 
-/// The attribute's arguments: known keys, each at most once, each with a value.
+/// The attribute's arguments, in the order written: known keys, each at most once, each with
+/// a value.
 #[derive(Default)]
 pub(crate) struct Args {
     pub(crate) args: Vec<Arg>,
@@ -139,101 +146,113 @@ impl Args {
 
 /// Parses the attribute's arguments. Problems with single arguments (unknown, duplicate, no
 /// value) are recorded and the argument skipped; a syntax error ends the parse.
-pub(crate) fn parse_args(tokens: TokenStream, errors: &mut Errors) -> Args {
-    let parser = |input: ParseStream| parse_arg_list(input, errors);
-    match parser.parse2(tokens) {
-        Ok(args) => args,
-        Err(error) => {
-            errors.push(error);
-            Args::default()
-        }
-    }
-}
-
-fn parse_arg_list(input: ParseStream, errors: &mut Errors) -> syn::Result<Args> {
+pub(crate) fn parse(tokens: TokenStream, errors: &mut Errors) -> Args {
+    let syntax = ListSyntax {
+        expected_key: format!(
+            "expected an argument such as `max_attempts = 5`; the arguments are: {}",
+            valid_keys()
+        ),
+        expected_comma: "expected `,` between arguments: write them as a list, e.g. \
+                         `#[retryable(max_attempts = 5, mode = \"adaptive\")]`",
+    };
     let mut args = Args::default();
-    while !input.is_empty() {
-        let lookahead = input.lookahead1();
-        if !lookahead.peek(Ident::peek_any) {
-            return Err(input.error(format!(
-                "expected an argument such as `max_attempts = 5`; the arguments are: {}",
-                valid_keys()
-            )));
-        }
-        let ident = input.call(Ident::parse_any)?;
-        let value = if input.peek(Token![=]) {
-            let eq: Token![=] = input.parse()?;
-            if input.is_empty() || input.peek(Token![,]) {
-                errors.push(missing_value(&ident, Some(&eq)));
-                None
-            } else {
-                Some(input.parse::<Expr>()?)
-            }
-        } else if input.is_empty() || input.peek(Token![,]) {
-            errors.push(missing_value(&ident, None));
-            None
-        } else {
-            let next = input.cursor().token_tree().map(|(token, _)| token);
-            return Err(syn::Error::new_spanned(
-                quote::quote!(#ident #next),
-                format!(
-                    "expected `=` after `{}`: write `{}`",
-                    ident.unraw(),
-                    example_for(&ident)
-                ),
-            ));
+    let parsed = list::parse(tokens, &syntax, |meta| {
+        let Some(arg) = parse_arg(meta, errors)? else {
+            return Ok(());
         };
-        if !input.is_empty() {
-            input.parse::<Token![,]>()?;
-        }
-        let Some(key) = Key::from_ident(&ident) else {
-            errors.push(unknown_key(&ident));
-            continue;
-        };
-        if args.get(key).is_some() {
+        if args.get(arg.key).is_some() {
             errors.push(syn::Error::new(
-                ident.span(),
+                arg.ident.span(),
                 format!(
                     "duplicate argument `{}`: give each argument once; remove this one",
-                    key.name()
+                    arg.key.name()
                 ),
             ));
-            continue;
+        } else {
+            args.args.push(arg);
         }
-        if let Some(value) = value {
-            args.args.push(Arg { key, ident, value });
-        }
+        Ok(())
+    });
+    if let Err(error) = parsed {
+        errors.push(error);
     }
-    Ok(args)
+    args
 }
 
-fn example_for(ident: &Ident) -> String {
-    match Key::from_ident(ident) {
-        Some(key) => key.example().to_owned(),
-        None => format!("{} = ...", ident.unraw()),
+/// One `key = value`. `Ok(None)`: the argument is unusable, its error recorded and its tokens
+/// read. `Err`: the list cannot be read further.
+fn parse_arg(meta: &ParseNestedMeta<'_>, errors: &mut Errors) -> syn::Result<Option<Arg>> {
+    let input = meta.input;
+    let Some(ident) = meta
+        .path
+        .get_ident()
+        .filter(|_| meta.path.leading_colon.is_none())
+    else {
+        if input.peek(Token![=]) {
+            input.parse::<Token![=]>()?;
+            input.parse::<Expr>()?;
+        }
+        let path = &meta.path;
+        let written = quote!(#path).to_string().replace(' ', "");
+        errors.push(syn::Error::new_spanned(
+            path,
+            format!(
+                "unknown argument `{written}` in `#[retryable(...)]`; expected one of: {}",
+                valid_keys()
+            ),
+        ));
+        return Ok(None);
+    };
+    if !input.peek(Token![=]) {
+        if input.is_empty() || input.peek(Token![,]) {
+            errors.push(missing_value(ident, None));
+            return Ok(None);
+        }
+        let next = input.cursor().token_tree().map(|(token, _)| token);
+        let example = match Key::from_ident(ident) {
+            Some(key) => key.example().to_owned(),
+            None => format!("{} = ...", ident.unraw()),
+        };
+        return Err(syn::Error::new_spanned(
+            quote!(#ident #next),
+            format!("expected `=` after `{}`: write `{example}`", ident.unraw()),
+        ));
     }
+    let eq: Token![=] = input.parse()?;
+    if input.is_empty() || input.peek(Token![,]) {
+        errors.push(missing_value(ident, Some(&eq)));
+        return Ok(None);
+    }
+    let value: Expr = input.parse()?;
+    let Some(key) = Key::from_ident(ident) else {
+        errors.push(unknown_key(ident));
+        return Ok(None);
+    };
+    Ok(Some(Arg {
+        key,
+        ident: ident.clone(),
+        value,
+    }))
 }
 
 fn missing_value(ident: &Ident, eq: Option<&Token![=]>) -> syn::Error {
-    let message = match Key::from_ident(ident) {
-        Some(key) => format!(
+    let Some(key) = Key::from_ident(ident) else {
+        return unknown_key(ident);
+    };
+    syn::Error::new_spanned(
+        quote!(#ident #eq),
+        format!(
             "missing value for `{}`: write `{}`",
             key.name(),
             key.example()
         ),
-        None => return unknown_key(ident),
-    };
-    syn::Error::new_spanned(quote::quote!(#ident #eq), message)
+    )
 }
 
 fn unknown_key(ident: &Ident) -> syn::Error {
     let name = ident.unraw().to_string();
-    let suggestion = Key::ALL
-        .iter()
-        .map(|key| (edit_distance(&name, key.name()), key.name()))
-        .filter(|(distance, key)| *distance <= key.len().max(3) / 3)
-        .min()
-        .map(|(_, key)| format!(" (did you mean `{key}`?)"))
+    let suggestion = closest(&name, Key::ALL.map(Key::name))
+        .map(|key| format!(" (did you mean `{key}`?)"))
         .unwrap_or_default();
     syn::Error::new(
         ident.span(),
@@ -242,75 +261,4 @@ fn unknown_key(ident: &Ident) -> syn::Error {
             valid_keys()
         ),
     )
-}
-
-/// The function the attribute is placed on, as written. The body is kept as tokens (not parsed
-/// into statements), so the user's code reaches the compiler untouched.
-pub(crate) struct RetryableFn {
-    pub(crate) attrs: Vec<Attribute>,
-    /// Inner attributes of the body (`#![allow(...)]`): moved to the function.
-    pub(crate) inner_attrs: Vec<Attribute>,
-    pub(crate) vis: Visibility,
-    pub(crate) sig: Signature,
-    /// The statements of the body.
-    pub(crate) body: TokenStream,
-    /// The span of the body's braces.
-    pub(crate) body_span: Span,
-}
-
-/// Parses the annotated item as a function with a body; anything else is an error spanned at
-/// the item's keyword.
-pub(crate) fn parse_fn(item: TokenStream) -> syn::Result<RetryableFn> {
-    let parser = |input: ParseStream| {
-        let attrs = input.call(Attribute::parse_outer)?;
-        let vis: Visibility = input.parse()?;
-        let fn_like = input.peek(Token![fn])
-            || input.peek(Token![async])
-            || input.peek(Token![const])
-            || input.peek(Token![unsafe])
-            || input.peek(Token![extern]);
-        if !fn_like {
-            return Err(not_a_fn(input));
-        }
-        let sig: Signature = input.parse()?;
-        if input.peek(Token![;]) {
-            return Err(syn::Error::new_spanned(
-                &sig.ident,
-                "`#[retryable]` needs a function body: put it on the method of the `impl`, not \
-                 on the trait's declaration",
-            ));
-        }
-        let content;
-        let brace = braced!(content in input);
-        let inner_attrs = content.call(Attribute::parse_inner)?;
-        let body: TokenStream = content.parse()?;
-        if !input.is_empty() {
-            return Err(input.error("unexpected tokens after the function"));
-        }
-        Ok(RetryableFn {
-            attrs,
-            inner_attrs,
-            vis,
-            sig,
-            body,
-            body_span: brace.span.join(),
-        })
-    };
-    parser.parse2(item)
-}
-
-fn not_a_fn(input: ParseStream) -> syn::Error {
-    let found = input
-        .cursor()
-        .token_tree()
-        .map(|(token, _)| token)
-        .map(|token| match token {
-            proc_macro2::TokenTree::Ident(ident) => format!("`{ident}`"),
-            other => format!("`{other}`"),
-        })
-        .unwrap_or_else(|| "nothing".to_owned());
-    input.error(format!(
-        "`#[retryable]` can only be placed on an `async fn`, found {found}: put it on the \
-         `async fn` that makes the call (`#[retryable] async fn get(...) -> Result<T, E> {{ ... }}`)"
-    ))
 }

@@ -3,18 +3,20 @@
 //!
 //! ```text
 //! async fn get(&self, key: &str, body: String) -> Result<Item, StoreError> {
-//!     static __RETRY_STRATEGY: FnStrategy = LazyLock::new(|| default_strategy(scope, |b| b...));
+//!     static __RETRY_STRATEGY: FnStrategy =
+//!         LazyLock::new(|| default_strategy(scope, RetryPreset::Default, |b| b...));
 //!     let __retry_strategy = &*__RETRY_STRATEGY;   // or `&dyn RetryStrategy = &(strategy expr)`
 //!     let __retry_classifier: &dyn ClassifyRetry<_, _> = &RetryInfoClassifier; // or the user's
-//!     let mut __retry = RetryLoop::new(__retry_strategy, __retry_classifier, NoHook);
+//!     let __retry_hook = NoHook;                     // or `DynHook(&on_retry)`
+//!     let mut __retry = RetryLoop::new(__retry_strategy, __retry_classifier, __retry_hook);
 //!     loop {
 //!         __retry.ready().await;                         // backoff, send permit
 //!         let body = <ByValueArgument as CloneArg<_, body>>::clone_arg(&body); // per attempt
 //!         let __retry_outcome = async {
 //!             if false { let fake: Result<Item, StoreError> = loop {}; return fake; }
-//!             { /* the user's body */ }
+//!             { /* the user's body, inner attributes included */ }
 //!         }
-//!         .await;
+//!         .await;                                        // or `cut_after(timeout, async {..}, ..)`
 //!         if __retry.finish(&__retry_outcome).is_break() {  // every stop decided here
 //!             return __retry_outcome;
 //!         }
@@ -24,7 +26,8 @@
 //!
 //! * The `if false { return fake }` (the technique of `tracing`'s `#[instrument]`) fixes the
 //!   inner async block's output type to the declared return type before the body is checked, so
-//!   `?` conversions and type mismatches are reported at the user's expressions.
+//!   `?` conversions and type mismatches are reported at the user's expressions. Each
+//!   `impl Trait` in the return type is written `_` there (`Result<_, E>`).
 //! * The default strategy keeps its concrete type, so its calls inline into the success path.
 //!   A given strategy, the classifier and the hook reach the loop as trait objects. The coercion
 //!   to `&dyn ...` is spanned at what the user wrote (the `strategy` / `classifier` expression,
@@ -37,11 +40,13 @@
 use proc_macro2::{Delimiter, Group, Ident, Span, TokenStream, TokenTree};
 use quote::{ToTokens, format_ident, quote};
 use syn::ext::IdentExt;
-use syn::{AttrStyle, Expr, FnArg, Pat, PatType, Type};
+use syn::visit_mut::{self, VisitMut};
+use syn::{Expr, FnArg, Pat, PatType, Type, TypeInfer};
 
-use super::Errors;
-use super::args::RetryableFn;
-use super::valid::{ClassifierSource, Config, FnShape, Setting, StrategySource, span_range};
+use super::item::{FnShape, RetryableFn};
+use super::lower::{ClassifierSource, Config, Setting, StrategySource};
+use crate::diagnostics::Errors;
+use crate::spans::{parenthesized, respan, span_range, strip_type, user_amp};
 
 /// The function unchanged, with the errors: the user's code still type-checks on its own.
 pub(crate) fn unchanged(item: TokenStream, errors: &Errors) -> TokenStream {
@@ -52,7 +57,8 @@ pub(crate) fn unchanged(item: TokenStream, errors: &Errors) -> TokenStream {
 /// The rewritten function.
 pub(crate) fn expand(function: &RetryableFn, shape: &FnShape, config: &Config) -> TokenStream {
     let krate = &config.krate;
-    let private = quote!(#krate::__private);
+    let private = private_module();
+    let private = quote!(#krate::#private);
     let mut sig = function.sig.clone();
     let bindings = rebind_arguments(&mut sig.inputs, &private);
 
@@ -68,15 +74,9 @@ pub(crate) fn expand(function: &RetryableFn, shape: &FnShape, config: &Config) -
     let hook_local = local("__retry_hook");
 
     let attrs = &function.attrs;
-    let inner_attrs = function.inner_attrs.iter().map(|attr| {
-        let mut attr = attr.clone();
-        attr.style = AttrStyle::Outer;
-        attr
-    });
     let vis = &function.vis;
     quote! {
         #(#attrs)*
-        #(#inner_attrs)*
         #vis #sig {
             #strategy
             #classifier
@@ -96,6 +96,14 @@ pub(crate) fn expand(function: &RetryableFn, shape: &FnShape, config: &Config) -
             }
         }
     }
+}
+
+/// The runtime's module for generated code, named after this crate's version
+/// (`__private_0_1_0`): the runtime names it after its own, so the generated code compiles only
+/// against the runtime of the same version.
+pub(crate) fn private_module() -> Ident {
+    let version = env!("CARGO_PKG_VERSION").replace(['.', '-', '+'], "_");
+    Ident::new(&format!("__private_{version}"), Span::call_site())
 }
 
 /// A local variable of the generated code, invisible to the user's body.
@@ -124,7 +132,7 @@ fn rebind_arguments(
             Some(ident) => ident.clone(),
             None => format_ident!("__retry_arg{}", index, span = Span::mixed_site()),
         };
-        let binding = match strip_group(&arg.ty) {
+        let binding = match strip_type(&arg.ty) {
             Type::Reference(reference) if reference.mutability.is_none() => {
                 if is_plain(&arg.pat) {
                     continue;
@@ -178,14 +186,6 @@ fn is_plain(pat: &Pat) -> bool {
     )
 }
 
-fn strip_group(ty: &Type) -> &Type {
-    match ty {
-        Type::Group(group) => strip_group(&group.elem),
-        Type::Paren(paren) => strip_group(&paren.elem),
-        other => other,
-    }
-}
-
 /// `expr` as the operand of a prefix operator (`&expr`). Expressions that bind more loosely
 /// than `&` are parenthesized. The user's tokens are kept as they are, so that an error about
 /// the operand covers exactly what the user wrote.
@@ -234,7 +234,11 @@ fn strategy(
     let local = local("__retry_strategy");
     let ty = quote!(&dyn #private::RetryStrategy);
     match &config.strategy {
-        StrategySource::Default { scope, settings } => {
+        StrategySource::Default {
+            scope,
+            preset,
+            settings,
+        } => {
             let name = function.sig.ident.unraw().to_string();
             let scope = match scope {
                 Some(scope) => scope.to_token_stream(),
@@ -246,9 +250,14 @@ fn strategy(
                 .map(|setting| self::setting(setting, private));
             let configured = quote!(#builder #(#calls)*);
             let stat = Ident::new("__RETRY_STRATEGY", Span::mixed_site());
+            let preset = Ident::new(preset.variant(), Span::call_site());
             quote! {
                 static #stat: #private::FnStrategy = #private::LazyLock::new(|| {
-                    #private::default_strategy(#scope, |#builder| #configured)
+                    #private::default_strategy(
+                        #scope,
+                        #private::RetryPreset::#preset,
+                        |#builder| #configured,
+                    )
                 });
                 // The default strategy's concrete type: no virtual calls on the success path.
                 let #local = &*#stat;
@@ -285,8 +294,8 @@ fn duration(value: std::time::Duration, private: &TokenStream) -> TokenStream {
 fn setting(setting: &Setting, private: &TokenStream) -> TokenStream {
     match setting {
         Setting::MaxAttempts(value) => quote!(.max_attempts(#value)),
-        Setting::Mode(variant) => {
-            let variant = Ident::new(variant, Span::call_site());
+        Setting::Mode(mode) => {
+            let variant = Ident::new(mode.variant(), Span::call_site());
             quote!(.mode(#private::RetryMode::#variant))
         }
         Setting::InitialBackoff(value) => {
@@ -297,8 +306,12 @@ fn setting(setting: &Setting, private: &TokenStream) -> TokenStream {
             let value = duration(*value, private);
             quote!(.max_backoff(#value))
         }
-        Setting::Jitter(variant) => {
-            let variant = Ident::new(variant, Span::call_site());
+        Setting::ThrottlingBackoff(value) => {
+            let value = duration(*value, private);
+            quote!(.throttling_backoff(#value))
+        }
+        Setting::Jitter(jitter) => {
+            let variant = Ident::new(jitter.variant(), Span::call_site());
             quote!(.jitter(#private::Jitter::#variant))
         }
         Setting::Timeout(value) => {
@@ -353,7 +366,7 @@ fn classifier(shape: &FnShape, config: &Config, private: &TokenStream) -> TokenS
 /// `T` and `E` of the declared return type (`_` when it mentions `impl Trait`), so that errors
 /// about the classifier or the hook name them.
 fn outcome_types(shape: &FnShape, private: &TokenStream) -> (TokenStream, TokenStream) {
-    if mentions_impl_trait(&shape.output) {
+    if erase_impl_trait(&shape.output).1 {
         return (quote!(_), quote!(_));
     }
     let output = &shape.output;
@@ -380,42 +393,6 @@ fn hook(shape: &FnShape, config: &Config, private: &TokenStream) -> TokenStream 
     }
 }
 
-/// `tokens` located at `last`, except the first token, located at `first`: a compiler error
-/// about the expression they form then covers the user's `first..last`. Identifiers keep their
-/// hygiene, other tokens the macro's, so lints (`unused_qualifications`) see them as generated.
-fn respan(tokens: TokenStream, first: Span, last: Span) -> TokenStream {
-    let mut result = TokenStream::new();
-    for (index, mut token) in tokens.into_iter().enumerate() {
-        let at = if index == 0 { first } else { last };
-        match &mut token {
-            TokenTree::Group(group) => {
-                let mut inner = Group::new(group.delimiter(), respan(group.stream(), last, last));
-                inner.set_span(Span::call_site().located_at(at));
-                *group = inner;
-            }
-            TokenTree::Ident(ident) => ident.set_span(ident.span().located_at(at)),
-            other => other.set_span(Span::call_site().located_at(at)),
-        }
-        result.extend([token]);
-    }
-    result
-}
-
-/// A `&` before the user's tokens, spanned like them (an expression's span is only the union
-/// of its first and last tokens' spans when both come from the same place).
-fn user_amp(first: Span) -> TokenStream {
-    let mut amp = proc_macro2::Punct::new('&', proc_macro2::Spacing::Alone);
-    amp.set_span(first);
-    amp.into_token_stream()
-}
-
-/// `(tokens)` with its parentheses located at `span`.
-fn parenthesized(tokens: TokenStream, span: Span) -> TokenStream {
-    let mut group = Group::new(Delimiter::Parenthesis, tokens);
-    group.set_span(Span::call_site().located_at(span));
-    group.into_token_stream()
-}
-
 /// One attempt: the body as an inner async block whose output type is the declared return
 /// type, cut by `attempt_timeout` when given.
 fn attempt(
@@ -426,25 +403,20 @@ fn attempt(
 ) -> TokenStream {
     let mut body = Group::new(Delimiter::Brace, function.body.clone());
     body.set_span(function.body_span);
-    let output = &shape.output;
-    // `let x: impl Trait` is not allowed: such return types are left to inference.
-    let pin_output = if mentions_impl_trait(output) {
-        TokenStream::new()
-    } else {
-        let fake = local("__retry_fake_return");
-        quote! {
-            #[allow(
-                unreachable_code,
-                clippy::diverging_sub_expression,
-                clippy::empty_loop,
-                clippy::let_unit_value,
-                clippy::let_with_type_underscore,
-                clippy::unreachable
-            )]
-            if false {
-                let #fake: #output = loop {};
-                return #fake;
-            }
+    let (output, _) = erase_impl_trait(&shape.output);
+    let fake = local("__retry_fake_return");
+    let pin_output = quote! {
+        #[allow(
+            unreachable_code,
+            clippy::diverging_sub_expression,
+            clippy::empty_loop,
+            clippy::let_unit_value,
+            clippy::let_with_type_underscore,
+            clippy::unreachable
+        )]
+        if false {
+            let #fake: #output = loop {};
+            return #fake;
         }
     };
     let block = quote!(async { #pin_output #body });
@@ -458,7 +430,7 @@ fn attempt(
                 last,
             );
             quote! {
-                #private::attempt_with_timeout(
+                #private::cut_after(
                     #timeout,
                     #block,
                     #on_elapsed,
@@ -482,19 +454,29 @@ fn mentions_self(expr: &Expr) -> bool {
     scan(expr.to_token_stream())
 }
 
-fn mentions_impl_trait(ty: &Type) -> bool {
-    ty.to_token_stream()
-        .into_iter()
-        .any(|token| mentions_impl(&token))
-}
-
-fn mentions_impl(token: &TokenTree) -> bool {
-    match token {
-        TokenTree::Ident(ident) => ident == "impl",
-        TokenTree::Group(group) => group
-            .stream()
-            .into_iter()
-            .any(|token| mentions_impl(&token)),
-        _ => false,
+/// `ty` with each `impl Trait` in it written `_`, and whether there was one: `let x: impl Trait`
+/// is not allowed, `let x: Result<_, E>` still fixes the rest of the type (as `tracing`'s
+/// `#[instrument]` does).
+fn erase_impl_trait(ty: &Type) -> (Type, bool) {
+    struct Eraser {
+        erased: bool,
     }
+    impl VisitMut for Eraser {
+        fn visit_type_mut(&mut self, ty: &mut Type) {
+            if let Type::ImplTrait(impl_trait) = ty {
+                let underscore_token = syn::Token![_](impl_trait.impl_token.span);
+                *ty = Type::Infer(TypeInfer {
+                    attrs: Vec::new(),
+                    underscore_token,
+                });
+                self.erased = true;
+            } else {
+                visit_mut::visit_type_mut(self, ty);
+            }
+        }
+    }
+    let mut erased = ty.clone();
+    let mut eraser = Eraser { erased: false };
+    eraser.visit_type_mut(&mut erased);
+    (erased, eraser.erased)
 }

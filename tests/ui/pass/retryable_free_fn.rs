@@ -56,10 +56,32 @@ async fn defaults() -> Result<(), StoreError> {
     Ok(())
 }
 
-/// A `max_backoff` below the default throttling backoff (1 s).
-#[retryable(max_backoff = "200ms", initial_backoff = "10ms")]
+/// A preset, and a `max_backoff` below its throttling backoff base (1 s).
+#[retryable(preset = "aws-2026", max_backoff = "200ms", initial_backoff = "10ms")]
 async fn short_backoff() -> Result<(), StoreError> {
     Ok(())
+}
+
+/// Inner attributes apply to the body (`deny(warnings)` above would reject the unused variable
+/// otherwise).
+#[retryable]
+async fn inner_attributes() -> Result<(), StoreError> {
+    #![allow(unused_variables)]
+    let unused = 1;
+    Ok(())
+}
+
+/// `?` converts into the declared error type although the success type is an `impl Trait`.
+#[retryable]
+async fn opaque(text: &str) -> Result<impl std::fmt::Display, StoreError> {
+    let value = text.parse::<u32>()?;
+    Ok(value)
+}
+
+impl From<std::num::ParseIntError> for StoreError {
+    fn from(_: std::num::ParseIntError) -> Self {
+        StoreError
+    }
 }
 
 /// `retry_if` with an error type that is not `RetryInfo`-specific.
@@ -102,6 +124,8 @@ fn main() {
         assert_eq!(read(&mut buf).await.ok(), Some(1));
         assert_eq!(write(b"abc").await.ok(), Some(3));
         assert_eq!(parse("42").await.ok(), Some(42));
+        assert!(inner_attributes().await.is_ok());
+        assert_eq!(opaque("7").await.ok().map(|n| n.to_string()), Some("7".to_owned()));
         assert!(r#match().await.is_ok());
     });
     let _ = Duration::ZERO;

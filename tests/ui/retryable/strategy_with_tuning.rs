@@ -9,7 +9,7 @@ struct Client {
 }
 
 impl Client {
-    #[retryable(strategy = self.strategy, max_attempts = 5, scope = "store")]
+    #[retryable(strategy = self.strategy, preset = "aws-2026", max_attempts = 5, scope = "store")]
     async fn get(&self) -> Result<u32, StoreError> {
         Ok(1)
     }

@@ -1,0 +1,271 @@
+//! The expansion of `#[retryable]`, and its compile-time checks against the runtime's.
+
+use super::retryable;
+use quote::quote;
+
+/// The expansion, without spaces, to search in, with the versioned module's name replaced
+/// by `__private`.
+fn expand(args: proc_macro2::TokenStream, item: proc_macro2::TokenStream) -> String {
+    let private = super::expand::private_module().to_string();
+    retryable(args, item)
+        .to_string()
+        .replace(' ', "")
+        .replace(&private, "__private")
+}
+
+#[test]
+fn the_expansion_is_a_function_with_the_same_signature() {
+    let item = quote! {
+        /// Docs.
+        pub(crate) async fn get<'a, T: Clone>(&'a self, key: &str, mut body: T, (a, b): (u8, u8))
+            -> Result<&'a str, StoreError>
+        where
+            T: Send,
+        {
+            Ok(key)
+        }
+    };
+    let output = retryable(quote!(max_attempts = 5, mode = "adaptive"), item);
+    let function: syn::ImplItemFn = syn::parse2(output).expect("a function");
+    assert_eq!(function.sig.ident, "get");
+    assert!(function.sig.asyncness.is_some());
+    assert!(matches!(function.vis, syn::Visibility::Restricted(_)));
+    assert_eq!(function.sig.inputs.len(), 4);
+    let private = super::expand::private_module().to_string();
+    let code = quote!(#function)
+        .to_string()
+        .replace(' ', "")
+        .replace(&private, "__private");
+    assert!(
+        code.contains(".max_attempts(5u32).mode(::retry_core::__private::RetryMode::Adaptive)"),
+        "{code}"
+    );
+    assert!(code.contains("letmutbody="), "{code}");
+    assert!(code.contains("let(a,b)="), "{code}");
+    assert!(!code.contains("compile_error"), "{code}");
+}
+
+#[test]
+fn durations_follow_the_runtime_rules() {
+    let code = expand(
+        quote!(
+            initial_backoff = "1.5s",
+            max_backoff = "1m",
+            timeout = " 250ms "
+        ),
+        quote!(
+            async fn f() -> Result<(), E> {
+                Ok(())
+            }
+        ),
+    );
+    assert!(
+        code.contains(
+            ".initial_backoff(::retry_core::__private::Duration::new(1u64,500000000u32))"
+        ),
+        "{code}"
+    );
+    assert!(
+        code.contains(".max_backoff(::retry_core::__private::Duration::new(60u64,0u32))"),
+        "{code}"
+    );
+    assert!(
+        code.contains(".timeout(::retry_core::__private::Duration::new(0u64,250000000u32))"),
+        "{code}"
+    );
+}
+
+#[test]
+fn errors_keep_the_function_unchanged() {
+    let item = quote!(
+        async fn f() -> Result<(), E> {
+            Ok(())
+        }
+    );
+    let code = expand(quote!(max_attempts = 0, retries = 3), item.clone());
+    assert!(
+        code.contains("compile_error!{\"`max_attempts`mustbeatleast1"),
+        "{code}"
+    );
+    assert!(code.contains("unknownargument`retries`"), "{code}");
+    assert!(code.ends_with(&item.to_string().replace(' ', "")), "{code}");
+}
+
+#[test]
+fn unknown_arguments_suggest_the_closest() {
+    let code = expand(
+        quote!(max_atempts = 3),
+        quote!(
+            async fn f() -> Result<(), E> {
+                Ok(())
+            }
+        ),
+    );
+    assert!(code.contains("(didyoumean`max_attempts`?)"), "{code}");
+}
+
+#[test]
+fn the_preset_fills_in_the_backoff_not_given() {
+    let code = expand(
+        quote!(preset = "aws-2026", max_backoff = "10ms"),
+        quote!(
+            async fn f() -> Result<(), E> {
+                Ok(())
+            }
+        ),
+    );
+    assert!(
+        code.contains("initial_backoff(50ms,frompreset`aws-2026`)mustnotexceedmax_backoff(10ms)"),
+        "{code}"
+    );
+}
+
+#[test]
+fn inner_attributes_stay_in_the_body() {
+    let code = expand(
+        quote!(),
+        quote!(
+            #[inline]
+            async fn f() -> Result<(), E> {
+                #![allow(unused_variables)]
+                let x = 1;
+                Ok(())
+            }
+        ),
+    );
+    assert!(code.starts_with("#[inline]asyncfnf()"), "{code}");
+    assert!(
+        code.contains("{#![allow(unused_variables)]letx=1;Ok(())}"),
+        "{code}"
+    );
+}
+
+#[test]
+fn impl_trait_in_the_return_type_is_erased_from_the_type_pin() {
+    let code = expand(
+        quote!(),
+        quote!(
+            async fn f() -> Result<impl Iterator<Item = impl Display>, E> {
+                Ok([1].into_iter())
+            }
+        ),
+    );
+    assert!(
+        code.contains("let__retry_fake_return:Result<_,E>=loop{};"),
+        "{code}"
+    );
+}
+
+// ---- the compile-time checks are the runtime's --------------------------------------------
+
+mod against_the_runtime {
+    use proptest::prelude::*;
+    use quote::quote;
+    use retry_core::{ConfigError, RetryConfig};
+
+    use super::super::configure;
+    use super::super::lower::{Config, Setting, StrategySource};
+    use crate::diagnostics::Errors;
+
+    /// The runtime's configuration built from what the expansion passes it: the preset, then
+    /// each builder call.
+    fn generated_config(config: &Config) -> Result<RetryConfig, ConfigError> {
+        let StrategySource::Default {
+            preset, settings, ..
+        } = &config.strategy
+        else {
+            panic!("the function's own strategy");
+        };
+        let preset = preset.as_str().parse().expect("a runtime preset");
+        let mut builder = RetryConfig::from_preset(preset);
+        for setting in settings {
+            builder = match *setting {
+                Setting::MaxAttempts(n) => builder.max_attempts(n),
+                Setting::Mode(mode) => builder.mode(mode.as_str().parse().expect("a mode")),
+                Setting::InitialBackoff(value) => builder.initial_backoff(value),
+                Setting::MaxBackoff(value) => builder.max_backoff(value),
+                Setting::ThrottlingBackoff(value) => builder.throttling_backoff(value),
+                Setting::Jitter(jitter) => {
+                    builder.jitter(jitter.as_str().parse().expect("a jitter"))
+                }
+                Setting::Timeout(value) => builder.timeout(value),
+            };
+        }
+        builder.build()
+    }
+
+    /// Durations around every preset's backoff numbers.
+    const DURATIONS: [&str; 11] = [
+        "0ms", "10ms", "49ms", "50ms", "51ms", "999ms", "1s", "1001ms", "20s", "21s", "1h",
+    ];
+
+    fn duration() -> impl Strategy<Value = Option<&'static str>> {
+        prop::option::of(prop::sample::select(DURATIONS.to_vec()))
+    }
+
+    proptest! {
+        /// `#[retryable]` accepts a preset and backoffs exactly when the runtime accepts the
+        /// same values (a `max_backoff` below a throttling base of the preset's own lowering
+        /// that base), and then generates that configuration.
+        #[test]
+        fn the_backoff_checks_are_the_runtimes(
+            preset in prop::option::of(prop::sample::select(
+                retry_core::RetryPreset::NAMES.to_vec()
+            )),
+            initial in duration(),
+            max in duration(),
+        ) {
+            let mut tokens = Vec::new();
+            tokens.extend(preset.map(|name| quote!(preset = #name)));
+            tokens.extend(initial.map(|value| quote!(initial_backoff = #value)));
+            tokens.extend(max.map(|value| quote!(max_backoff = #value)));
+            let mut errors = Errors::default();
+            let generated = configure(quote!(#(#tokens),*), &mut errors);
+
+            // What the user asked for, given to the runtime as it is.
+            let preset = preset.map_or(retry_core::RetryPreset::Default, |name| {
+                name.parse().expect("a preset")
+            });
+            let parse = |value: &str| retry_core::parse_duration(value).expect("a duration");
+            let mut asked = RetryConfig::from_preset(preset);
+            if let Some(value) = initial {
+                asked = asked.initial_backoff(parse(value));
+            }
+            if let Some(value) = max {
+                asked = asked.max_backoff(parse(value));
+            }
+            let asked = asked.build();
+
+            match generated {
+                Some(config) => {
+                    let built = generated_config(&config).expect("the runtime accepts it");
+                    let base = RetryConfig::from_preset(preset).build().expect("a preset");
+                    prop_assert_eq!(
+                        built.initial_backoff(),
+                        initial.map_or(base.initial_backoff(), parse)
+                    );
+                    prop_assert_eq!(built.max_backoff(), max.map_or(base.max_backoff(), parse));
+                    // The runtime rejects the values as asked only for the throttling base
+                    // the expansion lowers.
+                    if let Err(error) = asked {
+                        prop_assert!(
+                            matches!(
+                                error,
+                                ConfigError::BackoffOrder { setting: "throttling_backoff", .. }
+                            ),
+                            "{error}"
+                        );
+                        prop_assert_eq!(built.throttling_backoff(), built.max_backoff());
+                    }
+                }
+                None => {
+                    let error = asked.expect_err("the runtime rejects it too");
+                    prop_assert!(
+                        matches!(error, ConfigError::BackoffOrder { setting: "initial_backoff", .. }),
+                        "{error}"
+                    );
+                }
+            }
+        }
+    }
+}
