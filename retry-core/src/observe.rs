@@ -7,7 +7,7 @@
 //! retry (scope, cost, level). Emitted where they are decided: `warn` "throttled: client-side
 //! rate limiting engaged" by the adaptive strategy when its scope's rate limiter turns on
 //! (scope, fill rate), `debug` "not retrying" by the retry loop when a call stops (attempt,
-//! reason), and `error` "invalid #[retryable] configuration" by the code `#[retryable]`
+//! reason), and `error` "invalid `#[retryable]` configuration" by the code `#[retryable]`
 //! generates, should the runtime reject what the macro accepted.
 
 use std::sync::atomic::{AtomicUsize as StdAtomicUsize, Ordering as StdOrdering};

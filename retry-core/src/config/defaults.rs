@@ -52,10 +52,13 @@ pub const SUCCESS_REWARD: u32 = aws_classic::SUCCESS_REWARD;
 /// The window of traffic that sizes the quota: a retry finds at most one token per call the
 /// scope made in the last 60 s (at least one whole call's retries, `(max_attempts − 1) × 14`,
 /// so a lone call makes every attempt it asks for). A fleet's retries in an outage then follow
-/// its load, not its number of clients. Measured: S1 1.046 attempts per request over the
-/// outage, 1.000 from 10 s in; S4 1.063 / 1.046 / 1.034 with 10 / 100 / 1000 clients (a fixed
-/// quota of 500: 1.008 / 1.083 / 1.834 with aws-2026's costs, 1.024 / 1.238 / 2.953 with the
-/// classic ones). The figures are from the simulator, see `docs/sim/`.
+/// its load, not its number of clients: at most `1 + 60 / (14 × 60) = 1.071` attempts per call
+/// over a 60 s outage. Measured: S1 1.070 attempts per request over the outage, 1.000 from 10 s
+/// in; S4 1.071 / 1.070 / 1.058 with 10 / 100 / 1000 clients (a fixed quota of 500: 1.008 /
+/// 1.083 / 1.834 with `aws-2026`'s costs, 1.024 / 1.238 / 2.953 with the classic ones). The
+/// floor's price: 10,000 clients at 0.07 calls/s each, too few to buy one retry, keep one call's
+/// retries each and make 1.469 attempts per request in S1's outage (the fixed quotas: 2.967 and
+/// 2.998).
 pub const QUOTA_WINDOW: Duration = Duration::from_secs(60);
 
 /// The most the traffic-sized quota holds: 60 s of 83 calls/s. Above that rate a client's retry
