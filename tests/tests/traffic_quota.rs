@@ -145,3 +145,55 @@ fn a_zero_window_is_rejected() {
         "quota_window must be longer than zero: leave it unset for no limit"
     );
 }
+
+#[test]
+fn threads_sharing_a_traffic_sized_scope_keep_its_counts_and_bounds() {
+    // 8 threads x 2000 calls on one default scope, the clock moving 1 ms per call, so that the
+    // traffic is sampled (once a second, under a try_lock) while other threads ask for
+    // retries. One call in 4 fails until the quota refuses; every granted retry is sent.
+    const THREADS: u64 = 8;
+    const CALLS: u64 = 2_000;
+    let (strategy, clock) = default_strategy();
+    let strategy = Arc::new(strategy);
+    let granted: u64 = std::thread::scope(|threads| {
+        let workers: Vec<_> = (0..THREADS)
+            .map(|thread| {
+                let (strategy, clock) = (Arc::clone(&strategy), Arc::clone(&clock));
+                threads.spawn(move || {
+                    let mut granted = 0;
+                    for call in 0..CALLS {
+                        clock.advance(Duration::from_millis(1));
+                        let mut token = strategy.acquire_initial_token();
+                        if (call + thread) % 4 != 0 {
+                            strategy.record_success(token);
+                            continue;
+                        }
+                        let reason = RetryReason::error(ErrorKind::Server);
+                        loop {
+                            match strategy.refresh_retry_token(token, &reason) {
+                                Ok(next) => {
+                                    granted += 1;
+                                    token = next;
+                                }
+                                Err(_) => break,
+                            }
+                        }
+                    }
+                    granted
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|worker| worker.join().expect("no panic"))
+            .sum()
+    });
+    let stats = strategy.scope().stats();
+    assert_eq!(stats.successes + stats.failures, THREADS * CALLS);
+    assert_eq!(stats.failures, THREADS * CALLS / 4);
+    assert_eq!(stats.retries, granted);
+    assert_eq!(stats.attempts, THREADS * CALLS + granted);
+    assert!(granted > 0, "some retries were granted");
+    assert!(stats.quota_level <= stats.quota_capacity);
+    assert!(stats.quota_capacity <= 5_000);
+}
