@@ -20,7 +20,7 @@ use retry_bench::{
     BenchError, INITIAL_BACKOFF, MAX_ATTEMPTS, MAX_BACKOFF, multi_thread_runtime, op,
     success_config,
 };
-use retry_core::{RetryStrategy, Scope, StandardStrategy, retry};
+use retry_core::{Scope, StandardStrategy, retry};
 
 retry_bench::retryable_ops!();
 

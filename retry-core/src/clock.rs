@@ -20,7 +20,9 @@ use crate::sync::{AtomicU64, Ordering};
 /// assert_eq!(clock.now(), Duration::from_millis(1500));
 /// ```
 pub trait Clock: Send + Sync + fmt::Debug {
-    /// The time elapsed since this clock's origin. Never decreases.
+    /// The time elapsed since this clock's origin. Should not decrease; should it (a paused
+    /// tokio clock in a later runtime, see [`TokioClock`]), the quota and the rate limiter take
+    /// a step back as no time passing and go on from there.
     fn now(&self) -> Duration;
 }
 
@@ -30,6 +32,13 @@ pub type SharedClock = Arc<dyn Clock>;
 /// tokio's clock: follows `tokio::time::pause` and `advance`, so paused-time tests are virtual.
 ///
 /// Outside a tokio runtime it reads the same monotonic clock as `std::time::Instant`.
+///
+/// A clock (a process-wide [`Scope`](crate::Scope)'s, say) outlives the runtime it was created
+/// in. A paused runtime's clock starts at the real time the runtime was built and moves only
+/// when advanced, so the next runtime's reads earlier than the last one's did. The origin is
+/// therefore the earlier of tokio's time and the real time at creation: every later runtime
+/// starts after it, so the clock never sticks at zero there; the step back from the previous
+/// runtime's time is the consumers' to absorb (the rate limiter takes it as no time passing).
 ///
 /// ```
 /// use retry_core::{Clock, TokioClock};
@@ -50,8 +59,10 @@ impl TokioClock {
     /// # let _ = clock;
     /// ```
     pub fn new() -> Self {
+        let tokio_now = tokio::time::Instant::now();
+        let real_now = tokio::time::Instant::from_std(std::time::Instant::now());
         Self {
-            origin: tokio::time::Instant::now(),
+            origin: tokio_now.min(real_now),
         }
     }
 }

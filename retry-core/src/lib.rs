@@ -127,6 +127,7 @@ mod traffic_quota;
 #[path = "private.rs"]
 pub mod __private_0_1_0;
 
+pub use adaptive::{LoadShed, ShedReason};
 pub use backoff::{Backoff, ExponentialBackoff};
 pub use classify::{
     ClassifierChain, ClassifierPriority, ClassifyRetry, ErrorCodeClassifier, ErrorKind,
@@ -142,7 +143,7 @@ pub use config::{
 };
 pub use driver::{
     AttemptLimit, AttemptTimeout, NoAttemptTimeout, NoHook, OnRetry, Ready, Retry, RetryEvent,
-    RetryLoop, retry, with_attempt_timeout,
+    RetryLoop, TryReady, retry, retry_or_shed, with_attempt_timeout,
 };
 pub use info::{Fault, RetryInfo, RetrySafety};
 pub use jitter::{Jitter, JitterParseError};

@@ -30,6 +30,15 @@ pub enum FaultKind {
         /// Failure probability of one attempt.
         probability: f64,
     },
+    /// A hot key: the server answers a fixed `share` of the attempts (chosen at random) at once
+    /// with 429 and `Retry-After: retry_after`, whatever the rate it receives: throttling that
+    /// sending slower does not relieve.
+    HotKey {
+        /// Share of the attempts throttled, 0 to 1.
+        share: f64,
+        /// The `Retry-After` the 429s carry.
+        retry_after: Nanos,
+    },
     /// Load spike: the clients' arrival rate is multiplied by `factor`.
     LoadSpike {
         /// Arrival rate multiplier.
@@ -50,6 +59,7 @@ impl FaultKind {
             FaultKind::Brownout { .. } => "brownout",
             FaultKind::Throttle { .. } => "throttle",
             FaultKind::Failures { .. } => "failures",
+            FaultKind::HotKey { .. } => "hot key",
             FaultKind::LoadSpike { .. } => "spike",
         }
     }
@@ -97,6 +107,8 @@ pub struct Phase {
     pub capacity: f64,
     /// Throttling, if any: (rate, burst, retry-after).
     pub throttle: Option<(f64, f64, Nanos)>,
+    /// A hot key, if any: (share of attempts throttled, retry-after).
+    pub hot_key: Option<(f64, Nanos)>,
     /// Probability that a served attempt fails.
     pub fail_probability: f64,
     /// Arrival rate multiplier.
@@ -111,6 +123,7 @@ impl Phase {
             blackhole: false,
             capacity: 1.0,
             throttle: None,
+            hot_key: None,
             fail_probability: 0.0,
             load: 1.0,
         }
@@ -191,6 +204,9 @@ impl FaultSchedule {
                                 - (1.0 - phase.fail_probability)
                                     * (1.0 - probability.clamp(0.0, 1.0));
                         }
+                        FaultKind::HotKey { share, retry_after } => {
+                            phase.hot_key = Some((share.clamp(0.0, 1.0), retry_after))
+                        }
                         FaultKind::LoadSpike { factor } => phase.load *= factor.max(0.0),
                     }
                 }
@@ -237,6 +253,9 @@ impl FaultSchedule {
         let mut capacity = healthy * phase.capacity * (1.0 - phase.fail_probability);
         if let Some((rate, _, _)) = phase.throttle {
             capacity = capacity.min(rate);
+        }
+        if let Some((share, _)) = phase.hot_key {
+            capacity *= 1.0 - share;
         }
         capacity
     }

@@ -1,4 +1,4 @@
-//! The built-in scenarios S0–S5 of the issue, and the options that adjust them.
+//! The built-in scenarios S0–S6, and the options that adjust them.
 
 use crate::fault::{Fault, FaultKind, FaultSchedule};
 use crate::sim::{Arrivals, LayerConfig, SimConfig};
@@ -45,7 +45,7 @@ impl Scenario {
 }
 
 /// The built-in scenario identifiers.
-pub const IDS: [&str; 6] = ["s0", "s1", "s2", "s3", "s4", "s5"];
+pub const IDS: [&str; 7] = ["s0", "s1", "s2", "s3", "s4", "s5", "s6"];
 
 /// The p values of S0's calibration.
 pub const S0_PROBABILITIES: [f64; 6] = [0.01, 0.1, 0.3, 0.5, 0.9, 1.0];
@@ -267,6 +267,26 @@ pub fn builtin(id: &str, options: &Options) -> Result<Scenario, String> {
                 ],
             )
         }
+        "s6" => (
+            "S6 — a hot key: 30 % of requests throttled whatever the rate",
+            "At 120 s, for 120 s, the service answers 30 % of the attempts (chosen at random) at once \
+             with 429 and `Retry-After: 1`, whatever the rate it receives (one hot key): sending \
+             slower does not relieve it, so a client that lowers its rate on every throttle only \
+             starves itself. The capacity in the window is the 70 % the service accepts (700/s of \
+             the healthy 1000/s); goodput is normalized by `min(offered, that)`. Metrics over \
+             [120 s, 240 s).",
+            vec![variant("hot key", {
+                let mut c = base(300.0);
+                c.faults = fault(
+                    FaultKind::HotKey {
+                        share: 0.3,
+                        retry_after: SECOND,
+                    },
+                    120.0,
+                );
+                c
+            })],
+        ),
         other => {
             return Err(format!(
                 "unknown scenario `{other}`: expected one of {} or `all`",

@@ -202,6 +202,11 @@ impl Server {
             }
             self.tokens -= 1.0;
         }
+        if let Some((share, retry_after)) = self.phase.hot_key
+            && self.fail_rng.chance(share)
+        {
+            return Admission::Throttled(retry_after);
+        }
         if self.busy < self.limit {
             return self.start(now);
         }

@@ -3,30 +3,31 @@
 //! Events are ordered by (time, sequence number) in a binary heap. Attempt timeouts and call
 //! deadlines are constant offsets from monotonic send and start times, so they live in FIFO
 //! lanes instead of the heap. Every call into a strategy happens after the shared
-//! [`SimClock`] was set to the event's time, and follows `retry-core`'s `RetryLoop`:
-//! `new` (`acquire_initial_token`) → `ready` (sleep the token's delay, then
-//! `acquire_send_permit` until it grants, sleeping each wait and passing back the place in the
-//! rate limiter's line it handed out; it never refuses) → send → `finish` (on a failure
-//! `refresh_retry_token`, which takes every decision to stop, `max_wait` included, then `ready`
-//! again; on success `record_success`), or, like dropping the loop when the caller's deadline
-//! cancels the call, `record_failure` for an attempt in flight and `abandon` for one not yet
-//! sent, whose place in line is given up.
+//! [`SimClock`] was set to the event's time. `retry-core`'s strategies are driven by the real
+//! `RetryLoop` ([`policy`](crate::policy)): `try_shed` when a call starts, `next_wait` until
+//! the attempt may be sent (the simulator sleeping each wait in virtual time), `finish` with
+//! each outcome; a call cancelled at the caller's deadline drops its loop.
 
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
 use std::sync::Arc;
 
-use retry_core::ErrorKind;
+use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 
+use retry_core::{
+    ErrorKind, LoadShed, RetryError, RetryReason, RetryStrategy, RetryToken, SendPermit,
+};
+
+use crate::baseline::{BaselineClient, Outcome};
 use crate::clock::SimClock;
 
 use crate::fault::{FaultSchedule, Phase};
 use crate::metrics::{Recorder, RunOutput, Windows};
-use crate::policy::{Failure, Permit, Policy, Stop, Token};
+use crate::policy::{Failure, OursLoop, Policy, SimClassifier, Token};
 use crate::rng::Rng;
 use crate::server::{Admission, Job, Server, ServerConfig};
 use crate::strategy::{LayerBuild, StrategySpec};
-use crate::time::{Nanos, SECOND};
+use crate::time::{Nanos, SECOND, from_duration};
 
 /// How clients issue requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -237,7 +238,7 @@ enum State {
 }
 
 #[derive(Debug)]
-struct Call {
+struct Call<'a> {
     /// Incarnation of the slot, for deadline entries.
     generation: u32,
     /// Bumped at every state change, for timeouts, wakes and responses.
@@ -247,7 +248,10 @@ struct Call {
     instance: u32,
     parent: Option<(u32, u32)>,
     started: Nanos,
-    token: Option<Token>,
+    token: Option<Token<'a>>,
+    /// Whether the next request for the attempt starts with its backoff (the first after the
+    /// call started or a retry was granted).
+    backoff_pending: bool,
     /// Earliest time the next attempt may be sent (the last 429's `Retry-After`).
     not_before: Nanos,
     attempts: u32,
@@ -269,15 +273,18 @@ enum Source {
 
 struct Engine<'a> {
     config: &'a SimConfig,
+    /// Each layer's `retry-core` strategies, one per client (empty for a baseline's layer).
+    ours: &'a [Vec<Counted>],
+    /// Each layer's baseline clients (empty for a `retry-core` layer).
+    baselines: Vec<Vec<BaselineClient>>,
     now: Nanos,
     clock: Arc<SimClock>,
     heap: BinaryHeap<Scheduled>,
     seq: u64,
     timeouts: Vec<Lane>,
     deadlines: Vec<Lane>,
-    calls: Vec<Call>,
+    calls: Vec<Call<'a>>,
     free: Vec<u32>,
-    policies: Vec<Vec<Policy>>,
     server: Server,
     phases: Vec<Phase>,
     load: f64,
@@ -300,6 +307,9 @@ struct Engine<'a> {
 /// ```
 pub fn run(config: &SimConfig, strategy: &StrategySpec, seed: u64) -> Result<RunOutput, String> {
     config.validate()?;
+    // A run is one thread's from start to end: adaptive mode's sampling of idle responses
+    // then depends on the seed alone.
+    retry_core::adaptive::reseed_idle_sampling(seed);
     let clock = Arc::new(SimClock::new());
     let none = StrategySpec::no_retries();
     let mut policies = Vec::with_capacity(config.layers.len());
@@ -313,6 +323,23 @@ pub fn run(config: &SimConfig, strategy: &StrategySpec, seed: u64) -> Result<Run
         };
         policies.push(spec.build_layer(&build, &clock, seed)?);
     }
+    let refused = Arc::new(AtomicU64::new(0));
+    let mut ours = Vec::with_capacity(policies.len());
+    let mut baselines = Vec::with_capacity(policies.len());
+    for layer in policies {
+        let (mut strategies, mut clients) = (Vec::new(), Vec::new());
+        for policy in layer {
+            match policy {
+                Policy::Ours(strategy) => strategies.push(Counted {
+                    strategy,
+                    refused: Arc::clone(&refused),
+                }),
+                Policy::Baseline(client) => clients.push(client),
+            }
+        }
+        ours.push(strategies);
+        baselines.push(clients);
+    }
     let drain = config
         .layers
         .iter()
@@ -324,6 +351,8 @@ pub fn run(config: &SimConfig, strategy: &StrategySpec, seed: u64) -> Result<Run
     let windows = config.windows();
     let mut engine = Engine {
         config,
+        ours: &ours,
+        baselines,
         now: 0,
         clock,
         heap: BinaryHeap::with_capacity(4096),
@@ -332,7 +361,6 @@ pub fn run(config: &SimConfig, strategy: &StrategySpec, seed: u64) -> Result<Run
         deadlines: config.layers.iter().map(|_| Lane::default()).collect(),
         calls: Vec::with_capacity(8192),
         free: Vec::with_capacity(8192),
-        policies,
         server: Server::new(config.server, Rng::stream(seed, 1), Rng::stream(seed, 2)),
         phases: config.faults.phases(),
         load: 1.0,
@@ -343,11 +371,115 @@ pub fn run(config: &SimConfig, strategy: &StrategySpec, seed: u64) -> Result<Run
         recorder: Recorder::new(windows, config.layers[0].instances, end),
     };
     engine.run(end);
+    engine.recorder.local_rejections += refused.load(AtomicOrdering::Relaxed);
     let capacity = config.faults.window_capacity(config.server.capacity());
     Ok(engine.recorder.finish(capacity))
 }
 
-impl Engine<'_> {
+/// A client's strategy, counting the calls it refuses locally (shed before the first attempt,
+/// or a retry refused because its permit was expected later than `max_wait`) for the
+/// `local_rejections` metric: a strategy of the simulator's own around `retry-core`'s.
+#[derive(Debug)]
+struct Counted {
+    strategy: Box<dyn RetryStrategy>,
+    refused: Arc<AtomicU64>,
+}
+
+impl RetryStrategy for Counted {
+    fn acquire_initial_token(&self) -> RetryToken {
+        self.strategy.acquire_initial_token()
+    }
+    fn refresh_retry_token(
+        &self,
+        token: RetryToken,
+        reason: &RetryReason,
+    ) -> Result<RetryToken, RetryError> {
+        let refreshed = self.strategy.refresh_retry_token(token, reason);
+        if let Err(RetryError::RateLimited { .. }) = refreshed {
+            self.refused.fetch_add(1, AtomicOrdering::Relaxed);
+        }
+        refreshed
+    }
+    fn record_success(&self, token: RetryToken) {
+        self.strategy.record_success(token)
+    }
+    fn acquire_send_permit(&self, token: &mut RetryToken) -> SendPermit {
+        self.strategy.acquire_send_permit(token)
+    }
+    fn shed(&self, token: &RetryToken) -> Option<LoadShed> {
+        let shed = self.strategy.shed(token);
+        if shed.is_some() {
+            self.refused.fetch_add(1, AtomicOrdering::Relaxed);
+        }
+        shed
+    }
+    fn record_failure(&self, token: RetryToken) {
+        self.strategy.record_failure(token)
+    }
+    fn abandon(&self, token: RetryToken) {
+        self.strategy.abandon(token)
+    }
+}
+
+/// Whether an attempt may be sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Permit {
+    /// Send now.
+    Granted,
+    /// Ask again after this long.
+    Wait(Nanos),
+    /// Not sent: the call ends (a call shed before its first attempt, or an attempt a
+    /// baseline rejected locally).
+    Refused,
+}
+
+impl<'a> Engine<'a> {
+    /// A new call's token: `retry-core`'s loop, or a baseline's token.
+    fn start_token(&mut self, layer: u32, instance: u32) -> Token<'a> {
+        let ours: &'a [Vec<Counted>] = self.ours;
+        match ours[layer as usize].get(instance as usize) {
+            Some(strategy) => {
+                let strategy: &'a (dyn RetryStrategy + 'static) = strategy;
+                Token::Ours(OursLoop::new(strategy, SimClassifier, retry_core::NoHook))
+            }
+            None => {
+                Token::Baseline(self.baselines[layer as usize][instance as usize].start(self.now))
+            }
+        }
+    }
+
+    /// May the call's attempt be sent now.
+    fn permit(&mut self, slot: u32) -> Permit {
+        let now = self.now;
+        let call = &mut self.calls[slot as usize];
+        let backoff = std::mem::replace(&mut call.backoff_pending, false);
+        match call.token.as_mut() {
+            Some(Token::Ours(retry)) => {
+                // Before the first attempt waits for its permit and after each of its waits,
+                // as `RetryLoop::try_ready` does.
+                if call.attempts == 0 && retry.try_shed().is_some() {
+                    return Permit::Refused;
+                }
+                match retry.next_wait(backoff) {
+                    None => Permit::Granted,
+                    Some(wait) => Permit::Wait(from_duration(wait).max(1)),
+                }
+            }
+            Some(Token::Baseline(token)) => {
+                if backoff && token.delay > 0 {
+                    return Permit::Wait(token.delay);
+                }
+                let client = &mut self.baselines[call.layer as usize][call.instance as usize];
+                if client.admit(now) {
+                    Permit::Granted
+                } else {
+                    Permit::Refused
+                }
+            }
+            None => Permit::Refused,
+        }
+    }
+
     fn schedule(&mut self, at: Nanos, event: Event) {
         self.seq += 1;
         self.heap.push(Scheduled {
@@ -548,6 +680,7 @@ impl Engine<'_> {
             parent: None,
             started: 0,
             token: None,
+            backoff_pending: false,
             not_before: 0,
             attempts: 0,
         });
@@ -557,7 +690,7 @@ impl Engine<'_> {
     fn start_call(&mut self, layer: u32, instance: u32, parent: Option<(u32, u32)>) {
         let slot = self.alloc();
         let now = self.now;
-        let token = self.policies[layer as usize][instance as usize].start(now);
+        let token = self.start_token(layer, instance);
         let call = &mut self.calls[slot as usize];
         call.generation = call.generation.wrapping_add(1);
         call.epoch = call.epoch.wrapping_add(1);
@@ -567,6 +700,7 @@ impl Engine<'_> {
         call.parent = parent;
         call.started = now;
         call.token = Some(token);
+        call.backoff_pending = true;
         call.not_before = 0;
         call.attempts = 0;
         let generation = call.generation;
@@ -584,24 +718,26 @@ impl Engine<'_> {
 
     fn try_send(&mut self, slot: u32) {
         let now = self.now;
-        let call = &mut self.calls[slot as usize];
-        let policy = &mut self.policies[call.layer as usize][call.instance as usize];
-        let Some(token) = call.token.as_mut() else {
-            return;
-        };
-        match policy.permit(token, now) {
+        let backoff = self.calls[slot as usize].backoff_pending;
+        match self.permit(slot) {
             Permit::Granted => self.send(slot),
             Permit::Wait(wait) => {
-                call.state = State::Permit;
+                let call = &mut self.calls[slot as usize];
+                call.state = if backoff {
+                    State::Backoff
+                } else {
+                    State::Permit
+                };
                 call.epoch = call.epoch.wrapping_add(1);
                 let epoch = call.epoch;
                 self.schedule(now.saturating_add(wait), Event::Wake { call: slot, epoch });
             }
             Permit::Refused => {
-                if let Some(token) = call.token.take() {
-                    policy.refused(token);
+                // A shed call's loop abandoned its token; a baseline's refusal ends its call.
+                self.calls[slot as usize].token = None;
+                if self.ours[self.calls[slot as usize].layer as usize].is_empty() {
+                    self.recorder.local_rejections += 1;
                 }
-                self.recorder.local_rejections += 1;
                 self.finish(slot, Response::Unavailable);
             }
         }
@@ -662,10 +798,9 @@ impl Engine<'_> {
         if call.generation != generation || call.state == State::Free {
             return;
         }
-        let in_flight = call.state == State::InFlight;
-        if let Some(token) = call.token.take() {
-            self.policies[call.layer as usize][call.instance as usize].cancelled(token, in_flight);
-        }
+        // Like dropping a `retry(..)` future: the loop settles its token (an attempt in flight
+        // is a failure, one not yet sent is abandoned and its place in line given up).
+        call.token = None;
         self.recorder.deadline_cancels += 1;
         self.finish(slot, Response::Timeout);
     }
@@ -673,39 +808,50 @@ impl Engine<'_> {
     fn handle(&mut self, slot: u32, response: Response) {
         let now = self.now;
         let call = &mut self.calls[slot as usize];
-        let policy = &mut self.policies[call.layer as usize][call.instance as usize];
-        let Some(token) = call.token.take() else {
-            return;
-        };
-        if response == Response::Ok {
-            policy.succeeded(token, now);
-            self.finish(slot, Response::Ok);
-            return;
-        }
-        let failure = response.failure();
-        match policy.failed(token, &failure, now) {
-            Ok(token) => {
-                let delay = token.delay();
-                call.token = Some(token);
-                if let Response::Throttled(after) = response {
-                    call.not_before = now.saturating_add(after);
-                }
-                if delay == 0 {
-                    self.try_send(slot);
+        let retried = match call.token.as_mut() {
+            None => return,
+            Some(Token::Ours(retry)) => {
+                let outcome = match response {
+                    Response::Ok => Ok(()),
+                    failed => Err(failed.failure()),
+                };
+                retry.finish(&outcome).is_continue()
+            }
+            Some(Token::Baseline(_)) => {
+                let Some(Token::Baseline(token)) = call.token.take() else {
+                    return;
+                };
+                let client = &mut self.baselines[call.layer as usize][call.instance as usize];
+                if response == Response::Ok {
+                    client.on_response(Outcome::Success, now);
+                    false
                 } else {
-                    call.state = State::Backoff;
-                    call.epoch = call.epoch.wrapping_add(1);
-                    let epoch = call.epoch;
-                    self.schedule(now.saturating_add(delay), Event::Wake { call: slot, epoch });
+                    let failure = response.failure();
+                    client.on_response(
+                        Outcome::Failure {
+                            accepted: failure.accepted,
+                        },
+                        now,
+                    );
+                    match client.retry(token, failure.retry_after, now) {
+                        Some(next) => {
+                            call.token = Some(Token::Baseline(next));
+                            true
+                        }
+                        None => false,
+                    }
                 }
             }
-            Err(stop) => {
-                if stop == Stop::RateLimited {
-                    self.recorder.local_rejections += 1;
-                }
-                self.finish(slot, response);
-            }
+        };
+        if !retried {
+            self.finish(slot, response);
+            return;
         }
+        if let Response::Throttled(after) = response {
+            call.not_before = now.saturating_add(after);
+        }
+        call.backoff_pending = true;
+        self.try_send(slot);
     }
 
     /// The call ended with `response` (its last attempt's, or `Timeout` when cancelled).

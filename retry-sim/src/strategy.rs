@@ -4,6 +4,7 @@
 use std::fmt;
 use std::sync::Arc;
 
+use retry_core::adaptive::CongestionSignals;
 use retry_core::{AdaptiveStrategy, RetryConfig, RetryMode, Scope, StandardStrategy};
 
 use crate::clock::SimClock;
@@ -120,7 +121,16 @@ pub const BUILT_IN: [&str; 10] = [
 ];
 
 /// More built-in strategies, not run by default.
-pub const EXTRA: [&str; 2] = ["adaptive-2026", "aws-2026-shared"];
+pub const EXTRA: [&str; 3] = ["adaptive-2026", "aws-2026-shared", "adaptive-timeouts"];
+
+/// The congestion signals of the adaptive row `name`: `adaptive-timeouts` lowers the rate on
+/// attempt timeouts too; the others use `retry-core`'s default (throttling only).
+fn congestion_signals(name: &str) -> CongestionSignals {
+    match name {
+        "adaptive-timeouts" => CongestionSignals::ThrottlingAndTimeouts,
+        _ => CongestionSignals::default(),
+    }
+}
 
 /// The backoff of "fixed N retries with exponential backoff and full jitter": backon's
 /// `ExponentialBuilder` defaults (1 s, factor 2, 60 s cap) with full jitter.
@@ -182,6 +192,10 @@ impl StrategySpec {
             "aws-2026" => ours(RetryConfig::aws_2026().build(), QuotaSizing::PerClient)?,
             "adaptive" => ours(
                 RetryConfig::aws_classic().mode(RetryMode::Adaptive).build(),
+                QuotaSizing::PerClient,
+            )?,
+            "adaptive-timeouts" => ours(
+                RetryConfig::builder().mode(RetryMode::Adaptive).build(),
                 QuotaSizing::PerClient,
             )?,
             "adaptive-2026" => ours(
@@ -295,9 +309,10 @@ impl StrategySpec {
                             builder = builder.scope(scope.clone());
                         }
                         let strategy: Box<dyn retry_core::RetryStrategy> = match config.mode() {
-                            RetryMode::Adaptive => {
-                                Box::new(AdaptiveStrategy::from_builder(builder))
-                            }
+                            RetryMode::Adaptive => Box::new(
+                                AdaptiveStrategy::from_builder(builder)
+                                    .congestion(congestion_signals(&self.name)),
+                            ),
                             _ => Box::new(builder.build()),
                         };
                         Policy::Ours(strategy)
@@ -385,6 +400,14 @@ impl fmt::Display for StrategySpec {
                 }
                 if let Some(wait) = config.max_wait() {
                     write!(f, ", max_wait {wait:?}")?;
+                }
+                if config.mode() == RetryMode::Adaptive {
+                    match congestion_signals(&self.name) {
+                        CongestionSignals::ThrottlingAndTimeouts => {
+                            write!(f, ", rate lowered by throttling and attempt timeouts")?
+                        }
+                        _ => write!(f, ", rate lowered by throttling (as the AWS SDKs)")?,
+                    }
                 }
                 if let Some(window) = config.quota_window() {
                     write!(

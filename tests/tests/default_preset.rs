@@ -218,7 +218,7 @@ fn the_success_path_reads_no_clock() {
     let before = clock.readings.load(Ordering::SeqCst);
     for _ in 0..1_000 {
         let mut token = strategy.acquire_initial_token();
-        let _ = strategy.acquire_send_permit(&mut token, &mut None);
+        let _ = strategy.acquire_send_permit(&mut token);
         strategy.record_success(token);
     }
     assert_eq!(clock.readings.load(Ordering::SeqCst), before);

@@ -13,7 +13,7 @@ use retry_core::adaptive::{Admission, Reservation};
 use retry_core::{
     AdaptiveStrategy, ClassifierChain, ClassifyRetry, ErrorKind, Fault, FixedRandom, FnClassifier,
     RandomSource, Retry, RetryAction, RetryConfig, RetryError, RetryEvent, RetryInfo,
-    RetryInfoClassifier, RetryReason, RetrySafety, RetryStrategy, RetryToken, Scope, SendPermit,
+    RetryInfoClassifier, RetryReason, RetrySafety, RetryStrategy, RetryToken, SendPermit,
     StandardStrategy, retry,
 };
 use tokio::time::Instant;
@@ -364,15 +364,11 @@ impl RetryStrategy for Gate {
     fn acquire_initial_token(&self) -> RetryToken {
         self.inner.acquire_initial_token()
     }
-    fn acquire_send_permit(
-        &self,
-        token: &mut RetryToken,
-        place: &mut Option<Reservation>,
-    ) -> SendPermit {
+    fn acquire_send_permit(&self, token: &mut RetryToken) -> SendPermit {
         self.asked.lock().expect("lock").push(self.start.elapsed());
         match self.waits.lock().expect("lock").pop_front() {
             Some(wait) => SendPermit::Wait(wait),
-            None => self.inner.acquire_send_permit(token, place),
+            None => self.inner.acquire_send_permit(token),
         }
     }
     fn refresh_retry_token(
@@ -396,9 +392,6 @@ impl RetryStrategy for Gate {
     }
     fn abandon(&self, token: RetryToken) {
         self.inner.abandon(token)
-    }
-    fn scope(&self) -> &Scope {
-        self.inner.scope()
     }
 }
 

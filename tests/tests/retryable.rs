@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use retry_core::{
     ClassifyRetry, ErrorKind, Fault, RetryAction, RetryConfig, RetryEvent, RetryInfo, RetrySafety,
-    RetryStrategy, Scope, StandardStrategy, retryable,
+    Scope, StandardStrategy, retryable,
 };
 use tokio::time::{Instant, sleep};
 

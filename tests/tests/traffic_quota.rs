@@ -28,7 +28,7 @@ fn traffic(strategy: &StandardStrategy, clock: &ManualClock, calls_per_sec: u32,
     for _ in 0..calls_per_sec * seconds {
         let mut token = strategy.acquire_initial_token();
         assert_eq!(
-            strategy.acquire_send_permit(&mut token, &mut None),
+            strategy.acquire_send_permit(&mut token),
             SendPermit::Granted,
             "standard mode grants"
         );
@@ -169,14 +169,9 @@ fn threads_sharing_a_traffic_sized_scope_keep_its_counts_and_bounds() {
                             continue;
                         }
                         let reason = RetryReason::error(ErrorKind::Server);
-                        loop {
-                            match strategy.refresh_retry_token(token, &reason) {
-                                Ok(next) => {
-                                    granted += 1;
-                                    token = next;
-                                }
-                                Err(_) => break,
-                            }
+                        while let Ok(next) = strategy.refresh_retry_token(token, &reason) {
+                            granted += 1;
+                            token = next;
                         }
                     }
                     granted

@@ -53,9 +53,24 @@ impl MeasuredRate {
     /// assert!((rate.rate() - 1.6).abs() < 1e-9);
     /// ```
     pub fn record(&mut self, now: f64) {
+        self.record_many(now, 1);
+    }
+
+    /// Counts `responses` at `now` (seconds) at once: a sample standing for that many.
+    ///
+    /// ```
+    /// let mut rate = retry_core::adaptive::MeasuredRate::new(0.0);
+    /// rate.record_many(0.1, 4);
+    /// rate.record_many(1.0, 4); // 8 responses over 1 s
+    /// assert!((rate.rate() - 6.4).abs() < 1e-9);
+    /// ```
+    pub fn record_many(&mut self, now: f64, responses: u64) {
         let bucket = bucket_of(now);
-        self.count += 1;
-        if bucket > self.last_bucket {
+        self.count += responses;
+        if bucket < self.last_bucket {
+            // The clock stepped back: go on counting from the earlier bucket.
+            self.last_bucket = bucket;
+        } else if bucket > self.last_bucket {
             let rate = self.count as f64 / (bucket - self.last_bucket);
             self.measured = rate * SMOOTH + self.measured * (1.0 - SMOOTH);
             self.count = 0;

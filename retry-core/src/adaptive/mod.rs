@@ -1,13 +1,27 @@
 //! Adaptive mode's client-side rate limiting, after the AWS SDKs' adaptive retry mode (botocore's
 //! `retries/adaptive.py`, the smithy-rs RFC "Implementing Adaptive Retry Behavior").
 
+mod congestion;
 mod cubic;
+mod idle_sample;
+mod line;
 mod measured_rate;
 mod rate_limiter;
+mod shed;
+mod throttle_share;
 
-pub use cubic::{BETA, Cubic, SCALE_CONSTANT};
+pub use congestion::CongestionSignals;
+pub use cubic::{BETA, Cubic, REFERENCE_RATE, SCALE_CONSTANT};
+pub(crate) use idle_sample::idle_sample_due;
+pub use idle_sample::reseed_idle_sampling;
+pub use line::WAITER_LEASE;
 pub use measured_rate::{BUCKET_SECONDS, MeasuredRate, SMOOTH};
 pub use rate_limiter::{
-    Admission, ClientRateLimiter, LimiterStats, MAX_SLEEP_BEFORE_RECHECK, MIN_CAPACITY,
-    MIN_FILL_RATE, Reservation,
+    Admission, ClientRateLimiter, IDLE_SAMPLE, LimiterStats, MAX_SLEEP_BEFORE_RECHECK,
+    MIN_CAPACITY, MIN_FILL_RATE, Reservation,
+};
+pub(crate) use rate_limiter::{Ticket, TicketAdmission};
+pub use shed::{LoadShed, ShedReason};
+pub use throttle_share::{
+    RATE_INDEPENDENT_AFTER, SHARE_WEIGHT, STEADY_SHARE, ThrottleShare, WORSE_SHARE,
 };

@@ -6,13 +6,20 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use super::{Cubic, MeasuredRate};
+use super::line::Line;
+use super::{Cubic, MeasuredRate, ThrottleShare};
 
 /// The lowest fill rate, in permits per second. Source: the AWS SDKs (`MIN_FILL_RATE = 0.5`).
 pub const MIN_FILL_RATE: f64 = 0.5;
 
 /// The lowest bucket capacity, in permits. Source: the AWS SDKs (`MIN_CAPACITY = 1`).
 pub const MIN_CAPACITY: f64 = 1.0;
+
+/// Before the first throttle, one response in this many (on average) feeds the limiter's
+/// measured rate with the calls ended since the previous one: the rate the first throttle
+/// starts from, measured without a clock read and a lock per response (what kept adaptive
+/// mode's success path at 8 times standard mode's).
+pub const IDLE_SAMPLE: u32 = 32;
 
 /// One attempt takes one send permit.
 const PERMIT: f64 = 1.0;
@@ -31,7 +38,10 @@ pub const MAX_SLEEP_BEFORE_RECHECK: Duration = Duration::from_millis(500);
 ///
 /// Waiting callers are served first come, first served: each gets a ticket, a newcomer is granted
 /// only permits beyond those owed to the waiters, and a returning waiter only those beyond the
-/// waiters ahead of it. A waiter sleeps at most [`MAX_SLEEP_BEFORE_RECHECK`] between checks.
+/// waiters ahead of it, counted in the line itself, so the order holds whoever gives up. A
+/// waiter sleeps at most [`MAX_SLEEP_BEFORE_RECHECK`] between checks; one that has not asked
+/// for [`WAITER_LEASE`] (its holder gone without giving the place up) leaves the line when it
+/// reaches its head, and should it come back, queues again at the end.
 ///
 /// All methods take the current time so that the limiter can run on any clock.
 ///
@@ -55,22 +65,22 @@ pub struct ClientRateLimiter {
     enabled: AtomicBool,
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct LimiterState {
     enabled: bool,
     fill_rate: f64,
     max_capacity: f64,
     capacity: f64,
     last_refill: f64,
-    /// Callers holding a ticket, each owed one permit.
-    waiting: u32,
-    /// Tickets handed out so far: the next ticket's number.
-    issued: u64,
-    /// Tickets settled (granted or given up) so far. Tickets are mostly settled in order, so a
-    /// waiter's place in the queue is `ticket - settled`; the oldest waiter's is never above 0.
-    settled: u64,
+    /// The callers waiting for a permit, oldest first, each owed one permit.
+    line: Line,
+    /// The limiter's own time: the clock's, made monotonic (see [`LimiterState::time`]).
+    time: MonotonicTime,
     measured: MeasuredRate,
     cubic: Cubic,
+    throttle_share: ThrottleShare,
+    /// The running count of calls ended at the last idle sample.
+    idle_ended: u64,
 }
 
 /// The answer to a request for a send permit.
@@ -113,23 +123,66 @@ pub enum Admission {
 /// assert_eq!(limiter.stats().waiting, 0);
 /// ```
 pub struct Reservation {
-    /// `None` once the limiter has settled this ticket itself.
+    /// `None` once the ticket was handed back to the limiter.
     limiter: Option<Arc<ClientRateLimiter>>,
-    ticket: u64,
+    ticket: Ticket,
+}
+
+impl Reservation {
+    /// The ticket, handed back to the limiter: the drop then gives nothing up.
+    fn into_ticket(mut self) -> Ticket {
+        self.limiter = None;
+        self.ticket
+    }
 }
 
 impl Drop for Reservation {
     fn drop(&mut self) {
         if let Some(limiter) = self.limiter.take() {
-            limiter.lock().settle_ticket();
+            limiter.give_up(self.ticket);
         }
     }
+}
+
+/// A waiter's place in the limiter's line as a plain number, so that the retry token that
+/// carries it owns nothing; `NONE` when the holder is not waiting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Ticket(u64);
+
+impl Ticket {
+    /// No place in line.
+    pub(crate) const NONE: Ticket = Ticket(0);
+
+    pub(super) fn of(number: u64) -> Self {
+        Ticket(number + 1)
+    }
+
+    pub(crate) fn is_none(self) -> bool {
+        self.0 == 0
+    }
+
+    pub(super) fn number(self) -> Option<u64> {
+        self.0.checked_sub(1)
+    }
+}
+
+/// [`Admission`] with the place in line as a plain [`Ticket`].
+#[derive(Debug)]
+pub(crate) enum TicketAdmission {
+    /// Send now.
+    Granted,
+    /// Sleep `wait` and ask again with `ticket`; the permit is `expected` away.
+    Wait {
+        wait: Duration,
+        expected: Duration,
+        ticket: Ticket,
+    },
 }
 
 impl fmt::Debug for Reservation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Reservation")
-            .field("ticket", &self.ticket)
+            .field("ticket", &self.ticket.0)
             .finish()
     }
 }
@@ -174,11 +227,12 @@ impl ClientRateLimiter {
                 max_capacity: MIN_CAPACITY,
                 capacity: 0.0,
                 last_refill: now,
-                waiting: 0,
-                issued: 0,
-                settled: 0,
+                line: Line::default(),
+                time: MonotonicTime::new(now),
                 measured: MeasuredRate::new(now),
                 cubic: Cubic::new(now),
+                throttle_share: ThrottleShare::default(),
+                idle_ended: 0,
             }),
             enabled: AtomicBool::new(false),
         })
@@ -215,45 +269,70 @@ impl ClientRateLimiter {
         reservation: Option<Reservation>,
         now: Duration,
     ) -> Admission {
+        let ticket = reservation.map_or(Ticket::NONE, Reservation::into_ticket);
+        match self.acquire(ticket, now) {
+            TicketAdmission::Granted => Admission::Granted,
+            TicketAdmission::Wait {
+                wait,
+                expected,
+                ticket,
+            } => Admission::Wait {
+                wait,
+                expected,
+                reservation: Reservation {
+                    limiter: Some(Arc::clone(self)),
+                    ticket,
+                },
+            },
+        }
+    }
+
+    /// [`try_acquire`](Self::try_acquire) with the place in line as a plain [`Ticket`]
+    /// ([`Ticket::NONE`] for a newcomer): what a retry token carries, so that it owns nothing.
+    /// A ticket handed out here is settled by a later grant or by [`give_up`](Self::give_up).
+    pub(crate) fn acquire(&self, ticket: Ticket, now: Duration) -> TicketAdmission {
         // Off (no throttle yet): every caller is granted, and no one holds a ticket.
-        if reservation.is_none() && !self.enabled.load(Ordering::Acquire) {
-            return Admission::Granted;
+        if ticket.is_none() && !self.enabled.load(Ordering::Acquire) {
+            return TicketAdmission::Granted;
         }
         let mut state = self.lock();
+        let now = state.time.at(now);
         if state.enabled {
-            state.refill(now.as_secs_f64());
+            state.refill(now);
         }
-        let ahead = match &reservation {
-            Some(reservation) => reservation.ticket.saturating_sub(state.settled) as f64,
-            None => f64::from(state.waiting),
-        };
-        if !state.enabled || state.capacity - ahead >= PERMIT {
+        state.line.expire(now);
+        let place = ticket
+            .number()
+            .and_then(|number| state.line.find(number, now));
+        // A newcomer, or a waiter whose place lapsed, queues behind everyone waiting.
+        let ahead = place.unwrap_or(state.line.len());
+        if !state.enabled || state.capacity - ahead as f64 >= PERMIT {
             if state.enabled {
                 state.capacity -= PERMIT;
             }
-            if let Some(mut reservation) = reservation {
-                // Settle the ticket here, under this lock, so that its drop does nothing.
-                reservation.limiter = None;
-                state.settle_ticket();
+            if let Some(index) = place {
+                state.line.remove(index);
             }
-            return Admission::Granted;
+            return TicketAdmission::Granted;
         }
-        let missing = ahead + PERMIT - state.capacity;
+        let missing = ahead as f64 + PERMIT - state.capacity;
         let expected =
             Duration::try_from_secs_f64(missing / state.fill_rate).unwrap_or(Duration::MAX);
-        let reservation = reservation.unwrap_or_else(|| {
-            let ticket = state.issued;
-            state.issued += 1;
-            state.waiting += 1;
-            Reservation {
-                limiter: Some(Arc::clone(self)),
-                ticket,
-            }
-        });
-        Admission::Wait {
+        let ticket = match place {
+            Some(_) => ticket,
+            None => state.line.join(now),
+        };
+        TicketAdmission::Wait {
             wait: expected.min(MAX_SLEEP_BEFORE_RECHECK),
             expected,
-            reservation,
+            ticket,
+        }
+    }
+
+    /// Gives up the place `ticket` holds (a cancelled waiter); [`Ticket::NONE`] is ignored.
+    pub(crate) fn give_up(&self, ticket: Ticket) {
+        if let Some(number) = ticket.number() {
+            self.lock().line.leave(number);
         }
     }
 
@@ -272,13 +351,23 @@ impl ClientRateLimiter {
     /// assert_eq!(limiter.expected_wait(Duration::from_secs(5)), Duration::ZERO);
     /// ```
     pub fn expected_wait(&self, at: Duration) -> Duration {
+        self.expected_wait_of(Ticket::NONE, at)
+    }
+
+    /// How long the holder of `ticket` (or a newcomer, for [`Ticket::NONE`]) would wait at `at`
+    /// for its permit if the fill rate stays as it is. Reserves nothing.
+    pub(crate) fn expected_wait_of(&self, ticket: Ticket, at: Duration) -> Duration {
         if !self.is_enabled() {
             return Duration::ZERO;
         }
         let state = self.lock();
-        let elapsed = (at.as_secs_f64() - state.last_refill).max(0.0);
+        let elapsed = (state.time.earlier(at) - state.last_refill).max(0.0);
         let capacity = (state.capacity + elapsed * state.fill_rate).min(state.max_capacity);
-        let missing = f64::from(state.waiting) + PERMIT - capacity;
+        let ahead = ticket
+            .number()
+            .and_then(|number| state.line.place(number))
+            .unwrap_or(state.line.len());
+        let missing = ahead as f64 + PERMIT - capacity;
         if missing <= 0.0 {
             return Duration::ZERO;
         }
@@ -305,14 +394,30 @@ impl ClientRateLimiter {
     /// assert_eq!(limiter.stats().fill_rate, 0.5); // nothing measured yet: the minimum
     /// ```
     pub fn record_response(&self, throttled: bool, sent_at: Duration, now: Duration) {
-        let now = now.as_secs_f64();
         let mut state = self.lock();
+        let now = state.time.at(now);
+        let sent_at = state.time.earlier(sent_at);
+        let before = state.measured.rate();
         state.measured.record(now);
-        let measured = state.measured.rate();
-        let already_reduced = sent_at.as_secs_f64() < state.cubic.last_throttle_time();
+        // The throttle that switches the limiter on may close a measurement bucket in which
+        // the idle responses were only sampled (`record_idle_responses`): it starts from the
+        // rate measured before it, if that was higher.
+        let measured = if throttled && !state.enabled {
+            state.measured.rate().max(before)
+        } else {
+            state.measured.rate()
+        };
+        let already_reduced = sent_at < state.cubic.last_throttle_time();
         if throttled && state.enabled && already_reduced {
+            state.throttle_share.record(true);
             return;
         }
+        // A throttle that sending slower did not make rarer (a hot key) holds the rate.
+        // The share before this response: a throttle just recorded would always look like a rise.
+        let rate_in_use = state.fill_rate.min(measured);
+        let lower = !state.enabled || state.throttle_share.should_lower_rate(rate_in_use);
+        state.throttle_share.record(throttled);
+        let throttled = throttled && lower;
         let new_rate = if throttled {
             let rate_to_use = if state.enabled {
                 measured.min(state.fill_rate)
@@ -326,6 +431,31 @@ impl ClientRateLimiter {
             state.cubic.on_success(now)
         };
         state.set_rate(new_rate.min(2.0 * measured), now);
+    }
+
+    /// Feeds the measured rate while the limiter is off from a running count: `ended` is the
+    /// number of calls the scope has ended so far, read at `now`; the calls since the previous
+    /// count are counted at `now` (adaptive mode samples its idle responses this way, instead
+    /// of feeding each one). Once a throttle switched the limiter on, every response goes
+    /// through [`record_response`](Self::record_response) instead, and this does nothing.
+    ///
+    /// ```
+    /// use retry_core::adaptive::ClientRateLimiter;
+    /// use std::time::Duration;
+    /// let limiter = ClientRateLimiter::new(Duration::ZERO);
+    /// limiter.record_idle_responses(10, Duration::from_millis(100));
+    /// limiter.record_idle_responses(20, Duration::from_millis(1000)); // 20 over 1 s
+    /// assert!((limiter.stats().measured_rate - 16.0).abs() < 1e-9); // 20/s smoothed by 0.8
+    /// ```
+    pub fn record_idle_responses(&self, ended: u64, now: Duration) {
+        let mut state = self.lock();
+        if state.enabled {
+            return;
+        }
+        let now = state.time.at(now);
+        let since = ended.saturating_sub(state.idle_ended);
+        state.idle_ended = state.idle_ended.max(ended);
+        state.measured.record_many(now, since);
     }
 
     /// Whether a throttle has switched the bucket on.
@@ -352,7 +482,7 @@ impl ClientRateLimiter {
             capacity: state.capacity,
             max_capacity: state.max_capacity,
             measured_rate: state.measured.rate(),
-            waiting: state.waiting,
+            waiting: u32::try_from(state.line.len()).unwrap_or(u32::MAX),
         }
     }
 
@@ -363,12 +493,55 @@ impl ClientRateLimiter {
     }
 }
 
-impl LimiterState {
-    fn settle_ticket(&mut self) {
-        self.waiting = self.waiting.saturating_sub(1);
-        self.settled += 1;
+/// A clock reading this much earlier than the latest one the limiter saw is a step back of the
+/// clock (the limiter's time then goes on from the latest); a smaller one is a caller that read
+/// the clock before another took the lock (an overlap of that caller's time, not a step).
+const STEP_BACK: Duration = Duration::from_secs(1);
+
+/// The clock's time in seconds, made monotonic: a reading earlier than the latest one seen
+/// (a process-wide scope used from a new runtime whose paused clock reads earlier, a clock
+/// stepped back) is taken as no time passing, and later readings go on from the latest by the
+/// clock's own steps. Without it, refill, the measured rate's buckets and CUBIC's curve would
+/// freeze until the clock caught up (issue 9.3: an hour of virtual time in a test suite).
+#[derive(Debug, Clone, Copy)]
+struct MonotonicTime {
+    /// Added to every clock reading.
+    offset: f64,
+    /// The latest time handed out.
+    latest: f64,
+}
+
+impl MonotonicTime {
+    fn new(now: f64) -> Self {
+        Self {
+            offset: 0.0,
+            latest: now,
+        }
     }
 
+    /// The limiter's time for the clock reading `now`, never earlier than the previous one.
+    fn at(&mut self, now: Duration) -> f64 {
+        let time = now.as_secs_f64() + self.offset;
+        if time < self.latest {
+            // A little earlier: a caller that read the clock before another one took the lock.
+            // Its time is the latest, and the clock is not shifted (that would add time).
+            if self.latest - time > STEP_BACK.as_secs_f64() {
+                self.offset += self.latest - time;
+            }
+            return self.latest;
+        }
+        self.latest = time;
+        time
+    }
+
+    /// The limiter's time for an earlier reading `then` (a send time, a time to come): shifted
+    /// like the readings, without moving the limiter's time.
+    fn earlier(&self, then: Duration) -> f64 {
+        then.as_secs_f64() + self.offset
+    }
+}
+
+impl LimiterState {
     fn refill(&mut self, now: f64) {
         if now > self.last_refill {
             let added = (now - self.last_refill) * self.fill_rate;

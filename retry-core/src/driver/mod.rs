@@ -12,10 +12,10 @@ pub use attempt_timeout::{
     AttemptLimit, AttemptTimeout, NoAttemptTimeout, cut_after, with_attempt_timeout,
 };
 pub use hook::{NoHook, OnRetry, RetryEvent};
-pub use ready::Ready;
+pub use ready::{Ready, TryReady};
 pub use retry_loop::RetryLoop;
 
-use crate::{ClassifyRetry, RetryInfo, RetryInfoClassifier, RetryStrategy};
+use crate::{ClassifyRetry, LoadShed, RetryInfo, RetryInfoClassifier, RetryStrategy};
 
 /// Runs `operation` under `strategy`, classifying errors by their [`RetryInfo`], and returns
 /// the first success or the last attempt's own error, unchanged.
@@ -56,6 +56,43 @@ where
     E: RetryInfo,
 {
     Retry::new(strategy).run(operation).await
+}
+
+/// [`retry`] for an error type that can hold a [`LoadShed`]: in adaptive mode, a call whose
+/// first attempt's send permit is expected after its deadline (`timeout`) or later than
+/// `max_wait` fails at once with `E::from(LoadShed)`, and nothing is sent. Without a deadline
+/// or `max_wait`, or in standard mode, it is [`retry`].
+///
+/// ```
+/// use retry_core::{AdaptiveStrategy, LoadShed, RetryConfig, RetryInfo, retry_or_shed};
+///
+/// #[derive(Debug)]
+/// enum Error {
+///     Shed(LoadShed),
+///     Io(std::io::Error),
+/// }
+/// impl RetryInfo for Error {}
+/// impl From<LoadShed> for Error {
+///     fn from(shed: LoadShed) -> Self {
+///         Error::Shed(shed)
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+/// let strategy = AdaptiveStrategy::new(RetryConfig::builder().max_wait(std::time::Duration::from_secs(1)).build().unwrap());
+/// let value = retry_or_shed(&strategy, || async { Ok::<_, Error>(1) }).await;
+/// assert_eq!(value.unwrap(), 1); // no throttle yet: nothing to shed
+/// # let _ = Error::Io(std::io::ErrorKind::Other.into());
+/// # }
+/// ```
+pub async fn retry_or_shed<S, F, Fut, T, E>(strategy: &S, operation: F) -> Result<T, E>
+where
+    S: RetryStrategy + ?Sized,
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, E>>,
+    E: RetryInfo + From<LoadShed>,
+{
+    Retry::new(strategy).run_or_shed(operation).await
 }
 
 /// The plain API with options: a classifier, an `on_retry` hook, an attempt timeout.
@@ -196,6 +233,51 @@ impl<S: RetryStrategy + ?Sized, C, H, A> Retry<'_, S, C, H, A> {
         let mut attempts = RetryLoop::new(self.strategy, self.classifier, self.on_retry);
         loop {
             attempts.ready().await;
+            let outcome = limit.limit(operation()).await;
+            if attempts.finish(&outcome).is_break() {
+                return outcome;
+            }
+        }
+    }
+}
+
+impl<S: RetryStrategy + ?Sized, C, H, A> Retry<'_, S, C, H, A> {
+    /// [`run`](Self::run) for an error type that can hold a [`LoadShed`]: a call the strategy
+    /// sheds before its first attempt (see [`retry_or_shed`]) fails at once with
+    /// `E::from(LoadShed)`, nothing sent.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// use retry_core::{LoadShed, Retry, RetryConfig, RetryInfo, StandardStrategy};
+    /// #[derive(Debug)]
+    /// enum E { Shed, Elapsed }
+    /// impl RetryInfo for E {}
+    /// impl From<LoadShed> for E { fn from(_: LoadShed) -> Self { E::Shed } }
+    /// impl From<tokio::time::error::Elapsed> for E { fn from(_: tokio::time::error::Elapsed) -> Self { E::Elapsed } }
+    /// let strategy = StandardStrategy::new(RetryConfig::default());
+    /// let out = Retry::new(&strategy).run_or_shed(|| async { Ok::<_, E>(7) }).await;
+    /// assert_eq!(out.unwrap(), 7);
+    /// let out = Retry::new(&strategy)
+    ///     .attempt_timeout(std::time::Duration::from_secs(1))
+    ///     .run_or_shed(|| async { Ok::<_, E>(8) })
+    ///     .await;
+    /// assert_eq!(out.unwrap(), 8);
+    /// # let _ = (E::Shed, E::Elapsed);
+    /// # }
+    /// ```
+    pub async fn run_or_shed<F, Fut, T, E>(self, mut operation: F) -> Result<T, E>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+        E: From<LoadShed>,
+        C: ClassifyRetry<T, E>,
+        H: OnRetry<E>,
+        A: AttemptLimit<T, E>,
+    {
+        let limit = self.attempt_timeout;
+        let mut attempts = RetryLoop::new(self.strategy, self.classifier, self.on_retry);
+        loop {
+            attempts.try_ready().await?;
             let outcome = limit.limit(operation()).await;
             if attempts.finish(&outcome).is_break() {
                 return outcome;

@@ -5,7 +5,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
 use super::RetryLoop;
-use crate::RetryStrategy;
+use crate::{LoadShed, RetryStrategy};
 
 /// Waits until the loop's next attempt may be sent: its backoff, then each wait the strategy
 /// asks for before granting the send permit. Returned by [`RetryLoop::ready`].
@@ -68,6 +68,68 @@ impl<S: RetryStrategy + ?Sized, C, H> Future for Ready<'_, '_, S, C, H> {
 impl<S: RetryStrategy + ?Sized, C, H> std::fmt::Debug for Ready<'_, '_, S, C, H> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Ready")
+            .field("backoff_considered", &self.backoff_considered)
+            .field("sleeping", &self.sleeping)
+            .finish_non_exhaustive()
+    }
+}
+
+/// [`Ready`] for a caller that can return a refusal, returned by [`RetryLoop::try_ready`]:
+/// before the first attempt waits for its send permit, and after each of its waits, the
+/// strategy may shed the call; the future then completes with the [`LoadShed`].
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+/// use retry_core::{NoHook, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
+/// let strategy = StandardStrategy::new(RetryConfig::default());
+/// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
+/// let ready: retry_core::TryReady<'_, '_, _, _, _> = retry.try_ready();
+/// assert!(ready.await.is_ok());
+/// # }
+/// ```
+#[must_use = "futures do nothing unless you `.await` or poll them"]
+pub struct TryReady<'r, 's, S: RetryStrategy + ?Sized, C, H> {
+    retry: &'r mut RetryLoop<'s, S, C, H>,
+    backoff_considered: bool,
+    sleeping: bool,
+}
+
+impl<'r, 's, S: RetryStrategy + ?Sized, C, H> TryReady<'r, 's, S, C, H> {
+    pub(super) fn new(retry: &'r mut RetryLoop<'s, S, C, H>) -> Self {
+        Self {
+            retry,
+            backoff_considered: false,
+            sleeping: false,
+        }
+    }
+}
+
+impl<S: RetryStrategy + ?Sized, C, H> Future for TryReady<'_, '_, S, C, H> {
+    type Output = Result<(), LoadShed>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        loop {
+            if this.sleeping {
+                ready!(this.retry.poll_sleep(cx));
+                this.sleeping = false;
+            }
+            if let Some(shed) = this.retry.try_shed() {
+                return Poll::Ready(Err(shed));
+            }
+            let backoff = !std::mem::replace(&mut this.backoff_considered, true);
+            let Some(wait) = this.retry.next_wait(backoff) else {
+                return Poll::Ready(Ok(()));
+            };
+            this.retry.start_sleep(wait);
+            this.sleeping = true;
+        }
+    }
+}
+
+impl<S: RetryStrategy + ?Sized, C, H> std::fmt::Debug for TryReady<'_, '_, S, C, H> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TryReady")
             .field("backoff_considered", &self.backoff_considered)
             .field("sleeping", &self.sleeping)
             .finish_non_exhaustive()

@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use tokio::time::{Instant, Sleep};
 
-use super::{OnRetry, Ready, RetryEvent};
-use crate::adaptive::Reservation;
+use super::{OnRetry, Ready, RetryEvent, TryReady};
 use crate::{
-    ClassifyRetry, RetryAction, RetryError, RetryReason, RetryStrategy, RetryToken, SendPermit,
+    ClassifyRetry, LoadShed, RetryAction, RetryError, RetryReason, RetryStrategy, RetryToken,
+    SendPermit,
 };
 
 /// The state of one call between its attempts.
@@ -30,8 +30,9 @@ use crate::{
 /// (one would make the compiler keep the outcome in the future's state, which measured about
 /// 10 ns per call in `benches/`).
 ///
-/// Dropping the loop (a cancelled call) settles its token: a retry granted but never sent gives
-/// its quota back, and a place among the rate limiter's waiters is given up.
+/// Dropping the loop (a cancelled call) settles its token: an attempt in flight is recorded as a
+/// failure, one not yet sent is abandoned (a retry's quota goes back, a place among the rate
+/// limiter's waiters is given up).
 ///
 /// ```
 /// use retry_core::{NoHook, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
@@ -59,9 +60,6 @@ pub struct RetryLoop<'s, S: RetryStrategy + ?Sized, C, H> {
     token: Option<RetryToken>,
     /// Whether the token's attempt has been sent (a retry not yet sent is refunded on drop).
     sent: bool,
-    /// The place in the rate limiter's line while waiting for a send permit (adaptive mode);
-    /// dropping it gives the place up.
-    place: Option<Reservation>,
     /// The timer of the waits: boxed on the call's first wait, reused after it.
     sleep: Option<Pin<Box<Sleep>>>,
 }
@@ -83,7 +81,6 @@ impl<'s, S: RetryStrategy + ?Sized, C, H> RetryLoop<'s, S, C, H> {
             on_retry,
             token: Some(strategy.acquire_initial_token()),
             sent: false,
-            place: None,
             sleep: None,
         }
     }
@@ -103,15 +100,73 @@ impl<'s, S: RetryStrategy + ?Sized, C, H> RetryLoop<'s, S, C, H> {
         Ready::new(self)
     }
 
-    /// The next wait before the attempt may be sent, `None` once it may: first its backoff
-    /// (when `backoff` is asked for), then each wait the strategy asks for before its permit.
+    /// [`ready`](Self::ready) for a caller that can return a refusal: before a first attempt
+    /// waits for its send permit and after each of its waits, the strategy may
+    /// [`shed`](RetryStrategy::shed) the call (adaptive mode, when the permit is expected after
+    /// the deadline or later than `max_wait`). Then no attempt is made: the future completes with the [`LoadShed`] at once,
+    /// the call's token is abandoned, and a later [`finish`](Self::finish) ends the call. The
+    /// caller returns the refusal as its own error (a tower layer as its service error).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// use retry_core::{LoadShed, NoHook, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
+    /// let strategy = StandardStrategy::new(RetryConfig::default());
+    /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
+    /// let ready: Result<(), LoadShed> = retry.try_ready().await;
+    /// assert!(ready.is_ok(), "standard mode never sheds");
+    /// # }
+    /// ```
+    pub fn try_ready(&mut self) -> TryReady<'_, 's, S, C, H> {
+        TryReady::new(self)
+    }
+
+    /// For a driver that keeps its own time (a simulator, a service layer with its own
+    /// timer), the synchronous part of [`try_ready`](Self::try_ready): asks the strategy whether
+    /// to shed the call before its first attempt; a shed call's token is abandoned (nothing was
+    /// sent). `None` once the first attempt waited or was sent.
+    ///
+    /// ```
+    /// use retry_core::{NoHook, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
+    /// let strategy = StandardStrategy::new(RetryConfig::default());
+    /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
+    /// assert!(retry.try_shed().is_none());
+    /// ```
+    pub fn try_shed(&mut self) -> Option<LoadShed> {
+        let token = self.token.as_ref()?;
+        if self.sent || token.attempt() != 1 {
+            return None;
+        }
+        let shed = self.strategy.shed(token)?;
+        if let Some(token) = RetryToken::take(&mut self.token) {
+            self.strategy.abandon(token);
+        }
+        tracing::debug!(target: "retry_core", reason = shed.reason().as_str(), "{shed}");
+        Some(shed)
+    }
+
+    /// For a driver that keeps its own time, the synchronous part of [`ready`](Self::ready):
+    /// the next wait before the attempt may be sent, `None` once it may (the attempt then counts
+    /// as sent). Ask with `backoff` first after [`new`](Self::new) and after each `finish` that
+    /// retries, which returns the retry's backoff if it has one; then without it after each
+    /// wait, which asks the strategy for the send permit. `None` too once the call is over.
+    ///
+    /// ```
+    /// use retry_core::{NoHook, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
+    /// let strategy = StandardStrategy::new(RetryConfig::default());
+    /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
+    /// assert_eq!(retry.next_wait(true), None); // the first attempt: send it now
+    /// let reset: Result<(), std::io::Error> = Err(std::io::ErrorKind::ConnectionReset.into());
+    /// assert!(retry.finish(&reset).is_continue());
+    /// assert!(retry.next_wait(true).is_some()); // the retry's backoff
+    /// assert_eq!(retry.next_wait(false), None); // then its permit: standard mode grants
+    /// ```
     #[inline(always)]
-    pub(super) fn next_wait(&mut self, backoff: bool) -> Option<Duration> {
+    pub fn next_wait(&mut self, backoff: bool) -> Option<Duration> {
         let token = self.token.as_mut()?;
         if backoff && token.has_delay() {
             return Some(token.delay());
         }
-        match self.strategy.acquire_send_permit(token, &mut self.place) {
+        match self.strategy.acquire_send_permit(token) {
             SendPermit::Granted => {
                 self.sent = true;
                 None

@@ -3,14 +3,15 @@
 use std::time::Duration;
 
 use super::{RetryError, RetryStrategy, RetryToken, SendPermit, StandardStrategy, StrategyBuilder};
-use crate::adaptive::{Admission, Reservation};
+use crate::adaptive::{CongestionSignals, Ticket, TicketAdmission, idle_sample_due};
 use crate::clock::Nanos;
 use crate::observe::Counter;
-use crate::{RetryConfig, RetryReason, Scope};
+use crate::{LoadShed, RetryConfig, RetryReason, Scope, ShedReason};
 
 /// Adaptive mode (the AWS SDKs' `adaptive` retry mode): [`StandardStrategy`] plus a send permit
 /// from the scope's [`ClientRateLimiter`](crate::adaptive::ClientRateLimiter) before every attempt.
-/// Every response feeds the limiter; only throttling responses slow it down.
+/// Every response feeds the limiter; throttling responses slow it down (and attempt timeouts
+/// too, with [`congestion`](Self::congestion)).
 ///
 /// With `max_wait` set, a retry expected to wait longer for its permit is not made (decided
 /// when the retry is asked for: fail fast, so an overloaded caller can shed load), and no
@@ -25,7 +26,7 @@ use crate::{RetryConfig, RetryReason, Scope};
 ///
 /// let strategy = AdaptiveStrategy::new(RetryConfig::default());
 /// let mut token = strategy.acquire_initial_token();
-/// assert_eq!(strategy.acquire_send_permit(&mut token, &mut None), SendPermit::Granted);
+/// assert_eq!(strategy.acquire_send_permit(&mut token), SendPermit::Granted);
 /// let token = strategy.refresh_retry_token(token, &RetryReason::error(ErrorKind::Throttling)).unwrap();
 /// assert!(strategy.scope().limiter().is_enabled());
 /// # strategy.record_failure(token);
@@ -33,6 +34,7 @@ use crate::{RetryConfig, RetryReason, Scope};
 #[derive(Debug, Clone)]
 pub struct AdaptiveStrategy {
     standard: StandardStrategy,
+    congestion: CongestionSignals,
 }
 
 impl AdaptiveStrategy {
@@ -57,7 +59,33 @@ impl AdaptiveStrategy {
     pub fn from_builder(builder: StrategyBuilder) -> Self {
         Self {
             standard: builder.build(),
+            congestion: CongestionSignals::default(),
         }
+    }
+
+    /// Which failures lower the send rate: throttling only, as the AWS SDKs (the default), or
+    /// throttling and attempt timeouts ([`CongestionSignals::ThrottlingAndTimeouts`]).
+    ///
+    /// ```
+    /// use retry_core::adaptive::CongestionSignals;
+    /// let tcp_like = retry_core::AdaptiveStrategy::new(retry_core::RetryConfig::default())
+    ///     .congestion(CongestionSignals::ThrottlingAndTimeouts);
+    /// assert_eq!(tcp_like.congestion_signals(), CongestionSignals::ThrottlingAndTimeouts);
+    /// ```
+    pub fn congestion(mut self, signals: CongestionSignals) -> Self {
+        self.congestion = signals;
+        self
+    }
+
+    /// The failures that lower the send rate.
+    ///
+    /// ```
+    /// use retry_core::adaptive::CongestionSignals;
+    /// let s = retry_core::AdaptiveStrategy::new(retry_core::RetryConfig::default());
+    /// assert_eq!(s.congestion_signals(), CongestionSignals::Throttling);
+    /// ```
+    pub fn congestion_signals(&self) -> CongestionSignals {
+        self.congestion
     }
 
     /// The configuration this strategy follows.
@@ -68,6 +96,16 @@ impl AdaptiveStrategy {
     /// ```
     pub fn config(&self) -> &RetryConfig {
         self.standard.config()
+    }
+
+    /// The scope whose quota, limiter and counters this strategy uses.
+    ///
+    /// ```
+    /// let s = retry_core::AdaptiveStrategy::new(retry_core::RetryConfig::aws_classic().build().unwrap());
+    /// assert_eq!(s.scope().quota().level(), 500);
+    /// ```
+    pub fn scope(&self) -> &Scope {
+        self.standard.scope()
     }
 
     /// How long a retry sent after `delay` is expected to wait for its permit; with
@@ -87,6 +125,100 @@ impl AdaptiveStrategy {
         }
     }
 
+    /// [`shed`](RetryStrategy::shed) once the limiter is on: the permit's expected wait against
+    /// the time left before the deadline and `max_wait`, whichever is shorter.
+    #[inline(never)]
+    fn shed_first_attempt(&self, token: &RetryToken) -> Option<LoadShed> {
+        let now = self.standard.now();
+        let deadline = self.config().timeout().map(|timeout| {
+            let elapsed = now.saturating_sub(token.started_at.into());
+            (timeout.saturating_sub(elapsed), ShedReason::Deadline)
+        });
+        // A first attempt already in line has used part of max_wait.
+        let max_wait = self.config().max_wait().map(|max_wait| {
+            let waited = Duration::from(token.permit_wait);
+            (max_wait.saturating_sub(waited), ShedReason::MaxWait)
+        });
+        let (limit, reason) = match (deadline, max_wait) {
+            (Some(deadline), Some(max_wait)) => {
+                if deadline.0 <= max_wait.0 {
+                    deadline
+                } else {
+                    max_wait
+                }
+            }
+            (Some(only), None) | (None, Some(only)) => only,
+            (None, None) => return None,
+        };
+        let expected = self.scope().limiter().expected_wait_of(token.ticket, now);
+        if expected <= limit {
+            return None;
+        }
+        self.scope().count(Counter::RateLimited);
+        Some(LoadShed::new(expected, limit, reason))
+    }
+
+    /// [`acquire_send_permit`](RetryStrategy::acquire_send_permit) once the limiter is on or the
+    /// attempt waits in line: out of line, so that the idle check alone is inlined.
+    #[inline(never)]
+    fn acquire_from_limiter(&self, token: &mut RetryToken) -> SendPermit {
+        let limiter = self.scope().limiter();
+        let now = self.standard.now();
+        let (wait, ticket) = match limiter.acquire(token.ticket, now) {
+            TicketAdmission::Granted => {
+                token.ticket = Ticket::NONE;
+                token.sent_at = now.into();
+                return SendPermit::Granted;
+            }
+            TicketAdmission::Wait { wait, ticket, .. } => (wait, ticket),
+        };
+        let waited = Duration::from(token.permit_wait);
+        let sleep = match self.config().max_wait() {
+            None => wait,
+            // An attempt that has waited max_wait is sent: its place in line is given up.
+            Some(max_wait) => {
+                let left = max_wait.saturating_sub(waited);
+                if left.is_zero() {
+                    limiter.give_up(ticket);
+                    token.ticket = Ticket::NONE;
+                    token.sent_at = now.into();
+                    return SendPermit::Granted;
+                }
+                wait.min(left)
+            }
+        };
+        token.ticket = ticket;
+        token.permit_wait = waited.saturating_add(sleep).into();
+        SendPermit::Wait(sleep)
+    }
+
+    /// A response that is not a retryable failure. Before any throttle (the limiter off, the
+    /// attempt sent without a clock read) only the measured rate matters, and it is sampled:
+    /// at one response in [`IDLE_SAMPLE`](crate::adaptive::IDLE_SAMPLE) on average, the scope's
+    /// count of calls ended since the previous sample is fed to the limiter (no clock read and no
+    /// lock for the others).
+    #[inline(always)]
+    fn record_outcome(&self, sent_at: Nanos, throttled: bool) {
+        if sent_at.is_zero() && !self.scope().limiter().is_enabled() {
+            if idle_sample_due() {
+                self.record_idle_sample();
+            }
+            return;
+        }
+        self.record_response(sent_at, throttled);
+    }
+
+    /// One sampled response of an idle limiter (out of line): the scope's exact count of calls
+    /// ended so far goes to the limiter, which counts those since the previous sample.
+    #[cold]
+    #[inline(never)]
+    fn record_idle_sample(&self) {
+        let now = self.standard.now();
+        let stats = self.scope().stats();
+        let ended = stats.successes.saturating_add(stats.failures);
+        self.scope().limiter().record_idle_responses(ended, now);
+    }
+
     #[inline(never)]
     /// Feeds the response to an attempt sent at `sent_at` to the limiter. Takes the time, not
     /// the token, so that the success path never needs the token's address (a copy).
@@ -99,7 +231,7 @@ impl AdaptiveStrategy {
                 target: "retry_core",
                 scope = self.scope().name(),
                 fill_rate = limiter.stats().fill_rate,
-                "throttled: client-side rate limiting engaged"
+                "congestion (throttling or a timeout): client-side rate limiting engaged"
             );
         }
     }
@@ -110,49 +242,15 @@ impl RetryStrategy for AdaptiveStrategy {
         self.standard.acquire_initial_token()
     }
 
-    // Out of line: inlined into `ConfiguredStrategy`'s dispatch, the limiter's code would
-    // weigh on the standard mode's success path.
-    #[inline(never)]
-    fn acquire_send_permit(
-        &self,
-        token: &mut RetryToken,
-        place: &mut Option<Reservation>,
-    ) -> SendPermit {
-        let limiter = self.scope().limiter();
-        if place.is_none() && !limiter.is_enabled() {
+    #[inline(always)]
+    fn acquire_send_permit(&self, token: &mut RetryToken) -> SendPermit {
+        if token.ticket.is_none() && !self.scope().limiter().is_enabled() {
             // No throttle yet: granted, without reading the clock. A send time of zero reads as
             // "before any rate reduction", which is exact: the limiter is off, so none happened.
             token.sent_at = Nanos::ZERO;
             return SendPermit::Granted;
         }
-        let now = self.standard.now();
-        let wait = match limiter.try_acquire(place.take(), now) {
-            Admission::Granted => None,
-            Admission::Wait {
-                wait, reservation, ..
-            } => Some((wait, reservation)),
-        };
-        let waited = Duration::from(token.permit_wait);
-        let sleep = match (wait, self.config().max_wait()) {
-            (None, _) => None,
-            (Some((wait, reservation)), None) => Some((wait, reservation)),
-            // An attempt that has waited max_wait is sent: its place in line is given up.
-            (Some((wait, reservation)), Some(max_wait)) => {
-                let left = max_wait.saturating_sub(waited);
-                (!left.is_zero()).then(|| (wait.min(left), reservation))
-            }
-        };
-        match sleep {
-            None => {
-                token.sent_at = now.into();
-                SendPermit::Granted
-            }
-            Some((sleep, reservation)) => {
-                token.permit_wait = waited.saturating_add(sleep).into();
-                *place = Some(reservation);
-                SendPermit::Wait(sleep)
-            }
-        }
+        self.acquire_from_limiter(token)
     }
 
     fn refresh_retry_token(
@@ -160,28 +258,36 @@ impl RetryStrategy for AdaptiveStrategy {
         token: RetryToken,
         reason: &RetryReason,
     ) -> Result<RetryToken, RetryError> {
-        self.record_response(token.sent_at, reason.kind().is_throttling());
+        let congested = self.congestion.is_congestion(reason.kind());
+        self.record_response(token.sent_at, congested);
         self.standard
             .refresh_with_permit_wait(token, reason, |delay| self.permit_wait(delay))
     }
 
     #[inline]
     fn record_success(&self, token: RetryToken) {
-        self.record_response(token.sent_at, false);
+        self.record_outcome(token.sent_at, false);
         self.standard.record_success(token);
     }
 
+    fn shed(&self, token: &RetryToken) -> Option<LoadShed> {
+        // Only a first attempt, and only once a throttle switched the limiter on: no clock
+        // read before that.
+        if token.attempt != 1 || !self.scope().limiter().is_enabled() {
+            return None;
+        }
+        self.shed_first_attempt(token)
+    }
+
     fn record_failure(&self, token: RetryToken) {
-        self.record_response(token.sent_at, false);
+        self.scope().limiter().give_up(token.ticket);
+        self.record_outcome(token.sent_at, false);
         self.standard.record_failure(token);
     }
 
     fn abandon(&self, token: RetryToken) {
+        self.scope().limiter().give_up(token.ticket);
         self.standard.abandon(token);
-    }
-
-    fn scope(&self) -> &Scope {
-        self.standard.scope()
     }
 }
 
@@ -204,7 +310,7 @@ mod tests {
             AdaptiveStrategy::from_builder(StandardStrategy::builder(config).clock(clock.clone()));
         let mut token = strategy.acquire_initial_token();
         assert_eq!(
-            strategy.acquire_send_permit(&mut token, &mut None),
+            strategy.acquire_send_permit(&mut token),
             SendPermit::Granted
         );
         // The throttle switches the bucket on, empty, filling at 0.5/s: a permit is 2 s away,
@@ -223,18 +329,17 @@ mod tests {
         assert_eq!(strategy.scope().stats().rate_limited, 1);
         // A new call's first attempt waits max_wait, then goes, giving up its place in line.
         let mut first = strategy.acquire_initial_token();
-        let mut place = None;
         assert_eq!(
-            strategy.acquire_send_permit(&mut first, &mut place),
+            strategy.acquire_send_permit(&mut first),
             SendPermit::Wait(Duration::from_millis(100))
         );
         assert_eq!(strategy.scope().limiter().stats().waiting, 1);
         clock.advance(Duration::from_millis(100));
         assert_eq!(
-            strategy.acquire_send_permit(&mut first, &mut place),
+            strategy.acquire_send_permit(&mut first),
             SendPermit::Granted
         );
-        assert!(place.is_none());
+        assert!(first.ticket.is_none());
         assert_eq!(strategy.scope().limiter().stats().waiting, 0);
         strategy.record_success(first);
     }

@@ -3,8 +3,7 @@
 use super::{
     AdaptiveStrategy, RetryError, RetryStrategy, RetryToken, SendPermit, StandardStrategy,
 };
-use crate::adaptive::Reservation;
-use crate::{RetryConfig, RetryMode, RetryReason, Scope};
+use crate::{LoadShed, RetryConfig, RetryMode, RetryReason, Scope};
 
 /// The strategy `config.mode()` names: standard or adaptive, chosen at run time (a
 /// configuration read from the environment) yet dispatched without a virtual call, so that the
@@ -55,6 +54,18 @@ macro_rules! dispatch {
     };
 }
 
+impl ConfiguredStrategy {
+    /// The scope whose quota, limiter and counters this strategy uses.
+    ///
+    /// ```
+    /// let s = retry_core::strategy_for(retry_core::RetryConfig::default(), "docs-configured-scope");
+    /// assert_eq!(s.scope().name(), "docs-configured-scope");
+    /// ```
+    pub fn scope(&self) -> &Scope {
+        dispatch!(self.scope())
+    }
+}
+
 impl RetryStrategy for ConfiguredStrategy {
     #[inline(always)]
     fn acquire_initial_token(&self) -> RetryToken {
@@ -62,12 +73,8 @@ impl RetryStrategy for ConfiguredStrategy {
     }
 
     #[inline(always)]
-    fn acquire_send_permit(
-        &self,
-        token: &mut RetryToken,
-        place: &mut Option<Reservation>,
-    ) -> SendPermit {
-        dispatch!(self.acquire_send_permit(token, place))
+    fn acquire_send_permit(&self, token: &mut RetryToken) -> SendPermit {
+        dispatch!(self.acquire_send_permit(token))
     }
 
     fn refresh_retry_token(
@@ -83,15 +90,15 @@ impl RetryStrategy for ConfiguredStrategy {
         dispatch!(self.record_success(token))
     }
 
+    fn shed(&self, token: &RetryToken) -> Option<LoadShed> {
+        dispatch!(self.shed(token))
+    }
+
     fn record_failure(&self, token: RetryToken) {
         dispatch!(self.record_failure(token))
     }
 
     fn abandon(&self, token: RetryToken) {
         dispatch!(self.abandon(token))
-    }
-
-    fn scope(&self) -> &Scope {
-        dispatch!(self.scope())
     }
 }

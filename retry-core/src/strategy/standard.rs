@@ -3,8 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{RetryError, RetryStrategy, RetryToken, SendPermit};
-use crate::adaptive::Reservation;
+use super::{RetryError, RetryStrategy, RetryToken};
 use crate::clock::Nanos;
 use crate::observe::{self, Counter};
 use crate::{
@@ -170,6 +169,16 @@ impl StandardStrategy {
         &self.config
     }
 
+    /// The scope whose quota, limiter and counters this strategy uses.
+    ///
+    /// ```
+    /// let s = retry_core::StandardStrategy::new(retry_core::RetryConfig::default());
+    /// assert_eq!(s.scope().quota().level(), 28); // a new scope: one whole call's retries, 2 x 14
+    /// ```
+    pub fn scope(&self) -> &Scope {
+        &self.scope
+    }
+
     pub(crate) fn now(&self) -> Duration {
         self.scope.clock().now()
     }
@@ -287,15 +296,6 @@ impl RetryStrategy for StandardStrategy {
         self.refresh_with_permit_wait(token, reason, |_| Ok(Duration::ZERO))
     }
 
-    #[inline]
-    fn acquire_send_permit(
-        &self,
-        _token: &mut RetryToken,
-        _place: &mut Option<Reservation>,
-    ) -> SendPermit {
-        SendPermit::Granted
-    }
-
     #[inline(always)]
     fn record_success(&self, token: RetryToken) {
         self.scope.count(Counter::Success);
@@ -317,9 +317,5 @@ impl RetryStrategy for StandardStrategy {
         // The token's attempt was granted but never sent.
         self.scope.count_failure(token.attempt - 1);
         self.scope.quota().release(token.retry_cost);
-    }
-
-    fn scope(&self) -> &Scope {
-        &self.scope
     }
 }

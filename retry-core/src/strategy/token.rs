@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use crate::adaptive::Ticket;
 use crate::clock::Nanos;
 
 /// One call's retry state, created by
@@ -17,7 +18,7 @@ use crate::clock::Nanos;
 /// strategy.record_success(token);
 /// ```
 #[derive(Debug)]
-#[must_use = "a token must go back to its strategy: record_success, record_failure or refresh_retry_token"]
+#[must_use = "a token must go back to its strategy: record_success, record_failure, refresh_retry_token or abandon"]
 pub struct RetryToken {
     pub(crate) attempt: u32,
     pub(crate) retry_cost: u32,
@@ -28,6 +29,10 @@ pub struct RetryToken {
     pub(crate) sent_at: Nanos,
     /// How long this attempt has waited for its send permit (adaptive mode).
     pub(crate) permit_wait: Nanos,
+    /// The attempt's place among the rate limiter's waiters while it waits for its send
+    /// permit (adaptive mode), [`Ticket::NONE`] otherwise: a plain number, so the token owns
+    /// nothing; `abandon` gives the place up.
+    pub(crate) ticket: Ticket,
 }
 
 impl RetryToken {
@@ -40,7 +45,61 @@ impl RetryToken {
             started_at,
             sent_at: started_at,
             permit_wait: Nanos::ZERO,
+            ticket: Ticket::NONE,
         }
+    }
+
+    /// The token of a call's first attempt, for a strategy of one's own
+    /// ([`acquire_initial_token`](super::RetryStrategy::acquire_initial_token)): attempt 1, no
+    /// delay, no retry cost. `started_at` is when the call started on the strategy's clock
+    /// (kept for the strategy's deadline; [`Duration::ZERO`] when it has none).
+    ///
+    /// ```
+    /// use retry_core::RetryToken;
+    /// use std::time::Duration;
+    /// let token = RetryToken::first_attempt(Duration::from_secs(3));
+    /// assert_eq!((token.attempt(), token.delay(), token.retry_cost()), (1, Duration::ZERO, 0));
+    /// assert_eq!(token.started_at(), Duration::from_secs(3));
+    /// ```
+    pub fn first_attempt(started_at: Duration) -> Self {
+        Self::initial(started_at.into())
+    }
+
+    /// The token of the attempt after this one, for a strategy of one's own
+    /// ([`refresh_retry_token`](super::RetryStrategy::refresh_retry_token)): the next attempt
+    /// number, to be sent after `delay`, having taken `retry_cost` from the strategy's budget
+    /// (0 without one). The call's start is kept.
+    ///
+    /// ```
+    /// use retry_core::RetryToken;
+    /// use std::time::Duration;
+    /// let first = RetryToken::first_attempt(Duration::ZERO);
+    /// let second = first.next_attempt(Duration::from_millis(250), 5);
+    /// assert_eq!(second.attempt(), 2);
+    /// assert_eq!(second.delay(), Duration::from_millis(250));
+    /// assert_eq!(second.retry_cost(), 5);
+    /// ```
+    pub fn next_attempt(self, delay: Duration, retry_cost: u32) -> Self {
+        Self {
+            attempt: self.attempt.saturating_add(1),
+            retry_cost,
+            delay: delay.into(),
+            started_at: self.started_at,
+            sent_at: self.started_at,
+            permit_wait: Nanos::ZERO,
+            ticket: Ticket::NONE,
+        }
+    }
+
+    /// When the call started, as given to [`first_attempt`](Self::first_attempt) (ours read it
+    /// only when a deadline needs it: zero otherwise).
+    ///
+    /// ```
+    /// let token = retry_core::RetryToken::first_attempt(std::time::Duration::from_secs(1));
+    /// assert_eq!(token.started_at(), std::time::Duration::from_secs(1));
+    /// ```
+    pub fn started_at(&self) -> Duration {
+        self.started_at.into()
     }
 
     /// The number of the attempt this token allows (1 for the first attempt).
@@ -84,6 +143,7 @@ impl RetryToken {
             started_at: token.started_at,
             sent_at: token.sent_at,
             permit_wait: token.permit_wait,
+            ticket: token.ticket,
         });
         *slot = None;
         token

@@ -32,7 +32,7 @@ pub fn fail_until_refused(strategy: &StandardStrategy, kind: ErrorKind) -> (Vec<
     let mut steps = Vec::new();
     loop {
         assert_eq!(
-            strategy.acquire_send_permit(&mut token, &mut None),
+            strategy.acquire_send_permit(&mut token),
             SendPermit::Granted,
             "standard mode always grants"
         );

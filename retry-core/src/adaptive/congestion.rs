@@ -1,0 +1,50 @@
+//! Which failures tell adaptive mode that the service is congested.
+
+use crate::ErrorKind;
+
+/// The failures that lower adaptive mode's send rate.
+///
+/// TCP lowers its window on loss as well as on explicit congestion notification; an attempt
+/// that timed out is the client-side counterpart of a loss. The AWS SDKs' adaptive mode reacts
+/// to throttling responses only, so a service that slows down instead of answering 429 (a
+/// brownout: half the workers lost, the queue filling) never engages it, and every attempt
+/// queues until it times out.
+///
+/// The default stays the AWS SDKs' (throttling only): in the simulator's S2 brownout, counting
+/// timeouts raises adaptive mode's goodput from 0.29 to 0.54 of capacity, but in S1's
+/// blackhole every attempt times out, the rate falls to its minimum, and the return of the
+/// service takes 2.8 s longer to be felt (R95 0 s → 2.81 s). See `docs/sim/adaptive.md`.
+///
+/// ```
+/// use retry_core::ErrorKind;
+/// use retry_core::adaptive::CongestionSignals;
+/// assert!(!CongestionSignals::default().is_congestion(ErrorKind::Timeout));
+/// assert!(CongestionSignals::ThrottlingAndTimeouts.is_congestion(ErrorKind::Timeout));
+/// assert!(CongestionSignals::Throttling.is_congestion(ErrorKind::Throttling));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CongestionSignals {
+    /// Throttling responses only: the AWS SDKs' adaptive mode (the default).
+    #[default]
+    Throttling,
+    /// Throttling responses and attempt timeouts.
+    ThrottlingAndTimeouts,
+}
+
+impl CongestionSignals {
+    /// Whether a failure of `kind` lowers the send rate.
+    ///
+    /// ```
+    /// use retry_core::ErrorKind;
+    /// use retry_core::adaptive::CongestionSignals;
+    /// assert!(!CongestionSignals::ThrottlingAndTimeouts.is_congestion(ErrorKind::Server));
+    /// ```
+    pub fn is_congestion(self, kind: ErrorKind) -> bool {
+        match self {
+            CongestionSignals::ThrottlingAndTimeouts => {
+                kind.is_throttling() || kind == ErrorKind::Timeout
+            }
+            CongestionSignals::Throttling => kind.is_throttling(),
+        }
+    }
+}

@@ -1,0 +1,134 @@
+//! Load shedding: a call refused before its first attempt, because its send permit is not
+//! expected in time.
+
+use std::fmt;
+use std::time::Duration;
+
+/// Why the caller's budget for waiting was too small.
+///
+/// ```
+/// assert_eq!(retry_core::ShedReason::Deadline.as_str(), "deadline");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ShedReason {
+    /// The permit is expected after the call's deadline (`timeout`).
+    Deadline,
+    /// The permit is expected later than `max_wait`.
+    MaxWait,
+}
+
+impl ShedReason {
+    /// A short name for logs and metrics.
+    ///
+    /// ```
+    /// assert_eq!(retry_core::ShedReason::MaxWait.as_str(), "max_wait");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ShedReason::Deadline => "deadline",
+            ShedReason::MaxWait => "max_wait",
+        }
+    }
+}
+
+/// A call refused locally, before its first attempt: in adaptive mode, the scope's rate limiter
+/// expected the call's send permit after its deadline (`timeout`) or later than `max_wait`, so
+/// no attempt was sent (queueing it until the caller gave up would only have sent it to a
+/// throttling service too late to matter). The service never saw the call: this is not the
+/// service's error, and retrying it at once only queues again.
+///
+/// A caller opts in by giving its error type a way to hold it (`E: From<LoadShed>`) and
+/// running the call with [`Retry::run_or_shed`](crate::Retry::run_or_shed),
+/// [`retry_or_shed`](crate::retry_or_shed) or [`RetryLoop::try_ready`](crate::RetryLoop::try_ready);
+/// the other entry points keep the rule that the first attempt is always made.
+///
+/// ```
+/// use retry_core::{LoadShed, ShedReason};
+/// use std::time::Duration;
+/// let shed = LoadShed::new(Duration::from_secs(3), Duration::from_secs(1), ShedReason::Deadline);
+/// assert_eq!(
+///     shed.to_string(),
+///     "shed locally: the send permit is expected in 3s, after the call's deadline (1s left)"
+/// );
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoadShed {
+    expected: Duration,
+    limit: Duration,
+    reason: ShedReason,
+}
+
+impl LoadShed {
+    /// A call shed because its permit was `expected` that far away, past `limit` (what was
+    /// left before the deadline, or `max_wait`).
+    ///
+    /// ```
+    /// # use retry_core::{LoadShed, ShedReason};
+    /// # use std::time::Duration;
+    /// let shed = LoadShed::new(Duration::from_secs(2), Duration::from_millis(500), ShedReason::MaxWait);
+    /// assert_eq!(shed.reason(), ShedReason::MaxWait);
+    /// ```
+    pub fn new(expected: Duration, limit: Duration, reason: ShedReason) -> Self {
+        Self {
+            expected,
+            limit,
+            reason,
+        }
+    }
+
+    /// How far away the send permit was expected.
+    ///
+    /// ```
+    /// # use retry_core::{LoadShed, ShedReason};
+    /// # use std::time::Duration;
+    /// let shed = LoadShed::new(Duration::from_secs(2), Duration::ZERO, ShedReason::Deadline);
+    /// assert_eq!(shed.expected(), Duration::from_secs(2));
+    /// ```
+    pub fn expected(&self) -> Duration {
+        self.expected
+    }
+
+    /// The longest the call could wait: the time left before its deadline, or `max_wait`.
+    ///
+    /// ```
+    /// # use retry_core::{LoadShed, ShedReason};
+    /// # use std::time::Duration;
+    /// let shed = LoadShed::new(Duration::from_secs(2), Duration::from_secs(1), ShedReason::MaxWait);
+    /// assert_eq!(shed.limit(), Duration::from_secs(1));
+    /// ```
+    pub fn limit(&self) -> Duration {
+        self.limit
+    }
+
+    /// Which limit it was.
+    ///
+    /// ```
+    /// # use retry_core::{LoadShed, ShedReason};
+    /// # use std::time::Duration;
+    /// let shed = LoadShed::new(Duration::from_secs(2), Duration::from_secs(1), ShedReason::Deadline);
+    /// assert_eq!(shed.reason(), ShedReason::Deadline);
+    /// ```
+    pub fn reason(&self) -> ShedReason {
+        self.reason
+    }
+}
+
+impl fmt::Display for LoadShed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.reason {
+            ShedReason::Deadline => write!(
+                f,
+                "shed locally: the send permit is expected in {:?}, after the call's deadline ({:?} left)",
+                self.expected, self.limit
+            ),
+            ShedReason::MaxWait => write!(
+                f,
+                "shed locally: the send permit is expected in {:?}, longer than max_wait {:?}",
+                self.expected, self.limit
+            ),
+        }
+    }
+}
+
+impl std::error::Error for LoadShed {}
