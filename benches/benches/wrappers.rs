@@ -1,5 +1,6 @@
 //! The cost of the retry wrapper itself, side by side in one run: a plain call, `retry-core`
-//! (`retry_core::retry` and `#[retryable]`) and the peers backon, tokio-retry and tower's `Retry`.
+//! (`retry_core::retry`, `#[retryable]` and its tower `RetryLayer`) and the peers backon,
+//! tokio-retry and tower's `Retry`.
 //!
 //! * `success_path`: one call whose first attempt succeeds (the common case), `retry-core` on
 //!   its default configuration and, in the `_classic` rows, on the AWS classic preset;
@@ -28,6 +29,7 @@ use retry_bench::{
     default_zero_backoff_config, flaky, op, prepare_retryable_scopes, standard, success_config,
     zero_backoff_config,
 };
+use retry_core::tower::RetryLayer;
 use retry_core::{Clock, RetryStrategy, StandardStrategy, TokioClock, retry};
 use std::sync::atomic::{AtomicU64, Ordering};
 use tokio_retry::RetryIf;
@@ -35,7 +37,7 @@ use tower::retry::Policy;
 use tower::retry::backoff::{Backoff, ExponentialBackoff, ExponentialBackoffMaker, MakeBackoff};
 use tower::retry::budget::{Budget, TpsBudget};
 use tower::util::rng::HasherRng;
-use tower::{Service, ServiceExt};
+use tower::{Layer, Service, ServiceExt};
 
 retry_bench::retryable_ops!();
 
@@ -145,6 +147,12 @@ fn tower_success_service() -> impl Service<u64, Response = u64, Error = BenchErr
     )
 }
 
+/// `retry-core`'s `RetryLayer` over the measured operation, with the success-path strategy (a
+/// scope of its own, `RetryInfo` classification, requests copied with `Clone`).
+fn retry_layer_service() -> impl Service<u64, Response = u64, Error = BenchError> + Clone {
+    RetryLayer::new(standard(success_config())).layer(tower::service_fn(op))
+}
+
 /// Calls a tower service once it is ready.
 async fn call_tower<S: Service<u64>>(
     service: &mut S,
@@ -178,6 +186,7 @@ fn success_path(c: &mut Criterion) {
     let classic = standard(classic_success_config());
     let backon = backon_builder(INITIAL_BACKOFF, MAX_ATTEMPTS);
     let tower = tower_success_service();
+    let retry_layer = retry_layer_service();
     prepare_retryable_scopes();
 
     let mut group = c.benchmark_group("success_path");
@@ -199,6 +208,7 @@ fn success_path(c: &mut Criterion) {
     )
     .await);
     bench_loop!(group, runtime, "tower", { let mut service = tower.clone(); }, i => call_tower(&mut service, i).await);
+    bench_loop!(group, runtime, "retry_layer", { let mut service = retry_layer.clone(); }, i => call_tower(&mut service, i).await);
     group.finish();
 }
 
@@ -235,6 +245,7 @@ fn success_path_in_fn(c: &mut Criterion) {
     let strategy = standard(success_config());
     let backon = backon_builder(INITIAL_BACKOFF, MAX_ATTEMPTS);
     let tower = tower_success_service();
+    let retry_layer = retry_layer_service();
 
     // One call site per contender's fn: a second one (say the classic preset's) would keep the
     // compiler from inlining it, and measure that instead.
@@ -246,6 +257,7 @@ fn success_path_in_fn(c: &mut Criterion) {
     bench_loop!(group, runtime, "backon", i => with_backon(backon, i).await);
     bench_loop!(group, runtime, "tokio_retry", i => with_tokio_retry(i).await);
     bench_loop!(group, runtime, "tower", { let mut service = tower.clone(); }, i => with_tower(&mut service, i).await);
+    bench_loop!(group, runtime, "retry_layer", { let mut service = retry_layer.clone(); }, i => with_tower(&mut service, i).await);
     group.finish();
 }
 
@@ -267,6 +279,9 @@ fn success_path_variants(c: &mut Criterion) {
         ),
         tower::service_fn(op),
     );
+    let retry_layer = retry_layer_service();
+    let retry_layer_adaptive =
+        RetryLayer::new(retry_bench::adaptive("bench-layer-adaptive")).layer(tower::service_fn(op));
 
     let mut group = c.benchmark_group("success_path_variants");
     configure(&mut group);
@@ -280,6 +295,8 @@ fn success_path_variants(c: &mut Criterion) {
     bench_loop!(group, runtime, "retryable_other_crate", i => retry_bench::other_crate::op_retryable(i).await);
     bench_loop!(group, runtime, "retry_core_retry_adaptive", i => retry(&adaptive, || op(i)).await);
     bench_loop!(group, runtime, "tower_budget", { let mut service = tower_budget.clone(); }, i => call_tower(&mut service, i).await);
+    bench_loop!(group, runtime, "retry_layer", { let mut service = retry_layer.clone(); }, i => call_tower(&mut service, i).await);
+    bench_loop!(group, runtime, "retry_layer_adaptive", { let mut service = retry_layer_adaptive.clone(); }, i => call_tower(&mut service, i).await);
     group.finish();
 
     // What the primitives on the success path cost alone.
@@ -347,6 +364,14 @@ fn zero_backoff_retry(c: &mut Criterion) {
                 .sleep(|_| std::future::ready(()))
                 .when(BenchError::is_retryable)
                 .await
+        });
+        bench_loop!(group, runtime, name("retry_layer"), {
+            let calls = Cell::new(0);
+            let mut service = RetryLayer::new(strategy.clone())
+                .layer(tower::service_fn(|x| flaky(&calls, attempts, x)));
+        }, i => {
+            calls.set(0);
+            call_tower(&mut service, i).await
         });
         bench_loop!(group, runtime, name("tower_no_sleep"), {
             let calls = Cell::new(0);

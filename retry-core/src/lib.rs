@@ -100,7 +100,14 @@
 //! # Features
 //!
 //! * `macros` (default): `#[retryable]` and `#[derive(RetryInfo)]`.
-//! * `http`: `HttpStatusClassifier` and `parse_retry_after`, on the `http` crate's types.
+//! * `http`: `HttpStatusClassifier` and `parse_retry_after`, on the `http` crate's types;
+//!   `HttpStatusError`, `RetryAfter` and `CheckStatus` (an error status as a retryable error).
+//! * `reqwest`: `RetryInfo` for `reqwest::Error`, `CheckStatus` for `reqwest::Response`.
+//! * `tower`: `tower::RetryLayer`, retries for any tower `Service`, and
+//!   `tower::BufferBodyLayer` for request bodies that must be buffered to be sent again.
+//! * `tonic`: `RetryInfo` for `tonic::Status` (gRFC A6, `grpc-retry-pushback-ms`) and
+//!   `GrpcStatusClassifier` for a `Channel` under `RetryLayer`.
+//! * `rand`: `RngRandom`, any `rand` generator as the jitter's randomness.
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
@@ -111,6 +118,7 @@ mod clock;
 mod config;
 mod driver;
 mod info;
+mod integrations;
 mod jitter;
 mod observe;
 mod quota;
@@ -146,9 +154,18 @@ pub use driver::{
     RetryLoop, TryReady, retry, retry_or_shed, with_attempt_timeout,
 };
 pub use info::{Fault, RetryInfo, RetrySafety};
+#[cfg(feature = "tonic")]
+pub use integrations::GrpcStatusClassifier;
+#[cfg(feature = "tower")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
+pub use integrations::tower;
+#[cfg(feature = "http")]
+pub use integrations::{CheckStatus, HttpStatusError, RetryAfter};
 pub use jitter::{Jitter, JitterParseError};
 pub use observe::ScopeStats;
 pub use quota::RetryQuota;
+#[cfg(feature = "rand")]
+pub use random::RngRandom;
 pub use random::{FixedRandom, RandomSource, SeededRandom, ThreadRandom};
 pub use scope::Scope;
 pub use strategy::{

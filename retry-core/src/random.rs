@@ -74,9 +74,13 @@ impl RandomSource for SeededRandom {
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^= z >> 31;
-        // The top 53 bits give a uniform double in [0, 1).
-        (z >> 11) as f64 / (1u64 << 53) as f64
+        unit_f64(z)
     }
+}
+
+/// A uniform double in `[0, 1)` from the top 53 bits of `bits`.
+fn unit_f64(bits: u64) -> f64 {
+    (bits >> 11) as f64 / (1u64 << 53) as f64
 }
 
 impl fmt::Debug for SeededRandom {
@@ -97,5 +101,137 @@ pub struct FixedRandom(pub f64);
 impl RandomSource for FixedRandom {
     fn next_f64(&self) -> f64 {
         self.0.clamp(0.0, 1.0)
+    }
+}
+
+/// Any `rand` generator as the jitter's randomness (feature `rand`), for programs that seed all
+/// their randomness from one place. The generator sits behind a mutex: a draw is made per retry,
+/// never on the success path. The default stays [`ThreadRandom`].
+///
+/// ```
+/// use rand::{SeedableRng, rngs::StdRng};
+/// use retry_core::{RandomSource, RetryConfig, RngRandom, StandardStrategy};
+/// use std::sync::Arc;
+///
+/// let a = RngRandom::new(StdRng::seed_from_u64(7));
+/// let b = RngRandom::new(StdRng::seed_from_u64(7));
+/// assert_eq!(a.next_f64(), b.next_f64());
+///
+/// let strategy = StandardStrategy::builder(RetryConfig::default())
+///     .random(Arc::new(RngRandom::new(StdRng::seed_from_u64(42))))
+///     .build();
+/// # let _ = strategy;
+/// ```
+#[cfg(feature = "rand")]
+#[cfg_attr(docsrs, doc(cfg(feature = "rand")))]
+pub struct RngRandom<R> {
+    rng: std::sync::Mutex<R>,
+}
+
+#[cfg(feature = "rand")]
+impl<R: rand_core::Rng> RngRandom<R> {
+    /// Draws the jitter from `rng`.
+    ///
+    /// ```
+    /// use rand::{SeedableRng, rngs::StdRng};
+    /// let random = retry_core::RngRandom::new(StdRng::seed_from_u64(1));
+    /// # let _ = random;
+    /// ```
+    pub fn new(rng: R) -> Self {
+        Self {
+            rng: std::sync::Mutex::new(rng),
+        }
+    }
+
+    /// The generator back, in the state the draws left it.
+    ///
+    /// ```
+    /// use rand::{SeedableRng, rngs::StdRng};
+    /// let random = retry_core::RngRandom::new(StdRng::seed_from_u64(1));
+    /// let _rng: StdRng = random.into_inner();
+    /// ```
+    pub fn into_inner(self) -> R {
+        self.rng
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+#[cfg(feature = "rand")]
+impl<R: rand_core::Rng + Send> RandomSource for RngRandom<R> {
+    fn next_f64(&self) -> f64 {
+        // A panic inside the generator poisons nothing a draw depends on: keep drawing.
+        let mut rng = self
+            .rng
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        unit_f64(rng.next_u64())
+    }
+}
+
+#[cfg(feature = "rand")]
+impl<R> fmt::Debug for RngRandom<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RngRandom")
+            .field("rng", &std::any::type_name::<R>())
+            .finish()
+    }
+}
+
+#[cfg(all(test, feature = "rand"))]
+mod rand_tests {
+    use super::*;
+    use crate::{ErrorKind, RetryConfig, RetryReason, RetryStrategy, StandardStrategy};
+    use rand::{SeedableRng, rngs::StdRng};
+    use std::sync::Arc;
+
+    #[test]
+    fn the_same_seed_gives_the_same_draws_in_unit_range() {
+        let a = RngRandom::new(StdRng::seed_from_u64(11));
+        let b = RngRandom::new(StdRng::seed_from_u64(11));
+        let other = RngRandom::new(StdRng::seed_from_u64(12));
+        let draws: Vec<f64> = (0..1000).map(|_| a.next_f64()).collect();
+        assert_eq!(draws, (0..1000).map(|_| b.next_f64()).collect::<Vec<_>>());
+        assert_ne!(
+            draws,
+            (0..1000).map(|_| other.next_f64()).collect::<Vec<_>>()
+        );
+        assert!(draws.iter().all(|u| (0.0..1.0).contains(u)));
+        let mean = draws.iter().sum::<f64>() / draws.len() as f64;
+        assert!((0.45..0.55).contains(&mean), "uniform: mean {mean}");
+    }
+
+    #[test]
+    fn a_seeded_rng_makes_a_strategys_jitter_reproducible() {
+        let delays = |seed| {
+            let strategy = StandardStrategy::builder(RetryConfig::default())
+                .random(Arc::new(RngRandom::new(StdRng::seed_from_u64(seed))))
+                .build();
+            let mut token = strategy.acquire_initial_token();
+            let mut delays = Vec::new();
+            for _ in 0..2 {
+                token = strategy
+                    .refresh_retry_token(token, &RetryReason::error(ErrorKind::Server))
+                    .expect("retry granted");
+                delays.push(token.delay());
+            }
+            strategy.record_success(token);
+            delays
+        };
+        assert_eq!(delays(3), delays(3));
+        assert_ne!(delays(3), delays(4));
+    }
+
+    #[test]
+    fn into_inner_gives_the_generator_back_where_the_draws_left_it() {
+        let random = RngRandom::new(StdRng::seed_from_u64(5));
+        random.next_f64();
+        let mut rng = random.into_inner();
+        let mut fresh = StdRng::seed_from_u64(5);
+        rand_core::Rng::next_u64(&mut fresh);
+        assert_eq!(
+            rand_core::Rng::next_u64(&mut rng),
+            rand_core::Rng::next_u64(&mut fresh)
+        );
     }
 }

@@ -1,0 +1,87 @@
+//! reqwest: a `#[retryable]` client whose error enum derives `RetryInfo` and wraps
+//! `reqwest::Error` and `HttpStatusError` with `#[retry(transparent)]`. A demo server on
+//! loopback answers 503 with `Retry-After: 1`, then 429, then the item; `/items/0` is 404.
+//!
+//! Run it with `cargo run -p examples --example reqwest_client` (about a second: the server's
+//! `Retry-After` is honoured).
+
+use std::time::Instant;
+
+// ANCHOR: readme
+use retry_core::{CheckStatus, HttpStatusError, RetryInfo, retryable};
+
+/// What a call to the catalog fails with; each variant knows whether a retry can help.
+#[derive(Debug, thiserror::Error, RetryInfo)]
+enum CatalogError {
+    /// reqwest's own errors: a refused connection or a timeout is retried; an error after the
+    /// request may have reached the server is not.
+    #[error(transparent)]
+    #[retry(transparent)]
+    Http(#[from] reqwest::Error),
+    /// An error status: 5xx, 408 and 429 are retried, after the server's `Retry-After`.
+    #[error(transparent)]
+    #[retry(transparent)]
+    Status(#[from] HttpStatusError),
+}
+
+struct Catalog {
+    client: reqwest::Client,
+    base: String,
+}
+
+impl Catalog {
+    /// One attempt: `check_status()?` turns a 4xx / 5xx into a `HttpStatusError`.
+    #[retryable(max_attempts = 4, initial_backoff = "100ms", scope = "catalog")]
+    async fn item(&self, id: u32) -> Result<String, CatalogError> {
+        let url = format!("{}/items/{id}", self.base);
+        Ok(self
+            .client
+            .get(url)
+            .send()
+            .await?
+            .check_status()?
+            .text()
+            .await?)
+    }
+}
+// ANCHOR_END: readme
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let addr = examples::http_demo::serve(vec![
+        (
+            "/items/7",
+            vec![
+                (503, Some("1"), ""),
+                (429, None, ""),
+                (200, None, "a teapot"),
+            ],
+        ),
+        ("/items/0", vec![(404, None, "")]),
+    ])
+    .await?;
+    let catalog = Catalog {
+        client: reqwest::Client::new(),
+        base: format!("http://{addr}"),
+    };
+
+    for id in [7, 0] {
+        let started = Instant::now();
+        match catalog.item(id).await {
+            Ok(item) => println!("item {id}: {item:?} after {:.1?}", started.elapsed()),
+            Err(error) => println!(
+                "item {id}: {error} (retry safety {:?}) after {:.1?}",
+                error.retry_safety(),
+                started.elapsed()
+            ),
+        }
+    }
+    let stats = retry_core::Scope::lookup("catalog")
+        .ok_or("the scope is created on the first call")?
+        .stats();
+    println!(
+        "scope catalog: {} attempts, {} retries, {} throttled",
+        stats.attempts, stats.retries, stats.throttles
+    );
+    Ok(())
+}

@@ -1,0 +1,297 @@
+//! The response future of [`RetryService`](super::RetryService): one call, all its attempts.
+
+use std::fmt;
+use std::future::Future;
+use std::ops::ControlFlow;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, ready};
+
+use pin_project_lite::pin_project;
+use tower_service::Service;
+
+use super::CopyRequest;
+use super::permit_wait::PermitWait;
+use super::shared::Shared;
+use crate::{ClassifyRetry, RetryAction, RetryReason, RetryStrategy, RetryToken};
+
+pin_project! {
+    /// The future of one call to a [`RetryService`](super::RetryService): the first attempt,
+    /// then each retry after its backoff and, in adaptive mode, its send permit. Resolves to the
+    /// last attempt's own outcome, unchanged.
+    ///
+    /// Written by hand, so that it can be named as `Service::Future` without a box: the success
+    /// path allocates nothing. Dropping it (a cancelled call) settles its token: a retry granted
+    /// but not yet sent gives its quota back.
+    ///
+    /// # Panics
+    ///
+    /// If polled again after it completed, like any `async fn`'s future.
+    #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
+    pub struct ResponseFuture<Svc, Req, S, C, P>
+    where
+        Svc: Service<Req>,
+        S: RetryStrategy,
+    {
+        #[pin]
+        attempt: Attempt<Svc::Future>,
+        call: Call<Svc, Req, S, C, P>,
+    }
+}
+
+pin_project! {
+    #[project = AttemptProj]
+    enum Attempt<F> {
+        /// An attempt is in flight.
+        InFlight { #[pin] future: F },
+        /// The next attempt waits for its backoff, its permit, then the service's readiness.
+        Waiting,
+        /// The call's outcome was returned.
+        Done,
+    }
+}
+
+/// The state of a call between its attempts.
+struct Call<Svc, Req, S: RetryStrategy, C, P> {
+    shared: Arc<Shared<S, C, P>>,
+    /// The service the retries are sent to, and the request they copy; `None` when the request
+    /// could not be copied (no retry), or after the last copy was sent.
+    retry: Option<(Svc, Req)>,
+    /// The current attempt's token; `None` once the call's outcome is final.
+    token: Option<RetryToken>,
+    /// Whether the token's attempt was sent (its permit granted).
+    sent: bool,
+    wait: PermitWait,
+}
+
+impl<Svc, Req, S, C, P> ResponseFuture<Svc, Req, S, C, P>
+where
+    Svc: Service<Req>,
+    S: RetryStrategy,
+{
+    /// A call whose first attempt is in flight.
+    #[inline]
+    pub(super) fn sent(
+        shared: Arc<Shared<S, C, P>>,
+        attempt: Svc::Future,
+        token: RetryToken,
+        retry: Option<(Svc, Req)>,
+    ) -> Self {
+        Self {
+            attempt: Attempt::InFlight { future: attempt },
+            call: Call {
+                shared,
+                retry,
+                token: Some(token),
+                sent: true,
+                wait: PermitWait::default(),
+            },
+        }
+    }
+
+    /// A call made without `poll_ready`: its first attempt waits for its permit and for the
+    /// service.
+    pub(super) fn unready(
+        shared: Arc<Shared<S, C, P>>,
+        service: Svc,
+        request: Req,
+        token: RetryToken,
+    ) -> Self {
+        Self {
+            attempt: Attempt::Waiting,
+            call: Call {
+                shared,
+                retry: Some((service, request)),
+                token: Some(token),
+                sent: false,
+                wait: PermitWait::default(),
+            },
+        }
+    }
+}
+
+impl<Svc, Req, S, C, P> Future for ResponseFuture<Svc, Req, S, C, P>
+where
+    Svc: Service<Req>,
+    S: RetryStrategy,
+    C: ClassifyRetry<Svc::Response, Svc::Error>,
+    P: CopyRequest<Req>,
+{
+    type Output = Result<Svc::Response, Svc::Error>;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let mut this = self.project();
+        loop {
+            match this.attempt.as_mut().project() {
+                AttemptProj::InFlight { future } => {
+                    let outcome = ready!(future.poll(cx));
+                    if this.call.finish(&outcome).is_break() {
+                        this.attempt.set(Attempt::Done);
+                        return Poll::Ready(outcome);
+                    }
+                    this.attempt.set(Attempt::Waiting);
+                }
+                AttemptProj::Waiting => match ready!(this.call.poll_send(cx)) {
+                    Ok(future) => this.attempt.set(Attempt::InFlight { future }),
+                    Err(error) => {
+                        this.attempt.set(Attempt::Done);
+                        return Poll::Ready(Err(error));
+                    }
+                },
+                AttemptProj::Done => {
+                    panic!("retry_core::tower::ResponseFuture polled after it completed")
+                }
+            }
+        }
+    }
+}
+
+impl<Svc, Req, S: RetryStrategy, C, P> Call<Svc, Req, S, C, P> {
+    /// Takes one attempt's outcome: `Break` to return it, `Continue` to retry (the retry's
+    /// token granted, its backoff still to be slept).
+    #[inline]
+    fn finish<T, E>(&mut self, outcome: &Result<T, E>) -> ControlFlow<()>
+    where
+        C: ClassifyRetry<T, E>,
+    {
+        let action = self.shared.classifier.classify(outcome);
+        // Field by field: the token was just written (see `RetryToken::take`).
+        let Some(token) = RetryToken::take(&mut self.token) else {
+            return ControlFlow::Break(());
+        };
+        match action {
+            RetryAction::RetryIndicated(reason) if self.retry.is_some() => {
+                self.retry(token, &reason)
+            }
+            RetryAction::NoActionIndicated | RetryAction::RetryForbidden if outcome.is_ok() => {
+                self.shared.strategy.record_success(token);
+                ControlFlow::Break(())
+            }
+            _ => {
+                self.fail(token);
+                ControlFlow::Break(())
+            }
+        }
+    }
+
+    /// An outcome that is not retried, out of line (the success path is inlined).
+    #[cold]
+    #[inline(never)]
+    fn fail(&self, token: RetryToken) {
+        let attempt = token.attempt();
+        self.shared.strategy.record_failure(token);
+        tracing::debug!(target: "retry_core", attempt, "not retrying: the outcome is not retried");
+    }
+
+    /// Asks the strategy for a retry, out of line.
+    #[inline(never)]
+    fn retry(&mut self, token: RetryToken, reason: &RetryReason) -> ControlFlow<()> {
+        let attempt = token.attempt();
+        match self.shared.strategy.refresh_retry_token(token, reason) {
+            Ok(token) => {
+                self.token = Some(token);
+                self.sent = false;
+                self.wait.backoff_first();
+                ControlFlow::Continue(())
+            }
+            Err(error) => {
+                tracing::debug!(
+                    target: "retry_core",
+                    attempt,
+                    reason = error.as_str(),
+                    "not retrying: {error}"
+                );
+                ControlFlow::Break(())
+            }
+        }
+    }
+
+    /// Waits for the next attempt's backoff, permit and service, then sends it.
+    fn poll_send(&mut self, cx: &mut Context<'_>) -> Poll<Result<Svc::Future, Svc::Error>>
+    where
+        Svc: Service<Req>,
+        P: CopyRequest<Req>,
+    {
+        if !self.sent {
+            let Some(token) = self.token.as_mut() else {
+                unreachable_state()
+            };
+            ready!(self.wait.poll(&self.shared.strategy, token, cx));
+            self.sent = true;
+        }
+        let Some((service, _)) = self.retry.as_mut() else {
+            unreachable_state()
+        };
+        if let Err(error) = ready!(service.poll_ready(cx)) {
+            // The service failed before the attempt was made: the call ends with its error.
+            if let Some(token) = self.token.take() {
+                self.shared.strategy.record_failure(token);
+            }
+            return Poll::Ready(Err(error));
+        }
+        let Some((mut service, request)) = self.retry.take() else {
+            unreachable_state()
+        };
+        let attempt = match self.shared.copy.copy_request(&request) {
+            Some(copy) => {
+                let attempt = service.call(copy);
+                self.retry = Some((service, request));
+                attempt
+            }
+            // It cannot be copied again: send the kept request itself, and retry no more.
+            None => service.call(request),
+        };
+        Poll::Ready(Ok(attempt))
+    }
+}
+
+impl<Svc, Req, S: RetryStrategy, C, P> Call<Svc, Req, S, C, P> {
+    /// The call was dropped before its outcome was final (cancelled), out of line.
+    #[cold]
+    #[inline(never)]
+    fn settle_cancelled(&mut self) {
+        if let Some(token) = self.token.take() {
+            if self.sent {
+                // Dropped while an attempt was in flight: it was made, its end is unknown.
+                self.shared.strategy.record_failure(token);
+            } else {
+                self.shared.strategy.abandon(token);
+            }
+        }
+    }
+}
+
+/// A future in the waiting state always has a token and a service: `finish` grants a retry only
+/// with both, and `unready` starts with both.
+#[cold]
+fn unreachable_state() -> ! {
+    unreachable!("retry_core::tower::ResponseFuture waits for an attempt it cannot send")
+}
+
+impl<Svc, Req, S: RetryStrategy, C, P> Drop for Call<Svc, Req, S, C, P> {
+    #[inline]
+    fn drop(&mut self) {
+        if self.token.is_some() {
+            self.settle_cancelled();
+        }
+    }
+}
+
+impl<Svc, Req, S, C, P> fmt::Debug for ResponseFuture<Svc, Req, S, C, P>
+where
+    Svc: Service<Req>,
+    S: RetryStrategy,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = match &self.attempt {
+            Attempt::InFlight { .. } => "in flight",
+            Attempt::Waiting => "waiting",
+            Attempt::Done => "done",
+        };
+        f.debug_struct("ResponseFuture")
+            .field("state", &state)
+            .field("token", &self.call.token)
+            .finish_non_exhaustive()
+    }
+}
