@@ -2,8 +2,9 @@
 //! events of the retry quota.
 //!
 //! Every event uses the target `retry_core`. Defined here and emitted by the standard strategy
-//! (and so by adaptive mode too): `debug` "retrying" for each retry granted (scope, attempt,
-//! kind, delay, quota level), and `warn` "retry quota exhausted" when a scope's quota refuses a
+//! (and so by adaptive mode too): `debug` "retrying" for each retry granted (scope, attempt —
+//! the attempt that failed, as [`RetryEvent::attempt`](crate::RetryEvent::attempt) — kind, delay,
+//! quota level), and `warn` "retry quota exhausted" when a scope's quota refuses a
 //! retry (scope, cost, level). Emitted where they are decided: `warn` "throttled: client-side
 //! rate limiting engaged" by the adaptive strategy when its scope's rate limiter turns on
 //! (scope, fill rate), `debug` "not retrying" by the retry loop when a call stops (attempt,
@@ -17,7 +18,8 @@ use crate::ErrorKind;
 use crate::adaptive::LimiterStats;
 use crate::sync::{AtomicU64, Ordering};
 
-/// The event of a retry granted: `attempt` is the number of the attempt it allows.
+/// The event of a retry granted after attempt number `attempt` failed (1 for the first), the
+/// number the `on_retry` hook is given.
 pub(crate) fn retrying(
     scope: &str,
     attempt: u32,

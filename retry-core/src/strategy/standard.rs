@@ -256,12 +256,11 @@ impl StandardStrategy {
             return Err(self.give_up(sent, RetryError::QuotaExhausted { cost, level }));
         }
         self.scope.count(Counter::Retry);
-        let attempt = token.attempt + 1;
-        observe::retrying(self.scope.name(), attempt, reason.kind(), delay, || {
+        observe::retrying(self.scope.name(), sent, reason.kind(), delay, || {
             self.scope.quota_level()
         });
         Ok(RetryToken {
-            attempt,
+            attempt: sent + 1,
             delay: delay.into(),
             retry_cost: cost,
             permit_wait: Nanos::ZERO,
