@@ -361,3 +361,39 @@ fn from_lookup_accepts_a_max_backoff_below_the_one_second_throttling_base() {
     assert_eq!(config.initial_backoff(), Duration::from_millis(100));
     assert_eq!(config.throttling_backoff(), Duration::from_millis(500));
 }
+
+#[test]
+fn a_max_backoff_below_one_second_from_the_environment_is_the_builders_and_caps_every_delay() {
+    use retry_core::{ErrorKind, RetryReason, RetryStrategy, StandardStrategy};
+    let from_env = from_vars(&[
+        ("RETRY_MAX_ATTEMPTS", "4"),
+        ("RETRY_MAX_BACKOFF", "300ms"),
+        ("RETRY_JITTER", "none"),
+    ])
+    .expect("a valid environment");
+    let built = RetryConfig::builder()
+        .max_attempts(4)
+        .max_backoff(Duration::from_millis(300))
+        .jitter(Jitter::None)
+        .build()
+        .expect("valid");
+    assert_eq!(from_env, built, "the same configuration as the builder's");
+    // The delays a strategy on it computes: server errors 50, 100, 200 ms; throttling errors
+    // from the 1 s base, capped at 300 ms from the first.
+    for (kind, expected) in [
+        (ErrorKind::Server, [50, 100, 200]),
+        (ErrorKind::Throttling, [300, 300, 300]),
+    ] {
+        let strategy = StandardStrategy::new(from_env.clone());
+        let mut token = strategy.acquire_initial_token();
+        let mut delays = Vec::new();
+        for _ in 0..3 {
+            token = strategy
+                .refresh_retry_token(token, &RetryReason::error(kind))
+                .expect("a lone call makes every attempt");
+            delays.push(token.delay());
+        }
+        strategy.abandon(token);
+        assert_eq!(delays, expected.map(Duration::from_millis), "{kind:?}");
+    }
+}
