@@ -656,12 +656,15 @@ fn a_burst_of_throttles_to_attempts_in_flight_lowers_the_rate_once() {
         let t = at(f64::from(i) * 0.1);
         limiter.record_response(false, t, t);
     }
+    // Bucket 0.5 closes with 6 responses (12/s): 12 * 0.8 = 9.6; then 5 each (10/s):
+    // 10 * 0.8 + 9.6 * 0.2 = 9.92, then 9.984, then 9.9968 (bucket 2.0 opened at t = 2.0).
     let measured = limiter.stats().measured_rate;
+    assert_close(measured, 9.9968, "measured by hand");
     // The first throttle (attempt sent at 1.95 s, answered at 2.05 s, in the open bucket, so
     // the measured rate stands): the rate drops to 0.7 * measured.
     limiter.record_response(true, at(1.95), at(2.05));
     let reduced = limiter.stats().fill_rate;
-    assert_close(reduced, BETA * measured, "first reduction");
+    assert_close(reduced, 0.7 * 9.9968, "first reduction");
     // Forty more throttles answering attempts sent before that reduction: the same congestion
     // event, no further cut (the AWS SDKs would cut to 0.7^41 of the rate, the 0.5/s floor).
     for i in 0..40 {
