@@ -179,7 +179,11 @@ fn the_s0_goal_checks_the_default_only_where_it_can_fail_and_fails_a_default_tha
     // Checked at p = 0.1 only: its quota binds from p = 0.3, and p = 0.01 cannot tell.
     assert_eq!(default_rows(&results), [("S0 p=0.1".to_owned(), true)]);
     // The same goal, given the results of a strategy that never retries as the default's.
-    let never = results[0].cells.iter().map(|row| row[0].clone()).collect::<Vec<_>>();
+    let never = results[0]
+        .cells
+        .iter()
+        .map(|row| row[0].clone())
+        .collect::<Vec<_>>();
     for (row, never) in results[0].cells.iter_mut().zip(never) {
         row[1] = never;
     }
