@@ -2,10 +2,13 @@
 //! (`retry_core::retry`, `#[retryable]` and its tower `RetryLayer`) and the peers backon,
 //! tokio-retry and tower's `Retry`.
 //!
-//! * `success_path`: one call whose first attempt succeeds (the common case);
+//! * `success_path`: one call whose first attempt succeeds (the common case), `retry-core` on
+//!   its default configuration and, in the `_classic` rows, on the AWS classic preset;
 //!   `success_path_in_fn`: the same with every contender in an `async fn` of its own.
 //! * `zero_backoff_retry/<attempts>`: one call that fails `attempts - 1` times and then succeeds,
-//!   every backoff set to zero, so the cost of a retry is the slope over `attempts`.
+//!   every backoff set to zero, so the cost of a retry is the slope over `attempts`
+//!   (`retry_core_retry_default`: on the default configuration, whose quota is sized by the
+//!   traffic on each retry).
 //!
 //! Every contender gets the same policy: at most 3 attempts (8 in the retry group), exponential
 //! backoff with jitter, a retry on `BenchError::Transient` only. Each batch of calls runs in one
@@ -22,8 +25,9 @@ use criterion::{
 };
 use retry_bench::{
     BenchError, INITIAL_BACKOFF, MAX_ATTEMPTS, MAX_BACKOFF, RETRY_MAX_ATTEMPTS, adaptive,
-    bench_loop, cpu_time_iters, current_thread_runtime, flaky, op, prepare_retryable_scopes,
-    standard, success_config, zero_backoff_config,
+    bench_loop, classic_success_config, cpu_time_iters, current_thread_runtime,
+    default_zero_backoff_config, flaky, op, prepare_retryable_scopes, standard, success_config,
+    zero_backoff_config,
 };
 use retry_core::tower::RetryLayer;
 use retry_core::{Clock, RetryStrategy, StandardStrategy, TokioClock, retry};
@@ -179,16 +183,20 @@ async fn op_retryable_one_caller(x: u64) -> Result<u64, BenchError> {
 fn success_path(c: &mut Criterion) {
     let runtime = current_thread_runtime();
     let strategy = standard(success_config());
+    let classic = standard(classic_success_config());
     let backon = backon_builder(INITIAL_BACKOFF, MAX_ATTEMPTS);
     let tower = tower_success_service();
     let retry_layer = retry_layer_service();
+    prepare_retryable_scopes();
 
     let mut group = c.benchmark_group("success_path");
     configure(&mut group);
     bench_loop!(group, runtime, "plain", i => op(i).await);
     bench_loop!(group, runtime, "retryable", i => op_retryable(i).await);
+    bench_loop!(group, runtime, "retryable_classic", i => op_retryable_classic(i).await);
     bench_loop!(group, runtime, "retryable_one_caller", i => op_retryable_one_caller(i).await);
     bench_loop!(group, runtime, "retry_core_retry", i => retry(&strategy, || op(i)).await);
+    bench_loop!(group, runtime, "retry_core_retry_classic", i => retry(&classic, || op(i)).await);
     bench_loop!(group, runtime, "backon", i => (|| op(i))
         .retry(backon)
         .when(BenchError::is_retryable)
@@ -239,6 +247,8 @@ fn success_path_in_fn(c: &mut Criterion) {
     let tower = tower_success_service();
     let retry_layer = retry_layer_service();
 
+    // One call site per contender's fn: a second one (say the classic preset's) would keep the
+    // compiler from inlining it, and measure that instead.
     let mut group = c.benchmark_group("success_path_in_fn");
     configure(&mut group);
     bench_loop!(group, runtime, "plain", i => op(i).await);
@@ -257,7 +267,9 @@ fn success_path_in_fn(c: &mut Criterion) {
 fn success_path_variants(c: &mut Criterion) {
     let runtime = current_thread_runtime();
     let strategy = standard(success_config());
+    let classic = standard(classic_success_config());
     let dyn_strategy: Box<dyn RetryStrategy> = Box::new(standard(success_config()));
+    prepare_retryable_scopes();
     let adaptive = adaptive("bench-adaptive");
     let tower_budget = tower::retry::Retry::new(
         TowerPolicy::new(
@@ -275,8 +287,10 @@ fn success_path_variants(c: &mut Criterion) {
     configure(&mut group);
     bench_loop!(group, runtime, "plain", i => op(i).await);
     bench_loop!(group, runtime, "retry_core_retry", i => retry(&strategy, || op(i)).await);
+    bench_loop!(group, runtime, "retry_core_retry_classic", i => retry(&classic, || op(i)).await);
     bench_loop!(group, runtime, "retry_core_retry_dyn", i => retry(&dyn_strategy, || op(i)).await);
     bench_loop!(group, runtime, "retryable", i => op_retryable(i).await);
+    bench_loop!(group, runtime, "retryable_classic", i => op_retryable_classic(i).await);
     bench_loop!(group, runtime, "retryable_static_strategy", i => op_retryable_static(i).await);
     bench_loop!(group, runtime, "retryable_other_crate", i => retry_bench::other_crate::op_retryable(i).await);
     bench_loop!(group, runtime, "retry_core_retry_adaptive", i => retry(&adaptive, || op(i)).await);
@@ -311,6 +325,7 @@ fn success_path_variants(c: &mut Criterion) {
 fn zero_backoff_retry(c: &mut Criterion) {
     let runtime = current_thread_runtime();
     let strategy = standard(zero_backoff_config());
+    let default = standard(default_zero_backoff_config());
     let backon = backon_builder(Duration::ZERO, RETRY_MAX_ATTEMPTS);
     prepare_retryable_scopes();
 
@@ -331,6 +346,10 @@ fn zero_backoff_retry(c: &mut Criterion) {
         bench_loop!(group, runtime, name("retry_core_retry"), { let calls = Cell::new(0); }, i => {
             calls.set(0);
             retry(&strategy, || flaky(&calls, attempts, i)).await
+        });
+        bench_loop!(group, runtime, name("retry_core_retry_default"), { let calls = Cell::new(0); }, i => {
+            calls.set(0);
+            retry(&default, || flaky(&calls, attempts, i)).await
         });
         bench_loop!(group, runtime, name("retryable"), { let calls = Cell::new(0); }, i => {
             calls.set(0);

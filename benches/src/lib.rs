@@ -96,8 +96,12 @@ pub static STATIC_STRATEGY: LazyLock<StandardStrategy> =
 /// own functions are (a non-generic `async fn` is compiled where it is defined, so calls from
 /// another crate cannot inline it):
 ///
-/// * `op_retryable(x)`: [`op`] configured like [`success_config`], in the process-wide scope
-///   `bench-retryable`;
+/// * `op_retryable(x)`: [`op`] configured like [`success_config`] (the default configuration),
+///   in the process-wide scope `bench-retryable`;
+/// * `op_retryable_classic(x)`: the same in the scope `bench-retryable-classic`, which
+///   [`prepare_retryable_scopes`] creates from [`classic_success_config`]: the AWS classic
+///   preset's fixed quota (a scope keeps the configuration it was created with, and the
+///   quota is all that differs on the success path);
 /// * `op_retryable_static(x)`: [`op`] under `strategy = *STATIC_STRATEGY`;
 /// * `flaky_retryable(calls, succeed_at, x)`: [`flaky`] configured like
 ///   [`zero_backoff_config`] (call [`prepare_retryable_scopes`] first, so that its scope gets
@@ -117,6 +121,18 @@ macro_rules! retryable_ops {
             scope = "bench-retryable"
         )]
         pub async fn op_retryable(x: u64) -> Result<u64, $crate::BenchError> {
+            $crate::op(x).await
+        }
+
+        /// `op_retryable` in a scope with the classic preset's quota (`prepare_retryable_scopes`).
+        #[::retry_core::retryable(
+            max_attempts = 3,
+            initial_backoff = "100ms",
+            max_backoff = "20s",
+            scope = "bench-retryable-classic"
+        )]
+        #[allow(dead_code)]
+        pub async fn op_retryable_classic(x: u64) -> Result<u64, $crate::BenchError> {
             $crate::op(x).await
         }
 
@@ -151,16 +167,17 @@ pub mod other_crate {
     crate::retryable_ops!();
 }
 
-/// Creates the process-wide scope of `flaky_retryable` ([`retryable_ops!`]) from
-/// [`zero_backoff_config`] before
-/// its first call (a named scope keeps the configuration it was created with), so that its quota
-/// never runs out during a benchmark.
+/// Creates the process-wide scopes of [`retryable_ops!`] whose configuration is not the
+/// attribute's before their first call (a named scope keeps the configuration it was created
+/// with): `flaky_retryable`'s from [`zero_backoff_config`], so that its quota never runs out
+/// during a benchmark, and `op_retryable_classic`'s from [`classic_success_config`].
 pub fn prepare_retryable_scopes() {
     Scope::named("bench-retryable-zero", &zero_backoff_config());
+    Scope::named("bench-retryable-classic", &classic_success_config());
 }
 
-/// The success-path configuration: [`MAX_ATTEMPTS`] attempts, [`INITIAL_BACKOFF`] doubling up to
-/// [`MAX_BACKOFF`], full jitter (the default).
+/// The success-path configuration: the default configuration with [`MAX_ATTEMPTS`] attempts,
+/// [`INITIAL_BACKOFF`] doubling up to [`MAX_BACKOFF`], full jitter.
 pub fn success_config() -> RetryConfig {
     config(
         RetryConfig::builder()
@@ -170,17 +187,45 @@ pub fn success_config() -> RetryConfig {
     )
 }
 
+/// [`success_config`]'s settings on the AWS classic preset (`RetryConfig::aws_classic()`): a
+/// fixed quota of 500 instead of the default's traffic-sized one.
+pub fn classic_success_config() -> RetryConfig {
+    config(
+        RetryConfig::aws_classic()
+            .max_attempts(MAX_ATTEMPTS)
+            .initial_backoff(INITIAL_BACKOFF)
+            .max_backoff(MAX_BACKOFF),
+    )
+}
+
 /// The zero-backoff configuration: [`RETRY_MAX_ATTEMPTS`] attempts, no backoff, and a quota so
-/// large that it never runs out during a benchmark (the default 500 would after 100 calls, since
-/// each call's retries keep all but one retry's cost).
+/// large that it never runs out during a benchmark: the classic preset's fixed quota, made
+/// `u32::MAX` tokens (the classic 500 would run out after 100 calls, since each call's retries
+/// keep all but one retry's cost; the default's traffic-sized quota drains by design).
 pub fn zero_backoff_config() -> RetryConfig {
+    config(
+        RetryConfig::aws_classic()
+            .max_attempts(RETRY_MAX_ATTEMPTS)
+            .initial_backoff(Duration::ZERO)
+            .throttling_backoff(Duration::ZERO)
+            .max_backoff(MAX_BACKOFF)
+            .quota_capacity(u32::MAX),
+    )
+}
+
+/// The zero-backoff retries on the default configuration: [`RETRY_MAX_ATTEMPTS`] attempts, no
+/// backoff, and every retry free (cost 0), so that the traffic-sized quota never refuses one
+/// while its sizing (a clock read and the call count, on each retry) still runs.
+pub fn default_zero_backoff_config() -> RetryConfig {
     config(
         RetryConfig::builder()
             .max_attempts(RETRY_MAX_ATTEMPTS)
             .initial_backoff(Duration::ZERO)
             .throttling_backoff(Duration::ZERO)
             .max_backoff(MAX_BACKOFF)
-            .quota_capacity(u32::MAX),
+            .retry_cost(0)
+            .timeout_retry_cost(0)
+            .throttling_retry_cost(0),
     )
 }
 

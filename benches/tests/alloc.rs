@@ -2,12 +2,12 @@
 //! `retry_core::retry`, of a `#[retryable]` fn and of a service under `RetryLayer` in standard
 //! mode allocates nothing (nor does tower's own `Retry`).
 //!
-//! The counting allocator (`stats_alloc`) counts process-wide, so this file holds a single test:
-//! nothing else in this binary runs while it measures. Every call is driven by `block_on` on one
-//! current-thread runtime built before measuring; the test first checks that `block_on` itself
-//! allocates nothing per call, and that the counter does see a deliberate allocation (so a zero
-//! cannot pass vacuously). The retry path's allocations are printed, for information only
-//! (`cargo test -p retry-bench --test alloc -- --nocapture`).
+//! The counting allocator (`stats_alloc`) counts process-wide, so this file is a program of its
+//! own (`harness = false`): no test harness thread allocates while it measures. Every call is
+//! driven by `block_on` on one current-thread runtime built before measuring; the program
+//! first checks that `block_on` itself allocates nothing per call, and that the counter does see
+//! a deliberate allocation (so a zero cannot pass vacuously). The retry path's allocations are
+//! printed, for information only (`cargo test -p retry-bench --test alloc`).
 
 use std::alloc::System;
 use std::cell::Cell;
@@ -15,8 +15,9 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use retry_bench::{
-    BenchError, adaptive, current_thread_runtime, flaky, op, prepare_retryable_scopes, standard,
-    success_config, zero_backoff_config,
+    BenchError, adaptive, classic_success_config, current_thread_runtime,
+    default_zero_backoff_config, flaky, op, prepare_retryable_scopes, standard, success_config,
+    zero_backoff_config,
 };
 use retry_core::tower::RetryLayer;
 use retry_core::{Jitter, RetryStrategy, retry, retryable};
@@ -91,8 +92,8 @@ async fn call_ready<S: Service<u64>>(
     service.ready().await?.call(request).await
 }
 
-#[test]
-fn success_path_allocates_nothing() {
+/// The success path allocates nothing (a failed assertion fails `cargo test`).
+fn main() {
     let runtime = current_thread_runtime();
 
     // The counter counts: one Vec is one allocation.
@@ -110,7 +111,7 @@ fn success_path_allocates_nothing() {
         "block_on allocates: measure inside the future instead"
     );
 
-    // retry_core::retry in standard mode.
+    // retry_core::retry in standard mode, on the default configuration (a traffic-sized quota).
     let strategy = standard(success_config());
     let call = |i| runtime.block_on(retry(&strategy, || op(i)));
     assert_eq!(call(0), Ok(0)); // warm-up
@@ -123,6 +124,16 @@ fn success_path_allocates_nothing() {
         plain_api, 0,
         "retry_core::retry: {plain_api} allocations in {CALLS} calls"
     );
+
+    // The same on the AWS classic preset (a fixed quota).
+    let classic = standard(classic_success_config());
+    assert_eq!(runtime.block_on(retry(&classic, || op(0))), Ok(0));
+    let classic_api = allocations(|| {
+        for i in 0..CALLS {
+            assert_eq!(runtime.block_on(retry(&classic, || op(i))), Ok(i));
+        }
+    });
+    assert_eq!(classic_api, 0, "retry_core::retry, classic preset");
 
     // The same through a `Box<dyn RetryStrategy>`, as `#[retryable(strategy = ...)]` holds one.
     let boxed: Box<dyn RetryStrategy> = Box::new(standard(success_config()));
@@ -228,6 +239,18 @@ fn success_path_allocates_nothing() {
             assert_eq!(retry_call(), Ok(1));
         }
     });
+    // The default configuration's retry path: the quota sized by the traffic on each retry.
+    let default_zero = standard(default_zero_backoff_config());
+    let default_retry_call = || {
+        calls.set(0);
+        runtime.block_on(retry(&default_zero, || flaky(&calls, 3, 1)))
+    };
+    assert_eq!(default_retry_call(), Ok(1));
+    let default_retry_path = allocations(|| {
+        for _ in 0..CALLS {
+            assert_eq!(default_retry_call(), Ok(1));
+        }
+    });
     let macro_retry_call = || {
         calls.set(0);
         runtime.block_on(flaky_retryable(&calls, 3, 1))
@@ -299,6 +322,10 @@ fn success_path_allocates_nothing() {
         ("block_on(async {})", per_call(block_on)),
         ("retry_core::retry, success", per_call(plain_api)),
         (
+            "retry_core::retry, success, classic preset",
+            per_call(classic_api),
+        ),
+        (
             "retry_core::retry over Box<dyn>, success",
             per_call(dyn_api),
         ),
@@ -307,6 +334,10 @@ fn success_path_allocates_nothing() {
         (
             "retry_core::retry, 2 retries, zero backoff",
             per_call(retry_path),
+        ),
+        (
+            "retry_core::retry, 2 retries, default quota",
+            per_call(default_retry_path),
         ),
         (
             "#[retryable], 2 retries, zero backoff",

@@ -127,6 +127,7 @@ mod request_rate;
 mod scope;
 mod strategy;
 mod sync;
+mod traffic_quota;
 
 /// Support for the code the macros generate. Named after the crate's version: `retry-macros`
 /// names it after its own, so macros of another version than this runtime do not compile.

@@ -1,17 +1,61 @@
-//! Observability: per-scope counters readable at run time, and the tracing events.
+//! Observability: per-scope counters readable at run time ([`ScopeStats`]), and the tracing
+//! events of the retry quota.
 //!
-//! Events use the target `retry_core`: `debug` for each retry (scope, attempt, kind, delay),
-//! `warn` when a scope's quota runs out or its rate limiter engages.
+//! Every event uses the target `retry_core`. Defined here and emitted by the standard strategy
+//! (and so by adaptive mode too): `debug` "retrying" for each retry granted (scope, attempt —
+//! the attempt that failed, as [`RetryEvent::attempt`](crate::RetryEvent::attempt) — kind, delay,
+//! quota level), and `warn` "retry quota exhausted" when a scope's quota refuses a
+//! retry (scope, cost, level). Emitted where they are decided: `warn` "throttled: client-side
+//! rate limiting engaged" by the adaptive strategy when its scope's rate limiter turns on
+//! (scope, fill rate), `debug` "not retrying" by the retry loop when a call stops (attempt,
+//! reason), and `error` "invalid `#[retryable]` configuration" by the code `#[retryable]`
+//! generates, should the runtime reject what the macro accepted.
 
 use std::sync::atomic::{AtomicUsize as StdAtomicUsize, Ordering as StdOrdering};
+use std::time::Duration;
 
+use crate::ErrorKind;
 use crate::adaptive::LimiterStats;
 use crate::sync::{AtomicU64, Ordering};
+
+/// The event of a retry granted after attempt number `attempt` failed (1 for the first), the
+/// number the `on_retry` hook is given.
+pub(crate) fn retrying(
+    scope: &str,
+    attempt: u32,
+    kind: ErrorKind,
+    delay: Duration,
+    quota: impl FnOnce() -> u32,
+) {
+    tracing::debug!(
+        target: "retry_core",
+        scope,
+        attempt,
+        kind = kind.as_str(),
+        delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+        quota = quota(),
+        "retrying"
+    );
+}
+
+/// The event of a retry the quota refused: it cost `cost` and the quota held `level`.
+pub(crate) fn quota_exhausted(scope: &str, cost: u32, level: u32) {
+    tracing::warn!(
+        target: "retry_core",
+        scope,
+        cost,
+        level,
+        "retry quota exhausted: not retrying"
+    );
+}
 
 /// Counters of one scope, updated with relaxed atomics (they are statistics, not
 /// synchronization). Successes, counted on every call's success path, are striped by thread.
 #[derive(Debug, Default)]
 pub(crate) struct ScopeCounters {
+    /// Attempts sent by the calls that ended, but the first attempt of each successful call
+    /// (`successes` counts those, so that a first-try success updates one counter).
+    attempts: AtomicU64,
     retries: AtomicU64,
     successes: StripedCounter,
     failures: AtomicU64,
@@ -46,6 +90,18 @@ impl ScopeCounters {
         cell.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// The calls that ended, in success or failure (summing the striped stripes: off the
+    /// success path).
+    pub(crate) fn calls(&self) -> u64 {
+        self.successes.sum() + self.failures.load(Ordering::Relaxed)
+    }
+
+    /// Counts `attempts` sent by a call that ended, beyond the first attempt of a success.
+    pub(crate) fn add_attempts(&self, attempts: u32) {
+        self.attempts
+            .fetch_add(u64::from(attempts), Ordering::Relaxed);
+    }
+
     pub(crate) fn snapshot(
         &self,
         quota_level: u32,
@@ -59,7 +115,7 @@ impl ScopeCounters {
             read(&self.failures),
         );
         ScopeStats {
-            attempts: successes + failures + retries,
+            attempts: successes + read(&self.attempts),
             retries,
             successes,
             failures,
@@ -80,15 +136,16 @@ impl ScopeCounters {
 /// let scope = Scope::new("docs-stats", &RetryConfig::default());
 /// let stats = scope.stats();
 /// assert_eq!(stats.attempts, 0);
-/// assert_eq!(stats.quota_level, 500);
+/// // A new scope's quota holds one whole call's retries: 2 retries x 14.
+/// assert_eq!(stats.quota_level, 28);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[non_exhaustive]
 pub struct ScopeStats {
-    /// Attempts made: the first attempts of the calls that ended, plus the retries granted.
-    /// (Derived, so the success path updates one counter, not two.)
+    /// Attempts sent by the calls that ended (a call still running is counted when it ends). A
+    /// retry granted but never sent (the call was cancelled while it waited) is not an attempt.
     pub attempts: u64,
-    /// Retries granted.
+    /// Retries granted (those of calls still running included, and those never sent).
     pub retries: u64,
     /// Calls that ended in success.
     pub successes: u64,

@@ -5,9 +5,9 @@
 //! retry's cost back, and a first-try success adds a small reward. When the bucket cannot pay for
 //! a retry, the call stops retrying. Lock-free: the level is one atomic updated by
 //! compare-and-swap, and the optional refill claims elapsed time by compare-and-swap on the last
-//! refill instant (model-checked with loom in `tests/loom_quota.rs`).
-//! The capacity may move (a scope with a `quota_window` sizes it by its request rate): the level
-//! is clamped to it whenever it shrinks.
+//! refill instant (model-checked with loom in `tests/loom_quota.rs` and `loom_model` below).
+//! A scope whose quota follows its traffic ([`TrafficQuota`](crate::traffic_quota)) caps what a
+//! retry may find in it with [`try_acquire_within`](RetryQuota::try_acquire_within).
 
 use crate::ConfigError;
 use crate::clock::{SharedClock, duration_to_nanos};
@@ -17,6 +17,29 @@ use std::fmt;
 /// The quota is kept in thousandths of a token so that a slow refill accumulates exactly.
 const MILLI: u64 = 1_000;
 const NANOS_PER_SEC: u128 = 1_000_000_000;
+
+/// The refill rate is kept in thousandths of a token per second as a fixed-point number with
+/// this many fractional bits, so that a rate between two thousandths, or far below one, is kept
+/// (to within 2^-32 thousandths of a token per second) rather than rounded down to nothing.
+const RATE_FRACTION_BITS: u32 = 32;
+
+/// The slowest refill honoured, in tokens per second: 2^-32 thousandths of a token per second,
+/// the resolution of the fixed-point rate. At this rate a thousandth of a token takes 2^32 s
+/// (136 years), within the ~584 years a clock reading in nanoseconds spans; a slower rate would
+/// never credit anything, so it is rejected rather than accepted and ignored.
+pub(crate) const MIN_REFILL_PER_SECOND: f64 =
+    1.0 / (MILLI as f64 * (1u64 << RATE_FRACTION_BITS) as f64);
+
+/// Whether `rate` tokens per second is a refill the quota honours.
+pub(crate) fn is_valid_refill(rate: f64) -> bool {
+    rate.is_finite() && rate >= MIN_REFILL_PER_SECOND
+}
+
+/// `rate` tokens per second in the fixed-point unit of [`RATE_FRACTION_BITS`] (saturating: a
+/// rate past `u128::MAX` of that unit fills any bucket within a nanosecond anyway).
+fn fixed_point_rate(rate: f64) -> u128 {
+    (rate * MILLI as f64 * (1u64 << RATE_FRACTION_BITS) as f64) as u128
+}
 
 /// A shared, lock-free bucket of retry tokens.
 ///
@@ -35,12 +58,11 @@ const NANOS_PER_SEC: u128 = 1_000_000_000;
 pub struct RetryQuota {
     /// Current level, in thousandths of a token.
     level: AtomicU64,
-    /// Current capacity, in thousandths of a token: at most `max_capacity`.
-    capacity: AtomicU64,
-    /// The capacity the bucket was created with, in thousandths of a token.
-    max_capacity: u64,
-    /// Refill rate in thousandths of a token per second; 0 when refill is off.
-    refill_per_sec: u64,
+    /// Capacity, in thousandths of a token.
+    capacity: u64,
+    /// Refill rate in thousandths of a token per second, fixed point with
+    /// [`RATE_FRACTION_BITS`] fractional bits; 0 when refill is off.
+    refill_rate: u128,
     /// Clock reading (nanoseconds) up to which refill has been credited.
     refilled_until: AtomicU64,
     clock: SharedClock,
@@ -48,9 +70,10 @@ pub struct RetryQuota {
 
 impl RetryQuota {
     /// A full bucket of `capacity` tokens, refilled by `refill_per_second` tokens each second
-    /// when given (smithy-kotlin's retry design lets the bucket refill over time; off in the AWS
-    /// presets). A refill rate that is not a positive finite number is an error, as it is in
-    /// [`RetryConfig`](crate::RetryConfig).
+    /// when given (smithy-kotlin's retry design lets the bucket refill over time; off in every
+    /// preset). A refill rate that is not a finite number of at least about 2.3e-13 tokens per
+    /// second (a thousandth of a token in 136 years; anything slower would never refill) is an
+    /// error, as it is in [`RetryConfig`](crate::RetryConfig).
     ///
     /// ```
     /// use retry_core::{ConfigError, ManualClock, RetryQuota};
@@ -73,37 +96,43 @@ impl RetryQuota {
         clock: SharedClock,
     ) -> Result<Self, ConfigError> {
         match refill_per_second {
-            Some(rate) if !(rate.is_finite() && rate > 0.0) => Err(ConfigError::InvalidRate {
+            Some(rate) if !is_valid_refill(rate) => Err(ConfigError::InvalidRate {
                 setting: "refill_per_second",
                 value: rate,
             }),
-            _ => Ok(Self::with_valid_refill(capacity, refill_per_second, clock)),
+            _ => Ok(Self::starting_at(
+                capacity,
+                capacity,
+                refill_per_second,
+                clock,
+            )),
         }
     }
 
-    /// [`new`](Self::new) for a refill rate already validated (a [`RetryConfig`]'s).
+    /// A bucket of `capacity` tokens holding `level` of them (at most `capacity`), for a
+    /// refill rate already validated (a [`RetryConfig`]'s).
     ///
     /// [`RetryConfig`]: crate::RetryConfig
-    pub(crate) fn with_valid_refill(
+    pub(crate) fn starting_at(
         capacity: u32,
+        level: u32,
         refill_per_second: Option<f64>,
         clock: SharedClock,
     ) -> Self {
         let capacity = u64::from(capacity) * MILLI;
-        let refill_per_sec =
-            refill_per_second.map_or(0, |rate| (rate * MILLI as f64).min(u64::MAX as f64) as u64);
         let now = duration_to_nanos(clock.now());
         Self {
-            level: AtomicU64::new(capacity),
-            capacity: AtomicU64::new(capacity),
-            max_capacity: capacity,
-            refill_per_sec,
+            level: AtomicU64::new((u64::from(level) * MILLI).min(capacity)),
+            capacity,
+            refill_rate: refill_per_second.map_or(0, fixed_point_rate),
             refilled_until: AtomicU64::new(now),
             clock,
         }
     }
 
-    /// Takes `cost` tokens if the bucket holds them; otherwise takes nothing and returns `false`.
+    /// Takes `cost` tokens if the bucket holds them; otherwise takes nothing and returns
+    /// `false`. A cost of 0 is always granted: a retry that costs nothing is not limited by
+    /// the quota.
     ///
     /// ```
     /// # use retry_core::{RetryQuota, TokioClock};
@@ -115,11 +144,18 @@ impl RetryQuota {
     /// # Ok::<(), retry_core::ConfigError>(())
     /// ```
     pub fn try_acquire(&self, cost: u32) -> bool {
+        self.try_acquire_within(cost, u32::MAX)
+    }
+
+    /// [`try_acquire`](Self::try_acquire) from at most `limit` tokens: the tokens above `limit`
+    /// are dropped when the retry is paid (a traffic-sized scope's limit: one token per call of
+    /// its last window), and kept when it is not.
+    pub(crate) fn try_acquire_within(&self, cost: u32, limit: u32) -> bool {
         self.refill();
-        let cost = u64::from(cost) * MILLI;
+        let (cost, limit) = (u64::from(cost) * MILLI, u64::from(limit) * MILLI);
         self.level
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |level| {
-                self.clamped(level).checked_sub(cost)
+                level.min(limit).checked_sub(cost)
             })
             .is_ok()
     }
@@ -141,116 +177,97 @@ impl RetryQuota {
     }
 
     /// The whole tokens in the bucket now.
-    ///
-    /// ```
-    /// # use retry_core::{RetryQuota, TokioClock};
-    /// # use std::sync::Arc;
-    /// assert_eq!(RetryQuota::new(7, None, Arc::new(TokioClock::new()))?.level(), 7);
-    /// # Ok::<(), retry_core::ConfigError>(())
-    /// ```
     pub fn level(&self) -> u32 {
         self.refill();
-        let whole = self.clamped(self.level.load(Ordering::Acquire)) / MILLI;
+        let whole = self.level.load(Ordering::Acquire) / MILLI;
         u32::try_from(whole).unwrap_or(u32::MAX)
     }
 
     /// The bucket's capacity in tokens.
-    ///
-    /// ```
-    /// # use retry_core::{RetryQuota, TokioClock};
-    /// # use std::sync::Arc;
-    /// assert_eq!(RetryQuota::new(500, None, Arc::new(TokioClock::new()))?.capacity(), 500);
-    /// # Ok::<(), retry_core::ConfigError>(())
-    /// ```
     pub fn capacity(&self) -> u32 {
-        let capacity = self.capacity.load(Ordering::Acquire) / MILLI;
-        u32::try_from(capacity).unwrap_or(u32::MAX)
-    }
-
-    /// Moves the capacity to `tokens`, at most the capacity the bucket was created with; a
-    /// level above the new capacity drops to it. Tokens released later never exceed it.
-    ///
-    /// ```
-    /// # use retry_core::{RetryQuota, TokioClock};
-    /// # use std::sync::Arc;
-    /// let quota = RetryQuota::new(500, None, Arc::new(TokioClock::new()))?;
-    /// quota.set_capacity(42);
-    /// assert_eq!((quota.level(), quota.capacity()), (42, 42));
-    /// quota.set_capacity(1_000);
-    /// quota.release(1_000);
-    /// assert_eq!((quota.level(), quota.capacity()), (500, 500));
-    /// # Ok::<(), retry_core::ConfigError>(())
-    /// ```
-    pub fn set_capacity(&self, tokens: u32) {
-        let capacity = (u64::from(tokens) * MILLI).min(self.max_capacity);
-        self.capacity.store(capacity, Ordering::Release);
-        // fetch_update never fails with a closure that always returns Some.
-        let _ = self
-            .level
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |level| {
-                Some(level.min(capacity))
-            });
+        u32::try_from(self.capacity / MILLI).unwrap_or(u32::MAX)
     }
 
     #[inline]
     fn add(&self, amount: u64) {
         // A full bucket (the steady state of a healthy scope) is only read, never written, so
         // successes on many threads do not contend for its cache line.
-        if self.level.load(Ordering::Acquire) >= self.capacity.load(Ordering::Acquire) {
+        if self.level.load(Ordering::Acquire) >= self.capacity {
             return;
         }
         // fetch_update never fails with a closure that always returns Some.
         let _ = self
             .level
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |level| {
-                Some(self.clamped(level.saturating_add(amount)))
+                Some(level.saturating_add(amount).min(self.capacity))
             });
-    }
-
-    /// `level` as seen against the current capacity. A release racing a shrinking capacity may
-    /// leave the stored level above it for a moment; every reader sees it clamped.
-    #[inline]
-    fn clamped(&self, level: u64) -> u64 {
-        level.min(self.capacity.load(Ordering::Acquire))
     }
 
     /// Credits the refill, if the quota refills (a check cheap enough to inline).
     #[inline]
     fn refill(&self) {
-        if self.refill_per_sec != 0 {
+        if self.refill_rate != 0 {
             self.credit_refill();
         }
     }
 
     /// Credits the refill for the time elapsed since the last credit. The caller that wins the
     /// compare-and-swap on `refilled_until` credits that interval; the others see it credited.
+    /// A clock reading earlier than the last credit (a clock that stepped back, as tokio's does
+    /// in the next runtime) counts as no time passing: the refill carries on from it.
     fn credit_refill(&self) {
-        let now = duration_to_nanos(self.clock.now());
+        // `since` first: the clock read after it is then at least as late as the one that
+        // wrote it, so an earlier reading is the clock stepping back, not a stale read (which
+        // would restart the refill behind a credit already made, and credit it twice).
         let since = self.refilled_until.load(Ordering::Acquire);
+        let now = duration_to_nanos(self.clock.now());
         if now <= since {
+            if now < since {
+                // Whoever loses this race saw the same step back; one restart is enough.
+                let _ = self.refilled_until.compare_exchange(
+                    since,
+                    now,
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                );
+            }
             return;
         }
-        let elapsed = u128::from(now - since);
-        let amount = elapsed * u128::from(self.refill_per_sec) / NANOS_PER_SEC;
+        let elapsed = now - since;
+        let (amount, until) = self.refill_over(since, elapsed);
         if amount == 0 {
             // Leave the interval uncredited until it is worth a thousandth of a token.
             return;
         }
-        // Claim only the time the whole thousandths credited are worth (amount <= elapsed * rate,
-        // so this is at most `elapsed`): the remainder carries over to the next credit, and the
-        // refill does not slow down when the quota is read often.
-        let worth = amount * NANOS_PER_SEC;
-        let rate = u128::from(self.refill_per_sec);
-        let claimed = worth.div_ceil(rate);
-        let until = since
-            .saturating_add(u64::try_from(claimed).unwrap_or(u64::MAX))
-            .min(now);
         if self
             .refilled_until
-            .compare_exchange(since, until, Ordering::AcqRel, Ordering::Acquire)
+            .compare_exchange(since, until.min(now), Ordering::AcqRel, Ordering::Acquire)
             .is_ok()
         {
-            self.add(u64::try_from(amount).unwrap_or(u64::MAX));
+            self.add(amount);
+        }
+    }
+
+    /// The whole thousandths of a token `elapsed` nanoseconds from `since` refill, and the
+    /// instant up to which they are credited: only the time the credited thousandths are worth
+    /// is claimed, so the remainder carries over to the next credit and the refill does not slow
+    /// down when the quota is read often.
+    fn refill_over(&self, since: u64, elapsed: u64) -> (u64, u64) {
+        let unit = NANOS_PER_SEC << RATE_FRACTION_BITS;
+        let full = self.capacity;
+        let amount = u128::from(elapsed)
+            .checked_mul(self.refill_rate)
+            .map_or(u128::MAX, |product| product / unit);
+        match u64::try_from(amount) {
+            // A whole bucket or more: credit it all and claim the whole interval.
+            Ok(amount) if amount < full => {
+                // amount <= elapsed * rate / unit, so this is at most `elapsed`; and
+                // amount < 2^42 (a u32 of tokens in thousandths) keeps amount * unit in range.
+                let claimed = (u128::from(amount) * unit).div_ceil(self.refill_rate);
+                let claimed = u64::try_from(claimed).unwrap_or(u64::MAX);
+                (amount, since.saturating_add(claimed))
+            }
+            _ => (full, since.saturating_add(elapsed)),
         }
     }
 }
@@ -261,5 +278,120 @@ impl fmt::Debug for RetryQuota {
             .field("level", &self.level())
             .field("capacity", &self.capacity())
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Clock;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    /// A clock set by hand that may step back, as tokio's does when a process-wide scope is
+    /// first used in one runtime and then in a later one (its time starts over).
+    #[derive(Debug, Default)]
+    struct SteppingClock(AtomicU64);
+
+    impl SteppingClock {
+        fn set(&self, to: Duration) {
+            self.0.store(duration_to_nanos(to), Ordering::SeqCst);
+        }
+    }
+
+    impl Clock for SteppingClock {
+        fn now(&self) -> Duration {
+            Duration::from_nanos(self.0.load(Ordering::SeqCst))
+        }
+    }
+
+    #[test]
+    fn a_clock_that_steps_back_does_not_freeze_the_refill() {
+        let clock = Arc::new(SteppingClock::default());
+        clock.set(Duration::from_secs(100));
+        let quota = RetryQuota::new(10, Some(1.0), clock.clone()).expect("valid refill");
+        assert!(quota.try_acquire(10));
+        // The clock steps back 90 s: that counts as no time passing, and the refill carries on
+        // from the new reading.
+        clock.set(Duration::from_secs(10));
+        assert_eq!(quota.level(), 0);
+        clock.set(Duration::from_secs(12));
+        assert_eq!(quota.level(), 2, "2 s at 1 token/s after the step back");
+    }
+
+    #[test]
+    fn a_refill_below_a_thousandth_of_a_token_per_second_refills() {
+        let clock = Arc::new(SteppingClock::default());
+        let quota = RetryQuota::new(1, Some(0.0005), clock.clone()).expect("valid refill");
+        assert!(quota.try_acquire(1));
+        clock.set(Duration::from_secs(1_999));
+        assert_eq!(quota.level(), 0, "0.9995 tokens after 1999 s");
+        clock.set(Duration::from_secs(2_000));
+        assert_eq!(quota.level(), 1, "one token after 2000 s at 0.0005/s");
+    }
+
+    #[test]
+    fn a_refill_rate_between_thousandths_is_not_rounded_down() {
+        // 0.0015 tokens/s: 3 tokens in 2000 s (rounded down to 0.001/s it would be 2).
+        let clock = Arc::new(SteppingClock::default());
+        let quota = RetryQuota::new(10, Some(0.0015), clock.clone()).expect("valid refill");
+        assert!(quota.try_acquire(10));
+        clock.set(Duration::from_secs(2_000));
+        assert_eq!(quota.level(), 3);
+    }
+
+    #[test]
+    fn a_refill_too_slow_to_ever_credit_is_rejected() {
+        // 1e-20 tokens/s: a thousandth of a token every 3 billion years, far past the ~584 years
+        // a clock reading in nanoseconds spans. Accepting it would be ignoring it.
+        let clock: SharedClock = Arc::new(SteppingClock::default());
+        assert!(matches!(
+            RetryQuota::new(1, Some(1e-20), clock),
+            Err(ConfigError::InvalidRate {
+                setting: "refill_per_second",
+                ..
+            })
+        ));
+        assert!(
+            crate::RetryConfig::builder()
+                .quota_refill_per_second(1e-20)
+                .build()
+                .is_err()
+        );
+    }
+}
+
+#[cfg(all(test, loom))]
+mod loom_model {
+    use super::*;
+    use crate::ManualClock;
+    use loom::sync::Arc;
+
+    /// Two retries of a traffic-sized scope race for a quota whose level (10) is above the
+    /// traffic's limit (6): each finds at most 6, so only one of two retries costing 4 is paid,
+    /// and the tokens above the limit are dropped by the one that pays.
+    #[test]
+    fn loom_racing_retries_within_a_limit_pay_once() {
+        loom::model(|| {
+            let quota = Arc::new(RetryQuota::starting_at(
+                10,
+                10,
+                None,
+                std::sync::Arc::new(ManualClock::new()),
+            ));
+            let retries: Vec<_> = (0..2)
+                .map(|_| {
+                    let quota = Arc::clone(&quota);
+                    loom::thread::spawn(move || quota.try_acquire_within(4, 6))
+                })
+                .collect();
+            let paid = retries
+                .into_iter()
+                .map(|retry| retry.join().expect("no panic"))
+                .filter(|paid| *paid)
+                .count();
+            assert_eq!(paid, 1);
+            assert_eq!(quota.level(), 2);
+        });
     }
 }

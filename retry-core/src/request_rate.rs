@@ -1,59 +1,113 @@
-//! The rate of calls a scope makes, measured lock-free: what a traffic-sized quota follows.
+//! The rate of calls a scope makes, measured from its call counters when a retry asks for it:
+//! what a traffic-sized quota follows. Nothing is done per call: the success path only counts
+//! (the scope's striped success counter), and the rate is sampled on the retry path.
 
 use std::time::Duration;
 
 use crate::clock::duration_to_nanos;
-use crate::sync::{AtomicU64, Ordering};
+use crate::sync::{AtomicU64, Mutex, Ordering, TryLockError};
 
-/// How often the rate is recomputed.
-pub const REQUEST_RATE_PERIOD: Duration = Duration::from_secs(1);
+/// The least time between two samples of the call count: a shorter interval holds too few
+/// calls to tell a rate.
+pub(crate) const SAMPLE_PERIOD: Duration = Duration::from_secs(1);
 
-/// The weight of the newest period in the smoothed rate (as the adaptive limiter's measured
-/// rate, [`SMOOTH`](crate::adaptive::SMOOTH)).
-const SMOOTH: f64 = crate::adaptive::SMOOTH;
-
-/// Calls per second, counted with one atomic increment per call and recomputed once per
-/// [`REQUEST_RATE_PERIOD`] by whichever caller closes the period (compare-and-swap on its start;
-/// model-checked with loom in `loom_model` below).
+/// Calls per second: an exponentially weighted moving average, with time constant `window`, of
+/// the rate between samples of the scope's count of ended calls. A sample is taken by whoever
+/// asks at least [`SAMPLE_PERIOD`] after the last one and finds the sample free (`try_lock`:
+/// no caller ever waits; one that finds it taken uses the published rate); within a period a
+/// caller reads two atomics and takes no lock. Model-checked with loom in `loom_model` below.
 #[derive(Debug)]
 pub(crate) struct RequestRate {
-    count: AtomicU64,
-    period_start: AtomicU64,
-    /// The smoothed rate as `f64` bits; `u64::MAX` before the first period closes.
+    window: Duration,
+    last: Mutex<Sample>,
+    /// `last.at`, readable without the lock (written with it held).
+    sampled_at: AtomicU64,
+    /// The average as `f64` bits; [`NO_RATE`] before the first sample.
     rate_bits: AtomicU64,
 }
 
+/// A clock reading and the calls counted then.
+#[derive(Debug, Clone, Copy)]
+struct Sample {
+    at: u64,
+    calls: u64,
+}
+
+/// `rate_bits` before a rate is measured (a NaN bit pattern no division produces here).
+const NO_RATE: u64 = u64::MAX;
+
 impl RequestRate {
-    pub(crate) fn new(now: Duration) -> Self {
+    /// No rate yet; the first sample will measure from `now`, when no call had been counted.
+    pub(crate) fn new(now: Duration, window: Duration) -> Self {
+        let at = duration_to_nanos(now);
         Self {
-            count: AtomicU64::new(0),
-            period_start: AtomicU64::new(duration_to_nanos(now)),
-            rate_bits: AtomicU64::new(u64::MAX),
+            window,
+            last: Mutex::new(Sample { at, calls: 0 }),
+            sampled_at: AtomicU64::new(at),
+            rate_bits: AtomicU64::new(NO_RATE),
         }
     }
 
-    /// Counts one call at `now`; returns the new smoothed rate when this call closed a period.
-    pub(crate) fn record(&self, now: Duration) -> Option<f64> {
-        self.count.fetch_add(1, Ordering::AcqRel);
-        let now = duration_to_nanos(now);
-        let start = self.period_start.load(Ordering::Acquire);
-        let elapsed = now.saturating_sub(start);
-        if elapsed < duration_to_nanos(REQUEST_RATE_PERIOD) {
-            return None;
+    /// The average rate now, `now()` reading the clock: folds in a new sample, `calls()` being
+    /// the calls counted in all (asked for only then), if [`SAMPLE_PERIOD`] has passed since the
+    /// last one. `None` before the first sample.
+    ///
+    /// A reading earlier than the last sample (a clock that stepped back, as tokio's does in a
+    /// later runtime) counts as no time passing: sampling starts over from it. The clock is read
+    /// after the last sample's time, and again under the lock, so that a reading merely taken
+    /// before another caller's sample is never mistaken for such a step.
+    pub(crate) fn measure(
+        &self,
+        now: impl Fn() -> Duration,
+        calls: impl FnOnce() -> u64,
+    ) -> Option<f64> {
+        let sampled_at = self.sampled_at.load(Ordering::Acquire);
+        if Self::within_period(sampled_at, duration_to_nanos(now())) {
+            return self.rate();
         }
-        self.period_start
-            .compare_exchange(start, now, Ordering::AcqRel, Ordering::Acquire)
-            .ok()?;
-        let calls = self.count.swap(0, Ordering::AcqRel);
-        let rate = calls as f64 / Duration::from_nanos(elapsed).as_secs_f64();
-        let previous = self.rate_bits.load(Ordering::Acquire);
-        let smoothed = if previous == u64::MAX {
-            rate
-        } else {
-            rate * SMOOTH + f64::from_bits(previous) * (1.0 - SMOOTH)
+        let mut last = match self.last.try_lock() {
+            Ok(last) => last,
+            Err(TryLockError::WouldBlock) => return self.rate(),
+            // Nothing panics while holding it; were it poisoned, the sample is still whole.
+            Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
         };
-        self.rate_bits.store(smoothed.to_bits(), Ordering::Release);
-        Some(smoothed)
+        let now = duration_to_nanos(now());
+        // Another caller may have sampled since the check above.
+        if Self::within_period(last.at, now) {
+            return self.rate();
+        }
+        let calls = calls();
+        let Some(elapsed) = now.checked_sub(last.at) else {
+            *last = Sample { at: now, calls };
+            self.sampled_at.store(now, Ordering::Release);
+            return self.rate();
+        };
+        let elapsed = Duration::from_nanos(elapsed);
+        let measured = calls.saturating_sub(last.calls) as f64 / elapsed.as_secs_f64();
+        let average = match self.rate() {
+            None => measured,
+            // The weight an interval of `elapsed` gets in an average over `window`.
+            Some(previous) => {
+                let weight = 1.0 - (-elapsed.as_secs_f64() / self.window.as_secs_f64()).exp();
+                previous + weight * (measured - previous)
+            }
+        };
+        *last = Sample { at: now, calls };
+        self.rate_bits.store(average.to_bits(), Ordering::Release);
+        self.sampled_at.store(now, Ordering::Release);
+        Some(average)
+    }
+
+    /// Whether `now` is less than a [`SAMPLE_PERIOD`] after a sample taken `at` (and not
+    /// before it: a clock that stepped back is handled under the lock).
+    fn within_period(at: u64, now: u64) -> bool {
+        now.checked_sub(at)
+            .is_some_and(|elapsed| elapsed < duration_to_nanos(SAMPLE_PERIOD))
+    }
+
+    fn rate(&self) -> Option<f64> {
+        let bits = self.rate_bits.load(Ordering::Acquire);
+        (bits != NO_RATE).then(|| f64::from_bits(bits))
     }
 }
 
@@ -61,19 +115,45 @@ impl RequestRate {
 mod tests {
     use super::*;
 
+    const MINUTE: Duration = Duration::from_secs(60);
+
+    fn secs(s: u64) -> Duration {
+        Duration::from_secs(s)
+    }
+
     #[test]
-    fn the_rate_is_recomputed_once_per_period_and_smoothed() {
-        let rate = RequestRate::new(Duration::ZERO);
-        // 10 calls in the first second: the 11th, at 1.0 s, closes it with 11 calls / 1 s.
-        for i in 0..10 {
-            assert_eq!(rate.record(Duration::from_millis(100 * i)), None);
-        }
-        assert_eq!(rate.record(Duration::from_secs(1)), Some(11.0));
-        // One call 2 s later: 1 call / 2 s = 0.5, smoothed 0.5 * 0.8 + 11 * 0.2 = 2.6.
-        let smoothed = rate
-            .record(Duration::from_secs(3))
-            .expect("a period closed");
-        assert!((smoothed - 2.6).abs() < 1e-9, "{smoothed}");
+    fn the_first_sample_measures_from_the_start_and_later_ones_are_averaged() {
+        let rate = RequestRate::new(secs(100), MINUTE);
+        // Less than a period: nothing measured yet.
+        assert_eq!(rate.measure(|| Duration::from_millis(100_500), || 3), None);
+        // 120 calls in the first 60 s: 2/s.
+        assert_eq!(rate.measure(|| secs(160), || 120), Some(2.0));
+        // Within a period of that sample: the same rate, no new sample.
+        assert_eq!(
+            rate.measure(|| Duration::from_millis(160_900), || 1_000),
+            Some(2.0)
+        );
+        // 60 s later, 600 more calls (10/s), weighted 1 - e^-1 = 0.632: 2 + 0.632 * 8 = 7.057.
+        let average = rate.measure(|| secs(220), || 720).expect("a rate");
+        assert!((average - 7.057).abs() < 0.001, "{average}");
+        // After ten windows the old rate weighs e^-10: the average is the new rate, 0/s.
+        let idle = rate.measure(|| secs(820), || 720).expect("a rate");
+        assert!(idle < 0.001, "{idle}");
+    }
+
+    #[test]
+    fn a_clock_that_steps_back_does_not_freeze_the_rate() {
+        let rate = RequestRate::new(secs(100), MINUTE);
+        assert_eq!(rate.measure(|| secs(160), || 60), Some(1.0));
+        // The clock steps back 150 s (a later tokio runtime): sampling starts over from the
+        // new reading, and the next sample is 1 s later, not 151 s later.
+        assert_eq!(rate.measure(|| secs(10), || 60), Some(1.0));
+        // No call in that second: the average falls (1 - e^(-1/60) of the way to 0).
+        let after = rate.measure(|| secs(11), || 60).expect("a rate");
+        assert!(
+            (after - 0.9835).abs() < 0.0001,
+            "a sample 1 s after the step back: {after}"
+        );
     }
 }
 
@@ -82,27 +162,60 @@ mod loom_model {
     use super::*;
     use loom::sync::Arc;
 
-    /// Two calls racing past the end of a period: exactly one closes it, and no call is lost
-    /// (each is either in the closed period's rate or still counted in the open one).
+    /// Two retries asking for the rate as a period ends: at most one takes the sample (the
+    /// other uses the published rate, or finds the new sample), and the rate published is that
+    /// of the calls counted, whichever order they ran in.
     #[test]
-    fn loom_racing_calls_close_a_period_once_and_lose_none() {
+    fn loom_racing_samplers_take_one_sample_and_publish_its_rate() {
         loom::model(|| {
-            let rate = Arc::new(RequestRate::new(Duration::ZERO));
+            let rate = Arc::new(RequestRate::new(Duration::ZERO, Duration::from_secs(60)));
             let callers: Vec<_> = (0..2)
                 .map(|_| {
                     let rate = Arc::clone(&rate);
-                    loom::thread::spawn(move || rate.record(Duration::from_secs(1)))
+                    loom::thread::spawn(move || rate.measure(|| Duration::from_secs(2), || 10))
                 })
                 .collect();
-            let closed: Vec<f64> = callers
+            let seen: Vec<Option<f64>> = callers
                 .into_iter()
-                .filter_map(|caller| caller.join().expect("no panic"))
+                .map(|caller| caller.join().expect("no panic"))
                 .collect();
-            assert_eq!(closed.len(), 1, "one period, closed once");
-            // The period lasted 1 s, so the rate is the number of calls it counted.
-            let counted = closed[0] as u64;
-            let still_open = rate.count.load(Ordering::Acquire);
-            assert_eq!(counted + still_open, 2);
+            // 10 calls in 2 s: 5/s, seen by the sampler and by whoever came after it; a caller
+            // that found the sample taken may have seen no rate yet.
+            assert!(seen.contains(&Some(5.0)), "{seen:?}");
+            assert!(
+                seen.iter().all(|r| matches!(r, None | Some(5.0))),
+                "{seen:?}"
+            );
+            assert_eq!(rate.rate(), Some(5.0));
+        });
+    }
+
+    /// One caller moves the clock to 2 s and asks for the rate while another asks too: the
+    /// sample ends at 2 s whatever the order. A reading the second caller took before the
+    /// first one's sample is never taken for the clock stepping back (which would restart the
+    /// sampling at 0 s, behind the sample already taken).
+    #[test]
+    fn loom_a_reading_older_than_another_callers_sample_is_no_step_back() {
+        loom::model(|| {
+            let clock = Arc::new(AtomicU64::new(0));
+            let rate = Arc::new(RequestRate::new(Duration::ZERO, Duration::from_secs(60)));
+            let read = |clock: &AtomicU64| Duration::from_secs(clock.load(Ordering::Acquire));
+            let mover = {
+                let (clock, rate) = (Arc::clone(&clock), Arc::clone(&rate));
+                loom::thread::spawn(move || {
+                    clock.store(2, Ordering::Release);
+                    rate.measure(|| read(&clock), || 10)
+                })
+            };
+            let other = {
+                let (clock, rate) = (Arc::clone(&clock), Arc::clone(&rate));
+                loom::thread::spawn(move || rate.measure(|| read(&clock), || 10))
+            };
+            mover.join().expect("no panic");
+            other.join().expect("no panic");
+            let last = *rate.last.lock().expect("not poisoned");
+            assert_eq!(last.at, duration_to_nanos(Duration::from_secs(2)));
+            assert_eq!(rate.rate(), Some(5.0));
         });
     }
 }

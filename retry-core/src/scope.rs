@@ -6,7 +6,7 @@ use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use crate::adaptive::ClientRateLimiter;
 use crate::observe::{Counter, ScopeCounters};
-use crate::request_rate::RequestRate;
+use crate::traffic_quota::TrafficQuota;
 use crate::{RetryConfig, RetryQuota, ScopeStats, SharedClock, TokioClock};
 
 /// The state shared by every call in a scope: a retry quota, an adaptive rate limiter and
@@ -34,15 +34,8 @@ struct ScopeInner {
     limiter: Arc<ClientRateLimiter>,
     counters: ScopeCounters,
     clock: SharedClock,
-    /// With a `quota_window`: the call rate that sizes the quota.
+    /// With a `quota_window`: the cap the scope's traffic puts on its quota.
     traffic_quota: Option<TrafficQuota>,
-}
-
-/// A quota sized by traffic: one token per call of the last `window`, at least `floor`.
-struct TrafficQuota {
-    window: std::time::Duration,
-    floor: u32,
-    rate: RequestRate,
 }
 
 /// The process-wide scopes, by name.
@@ -70,25 +63,24 @@ impl Scope {
     /// assert_eq!(scope.name(), "sim");
     /// ```
     pub fn with_clock(name: &str, config: &RetryConfig, clock: SharedClock) -> Self {
+        let now = clock.now();
+        let traffic_quota = TrafficQuota::new(config, now);
+        // A traffic-sized quota starts with one whole call's retries; a fixed one full.
+        let level = traffic_quota
+            .as_ref()
+            .map_or(config.quota_capacity(), TrafficQuota::floor);
         Self {
             inner: Arc::new(ScopeInner {
                 name: name.into(),
-                quota: RetryQuota::with_valid_refill(
+                quota: RetryQuota::starting_at(
                     config.quota_capacity(),
+                    level,
                     config.quota_refill_per_second(),
                     Arc::clone(&clock),
                 ),
-                limiter: ClientRateLimiter::new(clock.now()),
+                limiter: ClientRateLimiter::new(now),
                 counters: ScopeCounters::default(),
-                traffic_quota: config.quota_window().map(|window| TrafficQuota {
-                    window,
-                    // Every scope can afford at least one retry of any kind.
-                    floor: config
-                        .retry_cost()
-                        .max(config.timeout_retry_cost())
-                        .max(config.throttling_retry_cost()),
-                    rate: RequestRate::new(clock.now()),
-                }),
+                traffic_quota,
                 clock,
             }),
         }
@@ -138,93 +130,88 @@ impl Scope {
     }
 
     /// The scope's name.
-    ///
-    /// ```
-    /// # use retry_core::{RetryConfig, Scope};
-    /// assert_eq!(Scope::new("orders", &RetryConfig::default()).name(), "orders");
-    /// ```
     pub fn name(&self) -> &str {
         &self.inner.name
     }
 
-    /// The retry quota.
+    /// The retry quota. With a `quota_window`, what a retry may take from it is capped by the
+    /// scope's traffic: [`stats`](Self::stats) shows the level a retry finds.
     ///
     /// ```
     /// # use retry_core::{RetryConfig, Scope};
-    /// assert_eq!(Scope::new("q", &RetryConfig::default()).quota().level(), 500);
+    /// let classic = Scope::new("q", &RetryConfig::aws_classic().build().unwrap());
+    /// assert_eq!(classic.quota().level(), 500);
+    /// // The default quota starts with one whole call's retries: 2 x 14.
+    /// assert_eq!(Scope::new("q", &RetryConfig::default()).quota().level(), 28);
     /// ```
     pub fn quota(&self) -> &RetryQuota {
         &self.inner.quota
     }
 
     /// The adaptive rate limiter (used by adaptive strategies only).
-    ///
-    /// ```
-    /// # use retry_core::{RetryConfig, Scope};
-    /// assert!(!Scope::new("l", &RetryConfig::default()).limiter().is_enabled());
-    /// ```
     pub fn limiter(&self) -> &Arc<ClientRateLimiter> {
         &self.inner.limiter
     }
 
     /// The clock every time reading of this scope goes through.
-    ///
-    /// ```
-    /// # use retry_core::{RetryConfig, Scope};
-    /// let scope = Scope::new("c", &RetryConfig::default());
-    /// let _now = scope.clock().now();
-    /// ```
     pub fn clock(&self) -> &SharedClock {
         &self.inner.clock
     }
 
-    /// Counters and levels, for metrics.
-    ///
-    /// ```
-    /// # use retry_core::{RetryConfig, Scope};
-    /// assert_eq!(Scope::new("s", &RetryConfig::default()).stats().retries, 0);
-    /// ```
+    /// Counters and levels, for metrics. With a `quota_window`, the quota's level and capacity
+    /// are those a retry would find now (capped by the scope's traffic; this reads the clock).
     pub fn stats(&self) -> ScopeStats {
         let inner = &self.inner;
+        let limit = self.quota_limit();
         inner.counters.snapshot(
-            inner.quota.level(),
-            inner.quota.capacity(),
+            inner.quota.level().min(limit),
+            inner.quota.capacity().min(limit),
             inner.limiter.stats(),
         )
     }
 
     /// Whether two handles share one scope.
-    ///
-    /// ```
-    /// # use retry_core::{RetryConfig, Scope};
-    /// let a = Scope::new("a", &RetryConfig::default());
-    /// assert!(a.same_as(&a.clone()));
-    /// ```
     pub fn same_as(&self, other: &Scope) -> bool {
         Arc::ptr_eq(&self.inner, &other.inner)
     }
 
-    /// Counts a call; with a `quota_window`, resizes the quota when the call rate is updated.
-    #[inline]
-    pub(crate) fn record_call(&self) {
-        if let Some(traffic) = &self.inner.traffic_quota {
-            self.record_traffic(traffic);
-        }
+    /// Takes `cost` from the quota for a retry, within the cap of the scope's traffic when it
+    /// has a `quota_window` (this reads the clock: it is on the retry path, never on the
+    /// success path). Whether the retry is paid for.
+    pub(crate) fn try_acquire_retry(&self, cost: u32) -> bool {
+        self.inner
+            .quota
+            .try_acquire_within(cost, self.quota_limit())
     }
 
-    /// `record_call` with a traffic-sized quota, out of line (a clock read and a rate update).
-    #[inline(never)]
-    fn record_traffic(&self, traffic: &TrafficQuota) {
+    /// The whole tokens a retry finds in the quota now.
+    pub(crate) fn quota_level(&self) -> u32 {
+        self.inner.quota.level().min(self.quota_limit())
+    }
+
+    /// The most a retry may find in the quota now: the traffic's cap, or no cap.
+    fn quota_limit(&self) -> u32 {
         let inner = &self.inner;
-        if let Some(rate) = traffic.rate.record(inner.clock.now()) {
-            let tokens = (rate * traffic.window.as_secs_f64()).min(f64::from(u32::MAX)) as u32;
-            inner.quota.set_capacity(tokens.max(traffic.floor));
+        match &inner.traffic_quota {
+            Some(traffic) => traffic.limit(|| inner.clock.now(), || inner.counters.calls()),
+            None => u32::MAX,
         }
     }
 
     #[inline]
     pub(crate) fn count(&self, counter: Counter) {
         self.inner.counters.add(counter);
+    }
+
+    /// Counts `attempts` sent by a call that ended, beyond the first attempt of a success.
+    pub(crate) fn count_attempts(&self, attempts: u32) {
+        self.inner.counters.add_attempts(attempts);
+    }
+
+    /// Counts a call that ended in failure after sending `attempts` attempts.
+    pub(crate) fn count_failure(&self, attempts: u32) {
+        self.count(Counter::Failure);
+        self.count_attempts(attempts);
     }
 }
 

@@ -1,6 +1,16 @@
-//! Atomics, swapped for loom's under `--cfg loom` so the lock-free quota can be model-checked.
+//! Atomics and locks, swapped for loom's under `--cfg loom` so the quota and the request rate
+//! can be model-checked.
+
+// loom's `Mutex::try_lock` reports with std's error type.
+pub(crate) use std::sync::TryLockError;
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{AtomicU64, Ordering};
+pub(crate) use loom::sync::{
+    Mutex,
+    atomic::{AtomicU64, Ordering},
+};
 #[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{AtomicU64, Ordering};
+pub(crate) use std::sync::{
+    Mutex,
+    atomic::{AtomicU64, Ordering},
+};

@@ -9,8 +9,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use loom::sync::atomic::{AtomicU64, Ordering};
 use loom::thread;
-use retry_core::{ManualClock, RetryQuota};
+use retry_core::{Clock, ManualClock, RetryQuota};
 
 /// A quota of `capacity` tokens, refilled at `refill` tokens per second, on a manual clock.
 fn quota(capacity: u32, refill: Option<f64>) -> (Arc<RetryQuota>, Arc<ManualClock>) {
@@ -149,6 +150,46 @@ fn refill_is_credited_exactly_once() {
         for reader in readers {
             reader.join().expect("reader panicked");
         }
+        assert_eq!(quota.level(), 2);
+    });
+}
+
+/// A clock set by hand that may step back (tokio's does, in a later runtime).
+#[derive(Debug)]
+struct SteppingClock(AtomicU64);
+
+impl SteppingClock {
+    fn set(&self, to: Duration) {
+        self.0.store(to.as_secs(), Ordering::SeqCst);
+    }
+}
+
+impl Clock for SteppingClock {
+    fn now(&self) -> Duration {
+        Duration::from_secs(self.0.load(Ordering::SeqCst))
+    }
+}
+
+/// The clock steps back 90 s while two threads read the quota: whoever restarts the refill
+/// from the new reading, the refill carries on from it (2 s later, 2 tokens at 1/s), neither
+/// frozen until the clock catches up nor credited for the time before the step.
+#[test]
+fn a_clock_stepping_back_under_readers_restarts_the_refill_once() {
+    loom::model(|| {
+        let clock = Arc::new(SteppingClock(AtomicU64::new(100)));
+        let quota = Arc::new(RetryQuota::new(10, Some(1.0), clock.clone()).expect("valid refill"));
+        assert!(quota.try_acquire(10));
+        clock.set(Duration::from_secs(10));
+        let readers: Vec<_> = (0..2)
+            .map(|_| {
+                let quota = Arc::clone(&quota);
+                thread::spawn(move || quota.level())
+            })
+            .collect();
+        for reader in readers {
+            assert_eq!(reader.join().expect("reader panicked"), 0);
+        }
+        clock.set(Duration::from_secs(12));
         assert_eq!(quota.level(), 2);
     });
 }

@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use retry_core::{Jitter, RetryConfig, RetryMode, parse_duration};
+use retry_core::{Jitter, RetryConfig, RetryMode, RetryPreset, parse_duration};
 use serde::Deserialize;
 
 use crate::fault::{Fault, FaultKind, FaultSchedule};
@@ -124,8 +124,8 @@ pub struct FaultSection {
 pub struct StrategySection {
     /// A built-in name, or the name of this custom strategy.
     pub name: String,
-    /// Start from a preset (`standard`, `aws-2026` or `recommended`) and override below; without it, `name`
-    /// must be a built-in strategy.
+    /// Start from a preset (`default`, `aws-classic` or `aws-2026`, `retry-core`'s
+    /// `RetryPreset` names) and override below; without it, `name` must be a built-in strategy.
     pub base: Option<String>,
     /// `standard` or `adaptive`.
     pub mode: Option<String>,
@@ -406,7 +406,7 @@ fn parse_strategy(i: usize, section: &StrategySection) -> Result<StrategySpec, S
             || section.quota_sizing.is_some();
         if customized {
             return Err(format!(
-                "`{}`: settings need a `base` preset (\"standard\", \"aws-2026\" or \"recommended\")",
+                "`{}`: settings need a `base` preset (\"default\", \"aws-classic\" or \"aws-2026\")",
                 field("name")
             ));
         }
@@ -417,17 +417,10 @@ fn parse_strategy(i: usize, section: &StrategySection) -> Result<StrategySpec, S
         }
         return Ok(spec);
     };
-    let mut builder = match base.as_str() {
-        "standard" => RetryConfig::builder(),
-        "aws-2026" => RetryConfig::aws_2026(),
-        "recommended" => RetryConfig::recommended(),
-        other => {
-            return Err(format!(
-                "`{}`: unknown preset `{other}`, expected standard, aws-2026 or recommended",
-                field("base")
-            ));
-        }
-    };
+    let preset: RetryPreset = base
+        .parse()
+        .map_err(|error| format!("`{}`: {error}", field("base")))?;
+    let mut builder = RetryConfig::from_preset(preset);
     if let Some(mode) = &section.mode {
         let mode: RetryMode = mode
             .parse()

@@ -234,7 +234,7 @@ pub fn builtin(id: &str, options: &Options) -> Result<Scenario, String> {
                 "S4 — the same load over 10, 100 and 1000 clients",
                 "S1's fast-fail outage with the same total load (700 req/s) split over 10, 100 and 1000 \
                  clients. Per-client budgets (quotas, token counts) multiply with the number of clients; \
-                 `recommended` sizes each client's quota by its own measured call rate (one token per \
+                 `default` sizes each client's quota by its own measured call rate (one token per \
                  call of the last 60 s), so the fleet's budget follows the load, not the client count. \
                  `aws-2026-shared` (one scope for all clients) is added for comparison.",
                 variants,

@@ -302,7 +302,7 @@ struct Engine<'a> {
 /// let mut config = SimConfig::default();
 /// config.horizon = 5 * SECOND;
 /// config.layers[0].instances = 5;
-/// let out = run(&config, &StrategySpec::named("standard").unwrap(), 1).unwrap();
+/// let out = run(&config, &StrategySpec::named("aws-classic").unwrap(), 1).unwrap();
 /// assert!(out.metrics.success_rate > 0.99);
 /// ```
 pub fn run(config: &SimConfig, strategy: &StrategySpec, seed: u64) -> Result<RunOutput, String> {

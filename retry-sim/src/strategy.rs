@@ -49,7 +49,7 @@ pub enum BudgetSpec {
 
 /// Whose scope (retry quota and rate limiter) each client of an `ours` strategy uses.
 ///
-/// A quota sized by traffic (`RetryConfig::recommended()`, or any configuration with a
+/// A quota sized by traffic (`RetryConfig::default()`, or any configuration with a
 /// `quota_window`) is `retry-core`'s own: each private scope measures its client's call rate
 /// and resizes its quota; the simulator computes nothing for it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -111,9 +111,9 @@ pub const BUILT_IN: [&str; 10] = [
     "none",
     "fixed",
     "fixed-backoff",
-    "standard",
+    "default",
+    "aws-classic",
     "aws-2026",
-    "recommended",
     "adaptive",
     "grpc",
     "sre",
@@ -187,11 +187,11 @@ impl StrategySpec {
             "fixed-backoff" => {
                 baseline(BudgetSpec::Unlimited, BACKON_BACKOFF, RetryAfterUse::Ignore)
             }
-            "standard" => ours(RetryConfig::builder().build(), QuotaSizing::PerClient)?,
+            "default" => ours(Ok(RetryConfig::default()), QuotaSizing::PerClient)?,
+            "aws-classic" => ours(RetryConfig::aws_classic().build(), QuotaSizing::PerClient)?,
             "aws-2026" => ours(RetryConfig::aws_2026().build(), QuotaSizing::PerClient)?,
-            "recommended" => ours(RetryConfig::recommended().build(), QuotaSizing::PerClient)?,
             "adaptive" => ours(
-                RetryConfig::builder().mode(RetryMode::Adaptive).build(),
+                RetryConfig::aws_classic().mode(RetryMode::Adaptive).build(),
                 QuotaSizing::PerClient,
             )?,
             "adaptive-timeouts" => ours(
@@ -412,7 +412,7 @@ impl fmt::Display for StrategySpec {
                 if let Some(window) = config.quota_window() {
                     write!(
                         f,
-                        ", quota sized by traffic (one token per call of the last {window:?}, at most {})",
+                        ", quota sized by traffic (one token per call of the last {window:?}, at least one whole call's retries, at most {})",
                         config.quota_capacity()
                     )?;
                 }

@@ -17,7 +17,7 @@ fn the_example_file_parses_and_runs() {
             "none",
             "fixed-backoff",
             "aws-2026",
-            "recommended",
+            "default",
             "adaptive",
             "mine"
         ]
@@ -70,7 +70,7 @@ fn mistakes_are_reported_clearly() {
         "{bad_fault}"
     );
     let invalid =
-        error("[[strategies]]\nname = \"x\"\nbase = \"standard\"\ninitial_backoff = \"30s\"");
+        error("[[strategies]]\nname = \"x\"\nbase = \"aws-classic\"\ninitial_backoff = \"30s\"");
     assert!(
         invalid.contains("strategy `x`") && invalid.contains("initial_backoff"),
         "{invalid}"

@@ -23,12 +23,12 @@ fn metrics(config: &SimConfig, strategy: &str) -> retry_sim::metrics::RunMetrics
 }
 
 #[test]
-fn aws_2026_and_recommended_keep_an_outage_below_1_11_attempts_per_request() {
+fn the_default_and_aws_2026_keep_an_outage_below_1_11_attempts_per_request() {
     for (kind, strategy) in [
         (FaultKind::Outage, "aws-2026"),
         (FaultKind::Blackhole, "aws-2026"),
-        (FaultKind::Outage, "recommended"),
-        (FaultKind::Blackhole, "recommended"),
+        (FaultKind::Outage, "default"),
+        (FaultKind::Blackhole, "default"),
     ] {
         let m = metrics(&outage(kind), strategy);
         let at = format!("{strategy}, {kind:?}");
@@ -49,7 +49,7 @@ fn aws_2026_and_recommended_keep_an_outage_below_1_11_attempts_per_request() {
 }
 
 #[test]
-fn the_recommended_quota_follows_the_load_not_the_number_of_clients() {
+fn the_default_quota_follows_the_load_not_the_number_of_clients() {
     // S4: the same 700 req/s over 10 and 1000 clients. A per-client quota multiplies the
     // fleet's retries by 100; the traffic-sized one (retry-core's own) does not.
     let split = |clients: u32| {
@@ -58,9 +58,9 @@ fn the_recommended_quota_follows_the_load_not_the_number_of_clients() {
         config.rate = 700.0 / f64::from(clients);
         config
     };
-    let few = metrics(&split(10), "recommended").amplification;
-    let many = metrics(&split(1000), "recommended").amplification;
-    assert!(many / few <= 1.02, "recommended: {few} -> {many}");
+    let few = metrics(&split(10), "default").amplification;
+    let many = metrics(&split(1000), "default").amplification;
+    assert!(many / few <= 1.02, "default: {few} -> {many}");
     let per_client = metrics(&split(1000), "aws-2026").amplification;
     assert!(per_client > 1.5, "aws-2026 at 1000 clients: {per_client}");
 }
@@ -92,7 +92,7 @@ fn throttled_clients_honor_retry_after() {
         burst: 50.0,
         retry_after: SECOND,
     });
-    for strategy in ["standard", "aws-2026", "adaptive", "grpc"] {
+    for strategy in ["default", "aws-classic", "aws-2026", "adaptive", "grpc"] {
         let m = metrics(&config, strategy);
         assert_eq!(m.retry_after_violations, 0.0, "{strategy}");
         assert!(m.r95 <= 10.0, "{strategy}: R95 {}", m.r95);
@@ -105,9 +105,10 @@ fn throttled_clients_honor_retry_after() {
             );
         }
     }
-    // The adaptive limiter keeps most attempts under the limit: far fewer 429s than standard.
+    // The adaptive limiter keeps most attempts under the limit: far fewer 429s than standard
+    // mode.
     let adaptive = metrics(&config, "adaptive").share_429;
-    let standard = metrics(&config, "standard").share_429;
+    let standard = metrics(&config, "aws-classic").share_429;
     assert!(
         adaptive < standard / 3.0,
         "adaptive {adaptive}, standard {standard}"

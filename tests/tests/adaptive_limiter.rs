@@ -432,7 +432,7 @@ fn adaptive(config: RetryConfig) -> (AdaptiveStrategy, Arc<ManualClock>) {
 
 #[test]
 fn only_throttling_engages_the_limiter() {
-    let (strategy, _clock) = adaptive(RetryConfig::default());
+    let (strategy, _clock) = adaptive(RetryConfig::aws_classic().build().expect("valid"));
     let mut token = strategy.acquire_initial_token();
     assert_eq!(
         strategy.acquire_send_permit(&mut token),
@@ -477,7 +477,7 @@ fn only_throttling_engages_the_limiter() {
 
 #[test]
 fn the_strategy_re_asks_after_the_wait_and_is_granted() {
-    let (strategy, clock) = adaptive(RetryConfig::default());
+    let (strategy, clock) = adaptive(RetryConfig::aws_classic().build().expect("valid"));
     let token = strategy.acquire_initial_token();
     let mut token = strategy
         .refresh_retry_token(token, &RetryReason::error(ErrorKind::Throttling))
@@ -501,7 +501,7 @@ fn the_strategy_re_asks_after_the_wait_and_is_granted() {
 #[test]
 fn max_wait_fails_a_retry_fast_and_delays_a_first_attempt_at_most_that_long() {
     let (strategy, clock) = adaptive(
-        RetryConfig::builder()
+        RetryConfig::aws_classic()
             .max_wait(Duration::from_millis(300))
             .build()
             .expect("valid"),
@@ -547,7 +547,7 @@ fn max_wait_fails_a_retry_fast_and_delays_a_first_attempt_at_most_that_long() {
 #[test]
 fn max_wait_caps_the_wait_of_a_granted_retry_whose_line_grew() {
     let (strategy, clock) = adaptive(
-        RetryConfig::builder()
+        RetryConfig::aws_classic()
             .max_wait(Duration::from_millis(300))
             .build()
             .expect("valid"),
@@ -624,7 +624,7 @@ fn the_deadline_counts_the_expected_permit_wait() {
         (Duration::from_millis(1500), false),
     ] {
         let (strategy, _clock) = adaptive(
-            RetryConfig::builder()
+            RetryConfig::aws_classic()
                 .timeout(timeout)
                 .build()
                 .expect("valid"),
@@ -656,12 +656,15 @@ fn a_burst_of_throttles_to_attempts_in_flight_lowers_the_rate_once() {
         let t = at(f64::from(i) * 0.1);
         limiter.record_response(false, t, t);
     }
+    // Bucket 0.5 closes with 6 responses (12/s): 12 * 0.8 = 9.6; then 5 each (10/s):
+    // 10 * 0.8 + 9.6 * 0.2 = 9.92, then 9.984, then 9.9968 (bucket 2.0 opened at t = 2.0).
     let measured = limiter.stats().measured_rate;
+    assert_close(measured, 9.9968, "measured by hand");
     // The first throttle (attempt sent at 1.95 s, answered at 2.05 s, in the open bucket, so
     // the measured rate stands): the rate drops to 0.7 * measured.
     limiter.record_response(true, at(1.95), at(2.05));
     let reduced = limiter.stats().fill_rate;
-    assert_close(reduced, BETA * measured, "first reduction");
+    assert_close(reduced, 0.7 * 9.9968, "first reduction");
     // Forty more throttles answering attempts sent before that reduction: the same congestion
     // event, no further cut (the AWS SDKs would cut to 0.7^41 of the rate, the 0.5/s floor).
     for i in 0..40 {

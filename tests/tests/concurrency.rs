@@ -16,7 +16,7 @@ use tokio::time::Instant;
 /// A standard strategy with a quota of `capacity`, on a manual clock (these tests never sleep:
 /// the strategy is called directly).
 fn shared_strategy(capacity: u32) -> Arc<StandardStrategy> {
-    let config = RetryConfig::builder()
+    let config = RetryConfig::aws_classic()
         .quota_capacity(capacity)
         .build()
         .expect("valid");
@@ -347,7 +347,7 @@ struct Grant {
 /// as in adaptive_limiter.rs, 4 successes at t = 0, then a throttled response at t = 0.5 s give a
 /// fill rate of 8 * 0.7 = 5.6 permits/s and 0.25 permits in the bucket.
 async fn throttled_adaptive_strategy() -> Arc<AdaptiveStrategy> {
-    let config = RetryConfig::builder()
+    let config = RetryConfig::aws_classic()
         .mode(retry_core::RetryMode::Adaptive)
         .build()
         .expect("valid");

@@ -97,11 +97,13 @@ fn invalid_quota_refill_rates() {
         (0.0, "0"),
         (f64::INFINITY, "inf"),
         (f64::NEG_INFINITY, "-inf"),
+        (1e-13, "0.0000000000001"),
     ] {
         assert_eq!(
             build_error(RetryConfig::builder().quota_refill_per_second(rate)),
             format!(
-                "quota_refill_per_second must be a positive finite number, got {shown}: leave it unset to turn it off"
+                "quota_refill_per_second must be a finite number of tokens per second, at least \
+                 2.3e-13 (slower never refills), got {shown}: leave it unset to turn it off"
             ),
             "rate {rate}"
         );
@@ -113,6 +115,16 @@ fn invalid_quota_refill_rates() {
             .map(|c| c.quota_refill_per_second()),
         Ok(Some(0.25))
     );
+    // The slowest rate honoured, and a rate far below a thousandth of a token per second.
+    for rate in [2.4e-13, 0.0005] {
+        assert!(
+            RetryConfig::builder()
+                .quota_refill_per_second(rate)
+                .build()
+                .is_ok(),
+            "{rate}"
+        );
+    }
 }
 
 #[test]
@@ -310,8 +322,8 @@ fn from_lookup_errors_name_the_variable() {
             "environment variable RETRY_INITIAL_BACKOFF: initial_backoff (30s) must not exceed max_backoff (20s): lower it or raise max_backoff",
         ),
         (
-            &[("RETRY_MAX_BACKOFF", "500ms")][..],
-            "environment variable RETRY_MAX_BACKOFF: initial_backoff (1s) must not exceed max_backoff (500ms): lower it or raise max_backoff",
+            &[("RETRY_MAX_BACKOFF", "20ms")][..],
+            "environment variable RETRY_MAX_BACKOFF: initial_backoff (50ms) must not exceed max_backoff (20ms): lower it or raise max_backoff",
         ),
         (
             &[("RETRY_INITIAL_BACKOFF", "3s"), ("RETRY_MAX_BACKOFF", "2s")][..],
@@ -337,9 +349,9 @@ fn from_lookup_errors_name_the_variable() {
 }
 
 #[test]
-fn from_lookup_accepts_a_max_backoff_below_the_one_second_default() {
-    // The environment cannot set the throttling backoff: unless set apart, it follows
-    // initial_backoff, so a max_backoff below 1 s keeps the environment valid.
+fn from_lookup_accepts_a_max_backoff_below_the_one_second_throttling_base() {
+    // The environment cannot set the throttling backoff: the default's base of 1 s yields to a
+    // max_backoff set lower, so the environment stays valid.
     let config = from_vars(&[
         ("RETRY_INITIAL_BACKOFF", "100ms"),
         ("RETRY_MAX_BACKOFF", "500ms"),
@@ -347,5 +359,41 @@ fn from_lookup_accepts_a_max_backoff_below_the_one_second_default() {
     .expect("a valid environment");
     assert_eq!(config.max_backoff(), Duration::from_millis(500));
     assert_eq!(config.initial_backoff(), Duration::from_millis(100));
-    assert_eq!(config.throttling_backoff(), Duration::from_millis(100));
+    assert_eq!(config.throttling_backoff(), Duration::from_millis(500));
+}
+
+#[test]
+fn a_max_backoff_below_one_second_from_the_environment_is_the_builders_and_caps_every_delay() {
+    use retry_core::{ErrorKind, RetryReason, RetryStrategy, StandardStrategy};
+    let from_env = from_vars(&[
+        ("RETRY_MAX_ATTEMPTS", "4"),
+        ("RETRY_MAX_BACKOFF", "300ms"),
+        ("RETRY_JITTER", "none"),
+    ])
+    .expect("a valid environment");
+    let built = RetryConfig::builder()
+        .max_attempts(4)
+        .max_backoff(Duration::from_millis(300))
+        .jitter(Jitter::None)
+        .build()
+        .expect("valid");
+    assert_eq!(from_env, built, "the same configuration as the builder's");
+    // The delays a strategy on it computes: server errors 50, 100, 200 ms; throttling errors
+    // from the 1 s base, capped at 300 ms from the first.
+    for (kind, expected) in [
+        (ErrorKind::Server, [50, 100, 200]),
+        (ErrorKind::Throttling, [300, 300, 300]),
+    ] {
+        let strategy = StandardStrategy::new(from_env.clone());
+        let mut token = strategy.acquire_initial_token();
+        let mut delays = Vec::new();
+        for _ in 0..3 {
+            token = strategy
+                .refresh_retry_token(token, &RetryReason::error(kind))
+                .expect("a lone call makes every attempt");
+            delays.push(token.delay());
+        }
+        strategy.abandon(token);
+        assert_eq!(delays, expected.map(Duration::from_millis), "{kind:?}");
+    }
 }

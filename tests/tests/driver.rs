@@ -110,7 +110,7 @@ fn adaptive(builder: retry_core::RetryConfigBuilder) -> AdaptiveStrategy {
 
 #[tokio::test(start_paused = true)]
 async fn the_last_error_is_returned_unchanged() {
-    let strategy = standard(RetryConfig::builder().max_attempts(3));
+    let strategy = standard(RetryConfig::aws_classic().max_attempts(3));
     let attempts = AtomicU32::new(0);
     let last_marker: Mutex<Option<Arc<str>>> = Mutex::new(None);
     let result: Result<(), Failure> = retry(&strategy, || {
@@ -137,7 +137,7 @@ async fn the_last_error_is_returned_unchanged() {
 
 #[tokio::test(start_paused = true)]
 async fn max_attempts_one_makes_exactly_one_attempt() {
-    let strategy = standard(RetryConfig::builder().max_attempts(1));
+    let strategy = standard(RetryConfig::aws_classic().max_attempts(1));
     let attempts = AtomicU32::new(0);
     let start = Instant::now();
     let result: Result<(), Failure> = retry(&strategy, || {
@@ -155,7 +155,7 @@ async fn max_attempts_one_makes_exactly_one_attempt() {
 
 #[tokio::test(start_paused = true)]
 async fn a_first_attempt_is_made_even_with_an_empty_quota() {
-    let strategy = standard(RetryConfig::builder().quota_capacity(5));
+    let strategy = standard(RetryConfig::aws_classic().quota_capacity(5));
     assert!(strategy.scope().quota().try_acquire(5));
     let attempts = AtomicU32::new(0);
     let result: Result<(), Failure> = retry(&strategy, || {
@@ -171,7 +171,7 @@ async fn a_first_attempt_is_made_even_with_an_empty_quota() {
 
 #[tokio::test(start_paused = true)]
 async fn an_exhausted_quota_ends_the_call_with_its_last_error() {
-    let strategy = standard(RetryConfig::builder().max_attempts(5).quota_capacity(5));
+    let strategy = standard(RetryConfig::aws_classic().max_attempts(5).quota_capacity(5));
     let attempts = AtomicU32::new(0);
     let start = Instant::now();
     let result: Result<(), Failure> = retry(&strategy, || {
@@ -188,7 +188,7 @@ async fn an_exhausted_quota_ends_the_call_with_its_last_error() {
 
 #[tokio::test(start_paused = true)]
 async fn a_non_retryable_error_is_returned_after_one_attempt() {
-    let strategy = standard(RetryConfig::builder().max_attempts(5));
+    let strategy = standard(RetryConfig::aws_classic().max_attempts(5));
     let attempts = AtomicU32::new(0);
     let result: Result<(), Failure> = retry(&strategy, || {
         attempts.fetch_add(1, Ordering::SeqCst);
@@ -202,7 +202,7 @@ async fn a_non_retryable_error_is_returned_after_one_attempt() {
 
 #[tokio::test(start_paused = true)]
 async fn the_driver_sleeps_exactly_the_backoff_and_retry_after() {
-    let strategy = standard(RetryConfig::builder().max_attempts(4));
+    let strategy = standard(RetryConfig::aws_classic().max_attempts(4));
     let start = Instant::now();
     let times = Mutex::new(Vec::new());
     let value = retry(&strategy, || {
@@ -238,7 +238,7 @@ async fn the_driver_sleeps_exactly_the_backoff_and_retry_after() {
 
 #[tokio::test(start_paused = true)]
 async fn retry_with_on_retry_and_attempt_timeout() {
-    let strategy = standard(RetryConfig::builder().max_attempts(3));
+    let strategy = standard(RetryConfig::aws_classic().max_attempts(3));
     let events = Mutex::new(Vec::new());
     let attempts = AtomicU32::new(0);
     let start = Instant::now();
@@ -285,7 +285,7 @@ async fn retry_with_on_retry_and_attempt_timeout() {
 
 #[tokio::test(start_paused = true)]
 async fn a_classifier_can_retry_ok_values_as_a_waiter() {
-    let strategy = standard(RetryConfig::builder().max_attempts(5));
+    let strategy = standard(RetryConfig::aws_classic().max_attempts(5));
     let until_done = FnClassifier::new(
         "until done",
         |outcome: &Result<&str, Failure>| match outcome {
@@ -323,7 +323,7 @@ async fn a_classifier_can_retry_ok_values_as_a_waiter() {
 
 #[tokio::test(start_paused = true)]
 async fn a_classifier_chain_can_forbid_what_the_error_allows() {
-    let strategy = standard(RetryConfig::builder().max_attempts(5));
+    let strategy = standard(RetryConfig::aws_classic().max_attempts(5));
     let chain = ClassifierChain::<(), Failure>::new()
         .with(RetryInfoClassifier)
         .with(FnClassifier::new(
@@ -399,7 +399,7 @@ impl RetryStrategy for Gate {
 async fn the_driver_asks_again_after_every_wait() {
     let start = Instant::now();
     let gate = Gate {
-        inner: standard(RetryConfig::builder()),
+        inner: standard(RetryConfig::aws_classic()),
         waits: Mutex::new(VecDeque::from([
             Duration::from_millis(300),
             Duration::from_millis(200),
@@ -434,7 +434,7 @@ async fn the_driver_asks_again_after_every_wait() {
 
 #[tokio::test(start_paused = true)]
 async fn an_adaptive_retry_waits_for_its_permit_and_re_checks() {
-    let strategy = adaptive(RetryConfig::builder());
+    let strategy = adaptive(RetryConfig::aws_classic());
     let start = Instant::now();
     let sent = Mutex::new(Vec::new());
     let result = retry(&strategy, || {
@@ -468,7 +468,7 @@ async fn an_adaptive_retry_waits_for_its_permit_and_re_checks() {
 
 #[tokio::test(start_paused = true)]
 async fn an_adaptive_retry_keeps_its_place_in_line_while_it_re_checks() {
-    let strategy = Arc::new(adaptive(RetryConfig::builder()));
+    let strategy = Arc::new(adaptive(RetryConfig::aws_classic()));
     let start = Instant::now();
     let sent = Arc::new(Mutex::new(Vec::new()));
     // The retried call: throttled at 0 (the bucket turns on, empty, 0.5/s), 1 s backoff; at
@@ -538,7 +538,7 @@ async fn an_adaptive_retry_keeps_its_place_in_line_while_it_re_checks() {
 
 #[tokio::test(start_paused = true)]
 async fn max_wait_refuses_a_retry_when_it_is_asked_for_without_waiting() {
-    let strategy = adaptive(RetryConfig::builder().max_wait(Duration::from_millis(300)));
+    let strategy = adaptive(RetryConfig::aws_classic().max_wait(Duration::from_millis(300)));
     let start = Instant::now();
     let attempts = AtomicU32::new(0);
     let events = Mutex::new(Vec::new());
@@ -571,7 +571,7 @@ async fn max_wait_refuses_a_retry_when_it_is_asked_for_without_waiting() {
 #[tokio::test(start_paused = true)]
 async fn max_wait_caps_the_wait_of_every_attempt_the_driver_makes() {
     let max_wait = Duration::from_millis(300);
-    let strategy = Arc::new(adaptive(RetryConfig::builder().max_wait(max_wait)));
+    let strategy = Arc::new(adaptive(RetryConfig::aws_classic().max_wait(max_wait)));
     let start = Instant::now();
     let ms = Duration::from_millis;
     // Call A is throttled at 0.25 s, when the bucket turns on with 0.125 permits (0.5/s since
@@ -645,7 +645,7 @@ async fn max_wait_caps_the_wait_of_every_attempt_the_driver_makes() {
 
 #[tokio::test(start_paused = true)]
 async fn cancelled_during_the_backoff_the_retry_is_refunded() {
-    let strategy = standard(RetryConfig::builder());
+    let strategy = standard(RetryConfig::aws_classic());
     let attempts = AtomicU32::new(0);
     let call = retry(&strategy, || {
         attempts.fetch_add(1, Ordering::SeqCst);
@@ -662,7 +662,7 @@ async fn cancelled_during_the_backoff_the_retry_is_refunded() {
 
 #[tokio::test(start_paused = true)]
 async fn cancelled_while_waiting_for_a_permit_the_place_is_given_up() {
-    let strategy = Arc::new(adaptive(RetryConfig::builder()));
+    let strategy = Arc::new(adaptive(RetryConfig::aws_classic()));
     let call = {
         let strategy = Arc::clone(&strategy);
         async move { retry(&*strategy, || async { Err::<(), _>(Failure::throttled(1)) }).await }
@@ -697,7 +697,7 @@ async fn cancelled_while_waiting_for_a_permit_the_place_is_given_up() {
 
 #[tokio::test(start_paused = true)]
 async fn cancelled_during_a_sent_retry_the_cost_stays_spent() {
-    let strategy = standard(RetryConfig::builder());
+    let strategy = standard(RetryConfig::aws_classic());
     let attempts = AtomicU32::new(0);
     let call = retry(&strategy, || {
         let attempt = attempts.fetch_add(1, Ordering::SeqCst) + 1;
@@ -725,7 +725,7 @@ async fn cancelled_during_a_sent_retry_the_cost_stays_spent() {
 
 #[tokio::test(start_paused = true)]
 async fn a_panicking_attempt_poisons_nothing() {
-    let strategy = Arc::new(adaptive(RetryConfig::builder()));
+    let strategy = Arc::new(adaptive(RetryConfig::aws_classic()));
     let handle = {
         let strategy = Arc::clone(&strategy);
         tokio::spawn(async move {
@@ -756,7 +756,7 @@ async fn a_panicking_attempt_poisons_nothing() {
 
 #[tokio::test(start_paused = true)]
 async fn a_panicking_on_retry_hook_gives_the_unsent_retry_back() {
-    let strategy = Arc::new(standard(RetryConfig::builder()));
+    let strategy = Arc::new(standard(RetryConfig::aws_classic()));
     let handle = {
         let strategy = Arc::clone(&strategy);
         tokio::spawn(async move {
@@ -775,7 +775,7 @@ async fn a_panicking_on_retry_hook_gives_the_unsent_retry_back() {
 
 #[tokio::test(start_paused = true)]
 async fn a_panicking_classifier_still_settles_the_call() {
-    let strategy = Arc::new(standard(RetryConfig::builder()));
+    let strategy = Arc::new(standard(RetryConfig::aws_classic()));
     let handle = {
         let strategy = Arc::clone(&strategy);
         tokio::spawn(async move {

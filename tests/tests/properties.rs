@@ -1,7 +1,9 @@
 //! Property tests: backoff delays never exceed `max_backoff`; standard mode never retries
 //! sooner than `retry_after` (or refuses when it is too long); the quota stays in
-//! `[0, capacity]` and matches a reference model; a classifier chain runs in priority order and
-//! stops at `RetryForbidden`, as a reference model says; the driver's attempt count and result.
+//! `[0, capacity]` and matches a reference model, refill rates below a thousandth of a token per
+//! second included; a lone call on a new default scope makes every attempt it asks for; a
+//! classifier chain runs in priority order and stops at `RetryForbidden`, as a reference model
+//! says; the driver's attempt count and result.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -148,35 +150,50 @@ fn quota_op() -> impl Strategy<Value = QuotaOp> {
 struct QuotaModel {
     level: u64,
     capacity: u64,
-    /// Thousandths per millisecond (the rates tested are whole multiples, so this is exact).
-    milli_per_ms: u64,
-    credited_until_ms: u64,
+    /// The refill in thousandths of a token per millisecond (= tokens per second), as the
+    /// fraction `numerator / denominator`.
+    refill: (u64, u64),
+    credited: u64,
     now_ms: u64,
 }
 
 impl QuotaModel {
     fn refill(&mut self) {
-        let added = (self.now_ms - self.credited_until_ms) * self.milli_per_ms;
-        self.credited_until_ms = self.now_ms;
+        let (numerator, denominator) = self.refill;
+        let credited = self.now_ms * numerator / denominator;
+        let added = credited - self.credited;
+        self.credited = credited;
         self.level = (self.level + added).min(self.capacity);
     }
+}
+
+/// A refill rate in tokens per second as a fraction: none, whole rates, and rates of `m / 1024`
+/// tokens per second (below a thousandth of a token per second for `m = 1`), whose thousandths
+/// fall on whole nanoseconds so that the model is exact.
+fn refill_rate() -> impl Strategy<Value = Option<(u64, u64)>> {
+    prop_oneof![
+        Just(None),
+        (1u64..5).prop_map(|r| Some((r, 1))),
+        select(vec![1u64, 5, 25, 125, 625]).prop_map(|m| Some((m, 1024))),
+    ]
 }
 
 proptest! {
     #[test]
     fn the_quota_follows_its_model_and_stays_in_bounds(
         capacity in 1u32..200,
-        refill in prop_oneof![Just(None), (1u32..5).prop_map(Some)],
+        refill in refill_rate(),
         ops in prop::collection::vec(quota_op(), 0..200),
     ) {
         let clock = Arc::new(ManualClock::new());
-        let quota = RetryQuota::new(capacity, refill.map(f64::from), clock.clone()).expect("valid refill");
+        let rate = refill.map(|(numerator, denominator)| numerator as f64 / denominator as f64);
+        let quota = RetryQuota::new(capacity, rate, clock.clone()).expect("valid refill");
         let mut model = QuotaModel {
             level: u64::from(capacity) * 1000,
             capacity: u64::from(capacity) * 1000,
             // r tokens/s = r thousandths per millisecond.
-            milli_per_ms: refill.map_or(0, u64::from),
-            credited_until_ms: 0,
+            refill: refill.unwrap_or((0, 1)),
+            credited: 0,
             now_ms: 0,
         };
         for op in ops {
@@ -206,6 +223,31 @@ proptest! {
             prop_assert!(level <= capacity, "level {} above capacity {}", level, capacity);
             prop_assert_eq!(u64::from(level), model.level / 1000);
         }
+    }
+}
+
+proptest! {
+    #[test]
+    fn a_lone_call_on_a_new_default_scope_makes_every_attempt_it_asks_for(
+        max_attempts in 1u32..=10,
+        failures in prop::collection::vec((any_kind(), 0u64..30_000), 9),
+    ) {
+        let clock = Arc::new(ManualClock::new());
+        let config = RetryConfig::builder().max_attempts(max_attempts).build().expect("valid");
+        let strategy = StandardStrategy::builder(config).clock(clock.clone()).build();
+        let mut token = strategy.acquire_initial_token();
+        // Each attempt fails with any kind (a timeout costs the most, 14), and the next retry
+        // comes up to 30 s later, so the scope measures its (lone) traffic in between.
+        for (kind, after_ms) in failures.iter().take(max_attempts as usize - 1) {
+            clock.advance(Duration::from_millis(*after_ms));
+            token = match strategy.refresh_retry_token(token, &RetryReason::error(*kind)) {
+                Ok(token) => token,
+                Err(error) => return Err(TestCaseError::fail(format!("refused: {error}"))),
+            };
+        }
+        prop_assert_eq!(token.attempt(), max_attempts);
+        let refusal = strategy.refresh_retry_token(token, &RetryReason::error(ErrorKind::Server));
+        prop_assert_eq!(refusal.unwrap_err(), RetryError::MaxAttemptsReached { attempts: max_attempts });
     }
 }
 

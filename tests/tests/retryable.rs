@@ -343,6 +343,13 @@ async fn equal_jitter(calls: &mut Calls) -> Result<(), StoreError> {
 
 #[tokio::test(start_paused = true)]
 async fn jitter_spreads_the_backoff() {
+    // Twenty failing calls in a row: a scope with the classic fixed quota (100 retries), so
+    // that every call gets its retry (the default quota holds one call's retries, then none
+    // until calls succeed).
+    Scope::named(
+        "retryable-test-jitter",
+        &RetryConfig::aws_classic().build().expect("valid"),
+    );
     let mut gaps = Vec::new();
     for _ in 0..20 {
         let mut calls = Calls::new();
@@ -413,16 +420,13 @@ async fn from_aws_2026_tuned(calls: &mut Calls) -> Result<(), StoreError> {
 
 #[tokio::test(start_paused = true)]
 async fn preset_is_the_configuration_the_other_arguments_apply_to() {
-    let preset = RetryConfig::aws_2026().build().unwrap();
-    // Trimmed, case-insensitive: `aws-2026`, its 50 ms backoff base and its retry cost (14, not
-    // the default's 5).
+    // Trimmed, case-insensitive: `aws-2026`, its 50 ms backoff base (the default's too) and its
+    // fixed quota of 500 where a retry costs 14 (the default's follows the traffic: 28 on a new
+    // scope, which two retries empty).
     let mut calls = Calls::new();
     from_aws_2026(&mut calls).await.unwrap_err();
     assert_eq!(calls.gaps(), [50, 100].map(Duration::from_millis).to_vec());
-    assert_eq!(
-        quota_level("retryable-test-preset"),
-        preset.quota_capacity() - 2 * preset.retry_cost()
-    );
+    assert_eq!(quota_level("retryable-test-preset"), 500 - 2 * 14);
 
     // The arguments given replace the preset's values; the rest stays the preset's.
     let mut calls = Calls::new();
@@ -431,10 +435,7 @@ async fn preset_is_the_configuration_the_other_arguments_apply_to() {
         calls.gaps(),
         [10, 20, 40].map(Duration::from_millis).to_vec()
     );
-    assert_eq!(
-        quota_level("retryable-test-preset-tuned"),
-        preset.quota_capacity() - 3 * preset.retry_cost()
-    );
+    assert_eq!(quota_level("retryable-test-preset-tuned"), 500 - 3 * 14);
 }
 
 // ---- timeout and attempt_timeout -------------------------------------------------------------
@@ -533,19 +534,19 @@ async fn separate() -> Result<(), StoreError> {
 
 #[tokio::test(start_paused = true)]
 async fn scope_shares_the_quota_between_functions() {
+    // A new scope holds one call's retries: (2 - 1) x 14. The first function's retry takes it.
     shared_a().await.unwrap_err();
-    assert_eq!(quota_level("retryable-test-shared"), 495);
-    // The other function of the scope pays from the same quota.
+    assert_eq!(quota_level("retryable-test-shared"), 0);
+    // The other function of the scope pays from the same, empty, quota: no retry.
     shared_b().await.unwrap_err();
-    assert_eq!(quota_level("retryable-test-shared"), 490);
     let stats = Scope::lookup("retryable-test-shared").unwrap().stats();
-    assert_eq!(stats.retries, 2);
-    assert_eq!(stats.attempts, 4);
+    assert_eq!((stats.retries, stats.quota_exhausted), (1, 1));
+    assert_eq!(stats.attempts, 3);
 
     // Another scope has its own quota.
     separate().await.unwrap_err();
-    assert_eq!(quota_level("retryable-test-separate"), 495);
-    assert_eq!(quota_level("retryable-test-shared"), 490);
+    let stats = Scope::lookup("retryable-test-separate").unwrap().stats();
+    assert_eq!((stats.retries, stats.quota_exhausted), (1, 0));
 }
 
 #[retryable(max_attempts = 2, initial_backoff = "10ms")]
@@ -557,7 +558,15 @@ async fn default_scope() -> Result<(), StoreError> {
 async fn the_default_scope_is_the_functions_path() {
     default_scope().await.unwrap_err();
     let name = concat!(module_path!(), "::default_scope");
-    assert_eq!(quota_level(name), 495);
+    // The call's retry took the new scope's one call's worth, (2 - 1) x 14.
+    assert_eq!(
+        Scope::lookup(name)
+            .expect("the scope exists")
+            .stats()
+            .retries,
+        1
+    );
+    assert_eq!(quota_level(name), 0);
 }
 
 // ---- strategy --------------------------------------------------------------------------------
@@ -570,7 +579,7 @@ struct Client {
 
 impl Client {
     fn new(scope: &str, max_attempts: u32) -> Self {
-        let config = RetryConfig::builder()
+        let config = RetryConfig::aws_classic()
             .max_attempts(max_attempts)
             .initial_backoff(Duration::from_millis(10))
             .build()

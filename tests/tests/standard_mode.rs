@@ -38,7 +38,7 @@ fn retried(strategy: &StandardStrategy, token: RetryToken, kind: ErrorKind) -> R
 
 #[test]
 fn server_errors_double_the_delay_and_cost_five_each() {
-    let (strategy, _clock) = pinned(config(RetryConfig::builder().max_attempts(5)));
+    let (strategy, _clock) = pinned(config(RetryConfig::aws_classic().max_attempts(5)));
     let (steps, refusal) = fail_until_refused(&strategy, ErrorKind::Server);
     // Retry i waits min(1 s * 2^(i-1), 20 s) * 1.0 and takes 5 from the quota of 500.
     assert_eq!(
@@ -66,7 +66,7 @@ fn server_errors_double_the_delay_and_cost_five_each() {
 
 #[test]
 fn transient_errors_cost_the_same_as_server_errors() {
-    let (strategy, _clock) = pinned(config(RetryConfig::builder()));
+    let (strategy, _clock) = pinned(config(RetryConfig::aws_classic()));
     let (steps, refusal) = fail_until_refused(&strategy, ErrorKind::Transient);
     assert_eq!(steps, [(2, secs(1), 495), (3, secs(2), 490)]);
     assert_eq!(refusal, RetryError::MaxAttemptsReached { attempts: 3 });
@@ -74,7 +74,7 @@ fn transient_errors_cost_the_same_as_server_errors() {
 
 #[test]
 fn timeouts_cost_ten_each() {
-    let (strategy, _clock) = pinned(config(RetryConfig::builder().max_attempts(5)));
+    let (strategy, _clock) = pinned(config(RetryConfig::aws_classic().max_attempts(5)));
     let (steps, refusal) = fail_until_refused(&strategy, ErrorKind::Timeout);
     assert_eq!(
         steps,
@@ -93,7 +93,7 @@ fn timeouts_cost_ten_each() {
 fn throttling_costs_five_and_uses_the_throttling_base() {
     // A throttling base distinct from the ordinary one shows which is used.
     let (strategy, _clock) = pinned(config(
-        RetryConfig::builder()
+        RetryConfig::aws_classic()
             .max_attempts(4)
             .throttling_backoff(ms(1500)),
     ));
@@ -109,7 +109,7 @@ fn throttling_costs_five_and_uses_the_throttling_base() {
 
 #[test]
 fn a_success_after_retries_refunds_the_last_retry_cost() {
-    let (strategy, _clock) = pinned(config(RetryConfig::builder().max_attempts(4)));
+    let (strategy, _clock) = pinned(config(RetryConfig::aws_classic().max_attempts(4)));
     let token = strategy.acquire_initial_token();
     let token = retried(&strategy, token, ErrorKind::Server);
     assert_eq!(
@@ -137,7 +137,7 @@ fn a_success_after_retries_refunds_the_last_retry_cost() {
 
 #[test]
 fn a_failure_after_retries_refunds_nothing() {
-    let (strategy, _clock) = pinned(config(RetryConfig::builder()));
+    let (strategy, _clock) = pinned(config(RetryConfig::aws_classic()));
     let token = strategy.acquire_initial_token();
     let token = retried(&strategy, token, ErrorKind::Server);
     strategy.record_failure(token);
@@ -146,7 +146,7 @@ fn a_failure_after_retries_refunds_nothing() {
 
 #[test]
 fn first_try_successes_add_one_up_to_capacity() {
-    let (strategy, _clock) = pinned(config(RetryConfig::builder()));
+    let (strategy, _clock) = pinned(config(RetryConfig::aws_classic()));
     // Drain 10 with a failed call that retried a timeout.
     let token = strategy.acquire_initial_token();
     let token = retried(&strategy, token, ErrorKind::Timeout);
@@ -166,7 +166,7 @@ fn first_try_successes_add_one_up_to_capacity() {
 
 #[test]
 fn an_exhausted_quota_stops_retrying() {
-    let (strategy, _clock) = pinned(config(RetryConfig::builder().quota_capacity(12)));
+    let (strategy, _clock) = pinned(config(RetryConfig::aws_classic().quota_capacity(12)));
     // Call 1 retries a timeout: 12 - 10 = 2 left.
     let call1 = strategy.acquire_initial_token();
     let call1 = retried(&strategy, call1, ErrorKind::Timeout);
@@ -205,7 +205,7 @@ fn an_exhausted_quota_stops_retrying() {
 #[test]
 fn the_quota_runs_out_after_exactly_capacity_over_cost_retries() {
     // 500 / 5 = 100 retries, then none.
-    let (strategy, _clock) = pinned(config(RetryConfig::builder().max_attempts(1000)));
+    let (strategy, _clock) = pinned(config(RetryConfig::aws_classic().max_attempts(1000)));
     let (steps, refusal) = fail_until_refused(&strategy, ErrorKind::Server);
     assert_eq!(steps.len(), 100);
     assert_eq!(steps.last().map(|step| step.2), Some(0));
@@ -215,7 +215,9 @@ fn the_quota_runs_out_after_exactly_capacity_over_cost_retries() {
 #[test]
 fn delays_are_capped_at_max_backoff() {
     let (strategy, _clock) = pinned(config(
-        RetryConfig::builder().max_attempts(8).max_backoff(secs(5)),
+        RetryConfig::aws_classic()
+            .max_attempts(8)
+            .max_backoff(secs(5)),
     ));
     let (steps, _) = fail_until_refused(&strategy, ErrorKind::Server);
     let delays: Vec<Duration> = steps.iter().map(|step| step.1).collect();
@@ -238,7 +240,7 @@ fn delays_are_capped_at_max_backoff() {
 fn retry_numbers_past_64_saturate_at_max_backoff() {
     // 199 retries at 5 each need 995 tokens.
     let (strategy, _clock) = pinned(config(
-        RetryConfig::builder()
+        RetryConfig::aws_classic()
             .max_attempts(200)
             .quota_capacity(1000),
     ));
@@ -290,7 +292,7 @@ fn full_jitter_with_an_unbounded_cap_never_panics() {
     // of exactly 1.0 (FixedRandom's documented "no reduction") must give the ceiling back, not
     // overflow converting through f64.
     let config = config(
-        RetryConfig::builder()
+        RetryConfig::aws_classic()
             .max_backoff(Duration::MAX)
             .max_attempts(100)
             .quota_capacity(1000),
@@ -345,7 +347,7 @@ fn the_other_jitters_with_pinned_randomness() {
 #[test]
 fn decorrelated_jitter_grows_from_the_previous_delay() {
     let (strategy, _clock) = pinned(config(
-        RetryConfig::builder()
+        RetryConfig::aws_classic()
             .max_attempts(6)
             .jitter(Jitter::Decorrelated),
     ));
@@ -361,7 +363,7 @@ fn decorrelated_jitter_grows_from_the_previous_delay() {
 
 #[test]
 fn retry_after_is_never_undercut_and_too_long_stops() {
-    let (strategy, _clock) = pinned(config(RetryConfig::builder().max_attempts(5)));
+    let (strategy, _clock) = pinned(config(RetryConfig::aws_classic().max_attempts(5)));
     let token = strategy.acquire_initial_token();
     // Backoff 1 s, server asks 3 s: 3 s.
     let token = strategy
@@ -403,7 +405,7 @@ fn retry_after_is_never_undercut_and_too_long_stops() {
 #[test]
 fn no_retry_starts_after_the_deadline() {
     let (strategy, clock) = pinned(config(
-        RetryConfig::builder().max_attempts(10).timeout(secs(5)),
+        RetryConfig::aws_classic().max_attempts(10).timeout(secs(5)),
     ));
     let token = strategy.acquire_initial_token();
     clock.advance(ms(500)); // the first attempt took 500 ms
@@ -424,7 +426,7 @@ fn no_retry_starts_after_the_deadline() {
 
 #[test]
 fn a_retry_starting_exactly_at_the_deadline_is_allowed() {
-    let (strategy, clock) = pinned(config(RetryConfig::builder().timeout(secs(3))));
+    let (strategy, clock) = pinned(config(RetryConfig::aws_classic().timeout(secs(3))));
     let token = strategy.acquire_initial_token();
     clock.advance(secs(2));
     let token = retried(&strategy, token, ErrorKind::Server); // starts at 2 + 1 = 3 s
@@ -434,7 +436,7 @@ fn a_retry_starting_exactly_at_the_deadline_is_allowed() {
 
 #[test]
 fn max_attempts_one_never_retries() {
-    let (strategy, _clock) = pinned(config(RetryConfig::builder().max_attempts(1)));
+    let (strategy, _clock) = pinned(config(RetryConfig::aws_classic().max_attempts(1)));
     let (steps, refusal) = fail_until_refused(&strategy, ErrorKind::Server);
     assert!(steps.is_empty());
     assert_eq!(refusal, RetryError::MaxAttemptsReached { attempts: 1 });
@@ -443,7 +445,7 @@ fn max_attempts_one_never_retries() {
 
 #[test]
 fn abandoning_a_granted_retry_gives_its_cost_back() {
-    let (strategy, _clock) = pinned(config(RetryConfig::builder()));
+    let (strategy, _clock) = pinned(config(RetryConfig::aws_classic()));
     let token = strategy.acquire_initial_token();
     let token = retried(&strategy, token, ErrorKind::Timeout);
     assert_eq!(level(&strategy), 490);
@@ -496,4 +498,19 @@ fn the_refill_does_not_depend_on_how_often_the_quota_is_read() {
     }
     assert_eq!(unpolled.level(), 3);
     assert_eq!(polled.level(), 3);
+}
+
+#[test]
+fn attempts_count_what_was_sent_not_retries_granted_and_never_sent() {
+    let (strategy, _clock) = pinned(config(RetryConfig::aws_classic()));
+    let token = strategy.acquire_initial_token();
+    let retry = retried(&strategy, token, ErrorKind::Server);
+    // The call ends while waiting for its retry (cancelled): one attempt was sent.
+    strategy.abandon(retry);
+    let stats = strategy.scope().stats();
+    assert_eq!(
+        (stats.attempts, stats.retries, stats.failures),
+        (1, 1, 1),
+        "the granted retry was never sent"
+    );
 }

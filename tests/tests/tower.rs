@@ -186,8 +186,9 @@ fn scripted(
 #[tokio::test(start_paused = true)]
 async fn the_layer_shares_a_named_scope_with_retryable_fns() {
     const SCOPE: &str = "tests-tower-shared-scope";
-    // The layer's strategy creates the scope: a quota of 10 pays for two retries.
-    let config = RetryConfig::builder()
+    // The layer's strategy creates the scope: a fixed quota of 10 (the classic preset's, where a
+    // retry costs 5) pays for two retries.
+    let config = RetryConfig::aws_classic()
         .max_attempts(5)
         .initial_backoff(Duration::from_millis(10))
         .quota_capacity(10)
@@ -281,7 +282,13 @@ async fn a_call_without_poll_ready_still_waits_and_retries() {
 
 #[tokio::test(start_paused = true)]
 async fn a_request_that_cannot_be_copied_is_not_retried() {
-    let strategy = StandardStrategy::new(config(3));
+    // The classic preset's fixed quota of 500: any retry granted would show in it.
+    let strategy = StandardStrategy::new(
+        RetryConfig::aws_classic()
+            .initial_backoff(Duration::from_millis(10))
+            .build()
+            .expect("valid config"),
+    );
     let scope = strategy.scope().clone();
     let (service, calls) = scripted(vec![Err(Flaky::Unavailable), Ok(0)]);
     let mut service = RetryLayer::new(strategy)
@@ -316,9 +323,9 @@ async fn errors_that_forbid_a_retry_are_returned_unchanged() {
 
 #[tokio::test(start_paused = true)]
 async fn a_call_cancelled_during_its_backoff_gives_the_retry_back() {
+    // The classic preset: a fixed quota of 500, a 1 s backoff base.
     let strategy = StandardStrategy::new(
-        RetryConfig::builder()
-            .initial_backoff(Duration::from_secs(1))
+        RetryConfig::aws_classic()
             .jitter(retry_core::Jitter::None)
             .build()
             .expect("valid config"),
@@ -360,10 +367,10 @@ fn many_tasks_on_many_threads_with_cancellation_settle_every_call() {
         .enable_time()
         .build()
         .expect("runtime");
-    let config = RetryConfig::builder()
+    // A fixed quota (the classic preset's, where every retry costs 5) too large to run out.
+    let config = RetryConfig::aws_classic()
         .max_attempts(4)
         .initial_backoff(Duration::from_millis(1))
-        .throttling_backoff(Duration::from_millis(1))
         .quota_capacity(100_000)
         .build()
         .expect("valid config");

@@ -35,7 +35,8 @@ pub enum ConfigError {
         /// The setting.
         setting: &'static str,
     },
-    /// A rate that must be a positive finite number was not.
+    /// A refill rate that is not a finite number of tokens per second large enough to refill
+    /// anything: at least 2^-32 thousandths of a token per second (about 2.3e-13).
     InvalidRate {
         /// The setting.
         setting: &'static str,
@@ -84,7 +85,8 @@ impl fmt::Display for ConfigError {
             ),
             ConfigError::InvalidRate { setting, value } => write!(
                 f,
-                "{setting} must be a positive finite number, got {value}: leave it unset to turn it off"
+                "{setting} must be a finite number of tokens per second, at least 2.3e-13 \
+                 (slower never refills), got {value}: leave it unset to turn it off"
             ),
             ConfigError::ZeroCapacity => f.write_str(
                 "quota capacity must be at least 1: to turn retries off, set max_attempts = 1",

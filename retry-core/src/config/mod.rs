@@ -16,8 +16,9 @@ pub use preset::{RetryPreset, RetryPresetParseError};
 
 use crate::Jitter;
 
-/// Validated retry settings. Build one with [`RetryConfig::builder`] (the AWS SDKs' classic
-/// standard mode), [`RetryConfig::aws_2026`] (the 2026 preset) or [`RetryConfig::from_env`].
+/// Validated retry settings. Build one with [`RetryConfig::builder`] (this crate's defaults),
+/// [`RetryConfig::aws_classic`] or [`RetryConfig::aws_2026`] (the AWS SDKs' presets),
+/// [`RetryConfig::from_preset`] or [`RetryConfig::from_env`].
 ///
 /// ```
 /// use retry_core::{RetryConfig, RetryMode};
@@ -29,7 +30,7 @@ use crate::Jitter;
 ///     .max_backoff(Duration::from_secs(5))
 ///     .build()?;
 /// assert_eq!(config.max_attempts(), 5);
-/// assert_eq!(config.initial_backoff(), Duration::from_secs(1));
+/// assert_eq!(config.initial_backoff(), Duration::from_millis(50));
 /// # Ok::<(), retry_core::ConfigError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq)]
@@ -37,8 +38,7 @@ pub struct RetryConfig {
     mode: RetryMode,
     max_attempts: u32,
     initial_backoff: Duration,
-    /// `None`: throttling errors back off from `initial_backoff` like the others.
-    throttling_backoff: Option<Duration>,
+    throttling_backoff: ThrottlingBackoff,
     max_backoff: Duration,
     jitter: Jitter,
     timeout: Option<Duration>,
@@ -53,25 +53,40 @@ pub struct RetryConfig {
     max_wait: Option<Duration>,
 }
 
+/// Where the backoff base of throttling errors comes from.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum ThrottlingBackoff {
+    /// `initial_backoff`, as for every other error.
+    Initial,
+    /// A preset's base: a `max_backoff` set lower caps it.
+    Preset(Duration),
+    /// Set with [`RetryConfigBuilder::throttling_backoff`]: must not exceed `max_backoff`.
+    Set(Duration),
+}
+
 impl Default for RetryConfig {
-    /// The AWS SDKs' classic standard mode: 3 attempts, 1 s base, 20 s cap, full jitter, a quota
-    /// of 500 with costs 5 / 10.
+    /// This crate's defaults ([`defaults`]): 3 attempts; backoff `50 ms × 2^i` (1 s base for
+    /// throttling) capped at 20 s, full jitter; a retry quota sized by the scope's traffic — a
+    /// retry costs 14 (throttling 5) and finds at most one token per call of the last 60 s, at
+    /// least one whole call's retries, at most 5000 — and a server's `retry_after` honoured as a
+    /// minimum. The AWS SDKs' costs and backoff of 2026, with a quota that does not grow with
+    /// the number of clients, and that lets a lone call make every attempt it asks for.
     fn default() -> Self {
         Self {
             mode: RetryMode::Standard,
             max_attempts: defaults::MAX_ATTEMPTS,
             initial_backoff: defaults::INITIAL_BACKOFF,
-            throttling_backoff: None,
+            throttling_backoff: ThrottlingBackoff::Preset(defaults::THROTTLING_INITIAL_BACKOFF),
             max_backoff: defaults::MAX_BACKOFF,
             jitter: Jitter::Full,
             timeout: None,
             quota_capacity: defaults::QUOTA_CAPACITY,
             retry_cost: defaults::RETRY_COST,
             timeout_retry_cost: defaults::TIMEOUT_RETRY_COST,
-            throttling_retry_cost: defaults::RETRY_COST,
+            throttling_retry_cost: defaults::THROTTLING_RETRY_COST,
             success_reward: defaults::SUCCESS_REWARD,
             quota_refill_per_second: None,
-            quota_window: None,
+            quota_window: Some(defaults::QUOTA_WINDOW),
             retry_after_slack: None,
             max_wait: None,
         }
@@ -79,7 +94,7 @@ impl Default for RetryConfig {
 }
 
 impl RetryConfig {
-    /// A builder starting from the classic standard mode (the [`Default`]).
+    /// A builder starting from this crate's defaults (the [`Default`]).
     ///
     /// ```
     /// let config = retry_core::RetryConfig::builder().build().unwrap();
@@ -106,24 +121,45 @@ impl RetryConfig {
         }
     }
 
-    /// A builder starting from the AWS SDKs' classic standard mode: 3 attempts, backoff base
-    /// 1 s, cap 20 s, full jitter, a quota of 500 where a retry costs 5 and a retry after a
-    /// timeout 10, and a first-try success returns 1.
+    /// A builder starting from the AWS SDKs' classic standard mode ([`defaults::aws_classic`]):
+    /// 3 attempts, backoff `1 s × 2^i` capped at 20 s, full jitter, a fixed quota of 500 per
+    /// scope where a retry costs 5 and a retry after a timeout 10, and a first-try success
+    /// returns 1.
     ///
     /// ```
     /// use std::time::Duration;
     /// let config = retry_core::RetryConfig::aws_classic().build().unwrap();
     /// assert_eq!(config.retry_cost(), 5);
     /// assert_eq!(config.initial_backoff(), Duration::from_secs(1));
-    /// assert_eq!(config.quota_capacity(), 500);
+    /// assert_eq!((config.quota_capacity(), config.quota_window()), (500, None));
     /// ```
     pub fn aws_classic() -> RetryConfigBuilder {
-        Self::builder()
+        use defaults::aws_classic as preset;
+        RetryConfigBuilder {
+            config: Self {
+                mode: RetryMode::Standard,
+                max_attempts: preset::MAX_ATTEMPTS,
+                initial_backoff: preset::INITIAL_BACKOFF,
+                throttling_backoff: ThrottlingBackoff::Initial,
+                max_backoff: preset::MAX_BACKOFF,
+                jitter: Jitter::Full,
+                timeout: None,
+                quota_capacity: preset::QUOTA_CAPACITY,
+                retry_cost: preset::RETRY_COST,
+                timeout_retry_cost: preset::TIMEOUT_RETRY_COST,
+                throttling_retry_cost: preset::RETRY_COST,
+                success_reward: preset::SUCCESS_REWARD,
+                quota_refill_per_second: None,
+                quota_window: None,
+                retry_after_slack: None,
+                max_wait: None,
+            },
+        }
     }
 
-    /// A builder starting from the `aws-2026` preset: retry cost 14, throttling cost 5, timeout
-    /// cost 14, backoff base 50 ms (1 s for throttling), and a server's `retry_after` clamped to
-    /// `[t_i, t_i + 5 s]`.
+    /// A builder starting from the `aws-2026` preset ([`defaults::aws_2026`]): the classic
+    /// standard mode with retry cost 14, throttling cost 5, timeout cost 14, backoff base 50 ms
+    /// (1 s for throttling), and a server's `retry_after` clamped to `[t_i, t_i + 5 s]`.
     ///
     /// ```
     /// use std::time::Duration;
@@ -134,37 +170,18 @@ impl RetryConfig {
     /// ```
     pub fn aws_2026() -> RetryConfigBuilder {
         use defaults::aws_2026 as preset;
+        let classic = Self::aws_classic().config;
         RetryConfigBuilder {
             config: Self {
                 initial_backoff: preset::INITIAL_BACKOFF,
-                throttling_backoff: Some(preset::THROTTLING_INITIAL_BACKOFF),
+                throttling_backoff: ThrottlingBackoff::Preset(preset::THROTTLING_INITIAL_BACKOFF),
                 retry_cost: preset::RETRY_COST,
                 timeout_retry_cost: preset::TIMEOUT_RETRY_COST,
                 throttling_retry_cost: preset::THROTTLING_RETRY_COST,
                 retry_after_slack: Some(preset::RETRY_AFTER_SLACK),
-                ..Self::default()
+                ..classic
             },
         }
-    }
-
-    /// A builder starting from the preset this crate recommends for clients of a service that
-    /// must not be hammered: [`aws_2026`](Self::aws_2026) with a quota sized by traffic
-    /// ([`quota_window`](RetryConfigBuilder::quota_window) of 60 s, up to 5000 tokens), so
-    /// that the retries a fleet sends during an outage do not grow with the number of clients
-    /// that carry its load (`docs/sim/`).
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// let config = retry_core::RetryConfig::recommended().build().unwrap();
-    /// assert_eq!(config.retry_cost(), 14);
-    /// assert_eq!(config.quota_window(), Some(Duration::from_secs(60)));
-    /// assert_eq!(config.quota_capacity(), 5000);
-    /// ```
-    pub fn recommended() -> RetryConfigBuilder {
-        use defaults::recommended as preset;
-        Self::aws_2026()
-            .quota_window(preset::QUOTA_WINDOW)
-            .quota_capacity(preset::QUOTA_CAPACITY)
     }
 
     /// A builder starting from this configuration.
@@ -181,144 +198,114 @@ impl RetryConfig {
     }
 
     /// Standard or adaptive.
-    ///
-    /// ```
-    /// assert_eq!(retry_core::RetryConfig::default().mode(), retry_core::RetryMode::Standard);
-    /// ```
     pub fn mode(&self) -> RetryMode {
         self.mode
     }
 
     /// Attempts per call, the first included (1 = no retries).
-    ///
-    /// ```
-    /// assert_eq!(retry_core::RetryConfig::default().max_attempts(), 3);
-    /// ```
     pub fn max_attempts(&self) -> u32 {
         self.max_attempts
     }
 
     /// The backoff base for non-throttling errors.
-    ///
-    /// ```
-    /// # use std::time::Duration;
-    /// assert_eq!(retry_core::RetryConfig::default().initial_backoff(), Duration::from_secs(1));
-    /// ```
     pub fn initial_backoff(&self) -> Duration {
         self.initial_backoff
     }
 
-    /// The backoff base for throttling errors: `initial_backoff` unless set apart (the
-    /// `aws-2026` preset sets it to 1 s).
+    /// The backoff base for throttling errors: the one set with
+    /// [`throttling_backoff`](RetryConfigBuilder::throttling_backoff); else the preset's (1 s
+    /// in the default and `aws-2026`), capped by `max_backoff`; else `initial_backoff`.
     ///
     /// ```
-    /// # use std::time::Duration;
-    /// let config = retry_core::RetryConfig::builder().initial_backoff(Duration::from_millis(50)).build().unwrap();
-    /// assert_eq!(config.throttling_backoff(), Duration::from_millis(50));
+    /// use std::time::Duration;
+    /// use retry_core::RetryConfig;
+    /// assert_eq!(RetryConfig::default().throttling_backoff(), Duration::from_secs(1));
+    /// let fast = RetryConfig::builder().max_backoff(Duration::from_millis(500)).build().unwrap();
+    /// assert_eq!(fast.throttling_backoff(), Duration::from_millis(500));
+    /// let classic = RetryConfig::aws_classic().build().unwrap();
+    /// assert_eq!(classic.throttling_backoff(), classic.initial_backoff());
     /// ```
     pub fn throttling_backoff(&self) -> Duration {
-        self.throttling_backoff.unwrap_or(self.initial_backoff)
+        match self.throttling_backoff {
+            ThrottlingBackoff::Initial => self.initial_backoff,
+            ThrottlingBackoff::Preset(base) => base.min(self.max_backoff),
+            ThrottlingBackoff::Set(base) => base,
+        }
     }
 
     /// The cap on every backoff delay.
-    ///
-    /// ```
-    /// # use std::time::Duration;
-    /// assert_eq!(retry_core::RetryConfig::default().max_backoff(), Duration::from_secs(20));
-    /// ```
     pub fn max_backoff(&self) -> Duration {
         self.max_backoff
     }
 
     /// The jitter.
-    ///
-    /// ```
-    /// assert_eq!(retry_core::RetryConfig::default().jitter(), retry_core::Jitter::Full);
-    /// ```
     pub fn jitter(&self) -> Jitter {
         self.jitter
     }
 
     /// The deadline for starting new attempts, measured from the first attempt. An attempt in
     /// flight is never cut by it.
-    ///
-    /// ```
-    /// assert_eq!(retry_core::RetryConfig::default().timeout(), None);
-    /// ```
     pub fn timeout(&self) -> Option<Duration> {
         self.timeout
     }
 
-    /// The retry quota's capacity (the most it holds, with a `quota_window`).
-    ///
-    /// ```
-    /// assert_eq!(retry_core::RetryConfig::default().quota_capacity(), 500);
-    /// ```
+    /// The retry quota's capacity (with a `quota_window`, the most a retry may find in it).
     pub fn quota_capacity(&self) -> u32 {
         self.quota_capacity
     }
 
-    /// Quota cost of a retry of a transient or server error.
-    ///
-    /// ```
-    /// assert_eq!(retry_core::RetryConfig::default().retry_cost(), 5);
-    /// ```
+    /// Quota cost of a retry of a transient or server error (0: such retries are free, not
+    /// limited by the quota).
     pub fn retry_cost(&self) -> u32 {
         self.retry_cost
     }
 
-    /// Quota cost of a retry after a timeout.
-    ///
-    /// ```
-    /// assert_eq!(retry_core::RetryConfig::default().timeout_retry_cost(), 10);
-    /// ```
+    /// Quota cost of a retry after a timeout (0: free).
     pub fn timeout_retry_cost(&self) -> u32 {
         self.timeout_retry_cost
     }
 
-    /// Quota cost of a retry of a throttling error.
-    ///
-    /// ```
-    /// assert_eq!(retry_core::RetryConfig::default().throttling_retry_cost(), 5);
-    /// ```
+    /// Quota cost of a retry of a throttling error (0: free).
     pub fn throttling_retry_cost(&self) -> u32 {
         self.throttling_retry_cost
     }
 
     /// Quota returned by a first-try success.
-    ///
-    /// ```
-    /// assert_eq!(retry_core::RetryConfig::default().success_reward(), 1);
-    /// ```
     pub fn success_reward(&self) -> u32 {
         self.success_reward
     }
 
     /// Tokens per second the quota refills by, if it refills.
-    ///
-    /// ```
-    /// assert_eq!(retry_core::RetryConfig::default().quota_refill_per_second(), None);
-    /// ```
     pub fn quota_refill_per_second(&self) -> Option<f64> {
         self.quota_refill_per_second
     }
 
-    /// When set, the quota's capacity follows the scope's traffic: one token per call of the
-    /// last `window`, at least one retry's cost and at most `quota_capacity`.
+    /// When set (60 s by default), the quota follows the scope's traffic: a retry finds at most
+    /// one token per call of the last `window` (at most `quota_capacity`), and at least one
+    /// whole call's retries, `(max_attempts − 1) ×` the dearest retry cost, which is also what
+    /// a new scope starts with. When unset (the AWS presets), the quota is a fixed bucket of
+    /// `quota_capacity`, full at first. (A process-wide scope is sized by the configuration
+    /// that created it: [`Scope::named`](crate::Scope::named).)
     ///
     /// ```
-    /// assert_eq!(retry_core::RetryConfig::default().quota_window(), None);
+    /// use retry_core::{ErrorKind, RetryConfig, RetryReason, RetryStrategy, StandardStrategy};
+    ///
+    /// // A lone call on a new scope makes all of its 5 attempts: 4 retries x 14 = 56 tokens.
+    /// let config = RetryConfig::builder().max_attempts(5).build().unwrap();
+    /// let strategy = StandardStrategy::new(config);
+    /// let mut token = strategy.acquire_initial_token();
+    /// for _ in 0..4 {
+    ///     token = strategy.refresh_retry_token(token, &RetryReason::error(ErrorKind::Server)).unwrap();
+    /// }
+    /// assert_eq!(token.attempt(), 5);
+    /// # strategy.record_failure(token);
     /// ```
     pub fn quota_window(&self) -> Option<Duration> {
         self.quota_window
     }
 
-    /// When set, a server's `retry_after` is clamped to `[t_i, t_i + slack]` (`aws-2026`);
-    /// when unset, the retry waits at least `retry_after` or does not happen.
-    ///
-    /// ```
-    /// assert_eq!(retry_core::RetryConfig::default().retry_after_slack(), None);
-    /// ```
+    /// When set (`aws-2026`), a server's `retry_after` is clamped to `[t_i, t_i + slack]`; when
+    /// unset (the default), the retry waits at least `retry_after` or does not happen.
     pub fn retry_after_slack(&self) -> Option<Duration> {
         self.retry_after_slack
     }
@@ -326,10 +313,6 @@ impl RetryConfig {
     /// Adaptive mode: a retry whose send permit is expected later than this is not made (fail
     /// fast, decided when the retry is asked for), and no attempt waits longer than this for
     /// its permit: one whose wait grows past it is then sent.
-    ///
-    /// ```
-    /// assert_eq!(retry_core::RetryConfig::default().max_wait(), None);
-    /// ```
     pub fn max_wait(&self) -> Option<Duration> {
         self.max_wait
     }
@@ -354,7 +337,7 @@ pub struct RetryConfigBuilder {
 }
 
 macro_rules! setters {
-    ($($(#[$doc:meta])* $name:ident: $ty:ty => $field:ident $(= $wrap:ident)?;)*) => {$(
+    ($($(#[$doc:meta])* $name:ident: $ty:ty => $field:ident $(= $wrap:path)?;)*) => {$(
         $(#[$doc])*
         pub fn $name(mut self, value: $ty) -> Self {
             self.config.$field = $($wrap)?(value);
@@ -366,93 +349,60 @@ macro_rules! setters {
 impl RetryConfigBuilder {
     setters! {
         /// Standard or adaptive.
-        ///
-        /// ```
-        /// let c = retry_core::RetryConfig::builder().mode(retry_core::RetryMode::Adaptive).build().unwrap();
-        /// assert_eq!(c.mode(), retry_core::RetryMode::Adaptive);
-        /// ```
         mode: RetryMode => mode;
-        /// Attempts per call, the first included; at least 1.
-        ///
-        /// ```
-        /// assert!(retry_core::RetryConfig::builder().max_attempts(1).build().is_ok());
-        /// ```
+        /// Attempts per call, the first included; at least 1 (1 = no retries).
         max_attempts: u32 => max_attempts;
         /// Backoff base for non-throttling errors; at most `max_backoff`. Zero retries at once.
-        ///
-        /// ```
-        /// # use std::time::Duration;
-        /// let c = retry_core::RetryConfig::builder().initial_backoff(Duration::ZERO).build().unwrap();
-        /// assert_eq!(c.initial_backoff(), Duration::ZERO);
-        /// ```
         initial_backoff: Duration => initial_backoff;
-        /// Backoff base for throttling errors, apart from `initial_backoff`; at most `max_backoff`.
+        /// Backoff base for throttling errors, apart from `initial_backoff`; at most
+        /// `max_backoff`.
         ///
         /// ```
         /// # use std::time::Duration;
         /// let c = retry_core::RetryConfig::builder().throttling_backoff(Duration::from_secs(2)).build().unwrap();
         /// assert_eq!(c.throttling_backoff(), Duration::from_secs(2));
         /// ```
-        throttling_backoff: Duration => throttling_backoff = Some;
-        /// Cap on every backoff delay.
-        ///
-        /// ```
-        /// # use std::time::Duration;
-        /// let c = retry_core::RetryConfig::builder().max_backoff(Duration::from_secs(60)).build().unwrap();
-        /// assert_eq!(c.max_backoff(), Duration::from_secs(60));
-        /// ```
+        throttling_backoff: Duration => throttling_backoff = ThrottlingBackoff::Set;
+        /// Cap on every backoff delay (and on the longest `retry_after` honoured, unless
+        /// `retry_after_slack` is set).
         max_backoff: Duration => max_backoff;
         /// The jitter.
-        ///
-        /// ```
-        /// let c = retry_core::RetryConfig::builder().jitter(retry_core::Jitter::None).build().unwrap();
-        /// assert_eq!(c.jitter(), retry_core::Jitter::None);
-        /// ```
         jitter: Jitter => jitter;
         /// Deadline for starting new attempts; positive.
-        ///
-        /// ```
-        /// # use std::time::Duration;
-        /// let c = retry_core::RetryConfig::builder().timeout(Duration::from_secs(5)).build().unwrap();
-        /// assert_eq!(c.timeout(), Some(Duration::from_secs(5)));
-        /// ```
         timeout: Duration => timeout = Some;
-        /// The retry quota's capacity; at least 1.
-        ///
-        /// ```
-        /// let c = retry_core::RetryConfig::builder().quota_capacity(100).build().unwrap();
-        /// assert_eq!(c.quota_capacity(), 100);
-        /// ```
+        /// The retry quota's capacity; at least 1. With a `quota_window`, the most a retry may
+        /// find in it (the default's 5000 is 60 s of 83 calls/s).
         quota_capacity: u32 => quota_capacity;
-        /// Quota cost of a retry of a transient or server error.
+        /// Quota cost of a retry of a transient or server error. 0 makes such retries free:
+        /// the quota never refuses them, which is how to switch it off.
         ///
         /// ```
-        /// let c = retry_core::RetryConfig::builder().retry_cost(1).build().unwrap();
-        /// assert_eq!(c.retry_cost(), 1);
+        /// use retry_core::{ErrorKind, RetryConfig, RetryReason, RetryStrategy, StandardStrategy};
+        ///
+        /// // Free retries: the quota of 1 token never stops them.
+        /// let config = RetryConfig::builder()
+        ///     .max_attempts(100)
+        ///     .quota_capacity(1)
+        ///     .retry_cost(0)
+        ///     .build()?;
+        /// let strategy = StandardStrategy::new(config);
+        /// let mut token = strategy.acquire_initial_token();
+        /// for _ in 1..100 {
+        ///     token = strategy.refresh_retry_token(token, &RetryReason::error(ErrorKind::Server))?;
+        /// }
+        /// assert_eq!(token.attempt(), 100);
+        /// # strategy.record_failure(token);
+        /// # Ok::<(), Box<dyn std::error::Error>>(())
         /// ```
         retry_cost: u32 => retry_cost;
-        /// Quota cost of a retry after a timeout.
-        ///
-        /// ```
-        /// let c = retry_core::RetryConfig::builder().timeout_retry_cost(20).build().unwrap();
-        /// assert_eq!(c.timeout_retry_cost(), 20);
-        /// ```
+        /// Quota cost of a retry after a timeout; 0 makes them free (see `retry_cost`).
         timeout_retry_cost: u32 => timeout_retry_cost;
-        /// Quota cost of a retry of a throttling error.
-        ///
-        /// ```
-        /// let c = retry_core::RetryConfig::builder().throttling_retry_cost(2).build().unwrap();
-        /// assert_eq!(c.throttling_retry_cost(), 2);
-        /// ```
+        /// Quota cost of a retry of a throttling error; 0 makes them free (see `retry_cost`).
         throttling_retry_cost: u32 => throttling_retry_cost;
         /// Quota returned by a first-try success.
-        ///
-        /// ```
-        /// let c = retry_core::RetryConfig::builder().success_reward(0).build().unwrap();
-        /// assert_eq!(c.success_reward(), 0);
-        /// ```
         success_reward: u32 => success_reward;
-        /// Tokens per second the quota refills by; positive and finite.
+        /// Tokens per second the quota refills by: a finite number of at least about 2.3e-13
+        /// (a thousandth of a token in 136 years; anything slower would never refill).
         ///
         /// ```
         /// let c = retry_core::RetryConfig::builder().quota_refill_per_second(0.5).build().unwrap();
@@ -460,30 +410,12 @@ impl RetryConfigBuilder {
         /// assert!(retry_core::RetryConfig::builder().quota_refill_per_second(f64::NAN).build().is_err());
         /// ```
         quota_refill_per_second: f64 => quota_refill_per_second = Some;
-        /// Size the quota by traffic: one token per call of the last `window`; positive.
-        ///
-        /// ```
-        /// # use std::time::Duration;
-        /// let c = retry_core::RetryConfig::builder().quota_window(Duration::from_secs(30)).build().unwrap();
-        /// assert_eq!(c.quota_window(), Some(Duration::from_secs(30)));
-        /// ```
+        /// Size the quota by traffic (see [`RetryConfig::quota_window`]); positive.
         quota_window: Duration => quota_window = Some;
         /// Clamp a server's `retry_after` to `[t_i, t_i + slack]` instead of always honoring it.
-        ///
-        /// ```
-        /// # use std::time::Duration;
-        /// let c = retry_core::RetryConfig::builder().retry_after_slack(Duration::from_secs(5)).build().unwrap();
-        /// assert_eq!(c.retry_after_slack(), Some(Duration::from_secs(5)));
-        /// ```
         retry_after_slack: Duration => retry_after_slack = Some;
         /// Adaptive mode: fail fast instead of waiting longer than this for a send permit (see
         /// [`RetryConfig::max_wait`]).
-        ///
-        /// ```
-        /// # use std::time::Duration;
-        /// let c = retry_core::RetryConfig::builder().max_wait(Duration::ZERO).build().unwrap();
-        /// assert_eq!(c.max_wait(), Some(Duration::ZERO));
-        /// ```
         max_wait: Duration => max_wait = Some;
     }
 
@@ -521,7 +453,7 @@ impl RetryConfigBuilder {
             }
         }
         if let Some(rate) = config.quota_refill_per_second
-            && !(rate.is_finite() && rate > 0.0)
+            && !crate::quota::is_valid_refill(rate)
         {
             return Err(ConfigError::InvalidRate {
                 setting: "quota_refill_per_second",

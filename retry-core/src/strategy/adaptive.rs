@@ -101,7 +101,7 @@ impl AdaptiveStrategy {
     /// The scope whose quota, limiter and counters this strategy uses.
     ///
     /// ```
-    /// let s = retry_core::AdaptiveStrategy::new(retry_core::RetryConfig::default());
+    /// let s = retry_core::AdaptiveStrategy::new(retry_core::RetryConfig::aws_classic().build().unwrap());
     /// assert_eq!(s.scope().quota().level(), 500);
     /// ```
     pub fn scope(&self) -> &Scope {
@@ -301,7 +301,7 @@ mod tests {
     #[test]
     fn max_wait_refuses_a_retry_up_front_and_caps_every_wait() {
         let clock = Arc::new(ManualClock::new());
-        let config = RetryConfig::builder()
+        let config = RetryConfig::aws_classic()
             .max_wait(Duration::from_millis(100))
             .initial_backoff(Duration::ZERO)
             .build()

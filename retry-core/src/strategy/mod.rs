@@ -70,7 +70,7 @@ pub enum SendPermit {
 /// ```
 /// use retry_core::{ErrorKind, RetryConfig, RetryReason, RetryStrategy, SendPermit, StandardStrategy};
 ///
-/// let strategy = StandardStrategy::new(RetryConfig::default());
+/// let strategy = StandardStrategy::new(RetryConfig::aws_classic().build().unwrap());
 /// let mut token = strategy.acquire_initial_token();
 /// assert_eq!(strategy.acquire_send_permit(&mut token), SendPermit::Granted);
 /// // The attempt failed with a server error: ask for a retry.

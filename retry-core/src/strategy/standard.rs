@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::{RetryError, RetryStrategy, RetryToken};
 use crate::clock::Nanos;
-use crate::observe::Counter;
+use crate::observe::{self, Counter};
 use crate::{
     Backoff, ErrorKind, ExponentialBackoff, RandomSource, RetryConfig, RetryReason, Scope,
     SharedClock, ThreadRandom,
@@ -16,7 +16,9 @@ use crate::{
 /// * at most `max_attempts` attempts; backoff before retry `i` from [`ExponentialBackoff`];
 /// * a retry takes its cost from the scope's quota (timeouts and throttling may cost more or
 ///   less); a success after retries returns the last retry's cost; a first-try success adds the
-///   reward; no quota, no retry;
+///   reward; no quota, no retry. With a `quota_window` (the default), a retry finds at most one
+///   token per call the scope made in that window, and at least one whole call's retries;
+///   this is sized on the retry path only: the success path reads no clock;
 /// * a server's `retry_after` is never undercut: the delay is `max(backoff, retry_after)`, and a
 ///   `retry_after` above `max_backoff` stops the retries (with `retry_after_slack` set, as in
 ///   `aws-2026`, it is clamped to `[t_i, t_i + slack]` instead);
@@ -32,8 +34,8 @@ use crate::{
 ///     .build();
 /// let token = strategy.acquire_initial_token();
 /// let token = strategy.refresh_retry_token(token, &RetryReason::error(ErrorKind::Timeout)).unwrap();
-/// assert_eq!(token.delay(), Duration::from_secs(1));
-/// assert_eq!(strategy.scope().quota().level(), 490); // a timeout costs 10
+/// assert_eq!(token.delay(), Duration::from_millis(50)); // 50 ms x 2^0, jitter drew 1.0
+/// assert_eq!(strategy.scope().quota().level(), 14); // one call's 2 x 14, less this retry's 14
 /// # strategy.record_failure(token);
 /// ```
 #[derive(Debug, Clone)]
@@ -70,12 +72,6 @@ pub struct StrategyBuilder {
 
 impl StrategyBuilder {
     /// The configuration the strategy will follow.
-    ///
-    /// ```
-    /// use retry_core::{RetryConfig, StandardStrategy};
-    /// let builder = StandardStrategy::builder(RetryConfig::default());
-    /// assert_eq!(builder.config().max_attempts(), 3);
-    /// ```
     pub fn config(&self) -> &RetryConfig {
         &self.config
     }
@@ -95,24 +91,12 @@ impl StrategyBuilder {
     }
 
     /// The clock of the private scope, when no [`scope`](Self::scope) is given.
-    ///
-    /// ```
-    /// use retry_core::{ManualClock, RetryConfig, StandardStrategy};
-    /// let s = StandardStrategy::builder(RetryConfig::default()).clock(std::sync::Arc::new(ManualClock::new())).build();
-    /// # let _ = s;
-    /// ```
     pub fn clock(mut self, clock: SharedClock) -> Self {
         self.clock = Some(clock);
         self
     }
 
     /// The jitter's randomness. Default: [`ThreadRandom`].
-    ///
-    /// ```
-    /// use retry_core::{FixedRandom, RetryConfig, StandardStrategy};
-    /// let s = StandardStrategy::builder(RetryConfig::default()).random(std::sync::Arc::new(FixedRandom(1.0))).build();
-    /// # let _ = s;
-    /// ```
     pub fn random(mut self, random: Arc<dyn RandomSource>) -> Self {
         self.random = Some(random);
         self
@@ -133,11 +117,6 @@ impl StrategyBuilder {
     }
 
     /// The standard strategy.
-    ///
-    /// ```
-    /// let s = retry_core::StandardStrategy::builder(retry_core::RetryConfig::default()).build();
-    /// # let _ = s;
-    /// ```
     pub fn build(self) -> StandardStrategy {
         let config = self.config;
         let scope = self.scope.unwrap_or_else(|| match self.clock {
@@ -170,21 +149,11 @@ impl StrategyBuilder {
 
 impl StandardStrategy {
     /// A standard strategy with a private scope, on tokio's clock.
-    ///
-    /// ```
-    /// let s = retry_core::StandardStrategy::new(retry_core::RetryConfig::default());
-    /// # let _ = s;
-    /// ```
     pub fn new(config: RetryConfig) -> Self {
         Self::builder(config).build()
     }
 
     /// A builder for a strategy following `config`.
-    ///
-    /// ```
-    /// let s = retry_core::StandardStrategy::builder(retry_core::RetryConfig::default()).build();
-    /// # let _ = s;
-    /// ```
     pub fn builder(config: RetryConfig) -> StrategyBuilder {
         StrategyBuilder {
             config,
@@ -196,11 +165,6 @@ impl StandardStrategy {
     }
 
     /// The configuration this strategy follows.
-    ///
-    /// ```
-    /// let s = retry_core::StandardStrategy::new(retry_core::RetryConfig::default());
-    /// assert_eq!(s.config().max_attempts(), 3);
-    /// ```
     pub fn config(&self) -> &RetryConfig {
         &self.config
     }
@@ -209,7 +173,7 @@ impl StandardStrategy {
     ///
     /// ```
     /// let s = retry_core::StandardStrategy::new(retry_core::RetryConfig::default());
-    /// assert_eq!(s.scope().quota().level(), 500);
+    /// assert_eq!(s.scope().quota().level(), 28); // a new scope: one whole call's retries, 2 x 14
     /// ```
     pub fn scope(&self) -> &Scope {
         &self.scope
@@ -273,45 +237,30 @@ impl StandardStrategy {
         if reason.kind().is_throttling() {
             self.scope.count(Counter::Throttle);
         }
+        let sent = token.attempt;
         if token.attempt >= self.config.max_attempts() {
-            return Err(self.give_up(RetryError::MaxAttemptsReached {
-                attempts: token.attempt,
-            }));
+            return Err(self.give_up(sent, RetryError::MaxAttemptsReached { attempts: sent }));
         }
         let delay = self
             .delay(token.attempt, token.delay(), reason)
-            .map_err(|error| self.give_up(error))?;
-        let permit_wait = permit_wait(delay).map_err(|error| self.give_up(error))?;
+            .map_err(|error| self.give_up(sent, error))?;
+        let permit_wait = permit_wait(delay).map_err(|error| self.give_up(sent, error))?;
         if let Some(error) = self.past_deadline(&token, delay.saturating_add(permit_wait)) {
-            return Err(self.give_up(error));
+            return Err(self.give_up(sent, error));
         }
         let cost = self.cost(reason.kind());
-        let quota = self.scope.quota();
-        if !quota.try_acquire(cost) {
-            let level = quota.level();
+        if !self.scope.try_acquire_retry(cost) {
+            let level = self.scope.quota_level();
             self.scope.count(Counter::QuotaExhausted);
-            tracing::warn!(
-                target: "retry_core",
-                scope = self.scope.name(),
-                cost,
-                level,
-                "retry quota exhausted: not retrying"
-            );
-            return Err(self.give_up(RetryError::QuotaExhausted { cost, level }));
+            observe::quota_exhausted(self.scope.name(), cost, level);
+            return Err(self.give_up(sent, RetryError::QuotaExhausted { cost, level }));
         }
         self.scope.count(Counter::Retry);
-        let attempt = token.attempt + 1;
-        tracing::debug!(
-            target: "retry_core",
-            scope = self.scope.name(),
-            attempt,
-            kind = reason.kind().as_str(),
-            delay_ms = delay.as_millis() as u64,
-            quota = quota.level(),
-            "retrying"
-        );
+        observe::retrying(self.scope.name(), sent, reason.kind(), delay, || {
+            self.scope.quota_level()
+        });
         Ok(RetryToken {
-            attempt,
+            attempt: sent + 1,
             delay: delay.into(),
             retry_cost: cost,
             permit_wait: Nanos::ZERO,
@@ -319,8 +268,9 @@ impl StandardStrategy {
         })
     }
 
-    fn give_up(&self, error: RetryError) -> RetryError {
-        self.scope.count(Counter::Failure);
+    /// The call ends in failure after `sent` attempts, for `error`.
+    fn give_up(&self, sent: u32, error: RetryError) -> RetryError {
+        self.scope.count_failure(sent);
         error
     }
 }
@@ -328,7 +278,6 @@ impl StandardStrategy {
 impl RetryStrategy for StandardStrategy {
     #[inline(always)]
     fn acquire_initial_token(&self) -> RetryToken {
-        self.scope.record_call();
         // The clock is read only when a deadline needs the start: a clock read costs more than
         // the rest of the success path.
         let started_at = match self.config.timeout() {
@@ -352,17 +301,20 @@ impl RetryStrategy for StandardStrategy {
         let refund = if token.attempt == 1 {
             self.config.success_reward()
         } else {
+            // The success counts the first attempt; these are the retries sent before it.
+            self.scope.count_attempts(token.attempt - 1);
             token.retry_cost
         };
         self.scope.quota().release(refund);
     }
 
-    fn record_failure(&self, _token: RetryToken) {
-        self.scope.count(Counter::Failure);
+    fn record_failure(&self, token: RetryToken) {
+        self.scope.count_failure(token.attempt);
     }
 
     fn abandon(&self, token: RetryToken) {
-        self.scope.count(Counter::Failure);
+        // The token's attempt was granted but never sent.
+        self.scope.count_failure(token.attempt - 1);
         self.scope.quota().release(token.retry_cost);
     }
 }

@@ -8,10 +8,16 @@ use std::time::Duration;
 
 use super::preset::RetryPreset;
 
-/// Base of the exponential backoff. Source: the AWS SDKs' standard mode (`t_i = 1 s * 2^i`).
-const INITIAL_BACKOFF: Duration = Duration::from_secs(1);
 /// Cap of the exponential backoff. Source: the AWS SDKs' standard mode (`MAX_BACKOFF = 20 s`).
 const MAX_BACKOFF: Duration = Duration::from_secs(20);
+
+/// The AWS SDKs' classic standard mode.
+mod aws_classic {
+    use std::time::Duration;
+
+    /// Base of the exponential backoff (`t_i = 1 s * 2^i`), throttling errors included.
+    pub(super) const INITIAL_BACKOFF: Duration = Duration::from_secs(1);
+}
 
 /// The `aws-2026` preset: the retry behavior the AWS SDKs adopted in 2025–2026.
 mod aws_2026 {
@@ -38,12 +44,13 @@ pub(crate) struct PresetBackoff {
 /// The backoff `preset` starts from.
 pub(crate) fn backoff(preset: RetryPreset) -> PresetBackoff {
     match preset {
-        RetryPreset::Default | RetryPreset::AwsClassic => PresetBackoff {
-            initial: INITIAL_BACKOFF,
+        RetryPreset::AwsClassic => PresetBackoff {
+            initial: aws_classic::INITIAL_BACKOFF,
             max: MAX_BACKOFF,
             throttling: None,
         },
-        RetryPreset::Aws2026 => PresetBackoff {
+        // The default backs off like `aws-2026` (its quota and `retry_after` differ).
+        RetryPreset::Default | RetryPreset::Aws2026 => PresetBackoff {
             initial: aws_2026::INITIAL_BACKOFF,
             max: MAX_BACKOFF,
             throttling: Some(aws_2026::THROTTLING_INITIAL_BACKOFF),

@@ -130,7 +130,8 @@ impl<S, C, P> RetryLayer<S, C, P> {
     /// ```
     /// use retry_core::{RetryConfig, RetryStrategy, StandardStrategy, tower::RetryLayer};
     /// let layer = RetryLayer::new(StandardStrategy::new(RetryConfig::default()));
-    /// assert_eq!(layer.strategy().scope().quota().level(), 500);
+    /// // A new scope of the default holds one whole call's retries: 2 × 14 tokens.
+    /// assert_eq!(layer.strategy().scope().quota().level(), 28);
     /// ```
     pub fn strategy(&self) -> &S {
         &self.strategy

@@ -66,7 +66,8 @@ impl<Svc, S: RetryStrategy, C, P> RetryService<Svc, S, C, P> {
     /// ```
     /// use retry_core::{RetryConfig, RetryStrategy, StandardStrategy, tower::RetryLayer};
     /// use tower::Layer;
-    /// let service = RetryLayer::new(StandardStrategy::new(RetryConfig::default()))
+    /// let classic = RetryConfig::aws_classic().build().unwrap();
+    /// let service = RetryLayer::new(StandardStrategy::new(classic))
     ///     .layer(tower::service_fn(|x: u32| async move { Ok::<_, std::io::Error>(x) }));
     /// assert_eq!(service.strategy().scope().quota().capacity(), 500);
     /// ```
