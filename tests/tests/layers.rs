@@ -96,13 +96,24 @@ async fn instrument_below_retryable_makes_a_span_per_call() {
     assert_eq!(spans, ["span_per_call"]);
 }
 
-// Retries at two layers multiply: the outer function's 3 attempts each make the inner one's 3.
-#[retryable(max_attempts = 3, initial_backoff = "10ms", scope = "layers-inner")]
+// Retries at two layers multiply: the outer function's 3 attempts each make the inner one's 3
+// (the classic preset: a fixed quota of 500, so that only the layers count).
+#[retryable(
+    preset = "aws-classic",
+    max_attempts = 3,
+    initial_backoff = "10ms",
+    scope = "layers-inner"
+)]
 async fn inner(attempts: &AtomicU32) -> Result<u32, Unavailable> {
     attempt(attempts, u32::MAX)
 }
 
-#[retryable(max_attempts = 3, initial_backoff = "10ms", scope = "layers-outer")]
+#[retryable(
+    preset = "aws-classic",
+    max_attempts = 3,
+    initial_backoff = "10ms",
+    scope = "layers-outer"
+)]
 async fn outer(attempts: &AtomicU32) -> Result<u32, Unavailable> {
     inner(attempts).await
 }
@@ -111,4 +122,30 @@ async fn outer(attempts: &AtomicU32) -> Result<u32, Unavailable> {
 async fn nested_retries_multiply() {
     let attempts = AtomicU32::new(0);
     assert_eq!(outer(&attempts).await, Err(Unavailable(9)));
+}
+
+// Under the default, the inner scope's quota holds one whole call's retries: its first call
+// retries twice, and the outer layer's retries find it empty.
+#[retryable(
+    max_attempts = 3,
+    initial_backoff = "10ms",
+    scope = "layers-default-inner"
+)]
+async fn default_inner(attempts: &AtomicU32) -> Result<u32, Unavailable> {
+    attempt(attempts, u32::MAX)
+}
+
+#[retryable(
+    max_attempts = 3,
+    initial_backoff = "10ms",
+    scope = "layers-default-outer"
+)]
+async fn default_outer(attempts: &AtomicU32) -> Result<u32, Unavailable> {
+    default_inner(attempts).await
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_default_quota_bounds_nested_retries() {
+    let attempts = AtomicU32::new(0);
+    assert_eq!(default_outer(&attempts).await, Err(Unavailable(5)));
 }

@@ -87,8 +87,11 @@ trait Store: Send + Sync {
     async fn bump(&mut self, by: u32) -> Result<u32, StoreError>;
     async fn owned(self: Arc<Self>, key: String) -> Result<String, StoreError>;
 
-    /// A default method, retried too.
+    /// A default method, retried too. (Here and on `get`: the classic preset's fixed quota, as
+    /// these tests count attempts over many failing calls of one scope; the default's quota,
+    /// sized by the scope's traffic, would stop retrying after a call's worth.)
     #[retryable(
+        preset = "aws-classic",
         max_attempts = 4,
         initial_backoff = "10ms",
         scope = "shapes-at-default"
@@ -107,7 +110,12 @@ struct TraitStore {
 
 #[async_trait]
 impl Store for TraitStore {
-    #[retryable(max_attempts = 3, initial_backoff = "10ms", scope = "shapes-at-get")]
+    #[retryable(
+        preset = "aws-classic",
+        max_attempts = 3,
+        initial_backoff = "10ms",
+        scope = "shapes-at-get"
+    )]
     async fn get(&self, key: &str) -> Result<String, StoreError> {
         let n = self.service.attempt()?;
         Ok(format!("{key} on attempt {n}"))
@@ -340,7 +348,9 @@ impl Sleeper for ClockSleeper {
     }
 }
 
+// The classic preset's fixed quota: two tests call this fn, each failing to the last attempt.
 #[retryable(
+    preset = "aws-classic",
     max_attempts = 4,
     initial_backoff = "100ms",
     max_backoff = "250ms",
@@ -488,13 +498,12 @@ fn a_blocking_fn_waits_for_adaptive_send_permits() {
     let mut attempts = 0;
     let value = with_sleeper(Arc::clone(&sleeper), || throttled_blocking(&mut attempts));
     assert_eq!(value, Ok(2));
-    // The throttle switched the limiter on, empty, filling at 0.5/s: after the 100 ms backoff
-    // the retry waits for its permit (2 s from the throttle), re-checking every 500 ms.
+    // The throttle switched the limiter on, empty, filling at 0.5/s: after the 1 s backoff (the
+    // default's base for throttling errors) the retry waits for its permit (2 s from the
+    // throttle), re-checking every 500 ms.
     assert_eq!(
         sleeper.sleeps.sleeps(),
-        [100, 500, 500, 500, 400]
-            .map(Duration::from_millis)
-            .to_vec()
+        [1000, 500, 500].map(Duration::from_millis).to_vec()
     );
     assert_eq!(ADAPTIVE.scope().limiter().stats().waiting, 0);
 }
