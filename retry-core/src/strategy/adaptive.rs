@@ -130,9 +130,18 @@ impl AdaptiveStrategy {
     #[inline(never)]
     fn shed_first_attempt(&self, token: &RetryToken) -> Option<LoadShed> {
         let now = self.standard.now();
+        let (expected, latency) = self
+            .scope()
+            .limiter()
+            .expected_wait_and_latency(token.ticket, now);
+        // With latency judged, the response must come before the deadline too: a permit
+        // granted later than the deadline less the smoothed latency is work the service does
+        // for a caller that has left.
+        let latency = latency.unwrap_or(Duration::ZERO);
         let deadline = self.config().timeout().map(|timeout| {
             let elapsed = now.saturating_sub(token.started_at.into());
-            (timeout.saturating_sub(elapsed), ShedReason::Deadline)
+            let left = timeout.saturating_sub(elapsed).saturating_sub(latency);
+            (left, ShedReason::Deadline)
         });
         // A first attempt already in line has used part of max_wait.
         let max_wait = self.config().max_wait().map(|max_wait| {
@@ -150,7 +159,6 @@ impl AdaptiveStrategy {
             (Some(only), None) | (None, Some(only)) => only,
             (None, None) => return None,
         };
-        let expected = self.scope().limiter().expected_wait_of(token.ticket, now);
         if expected <= limit {
             return None;
         }
@@ -224,9 +232,16 @@ impl AdaptiveStrategy {
     /// the token, so that the success path never needs the token's address (a copy).
     fn record_response(&self, sent_at: Nanos, throttled: bool) {
         let limiter = self.scope().limiter();
-        let was_enabled = throttled && limiter.is_enabled();
-        limiter.record_response(throttled, sent_at.into(), self.standard.now());
-        if throttled && !was_enabled {
+        let was_enabled = limiter.is_enabled();
+        let now = self.standard.now();
+        // A send time of zero: sent while the limiter was off, its latency unknown.
+        let congested = if self.congestion.judges_latency() && !sent_at.is_zero() {
+            limiter.record_response_judging_latency(throttled, sent_at.into(), now)
+        } else {
+            limiter.record_response(throttled, sent_at.into(), now);
+            throttled
+        };
+        if congested && !was_enabled {
             tracing::warn!(
                 target: "retry_core",
                 scope = self.scope().name(),
@@ -342,5 +357,52 @@ mod tests {
         assert!(first.ticket.is_none());
         assert_eq!(strategy.scope().limiter().stats().waiting, 0);
         strategy.record_success(first);
+    }
+
+    #[test]
+    fn judging_latency_sheds_a_first_attempt_whose_answer_would_come_after_the_deadline() {
+        let ms = Duration::from_millis;
+        let shed = |signals: CongestionSignals| {
+            let clock = Arc::new(ManualClock::new());
+            let config = RetryConfig::builder()
+                .mode(crate::RetryMode::Adaptive)
+                .timeout(Duration::from_secs(1))
+                .build()
+                .unwrap();
+            let strategy = AdaptiveStrategy::from_builder(
+                StandardStrategy::builder(config).clock(clock.clone()),
+            )
+            .congestion(signals);
+            let limiter = strategy.scope().limiter();
+            // 10 responses/s answered in 50 ms, then a throttle: 7 permits/s.
+            for i in 0..100 {
+                limiter.record_response_judging_latency(false, ms(100 * i), ms(100 * i + 50));
+            }
+            limiter.record_response(true, ms(10_000), ms(10_000));
+            clock.advance(ms(10_000));
+            // The bucket emptied by earlier calls, one of them waiting in line.
+            let mut other = strategy.acquire_initial_token();
+            while strategy.acquire_send_permit(&mut other) == SendPermit::Granted {
+                strategy.record_success(other);
+                other = strategy.acquire_initial_token();
+            }
+            let token = strategy.acquire_initial_token();
+            let before = strategy.shed(&token);
+            // Answers now take 0.95 s (attempts sent before the throttle: no further cut).
+            for i in 0..40 {
+                if signals.judges_latency() {
+                    limiter.record_response_judging_latency(false, ms(9_000 + i), ms(9_950 + i));
+                }
+            }
+            (before, strategy.shed(&token))
+        };
+        // A permit 1/7 s away (behind one waiter), 1 s before the deadline: sent.
+        let (before, after) = shed(CongestionSignals::ThrottlingTimeoutsAndLatency);
+        assert_eq!(before, None);
+        // Its answer would take 0.95 s more: shed now, the deadline less the latency passed.
+        let after = after.expect("shed");
+        assert_eq!(after.reason(), ShedReason::Deadline);
+        assert!(after.limit() < ms(100), "{after:?}");
+        assert_eq!(shed(CongestionSignals::ThrottlingAndTimeouts), (None, None));
     }
 }
