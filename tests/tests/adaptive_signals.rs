@@ -245,3 +245,66 @@ fn a_standing_queue_keeps_lowering_the_rate_where_a_hot_key_would_hold_it() {
         stats.fill_rate
     );
 }
+
+#[test]
+fn the_latency_baseline_is_the_idle_service_s() {
+    use retry_core::adaptive::{CongestionSignals, reseed_idle_sampling};
+    use retry_core::{
+        AdaptiveStrategy, ErrorKind, ManualClock, RetryConfig, RetryReason, RetryStrategy,
+        RetryToken, SendPermit, StandardStrategy,
+    };
+    // Calls answered in 50 ms while the limiter is off, then an attempt timeout switches it
+    // on, then calls answered in 1 s (the service's queue has filled). The idle samples
+    // measure the 50 ms baseline when the call's start is read (a deadline is set): the slow
+    // answers then lower the rate. Without a baseline from before, the first answers the
+    // limiter judges are the slow ones, and they become the baseline.
+    let run = |deadline: bool| {
+        reseed_idle_sampling(7);
+        let clock = Arc::new(ManualClock::new());
+        let mut config = RetryConfig::builder().initial_backoff(Duration::ZERO);
+        if deadline {
+            config = config.timeout(Duration::from_secs(30));
+        }
+        let strategy = AdaptiveStrategy::from_builder(
+            StandardStrategy::builder(config.build().expect("valid")).clock(clock.clone()),
+        )
+        .congestion(CongestionSignals::ThrottlingTimeoutsAndLatency);
+        let send = |token: &mut RetryToken| {
+            while let SendPermit::Wait(wait) = strategy.acquire_send_permit(token) {
+                clock.advance(wait);
+            }
+        };
+        for _ in 0..800 {
+            let mut token = strategy.acquire_initial_token();
+            send(&mut token);
+            clock.advance(Duration::from_millis(50));
+            strategy.record_success(token);
+        }
+        let mut token = strategy.acquire_initial_token();
+        send(&mut token);
+        clock.advance(Duration::from_secs(1));
+        let retry = strategy
+            .refresh_retry_token(token, &RetryReason::error(ErrorKind::Timeout))
+            .expect("retried");
+        strategy.abandon(retry);
+        assert!(strategy.scope().limiter().is_enabled());
+        let after_timeout = strategy.scope().limiter().stats().fill_rate;
+        for _ in 0..20 {
+            let mut token = strategy.acquire_initial_token();
+            send(&mut token);
+            clock.advance(Duration::from_secs(1));
+            strategy.record_success(token);
+        }
+        (after_timeout, strategy.scope().limiter().stats().fill_rate)
+    };
+    let (start, judged) = run(true);
+    assert!(
+        judged < start,
+        "with a baseline: {start} -> {judged} permits/s"
+    );
+    let (start, unjudged) = run(false);
+    assert!(
+        unjudged >= start,
+        "without: {start} -> {unjudged} permits/s"
+    );
+}

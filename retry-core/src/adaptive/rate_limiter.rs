@@ -515,6 +515,29 @@ impl ClientRateLimiter {
         congested
     }
 
+    /// Feeds the latency of a response received at `now` to an attempt sent at `sent_at`
+    /// while the limiter is off to the latency baseline
+    /// ([`record_response_judging_latency`](Self::record_response_judging_latency)'s), so that
+    /// the baseline is the service's before any congestion. Switches nothing on: while the
+    /// limiter is off, throttles and timeouts do. Once it is on, this does nothing.
+    ///
+    /// ```
+    /// use retry_core::adaptive::ClientRateLimiter;
+    /// use std::time::Duration;
+    /// let limiter = ClientRateLimiter::new(Duration::ZERO);
+    /// limiter.record_idle_latency(Duration::from_millis(100), Duration::from_millis(150));
+    /// assert!(!limiter.is_enabled());
+    /// ```
+    pub fn record_idle_latency(&self, sent_at: Duration, now: Duration) {
+        let mut state = self.lock();
+        if state.enabled {
+            return;
+        }
+        let now = state.time.at(now);
+        let sent_at = state.time.earlier(sent_at);
+        state.latency.record(now - sent_at, now);
+    }
+
     /// Feeds the measured rate while the limiter is off from a running count: `ended` is the
     /// number of calls the scope has ended so far, read at `now`; the calls since the previous
     /// count are counted at `now` (adaptive mode samples its idle responses this way, instead

@@ -206,36 +206,46 @@ impl AdaptiveStrategy {
     /// count of calls ended since the previous sample is fed to the limiter (no clock read and no
     /// lock for the others).
     #[inline(always)]
-    fn record_outcome(&self, sent_at: Nanos, throttled: bool) {
+    fn record_outcome(&self, sent_at: Nanos, served: bool, first_sent_at: Nanos) {
         if sent_at.is_zero() && !self.scope().limiter().is_enabled() {
             if idle_sample_due() {
-                self.record_idle_sample();
+                self.record_idle_sample(served, first_sent_at);
             }
             return;
         }
-        self.record_response(sent_at, throttled);
+        self.record_response(sent_at, false, served);
     }
 
     /// One sampled response of an idle limiter (out of line): the scope's exact count of calls
-    /// ended so far goes to the limiter, which counts those since the previous sample.
+    /// ended so far goes to the limiter, which counts those since the previous sample. With
+    /// latency judged, a served first attempt whose call start was read (`first_sent_at`, not
+    /// zero: a deadline is set) feeds its latency to the baseline, so that the baseline is the
+    /// service's before any congestion, not the congested one the limiter switches on in.
     #[cold]
     #[inline(never)]
-    fn record_idle_sample(&self) {
+    fn record_idle_sample(&self, served: bool, first_sent_at: Nanos) {
         let now = self.standard.now();
         let stats = self.scope().stats();
         let ended = stats.successes.saturating_add(stats.failures);
-        self.scope().limiter().record_idle_responses(ended, now);
+        let limiter = self.scope().limiter();
+        limiter.record_idle_responses(ended, now);
+        if served && self.congestion.judges_latency() && !first_sent_at.is_zero() {
+            limiter.record_idle_latency(first_sent_at.into(), now);
+        }
     }
 
     #[inline(never)]
     /// Feeds the response to an attempt sent at `sent_at` to the limiter. Takes the time, not
-    /// the token, so that the success path never needs the token's address (a copy).
-    fn record_response(&self, sent_at: Nanos, throttled: bool) {
+    /// the token, so that the success path never needs the token's address (a copy). Only the
+    /// latency of a success or an attempt timeout (`served`) is judged: other failures may be
+    /// answered at once (a 429, a full queue's 503), and would make the baseline a rejection's
+    /// latency instead of the service's.
+    fn record_response(&self, sent_at: Nanos, throttled: bool, served: bool) {
         let limiter = self.scope().limiter();
         let was_enabled = limiter.is_enabled();
         let now = self.standard.now();
         // A send time of zero: sent while the limiter was off, its latency unknown.
-        let congested = if self.congestion.judges_latency() && !sent_at.is_zero() {
+        let congested = if served && self.congestion.judges_latency() && !sent_at.is_zero() {
             limiter.record_response_judging_latency(throttled, sent_at.into(), now)
         } else {
             limiter.record_response(throttled, sent_at.into(), now);
@@ -274,14 +284,22 @@ impl RetryStrategy for AdaptiveStrategy {
         reason: &RetryReason,
     ) -> Result<RetryToken, RetryError> {
         let congested = self.congestion.is_congestion(reason.kind());
-        self.record_response(token.sent_at, congested);
+        // A timeout's latency is real (the attempt timeout, at least): judged like a success's.
+        let timed_out = reason.kind() == crate::ErrorKind::Timeout;
+        self.record_response(token.sent_at, congested, timed_out);
         self.standard
             .refresh_with_permit_wait(token, reason, |delay| self.permit_wait(delay))
     }
 
     #[inline]
     fn record_success(&self, token: RetryToken) {
-        self.record_outcome(token.sent_at, false);
+        // A first attempt, sent when the limiter was off, went at the call's start.
+        let first_sent_at = if token.attempt == 1 {
+            token.started_at
+        } else {
+            Nanos::ZERO
+        };
+        self.record_outcome(token.sent_at, true, first_sent_at);
         self.standard.record_success(token);
     }
 
@@ -296,7 +314,7 @@ impl RetryStrategy for AdaptiveStrategy {
 
     fn record_failure(&self, token: RetryToken) {
         self.scope().limiter().give_up(token.ticket);
-        self.record_outcome(token.sent_at, false);
+        self.record_outcome(token.sent_at, false, Nanos::ZERO);
         self.standard.record_failure(token);
     }
 
