@@ -261,6 +261,7 @@ impl Recorder {
         let mean =
             run_bins.iter().map(|&v| f64::from(v)).sum::<f64>() / run_bins.len().max(1) as f64;
         let r95 = self.r95();
+        let t90 = self.t90();
         let metrics = RunMetrics {
             amplification: ratio(Self::sum32(&self.attempts, w.window), requests),
             amplification_late: ratio(
@@ -281,6 +282,8 @@ impl Recorder {
             wasted_work: ratio(wasted, useful + wasted),
             r95: r95.0,
             r95_censored: r95.1,
+            t90: t90.0,
+            t90_censored: t90.1,
             p99_latency_ms: self.latency.quantile_ms(0.99),
             retry_after_violations: self.retry_after_violations as f64,
             share_429: ratio(
@@ -356,6 +359,34 @@ impl Recorder {
         )
     }
 
+    /// Seconds from the fault's end until the successes of a 1 s window (by completion) are
+    /// at least 90 % of the healthy successes per second (the baseline window before the
+    /// fault): how soon the client's rate regains the service's raised limit. NaN without a
+    /// fault end; the time to the horizon, flagged as censored, when it never gets there.
+    fn t90(&self) -> (f64, bool) {
+        let Some(from) = self.windows.recovery_from else {
+            return (f64::NAN, false);
+        };
+        let (a, b) = self.windows.baseline;
+        let seconds = (b - a) as f64 / SECOND as f64;
+        let healthy = Self::sum32(&self.ok_by_completion, self.windows.baseline) as f64 / seconds;
+        let first = (from / BIN) as usize;
+        let last = ((self.windows.horizon / BIN) as usize).min(self.ok_by_completion.len());
+        let reached = (first..last.saturating_sub(BINS_PER_SECOND - 1)).find(|&start| {
+            let ok: u64 = self.ok_by_completion[start..start + BINS_PER_SECOND]
+                .iter()
+                .map(|&v| u64::from(v))
+                .sum();
+            ok as f64 >= 0.9 * healthy
+        });
+        let secs = |bins: usize| bins as f64 * BIN as f64 / SECOND as f64;
+        match reached {
+            // The window ending at `start + 1 s` is the first at 90 %: its end is the time.
+            Some(start) => (secs(start + BINS_PER_SECOND - first), false),
+            None => (secs(last.saturating_sub(first)), true),
+        }
+    }
+
     /// Jain's fairness index of the clients' success ratios over the window.
     fn jain(&self) -> f64 {
         let (mut sum, mut squares, mut n) = (0.0, 0.0, 0.0);
@@ -399,6 +430,12 @@ pub struct RunMetrics {
     pub r95: f64,
     /// Whether R95 is censored: no recovery before the horizon (R95 is then the time left).
     pub r95_censored: bool,
+    /// Seconds from the fault's end (a limit raised or lifted, capacity back) until the
+    /// successful requests per second, over a 1 s window, reach 90 % of their healthy rate
+    /// before the fault. NaN without a fault end.
+    pub t90: f64,
+    /// Whether T90 is censored: never reached before the horizon (T90 is then the time left).
+    pub t90_censored: bool,
     /// p99 latency of the window's successful requests, ms.
     pub p99_latency_ms: f64,
     /// Retries sent before the `Retry-After` they were given.

@@ -15,7 +15,7 @@ struct Column {
     value: fn(&RunMetrics) -> f64,
 }
 
-const COLUMNS: [Column; 11] = [
+const COLUMNS: [Column; 12] = [
     Column {
         header: "amplification",
         decimals: 3,
@@ -45,6 +45,11 @@ const COLUMNS: [Column; 11] = [
         header: "R95 (s)",
         decimals: 2,
         value: |m| m.r95,
+    },
+    Column {
+        header: "T90 (s)",
+        decimals: 2,
+        value: |m| m.t90,
     },
     Column {
         header: "p99 latency (ms)",
@@ -146,7 +151,12 @@ fn standard_table(out: &mut String, result: &ScenarioResult, v: usize) {
         let _ = write!(out, "| {} |", strategy.name);
         for column in &COLUMNS {
             let mut text = summarize(cell, column.value).format(column.decimals);
-            if column.header.starts_with("R95") && cell.metrics.iter().any(|m| m.r95_censored) {
+            let censored = match column.header {
+                "R95 (s)" => cell.metrics.iter().any(|m| m.r95_censored),
+                "T90 (s)" => cell.metrics.iter().any(|m| m.t90_censored),
+                _ => false,
+            };
+            if censored {
                 // Some seed never recovered before the horizon.
                 text = format!("≥ {text}");
             }

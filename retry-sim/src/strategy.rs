@@ -121,13 +121,20 @@ pub const BUILT_IN: [&str; 10] = [
 ];
 
 /// More built-in strategies, not run by default.
-pub const EXTRA: [&str; 3] = ["adaptive-2026", "aws-2026-shared", "adaptive-timeouts"];
+pub const EXTRA: [&str; 4] = [
+    "adaptive-2026",
+    "aws-2026-shared",
+    "adaptive-timeouts",
+    "adaptive-latency",
+];
 
 /// The congestion signals of the adaptive row `name`: `adaptive-timeouts` lowers the rate on
-/// attempt timeouts too; the others use `retry-core`'s default (throttling only).
+/// attempt timeouts too, `adaptive-latency` on timeouts and on latency far above its baseline;
+/// the others use `retry-core`'s default (throttling only).
 fn congestion_signals(name: &str) -> CongestionSignals {
     match name {
         "adaptive-timeouts" => CongestionSignals::ThrottlingAndTimeouts,
+        "adaptive-latency" => CongestionSignals::ThrottlingTimeoutsAndLatency,
         _ => CongestionSignals::default(),
     }
 }
@@ -194,7 +201,7 @@ impl StrategySpec {
                 RetryConfig::aws_classic().mode(RetryMode::Adaptive).build(),
                 QuotaSizing::PerClient,
             )?,
-            "adaptive-timeouts" => ours(
+            "adaptive-timeouts" | "adaptive-latency" => ours(
                 RetryConfig::builder().mode(RetryMode::Adaptive).build(),
                 QuotaSizing::PerClient,
             )?,
@@ -406,6 +413,10 @@ impl fmt::Display for StrategySpec {
                         CongestionSignals::ThrottlingAndTimeouts => {
                             write!(f, ", rate lowered by throttling and attempt timeouts")?
                         }
+                        CongestionSignals::ThrottlingTimeoutsAndLatency => write!(
+                            f,
+                            ", rate lowered by throttling, attempt timeouts and latency far above its baseline"
+                        )?,
                         _ => write!(f, ", rate lowered by throttling (as the AWS SDKs)")?,
                     }
                 }

@@ -115,3 +115,44 @@ fn throttled_clients_honor_retry_after() {
     );
     assert!(metrics(&config, "fixed").retry_after_violations > 0.0);
 }
+
+#[test]
+fn after_the_limit_rises_adaptive_mode_regains_ninety_percent_within_ten_seconds() {
+    // S3's throttling at 500/s lifts at 180 s: the limit rises to the offered 700/s. T90 is
+    // the time until a second's successes are back at 90 % of those before the throttling.
+    let config = outage(FaultKind::Throttle {
+        rate: 500.0,
+        burst: 50.0,
+        retry_after: SECOND,
+    });
+    let adaptive = metrics(&config, "adaptive");
+    assert!(!adaptive.t90_censored);
+    assert!(adaptive.t90 <= 10.0, "adaptive: T90 {}", adaptive.t90);
+    // Without a limiter the rate is back as soon as the throttling ends.
+    let standard = metrics(&config, "standard");
+    assert!(standard.t90 <= 1.0, "standard: T90 {}", standard.t90);
+    // Before the fault ends there is nothing to regain: a run without an end has no T90.
+    let mut endless = config.clone();
+    endless.horizon = 150 * SECOND;
+    assert!(metrics(&endless, "adaptive").t90.is_nan());
+}
+
+#[test]
+fn judging_latency_delivers_most_of_a_brownout_s_capacity() {
+    // S2's brownout: half the workers gone for 60 s, the queue holding a second of work.
+    let config = outage(FaultKind::Brownout { capacity: 0.5 });
+    let latency = metrics(&config, "adaptive-latency");
+    let timeouts = metrics(&config, "adaptive-timeouts");
+    assert!(
+        latency.goodput_normalized >= 0.75,
+        "adaptive-latency: {}",
+        latency.goodput_normalized
+    );
+    assert!(
+        latency.goodput_normalized > timeouts.goodput_normalized + 0.15,
+        "adaptive-latency {}, adaptive-timeouts {}",
+        latency.goodput_normalized,
+        timeouts.goodput_normalized
+    );
+    assert!(latency.wasted_work < 0.2, "{}", latency.wasted_work);
+}

@@ -151,3 +151,162 @@ fn an_idle_strategy_samples_its_responses_into_the_measured_rate() {
     assert!(stats.enabled);
     assert!(stats.fill_rate > 30.0, "{stats:?}");
 }
+
+/// A client that wants to send `demand` requests per second, each its limiter grants (a denied
+/// request is dropped), to a service answering `capacity` per second from a FIFO queue: a
+/// response comes 50 ms of service after the queue ahead has drained. In 1 ms steps for
+/// `seconds`; with `judge_latency`, responses go through `record_response_judging_latency`.
+/// Returns the requests sent and the mean latency (seconds) of the responses, in the last
+/// 20 seconds.
+fn drive_queue(
+    limiter: &Arc<ClientRateLimiter>,
+    demand: f64,
+    capacity: f64,
+    seconds: u64,
+    judge_latency: bool,
+) -> (u64, f64) {
+    use std::collections::VecDeque;
+    let service = 0.05;
+    let (mut owed, mut backlog) = (0.0, 0.0f64);
+    let mut in_flight: VecDeque<(f64, Duration)> = VecDeque::new();
+    let (mut sent, mut latencies) = (0u64, Vec::new());
+    for ms in 0..seconds * 1000 {
+        let now = Duration::from_millis(ms);
+        let secs = now.as_secs_f64();
+        backlog = (backlog - capacity / 1000.0).max(0.0);
+        while in_flight.front().is_some_and(|&(at, _)| at <= secs) {
+            let (_, sent_at) = in_flight.pop_front().expect("checked");
+            if judge_latency {
+                limiter.record_response_judging_latency(false, sent_at, now);
+            } else {
+                limiter.record_response(false, sent_at, now);
+            }
+            if ms >= (seconds - 20) * 1000 {
+                latencies.push((now - sent_at).as_secs_f64());
+            }
+        }
+        owed += demand / 1000.0;
+        while owed >= 1.0 {
+            owed -= 1.0;
+            if !matches!(limiter.try_acquire(None, now), Admission::Granted) {
+                continue;
+            }
+            if ms >= (seconds - 20) * 1000 {
+                sent += 1;
+            }
+            backlog += 1.0;
+            in_flight.push_back((secs + service + backlog / capacity, now));
+        }
+    }
+    let mean = latencies.iter().sum::<f64>() / latencies.len().max(1) as f64;
+    (sent, mean)
+}
+
+#[test]
+fn latency_far_above_its_baseline_keeps_the_service_queue_short() {
+    // 100/s wanted, 50/s served: no throttle, no timeout, only a queue that grows. Judging
+    // latency, the limiter switches on and keeps the queue under a second of work while
+    // sending at least 80 % of the capacity; without, the queue (and the latency) grows
+    // without end.
+    let limiter = new_limiter();
+    let (sent, latency) = drive_queue(&limiter, 100.0, 50.0, 120, true);
+    let rate = sent as f64 / 20.0;
+    eprintln!("judging latency: {rate}/s sent, mean latency {latency} s");
+    assert!(limiter.is_enabled());
+    assert!(latency < 1.0, "mean latency {latency} s");
+    assert!(rate >= 0.8 * 50.0, "sends {rate}/s to a 50/s service");
+
+    let blind = new_limiter();
+    let (_, latency) = drive_queue(&blind, 100.0, 50.0, 120, false);
+    assert!(!blind.is_enabled());
+    assert!(latency > 30.0, "mean latency {latency} s");
+}
+
+#[test]
+fn a_standing_queue_keeps_lowering_the_rate_where_a_hot_key_would_hold_it() {
+    // A queue that does not shrink: every response 0.5 s late for 9 s, whatever the rate (the
+    // share of slow responses stays 1), within the baseline's memory of 50 ms. A throttle at a steady share would hold the rate after it fell
+    // to 3/8 of the 10/s it started from (a hot key); a queue is the client's own load, so
+    // the rate goes on falling.
+    let limiter = new_limiter();
+    let ms = Duration::from_millis;
+    for i in 0..100 {
+        limiter.record_response_judging_latency(false, ms(100 * i), ms(100 * i + 50));
+    }
+    let mut reductions = 0;
+    for i in 100..190 {
+        let now = ms(100 * i);
+        let before = limiter.stats().fill_rate;
+        limiter.record_response_judging_latency(false, now - ms(500), now);
+        reductions += u32::from(limiter.stats().fill_rate < before);
+    }
+    let stats = limiter.stats();
+    assert!(stats.enabled);
+    assert!(
+        stats.fill_rate < 0.2 * 10.0,
+        "held at {} after {reductions} reductions",
+        stats.fill_rate
+    );
+}
+
+#[test]
+fn the_latency_baseline_is_the_idle_service_s() {
+    use retry_core::adaptive::{CongestionSignals, reseed_idle_sampling};
+    use retry_core::{
+        AdaptiveStrategy, ErrorKind, ManualClock, RetryConfig, RetryReason, RetryStrategy,
+        RetryToken, SendPermit, StandardStrategy,
+    };
+    // Calls answered in 50 ms while the limiter is off, then an attempt timeout switches it
+    // on, then calls answered in 1 s (the service's queue has filled). The idle samples
+    // measure the 50 ms baseline when the call's start is read (a deadline is set): the slow
+    // answers then lower the rate. Without a baseline from before, the first answers the
+    // limiter judges are the slow ones, and they become the baseline.
+    let run = |deadline: bool| {
+        reseed_idle_sampling(7);
+        let clock = Arc::new(ManualClock::new());
+        let mut config = RetryConfig::builder().initial_backoff(Duration::ZERO);
+        if deadline {
+            config = config.timeout(Duration::from_secs(30));
+        }
+        let strategy = AdaptiveStrategy::from_builder(
+            StandardStrategy::builder(config.build().expect("valid")).clock(clock.clone()),
+        )
+        .congestion(CongestionSignals::ThrottlingTimeoutsAndLatency);
+        let send = |token: &mut RetryToken| {
+            // At least 1 ms: a wait rounded down to nothing would ask again at the same time.
+            while let SendPermit::Wait(wait) = strategy.acquire_send_permit(token) {
+                clock.advance(wait.max(Duration::from_millis(1)));
+            }
+        };
+        for _ in 0..800 {
+            let mut token = strategy.acquire_initial_token();
+            send(&mut token);
+            clock.advance(Duration::from_millis(50));
+            strategy.record_success(token);
+        }
+        let mut token = strategy.acquire_initial_token();
+        send(&mut token);
+        clock.advance(Duration::from_secs(1));
+        let retry = strategy
+            .refresh_retry_token(token, &RetryReason::error(ErrorKind::Timeout))
+            .expect("retried");
+        strategy.abandon(retry);
+        assert!(strategy.scope().limiter().is_enabled());
+        let after_timeout = strategy.scope().limiter().stats().fill_rate;
+        for _ in 0..20 {
+            let mut token = strategy.acquire_initial_token();
+            send(&mut token);
+            clock.advance(Duration::from_secs(1));
+            strategy.record_success(token);
+        }
+        (after_timeout, strategy.scope().limiter().stats().fill_rate)
+    };
+    // (Both fall: the rate is capped at twice the measured one, and sequential 1 s calls
+    // measure 1/s; the slow answers judged against the idle baseline lower it further.)
+    let (_, judged) = run(true);
+    let (_, unjudged) = run(false);
+    assert!(
+        judged < 0.5 * unjudged,
+        "with a baseline: {judged} permits/s, without: {unjudged}"
+    );
+}

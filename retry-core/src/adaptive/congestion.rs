@@ -29,6 +29,11 @@ pub enum CongestionSignals {
     Throttling,
     /// Throttling responses and attempt timeouts.
     ThrottlingAndTimeouts,
+    /// Throttling responses, attempt timeouts, and, once the limiter is on, responses whose
+    /// smoothed latency is far above the scope's recent baseline
+    /// ([`LatencyBaseline`](super::LatencyBaseline)): a service's queue is read as it fills,
+    /// before its attempts time out.
+    ThrottlingTimeoutsAndLatency,
 }
 
 impl CongestionSignals {
@@ -41,10 +46,22 @@ impl CongestionSignals {
     /// ```
     pub fn is_congestion(self, kind: ErrorKind) -> bool {
         match self {
-            CongestionSignals::ThrottlingAndTimeouts => {
+            CongestionSignals::ThrottlingAndTimeouts
+            | CongestionSignals::ThrottlingTimeoutsAndLatency => {
                 kind.is_throttling() || kind == ErrorKind::Timeout
             }
             CongestionSignals::Throttling => kind.is_throttling(),
         }
+    }
+
+    /// Whether latency far above the baseline lowers the send rate.
+    ///
+    /// ```
+    /// use retry_core::adaptive::CongestionSignals;
+    /// assert!(CongestionSignals::ThrottlingTimeoutsAndLatency.judges_latency());
+    /// assert!(!CongestionSignals::ThrottlingAndTimeouts.judges_latency());
+    /// ```
+    pub fn judges_latency(self) -> bool {
+        self == CongestionSignals::ThrottlingTimeoutsAndLatency
     }
 }

@@ -4,6 +4,7 @@
 mod congestion;
 mod cubic;
 mod idle_sample;
+mod latency;
 mod line;
 mod measured_rate;
 mod rate_limiter;
@@ -14,6 +15,7 @@ pub use congestion::CongestionSignals;
 pub use cubic::{BETA, Cubic, REFERENCE_RATE, SCALE_CONSTANT};
 pub(crate) use idle_sample::idle_sample_due;
 pub use idle_sample::reseed_idle_sampling;
+pub use latency::{BASELINE_WINDOW, LATENCY_FACTOR, LATENCY_GAIN, LatencyBaseline};
 pub use line::WAITER_LEASE;
 pub use measured_rate::{BUCKET_SECONDS, MeasuredRate, SMOOTH};
 pub use rate_limiter::{

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use super::line::Line;
-use super::{Cubic, MeasuredRate, ThrottleShare};
+use super::{Cubic, LatencyBaseline, MeasuredRate, ThrottleShare};
 
 /// The lowest fill rate, in permits per second. Source: the AWS SDKs (`MIN_FILL_RATE = 0.5`).
 pub const MIN_FILL_RATE: f64 = 0.5;
@@ -79,6 +79,12 @@ struct LimiterState {
     measured: MeasuredRate,
     cubic: Cubic,
     throttle_share: ThrottleShare,
+    /// The smoothed latency of responses and its baseline (fed only by
+    /// [`ClientRateLimiter::record_response_judging_latency`]).
+    latency: LatencyBaseline,
+    /// When the queue standing at the service at the last reduction is expected to have
+    /// drained: the reduction's time plus the smoothed latency then (seconds).
+    queue_drained_at: f64,
     /// The running count of calls ended at the last idle sample.
     idle_ended: u64,
 }
@@ -232,6 +238,8 @@ impl ClientRateLimiter {
                 measured: MeasuredRate::new(now),
                 cubic: Cubic::new(now),
                 throttle_share: ThrottleShare::default(),
+                latency: LatencyBaseline::default(),
+                queue_drained_at: now,
                 idle_ended: 0,
             }),
             enabled: AtomicBool::new(false),
@@ -360,7 +368,29 @@ impl ClientRateLimiter {
         if !self.is_enabled() {
             return Duration::ZERO;
         }
+        Self::expected_wait_in(&self.lock(), ticket, at)
+    }
+
+    /// [`expected_wait_of`](Self::expected_wait_of), and the smoothed latency of the
+    /// responses judged by [`record_response_judging_latency`](Self::record_response_judging_latency)
+    /// (`None` if none was): how long the attempt would then take to be answered.
+    pub(crate) fn expected_wait_and_latency(
+        &self,
+        ticket: Ticket,
+        at: Duration,
+    ) -> (Duration, Option<Duration>) {
+        if !self.is_enabled() {
+            return (Duration::ZERO, None);
+        }
         let state = self.lock();
+        let latency = state
+            .latency
+            .smoothed()
+            .and_then(|secs| Duration::try_from_secs_f64(secs).ok());
+        (Self::expected_wait_in(&state, ticket, at), latency)
+    }
+
+    fn expected_wait_in(state: &LimiterState, ticket: Ticket, at: Duration) -> Duration {
         let elapsed = (state.time.earlier(at) - state.last_refill).max(0.0);
         let capacity = (state.capacity + elapsed * state.fill_rate).min(state.max_capacity);
         let ahead = ticket
@@ -394,30 +424,80 @@ impl ClientRateLimiter {
     /// assert_eq!(limiter.stats().fill_rate, 0.5); // nothing measured yet: the minimum
     /// ```
     pub fn record_response(&self, throttled: bool, sent_at: Duration, now: Duration) {
+        self.record(throttled, false, sent_at, now);
+    }
+
+    /// [`record_response`](Self::record_response), where a response whose latency
+    /// (`now - sent_at`) brings the smoothed latency above [`LATENCY_FACTOR`] times its
+    /// baseline counts as a throttle (see [`LatencyBaseline`]): the rate falls while the
+    /// service's queue is still short, before its attempts time out. Returns whether the
+    /// response counted as congestion (a throttle, or latency).
+    ///
+    /// ```
+    /// use retry_core::adaptive::ClientRateLimiter;
+    /// use std::time::Duration;
+    /// let ms = Duration::from_millis;
+    /// let limiter = ClientRateLimiter::new(Duration::ZERO);
+    /// for i in 0..20 {
+    ///     // 50 ms responses: the baseline.
+    ///     assert!(!limiter.record_response_judging_latency(false, ms(100 * i), ms(100 * i + 50)));
+    /// }
+    /// assert!(!limiter.is_enabled());
+    /// let slow = (20..30).map(|i| limiter.record_response_judging_latency(false, ms(100 * i), ms(100 * i + 900)));
+    /// assert!(slow.last().unwrap());
+    /// assert!(limiter.is_enabled());
+    /// ```
+    ///
+    /// [`LATENCY_FACTOR`]: super::LATENCY_FACTOR
+    pub fn record_response_judging_latency(
+        &self,
+        throttled: bool,
+        sent_at: Duration,
+        now: Duration,
+    ) -> bool {
+        self.record(throttled, true, sent_at, now)
+    }
+
+    /// Feeds one response; with `judge_latency`, a latency far above the baseline is a
+    /// throttle. Returns whether the response counted as congestion.
+    fn record(
+        &self,
+        throttled: bool,
+        judge_latency: bool,
+        sent_at: Duration,
+        now: Duration,
+    ) -> bool {
         let mut state = self.lock();
         let now = state.time.at(now);
         let sent_at = state.time.earlier(sent_at);
+        let slow = judge_latency && state.latency.record(now - sent_at, now);
+        let congested = throttled || slow;
         let before = state.measured.rate();
         state.measured.record(now);
         // The throttle that switches the limiter on may close a measurement bucket in which
         // the idle responses were only sampled (`record_idle_responses`): it starts from the
         // rate measured before it, if that was higher.
-        let measured = if throttled && !state.enabled {
+        let measured = if congested && !state.enabled {
             state.measured.rate().max(before)
         } else {
             state.measured.rate()
         };
-        let already_reduced = sent_at < state.cubic.last_throttle_time();
-        if throttled && state.enabled && already_reduced {
-            state.throttle_share.record(true);
-            return;
+        // A slow response reports the queue at the service; after a reduction, the queue
+        // standing then takes about the latency of that moment to drain, and attempts sent
+        // meanwhile still find it: they report the reduced rate too.
+        let already_reduced = sent_at < state.cubic.last_throttle_time()
+            || (slow && !throttled && sent_at < state.queue_drained_at);
+        if congested && state.enabled && already_reduced {
+            state.throttle_share.record(throttled);
+            return congested;
         }
-        // A throttle that sending slower did not make rarer (a hot key) holds the rate.
+        // A throttle that sending slower did not make rarer (a hot key) holds the rate; a
+        // queue (latency) always shrinks when the rate falls, so it always lowers the rate.
         // The share before this response: a throttle just recorded would always look like a rise.
         let rate_in_use = state.fill_rate.min(measured);
-        let lower = !state.enabled || state.throttle_share.should_lower_rate(rate_in_use);
+        let lower = !state.enabled || slow || state.throttle_share.should_lower_rate(rate_in_use);
         state.throttle_share.record(throttled);
-        let throttled = throttled && lower;
+        let throttled = congested && lower;
         let new_rate = if throttled {
             let rate_to_use = if state.enabled {
                 measured.min(state.fill_rate)
@@ -426,11 +506,36 @@ impl ClientRateLimiter {
             };
             state.enabled = true;
             self.enabled.store(true, Ordering::Release);
+            state.queue_drained_at = now + state.latency.smoothed().unwrap_or(0.0);
             state.cubic.on_throttle(rate_to_use, now)
         } else {
             state.cubic.on_success(now)
         };
         state.set_rate(new_rate.min(2.0 * measured), now);
+        congested
+    }
+
+    /// Feeds the latency of a response received at `now` to an attempt sent at `sent_at`
+    /// while the limiter is off to the latency baseline
+    /// ([`record_response_judging_latency`](Self::record_response_judging_latency)'s), so that
+    /// the baseline is the service's before any congestion. Switches nothing on: while the
+    /// limiter is off, throttles and timeouts do. Once it is on, this does nothing.
+    ///
+    /// ```
+    /// use retry_core::adaptive::ClientRateLimiter;
+    /// use std::time::Duration;
+    /// let limiter = ClientRateLimiter::new(Duration::ZERO);
+    /// limiter.record_idle_latency(Duration::from_millis(100), Duration::from_millis(150));
+    /// assert!(!limiter.is_enabled());
+    /// ```
+    pub fn record_idle_latency(&self, sent_at: Duration, now: Duration) {
+        let mut state = self.lock();
+        if state.enabled {
+            return;
+        }
+        let now = state.time.at(now);
+        let sent_at = state.time.earlier(sent_at);
+        state.latency.record(now - sent_at, now);
     }
 
     /// Feeds the measured rate while the limiter is off from a running count: `ended` is the

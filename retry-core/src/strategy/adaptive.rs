@@ -130,9 +130,18 @@ impl AdaptiveStrategy {
     #[inline(never)]
     fn shed_first_attempt(&self, token: &RetryToken) -> Option<LoadShed> {
         let now = self.standard.now();
+        let (expected, latency) = self
+            .scope()
+            .limiter()
+            .expected_wait_and_latency(token.ticket, now);
+        // With latency judged, the response must come before the deadline too: a permit
+        // granted later than the deadline less the smoothed latency is work the service does
+        // for a caller that has left.
+        let latency = latency.unwrap_or(Duration::ZERO);
         let deadline = self.config().timeout().map(|timeout| {
             let elapsed = now.saturating_sub(token.started_at.into());
-            (timeout.saturating_sub(elapsed), ShedReason::Deadline)
+            let left = timeout.saturating_sub(elapsed).saturating_sub(latency);
+            (left, ShedReason::Deadline)
         });
         // A first attempt already in line has used part of max_wait.
         let max_wait = self.config().max_wait().map(|max_wait| {
@@ -150,7 +159,6 @@ impl AdaptiveStrategy {
             (Some(only), None) | (None, Some(only)) => only,
             (None, None) => return None,
         };
-        let expected = self.scope().limiter().expected_wait_of(token.ticket, now);
         if expected <= limit {
             return None;
         }
@@ -198,35 +206,52 @@ impl AdaptiveStrategy {
     /// count of calls ended since the previous sample is fed to the limiter (no clock read and no
     /// lock for the others).
     #[inline(always)]
-    fn record_outcome(&self, sent_at: Nanos, throttled: bool) {
+    fn record_outcome(&self, sent_at: Nanos, served: bool, first_sent_at: Nanos) {
         if sent_at.is_zero() && !self.scope().limiter().is_enabled() {
             if idle_sample_due() {
-                self.record_idle_sample();
+                self.record_idle_sample(served, first_sent_at);
             }
             return;
         }
-        self.record_response(sent_at, throttled);
+        self.record_response(sent_at, false, served);
     }
 
     /// One sampled response of an idle limiter (out of line): the scope's exact count of calls
-    /// ended so far goes to the limiter, which counts those since the previous sample.
+    /// ended so far goes to the limiter, which counts those since the previous sample. With
+    /// latency judged, a served first attempt whose call start was read (`first_sent_at`, not
+    /// zero: a deadline is set) feeds its latency to the baseline, so that the baseline is the
+    /// service's before any congestion, not the congested one the limiter switches on in.
     #[cold]
     #[inline(never)]
-    fn record_idle_sample(&self) {
+    fn record_idle_sample(&self, served: bool, first_sent_at: Nanos) {
         let now = self.standard.now();
         let stats = self.scope().stats();
         let ended = stats.successes.saturating_add(stats.failures);
-        self.scope().limiter().record_idle_responses(ended, now);
+        let limiter = self.scope().limiter();
+        limiter.record_idle_responses(ended, now);
+        if served && self.congestion.judges_latency() && !first_sent_at.is_zero() {
+            limiter.record_idle_latency(first_sent_at.into(), now);
+        }
     }
 
     #[inline(never)]
     /// Feeds the response to an attempt sent at `sent_at` to the limiter. Takes the time, not
-    /// the token, so that the success path never needs the token's address (a copy).
-    fn record_response(&self, sent_at: Nanos, throttled: bool) {
+    /// the token, so that the success path never needs the token's address (a copy). Only the
+    /// latency of a success or an attempt timeout (`served`) is judged: other failures may be
+    /// answered at once (a 429, a full queue's 503), and would make the baseline a rejection's
+    /// latency instead of the service's.
+    fn record_response(&self, sent_at: Nanos, throttled: bool, served: bool) {
         let limiter = self.scope().limiter();
-        let was_enabled = throttled && limiter.is_enabled();
-        limiter.record_response(throttled, sent_at.into(), self.standard.now());
-        if throttled && !was_enabled {
+        let was_enabled = limiter.is_enabled();
+        let now = self.standard.now();
+        // A send time of zero: sent while the limiter was off, its latency unknown.
+        let congested = if served && self.congestion.judges_latency() && !sent_at.is_zero() {
+            limiter.record_response_judging_latency(throttled, sent_at.into(), now)
+        } else {
+            limiter.record_response(throttled, sent_at.into(), now);
+            throttled
+        };
+        if congested && !was_enabled {
             tracing::warn!(
                 target: "retry_core",
                 scope = self.scope().name(),
@@ -259,14 +284,22 @@ impl RetryStrategy for AdaptiveStrategy {
         reason: &RetryReason,
     ) -> Result<RetryToken, RetryError> {
         let congested = self.congestion.is_congestion(reason.kind());
-        self.record_response(token.sent_at, congested);
+        // A timeout's latency is real (the attempt timeout, at least): judged like a success's.
+        let timed_out = reason.kind() == crate::ErrorKind::Timeout;
+        self.record_response(token.sent_at, congested, timed_out);
         self.standard
             .refresh_with_permit_wait(token, reason, |delay| self.permit_wait(delay))
     }
 
     #[inline]
     fn record_success(&self, token: RetryToken) {
-        self.record_outcome(token.sent_at, false);
+        // A first attempt, sent when the limiter was off, went at the call's start.
+        let first_sent_at = if token.attempt == 1 {
+            token.started_at
+        } else {
+            Nanos::ZERO
+        };
+        self.record_outcome(token.sent_at, true, first_sent_at);
         self.standard.record_success(token);
     }
 
@@ -281,7 +314,7 @@ impl RetryStrategy for AdaptiveStrategy {
 
     fn record_failure(&self, token: RetryToken) {
         self.scope().limiter().give_up(token.ticket);
-        self.record_outcome(token.sent_at, false);
+        self.record_outcome(token.sent_at, false, Nanos::ZERO);
         self.standard.record_failure(token);
     }
 
@@ -342,5 +375,52 @@ mod tests {
         assert!(first.ticket.is_none());
         assert_eq!(strategy.scope().limiter().stats().waiting, 0);
         strategy.record_success(first);
+    }
+
+    #[test]
+    fn judging_latency_sheds_a_first_attempt_whose_answer_would_come_after_the_deadline() {
+        let ms = Duration::from_millis;
+        let shed = |signals: CongestionSignals| {
+            let clock = Arc::new(ManualClock::new());
+            let config = RetryConfig::builder()
+                .mode(crate::RetryMode::Adaptive)
+                .timeout(Duration::from_secs(1))
+                .build()
+                .unwrap();
+            let strategy = AdaptiveStrategy::from_builder(
+                StandardStrategy::builder(config).clock(clock.clone()),
+            )
+            .congestion(signals);
+            let limiter = strategy.scope().limiter();
+            // 10 responses/s answered in 50 ms, then a throttle: 7 permits/s.
+            for i in 0..100 {
+                limiter.record_response_judging_latency(false, ms(100 * i), ms(100 * i + 50));
+            }
+            limiter.record_response(true, ms(10_000), ms(10_000));
+            clock.advance(ms(10_000));
+            // The bucket emptied by earlier calls, one of them waiting in line.
+            let mut other = strategy.acquire_initial_token();
+            while strategy.acquire_send_permit(&mut other) == SendPermit::Granted {
+                strategy.record_success(other);
+                other = strategy.acquire_initial_token();
+            }
+            let token = strategy.acquire_initial_token();
+            let before = strategy.shed(&token);
+            // Answers now take 0.95 s (attempts sent before the throttle: no further cut).
+            for i in 0..40 {
+                if signals.judges_latency() {
+                    limiter.record_response_judging_latency(false, ms(9_000 + i), ms(9_950 + i));
+                }
+            }
+            (before, strategy.shed(&token))
+        };
+        // A permit 1/7 s away (behind one waiter), 1 s before the deadline: sent.
+        let (before, after) = shed(CongestionSignals::ThrottlingTimeoutsAndLatency);
+        assert_eq!(before, None);
+        // Its answer would take 0.95 s more: shed now, the deadline less the latency passed.
+        let after = after.expect("shed");
+        assert_eq!(after.reason(), ShedReason::Deadline);
+        assert!(after.limit() < ms(100), "{after:?}");
+        assert_eq!(shed(CongestionSignals::ThrottlingAndTimeouts), (None, None));
     }
 }
