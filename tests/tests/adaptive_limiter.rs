@@ -680,3 +680,29 @@ fn a_burst_of_throttles_to_attempts_in_flight_lowers_the_rate_once() {
         "second reduction",
     );
 }
+
+#[test]
+fn a_waiter_is_never_told_to_wait_zero() {
+    // 0.25 permits at 5.6/s: the permit is 0.75 / 5.6 = 0.13392857142... s away, which a
+    // `Duration` cannot hold exactly. A wait rounded down leaves the waiter a rounding error
+    // short on its return; a wait of 0 ns then leaves a caller on a paused clock (or a manual
+    // one its sleeper moves) asking again at the same instant, forever.
+    let limiter = throttled_at_half_a_second();
+    let mut now = at(0.5);
+    let mut reservation = None;
+    for _ in 0..10 {
+        match limiter.try_acquire(reservation.take(), now) {
+            Admission::Granted => return,
+            Admission::Wait {
+                wait,
+                reservation: place,
+                ..
+            } => {
+                assert!(wait > Duration::ZERO, "told to wait 0 at {now:?}");
+                now += wait;
+                reservation = Some(place);
+            }
+        }
+    }
+    panic!("not granted after 10 waits (at {now:?})");
+}

@@ -324,8 +324,7 @@ impl ClientRateLimiter {
             return TicketAdmission::Granted;
         }
         let missing = ahead as f64 + PERMIT - state.capacity;
-        let expected =
-            Duration::try_from_secs_f64(missing / state.fill_rate).unwrap_or(Duration::MAX);
+        let expected = time_to_fill(missing, state.fill_rate);
         let ticket = match place {
             Some(_) => ticket,
             None => state.line.join(now),
@@ -401,7 +400,7 @@ impl ClientRateLimiter {
         if missing <= 0.0 {
             return Duration::ZERO;
         }
-        Duration::try_from_secs_f64(missing / state.fill_rate).unwrap_or(Duration::MAX)
+        time_to_fill(missing, state.fill_rate)
     }
 
     /// Feeds one response at `now`, to an attempt sent at `sent_at`, to the measured rate and
@@ -643,6 +642,19 @@ impl MonotonicTime {
     /// like the readings, without moving the limiter's time.
     fn earlier(&self, then: Duration) -> f64 {
         then.as_secs_f64() + self.offset
+    }
+}
+
+/// How long the bucket takes to gain `missing` (> 0) permits at `fill_rate`, rounded up to the
+/// next nanosecond: a wait rounded down would bring the caller back a rounding error short, and
+/// a wait of zero would have a caller on a paused or manual clock ask again at the same instant
+/// forever.
+fn time_to_fill(missing: f64, fill_rate: f64) -> Duration {
+    let seconds = missing / fill_rate;
+    match Duration::try_from_secs_f64(seconds) {
+        Ok(wait) if wait.as_secs_f64() < seconds => wait.saturating_add(Duration::from_nanos(1)),
+        Ok(wait) => wait,
+        Err(_) => Duration::MAX,
     }
 }
 
