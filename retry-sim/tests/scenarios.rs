@@ -129,8 +129,8 @@ fn after_the_limit_rises_adaptive_mode_regains_ninety_percent_within_ten_seconds
     assert!(!adaptive.t90_censored);
     assert!(adaptive.t90 <= 10.0, "adaptive: T90 {}", adaptive.t90);
     // Without a limiter the rate is back as soon as the throttling ends.
-    let standard = metrics(&config, "standard");
-    assert!(standard.t90 <= 1.0, "standard: T90 {}", standard.t90);
+    let standard = metrics(&config, "default");
+    assert!(standard.t90 <= 1.0, "default: T90 {}", standard.t90);
     // Before the fault ends there is nothing to regain: a run without an end has no T90.
     let mut endless = config.clone();
     endless.horizon = 150 * SECOND;
