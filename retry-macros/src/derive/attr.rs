@@ -482,14 +482,13 @@ fn starts_with_eq(rest: &TokenStream) -> bool {
         .is_some_and(|tt| matches!(tt, proc_macro2::TokenTree::Punct(p) if p.as_char() == '='))
 }
 
-/// A key that needs a string value: `key = "..."`. Reports a missing or non-string value.
-/// Returns the literal and the whole key's tokens.
-fn string_value(
+/// A key's `= expr`. Reports a missing value. Returns the expression and the whole key's tokens.
+fn expr_value(
     meta: &ParseNestedMeta<'_>,
     name: &Ident,
     usage: &str,
     errors: &mut Errors,
-) -> syn::Result<Option<(LitStr, TokenStream)>> {
+) -> syn::Result<Option<(Expr, TokenStream)>> {
     if !meta.input.peek(Token![=]) {
         let rest = skip_value(meta)?;
         errors.spanned(
@@ -501,6 +500,20 @@ fn string_value(
     let eq: Token![=] = meta.input.parse()?;
     let value: Expr = meta.input.parse()?;
     let tokens = quote!(#name #eq #value);
+    Ok(Some((value, tokens)))
+}
+
+/// A key that needs a string value: `key = "..."`. Reports a missing or non-string value.
+/// Returns the literal and the whole key's tokens.
+fn string_value(
+    meta: &ParseNestedMeta<'_>,
+    name: &Ident,
+    usage: &str,
+    errors: &mut Errors,
+) -> syn::Result<Option<(LitStr, TokenStream)>> {
+    let Some((value, tokens)) = expr_value(meta, name, usage, errors)? else {
+        return Ok(None);
+    };
     match value {
         Expr::Lit(syn::ExprLit {
             lit: Lit::Str(lit), ..
@@ -520,17 +533,9 @@ fn path_value(
     usage: &str,
     errors: &mut Errors,
 ) -> syn::Result<Option<(Path, TokenStream)>> {
-    if !meta.input.peek(Token![=]) {
-        let rest = skip_value(meta)?;
-        errors.spanned(
-            quote!(#name #rest),
-            format!("`{name}` needs a value: {usage}"),
-        );
+    let Some((value, tokens)) = expr_value(meta, name, usage, errors)? else {
         return Ok(None);
-    }
-    let eq: Token![=] = meta.input.parse()?;
-    let value: Expr = meta.input.parse()?;
-    let tokens = quote!(#name #eq #value);
+    };
     match value {
         Expr::Path(syn::ExprPath {
             qself: None, path, ..
