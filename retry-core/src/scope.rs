@@ -149,6 +149,7 @@ impl Scope {
     }
 
     /// The adaptive rate limiter (used by adaptive strategies only).
+    #[inline]
     pub fn limiter(&self) -> &Arc<ClientRateLimiter> {
         &self.inner.limiter
     }

@@ -40,7 +40,7 @@ pub const MAX_SLEEP_BEFORE_RECHECK: Duration = Duration::from_millis(500);
 /// only permits beyond those owed to the waiters, and a returning waiter only those beyond the
 /// waiters ahead of it, counted in the line itself, so the order holds whoever gives up. A
 /// waiter sleeps at most [`MAX_SLEEP_BEFORE_RECHECK`] between checks; one that has not asked
-/// for [`WAITER_LEASE`] (its holder gone without giving the place up) leaves the line when it
+/// for [`WAITER_LEASE`](super::WAITER_LEASE) (its holder gone without giving the place up) leaves the line when it
 /// reaches its head, and should it come back, queues again at the end.
 ///
 /// All methods take the current time so that the limiter can run on any clock.
@@ -568,6 +568,7 @@ impl ClientRateLimiter {
     /// let limiter = retry_core::adaptive::ClientRateLimiter::new(std::time::Duration::ZERO);
     /// assert!(!limiter.is_enabled());
     /// ```
+    #[inline]
     pub fn is_enabled(&self) -> bool {
         self.enabled.load(Ordering::Acquire)
     }

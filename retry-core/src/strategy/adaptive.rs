@@ -104,6 +104,7 @@ impl AdaptiveStrategy {
     /// let s = retry_core::AdaptiveStrategy::new(retry_core::RetryConfig::aws_classic().build().unwrap());
     /// assert_eq!(s.scope().quota().level(), 500);
     /// ```
+    #[inline]
     pub fn scope(&self) -> &Scope {
         self.standard.scope()
     }
@@ -263,6 +264,7 @@ impl AdaptiveStrategy {
 }
 
 impl RetryStrategy for AdaptiveStrategy {
+    #[inline(always)]
     fn acquire_initial_token(&self) -> RetryToken {
         self.standard.acquire_initial_token()
     }

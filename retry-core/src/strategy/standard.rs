@@ -175,6 +175,7 @@ impl StandardStrategy {
     /// let s = retry_core::StandardStrategy::new(retry_core::RetryConfig::default());
     /// assert_eq!(s.scope().quota().level(), 28); // a new scope: one whole call's retries, 2 x 14
     /// ```
+    #[inline]
     pub fn scope(&self) -> &Scope {
         &self.scope
     }
