@@ -92,7 +92,7 @@ pub enum Fault {
     message = "`{Self}` does not describe its retryability: it does not implement `RetryInfo`",
     label = "`RetryInfo` is not implemented for `{Self}`",
     note = "derive it: `#[derive(retry_core::RetryInfo)]` and mark variants with `#[retry(transient)]`, `#[retry(throttling)]`, `#[retry(never)]`, ...",
-    note = "or, for a type of your crate, write `impl retry_core::RetryInfo for {Self} {{}}` and override the methods you need",
+    note = "or, for an error type of your own crate, implement `retry_core::RetryInfo` for it (every method has a default) and override what you need",
     note = "for `anyhow::Error`, `Box<dyn Error + Send + Sync>` and other type-erased errors: `#[retryable(classifier = retry_core::DynErrorClassifier)]` classifies by the source chain",
     note = "or pass a classifier that does not need it: `#[retryable(classifier = ...)]` / `#[retryable(retry_if = ...)]`"
 )]
