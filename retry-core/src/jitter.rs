@@ -6,6 +6,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::name::find_by_name;
+
 /// How randomness spreads the exponential delay `t = min(initial * 2^(retry-1), max)`.
 ///
 /// The formulas are those of the AWS Architecture Blog, "Exponential Backoff And Jitter" (2015),
@@ -90,13 +92,7 @@ impl FromStr for Jitter {
 
     /// Parses a jitter name, trimmed and case-insensitive.
     fn from_str(value: &str) -> Result<Self, Self::Err> {
-        let trimmed = value.trim();
-        Jitter::ALL
-            .into_iter()
-            .find(|jitter| jitter.as_str().eq_ignore_ascii_case(trimmed))
-            .ok_or_else(|| JitterParseError {
-                input: trimmed.to_owned(),
-            })
+        find_by_name(Jitter::ALL, Jitter::as_str, value).map_err(|input| JitterParseError { input })
     }
 }
 

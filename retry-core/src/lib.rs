@@ -120,6 +120,7 @@ mod driver;
 mod info;
 mod integrations;
 mod jitter;
+mod name;
 mod observe;
 mod quota;
 mod random;

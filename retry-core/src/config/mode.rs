@@ -6,6 +6,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::name::find_by_name;
+
 /// Which retry behavior a strategy follows: the AWS SDKs' `standard` and `adaptive` retry modes.
 ///
 /// ```
@@ -76,13 +78,8 @@ impl FromStr for RetryMode {
 
     /// Parses a mode name, trimmed and case-insensitive.
     fn from_str(value: &str) -> Result<Self, Self::Err> {
-        let trimmed = value.trim();
-        RetryMode::ALL
-            .into_iter()
-            .find(|mode| mode.as_str().eq_ignore_ascii_case(trimmed))
-            .ok_or_else(|| RetryModeParseError {
-                input: trimmed.to_owned(),
-            })
+        find_by_name(RetryMode::ALL, RetryMode::as_str, value)
+            .map_err(|input| RetryModeParseError { input })
     }
 }
 

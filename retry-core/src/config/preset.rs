@@ -6,6 +6,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::name::find_by_name;
+
 /// A named starting configuration: this crate's default, or one of the AWS SDKs' presets.
 ///
 /// ```
@@ -85,13 +87,8 @@ impl FromStr for RetryPreset {
 
     /// Parses a preset name, trimmed and case-insensitive.
     fn from_str(value: &str) -> Result<Self, Self::Err> {
-        let trimmed = value.trim();
-        RetryPreset::ALL
-            .into_iter()
-            .find(|preset| preset.as_str().eq_ignore_ascii_case(trimmed))
-            .ok_or_else(|| RetryPresetParseError {
-                input: trimmed.to_owned(),
-            })
+        find_by_name(RetryPreset::ALL, RetryPreset::as_str, value)
+            .map_err(|input| RetryPresetParseError { input })
     }
 }
 
