@@ -5,6 +5,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+use super::name::find_by_name;
+
 /// The runtime's `Jitter`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Jitter {
@@ -65,12 +67,6 @@ impl FromStr for Jitter {
 
     /// Parses a jitter name, trimmed and case-insensitive.
     fn from_str(value: &str) -> Result<Self, Self::Err> {
-        let trimmed = value.trim();
-        Jitter::ALL
-            .into_iter()
-            .find(|jitter| jitter.as_str().eq_ignore_ascii_case(trimmed))
-            .ok_or_else(|| JitterParseError {
-                input: trimmed.to_owned(),
-            })
+        find_by_name(Jitter::ALL, Jitter::as_str, value).map_err(|input| JitterParseError { input })
     }
 }

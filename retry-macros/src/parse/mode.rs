@@ -5,6 +5,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+use super::name::find_by_name;
+
 /// The runtime's `RetryMode`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum RetryMode {
@@ -54,12 +56,7 @@ impl FromStr for RetryMode {
 
     /// Parses a mode name, trimmed and case-insensitive.
     fn from_str(value: &str) -> Result<Self, Self::Err> {
-        let trimmed = value.trim();
-        RetryMode::ALL
-            .into_iter()
-            .find(|mode| mode.as_str().eq_ignore_ascii_case(trimmed))
-            .ok_or_else(|| RetryModeParseError {
-                input: trimmed.to_owned(),
-            })
+        find_by_name(RetryMode::ALL, RetryMode::as_str, value)
+            .map_err(|input| RetryModeParseError { input })
     }
 }

@@ -5,6 +5,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+use super::name::find_by_name;
+
 /// The runtime's `RetryPreset`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum RetryPreset {
@@ -61,12 +63,7 @@ impl FromStr for RetryPreset {
 
     /// Parses a preset name, trimmed and case-insensitive.
     fn from_str(value: &str) -> Result<Self, Self::Err> {
-        let trimmed = value.trim();
-        RetryPreset::ALL
-            .into_iter()
-            .find(|preset| preset.as_str().eq_ignore_ascii_case(trimmed))
-            .ok_or_else(|| RetryPresetParseError {
-                input: trimmed.to_owned(),
-            })
+        find_by_name(RetryPreset::ALL, RetryPreset::as_str, value)
+            .map_err(|input| RetryPresetParseError { input })
     }
 }
