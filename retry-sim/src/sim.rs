@@ -416,6 +416,9 @@ impl RetryStrategy for Counted {
     fn record_failure(&self, token: RetryToken) {
         self.strategy.record_failure(token)
     }
+    fn record_cancelled(&self, token: RetryToken) {
+        self.strategy.record_cancelled(token)
+    }
     fn abandon(&self, token: RetryToken) {
         self.strategy.abandon(token)
     }

@@ -256,8 +256,8 @@ fn the_latency_baseline_is_the_idle_service_s() {
         AdaptiveStrategy, ErrorKind, ManualClock, RetryConfig, RetryReason, RetryStrategy,
         RetryToken, SendPermit, StandardStrategy,
     };
-    // Calls answered in 50 ms while the limiter is off, then an attempt timeout switches it
-    // on, then calls answered in 1 s (the service's queue has filled). The idle samples
+    // Calls answered in 50 ms while the limiter is off, then attempt timeouts while other
+    // calls are answered (a queue) switch it on, then calls answered in 1 s (the service's queue has filled). The idle samples
     // measure the 50 ms baseline when the call's start is read (a deadline is set): the slow
     // answers then lower the rate. Without a baseline from before, the first answers the
     // limiter judges are the slow ones, and they become the baseline.
@@ -283,13 +283,22 @@ fn the_latency_baseline_is_the_idle_service_s() {
             clock.advance(Duration::from_millis(50));
             strategy.record_success(token);
         }
-        let mut token = strategy.acquire_initial_token();
-        send(&mut token);
-        clock.advance(Duration::from_secs(1));
-        let retry = strategy
-            .refresh_retry_token(token, &RetryReason::error(ErrorKind::Timeout))
-            .expect("retried");
-        strategy.abandon(retry);
+        // A scope's first timeout tells a queue from an outage by nothing; a second one after
+        // an answered call is a queue.
+        for answered_between in [false, true] {
+            if answered_between {
+                let mut token = strategy.acquire_initial_token();
+                send(&mut token);
+                strategy.record_success(token);
+            }
+            let mut token = strategy.acquire_initial_token();
+            send(&mut token);
+            clock.advance(Duration::from_secs(1));
+            let retry = strategy
+                .refresh_retry_token(token, &RetryReason::error(ErrorKind::Timeout))
+                .expect("retried");
+            strategy.abandon(retry);
+        }
         assert!(strategy.scope().limiter().is_enabled());
         let after_timeout = strategy.scope().limiter().stats().fill_rate;
         for _ in 0..20 {

@@ -4,23 +4,33 @@
 /// latency. Source: RFC 6298 §2 (TCP's smoothed round-trip time, `alpha = 1/8`).
 pub const LATENCY_GAIN: f64 = 1.0 / 8.0;
 
-/// How long the lowest smoothed latency seen stays the baseline, in seconds: the baseline is
+/// The gain of the baseline's slower average: the baseline is the lowest value of an average
+/// over about the last 64 responses. Over the smoothed latency's 8, the lowest value would be
+/// the low tail of the service's spread, and ordinary responses would look slow (service times
+/// spread like an exponential of mean 50 ms give a baseline near 20 ms). (A choice of this
+/// crate, from the simulator: S2 brownout 0.79 of capacity with 1/8, 0.82 with 1/64; S3's R95
+/// after the throttling ends about 6 s with 1/8, 1 s with 1/64.)
+pub const BASELINE_GAIN: f64 = 1.0 / 64.0;
+
+/// How long the lowest average latency seen stays the baseline, in seconds: the baseline is
 /// the minimum over the last one to two windows. BBR keeps its minimum round-trip time for
 /// 10 s (`MinRTTFilterLen`, IETF draft "BBR Congestion Control"); a choice of this crate is a
 /// longer memory, so that a congestion episode's queue does not become the baseline while it
-/// lasts (in the simulator's S2, a 60 s brownout: 0.73 of capacity with 10 s, 0.82 with 30 s).
+/// lasts (in the simulator's S2, a 60 s brownout: 0.73 of capacity with 10 s, 0.82 with 30 s,
+/// 0.76 with 60 s or 120 s).
 pub const BASELINE_WINDOW: f64 = 30.0;
 
 /// How many times the baseline the smoothed latency (and the response's own) must reach before
 /// a response counts as congestion: a queue at the service holding about three service times
-/// of work. (A choice of this crate, from the simulator's S2 brownout, where 3, 4, 5 and 6 all
-/// deliver 0.79 to 0.82 of capacity and 4 wastes the least work; see `docs/sim/adaptive.md`.)
+/// of work. (A choice of this crate, from the simulator's S2 brownout: in one comparison of 8
+/// seeds, 3, 5 and 6 delivered 0.78, 0.79 and 0.76 of capacity, 4 delivered 0.80; see
+/// `docs/sim/adaptive.md`.)
 pub const LATENCY_FACTOR: f64 = 4.0;
 
-/// Responses that must have fed the smoothed latency before it is compared with the baseline.
+/// Responses that must have fed the averages before they are compared or kept as a baseline.
 const WARM_UP: u32 = 8;
 
-/// The smoothed latency of a scope's responses and its baseline, the lowest smoothed latency of
+/// The smoothed latency of a scope's responses and its baseline, the lowest average latency of
 /// the last [`BASELINE_WINDOW`] to twice that (fed by every response once the limiter is on,
 /// and by the idle sample of responses before): a service whose queue fills answers later and
 /// later long before an attempt times out, so a smoothed latency far above the baseline is an
@@ -43,11 +53,13 @@ const WARM_UP: u32 = 8;
 pub struct LatencyBaseline {
     /// The smoothed latency, in seconds (`None` before the first response).
     smoothed: Option<f64>,
+    /// The baseline's slower average of the latency ([`BASELINE_GAIN`]), in seconds.
+    average: f64,
     /// Responses fed so far, up to [`WARM_UP`].
     samples: u32,
-    /// The lowest smoothed latency of the current window.
+    /// The lowest average latency of the current window.
     current_min: f64,
-    /// The lowest smoothed latency of the previous window.
+    /// The lowest average latency of the previous window.
     previous_min: f64,
     /// When the current window started, in seconds.
     window_start: f64,
@@ -57,6 +69,7 @@ impl Default for LatencyBaseline {
     fn default() -> Self {
         Self {
             smoothed: None,
+            average: 0.0,
             samples: 0,
             current_min: f64::INFINITY,
             previous_min: f64::INFINITY,
@@ -83,9 +96,16 @@ impl LatencyBaseline {
         };
         self.smoothed = Some(smoothed);
         let baseline = self.baseline();
+        // Both averages start at the first response, as RFC 6298 §2.2 starts SRTT.
+        self.average = match self.samples {
+            0 => latency,
+            _ => self.average + BASELINE_GAIN * (latency - self.average),
+        };
         self.samples = self.samples.saturating_add(1).min(WARM_UP);
         self.roll_window(now);
-        self.current_min = self.current_min.min(smoothed);
+        if self.samples >= WARM_UP {
+            self.current_min = self.current_min.min(self.average);
+        }
         match baseline {
             // The response itself must be slow too: once the queue has drained, the smoothed
             // latency takes a few responses to come down, and must not lower the rate again.
@@ -108,7 +128,7 @@ impl LatencyBaseline {
         self.smoothed
     }
 
-    /// The baseline: the lowest smoothed latency of the last one to two windows (`None`
+    /// The baseline: the lowest average latency ([`BASELINE_GAIN`]) of the last one to two windows (`None`
     /// before the first response).
     ///
     /// ```
@@ -151,6 +171,25 @@ mod tests {
     fn a_steady_latency_is_never_congestion() {
         let mut latency = LatencyBaseline::default();
         assert!(feed(&mut latency, 0.05, 0.0, 1000).iter().all(|c| !c));
+    }
+
+    #[test]
+    fn a_spread_of_service_times_is_never_congestion() {
+        // Service times spread like an exponential of mean 50 ms (a fixed pseudo-random
+        // sequence), 100 responses a second for ten minutes: no queue, no congestion.
+        let mut latency = LatencyBaseline::default();
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        for i in 0..60_000u32 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let uniform = (state >> 11) as f64 / (1u64 << 53) as f64;
+            let service = -0.05 * (1.0 - uniform).ln();
+            assert!(
+                !latency.record(service, f64::from(i) * 0.01),
+                "response {i}"
+            );
+        }
     }
 
     #[test]

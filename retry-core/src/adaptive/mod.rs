@@ -10,12 +10,13 @@ mod measured_rate;
 mod rate_limiter;
 mod shed;
 mod throttle_share;
+mod timeout_evidence;
 
 pub use congestion::CongestionSignals;
 pub use cubic::{BETA, Cubic, REFERENCE_RATE, SCALE_CONSTANT};
 pub(crate) use idle_sample::idle_sample_due;
 pub use idle_sample::reseed_idle_sampling;
-pub use latency::{BASELINE_WINDOW, LATENCY_FACTOR, LATENCY_GAIN, LatencyBaseline};
+pub use latency::{BASELINE_GAIN, BASELINE_WINDOW, LATENCY_FACTOR, LATENCY_GAIN, LatencyBaseline};
 pub use line::WAITER_LEASE;
 pub use measured_rate::{BUCKET_SECONDS, MeasuredRate, SMOOTH};
 pub use rate_limiter::{
@@ -27,3 +28,4 @@ pub use shed::{LoadShed, ShedReason};
 pub use throttle_share::{
     RATE_INDEPENDENT_AFTER, SHARE_WEIGHT, STEADY_SHARE, ThrottleShare, WORSE_SHARE,
 };
+pub use timeout_evidence::TimeoutEvidence;

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use super::line::Line;
-use super::{Cubic, LatencyBaseline, MeasuredRate, ThrottleShare};
+use super::{Cubic, LatencyBaseline, MeasuredRate, ThrottleShare, TimeoutEvidence};
 
 /// The lowest fill rate, in permits per second. Source: the AWS SDKs (`MIN_FILL_RATE = 0.5`).
 pub const MIN_FILL_RATE: f64 = 0.5;
@@ -87,6 +87,18 @@ struct LimiterState {
     queue_drained_at: f64,
     /// The running count of calls ended at the last idle sample.
     idle_ended: u64,
+    /// Whether the service answered while attempts timed out (a queue, not an outage).
+    timeouts: TimeoutEvidence,
+}
+
+/// What came back for an attempt.
+#[derive(Debug, Clone, Copy)]
+enum Response {
+    /// An answer: a throttle or not.
+    Answer { throttled: bool },
+    /// No answer within the attempt timeout; `successes` is the scope's count of successful
+    /// calls so far (see [`TimeoutEvidence`]).
+    Timeout { successes: u64 },
 }
 
 /// The answer to a request for a send permit.
@@ -241,6 +253,7 @@ impl ClientRateLimiter {
                 latency: LatencyBaseline::default(),
                 queue_drained_at: now,
                 idle_ended: 0,
+                timeouts: TimeoutEvidence::default(),
             }),
             enabled: AtomicBool::new(false),
         })
@@ -423,7 +436,29 @@ impl ClientRateLimiter {
     /// assert_eq!(limiter.stats().fill_rate, 0.5); // nothing measured yet: the minimum
     /// ```
     pub fn record_response(&self, throttled: bool, sent_at: Duration, now: Duration) {
-        self.record(throttled, false, sent_at, now);
+        self.record(Response::Answer { throttled }, false, sent_at, now);
+    }
+
+    /// Feeds an attempt sent at `sent_at` that timed out at `now`, where `successes` is the
+    /// scope's count of successful calls so far. It lowers the rate like a throttle when the
+    /// service answered meanwhile (a queue, see [`TimeoutEvidence`]); otherwise (an outage) it
+    /// counts as a failure that is not a throttle. Returns whether it counted as congestion.
+    ///
+    /// ```
+    /// use retry_core::adaptive::ClientRateLimiter;
+    /// use std::time::Duration;
+    /// let ms = Duration::from_millis;
+    /// let limiter = ClientRateLimiter::new(Duration::ZERO);
+    /// // A scope's first timeout tells a queue from an outage by nothing: no congestion.
+    /// assert!(!limiter.record_timeout(100, ms(0), ms(1_000)));
+    /// // Nothing succeeded since: an outage, the limiter stays off.
+    /// assert!(!limiter.record_timeout(100, ms(100), ms(1_100)));
+    /// // 20 calls succeeded while this attempt waited: a queue.
+    /// assert!(limiter.record_timeout(120, ms(200), ms(1_200)));
+    /// assert!(limiter.is_enabled());
+    /// ```
+    pub fn record_timeout(&self, successes: u64, sent_at: Duration, now: Duration) -> bool {
+        self.record(Response::Timeout { successes }, false, sent_at, now)
     }
 
     /// [`record_response`](Self::record_response), where a response whose latency
@@ -454,14 +489,14 @@ impl ClientRateLimiter {
         sent_at: Duration,
         now: Duration,
     ) -> bool {
-        self.record(throttled, true, sent_at, now)
+        self.record(Response::Answer { throttled }, true, sent_at, now)
     }
 
     /// Feeds one response; with `judge_latency`, a latency far above the baseline is a
     /// throttle. Returns whether the response counted as congestion.
     fn record(
         &self,
-        throttled: bool,
+        response: Response,
         judge_latency: bool,
         sent_at: Duration,
         now: Duration,
@@ -469,6 +504,16 @@ impl ClientRateLimiter {
         let mut state = self.lock();
         let now = state.time.at(now);
         let sent_at = state.time.earlier(sent_at);
+        let throttled = match response {
+            Response::Answer { throttled } => {
+                state.timeouts.answered(now);
+                throttled
+            }
+            Response::Timeout { successes } => {
+                let enabled = state.enabled;
+                state.timeouts.is_congestion(sent_at, successes, enabled)
+            }
+        };
         let slow = judge_latency && state.latency.record(now - sent_at, now);
         let congested = throttled || slow;
         let before = state.measured.rate();

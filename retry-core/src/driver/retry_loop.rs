@@ -278,7 +278,7 @@ impl<S: RetryStrategy + ?Sized, C, H> Drop for RetryLoop<'_, S, C, H> {
         if let Some(token) = RetryToken::take(&mut self.token) {
             if self.sent {
                 // Dropped while an attempt was in flight: the attempt was made, its end unknown.
-                self.strategy.record_failure(token);
+                self.strategy.record_cancelled(token);
             } else {
                 self.strategy.abandon(token);
             }

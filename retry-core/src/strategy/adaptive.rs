@@ -238,9 +238,9 @@ impl AdaptiveStrategy {
     #[inline(never)]
     /// Feeds the response to an attempt sent at `sent_at` to the limiter. Takes the time, not
     /// the token, so that the success path never needs the token's address (a copy). Only the
-    /// latency of a success or an attempt timeout (`served`) is judged: other failures may be
-    /// answered at once (a 429, a full queue's 503), and would make the baseline a rejection's
-    /// latency instead of the service's.
+    /// latency of a success (`served`) is judged: failures may be answered at once (a 429, a
+    /// full queue's 503), and would make the baseline a rejection's latency instead of the
+    /// service's.
     fn record_response(&self, sent_at: Nanos, throttled: bool, served: bool) {
         let limiter = self.scope().limiter();
         let was_enabled = limiter.is_enabled();
@@ -253,13 +253,30 @@ impl AdaptiveStrategy {
             throttled
         };
         if congested && !was_enabled {
-            tracing::warn!(
-                target: "retry_core",
-                scope = self.scope().name(),
-                fill_rate = limiter.stats().fill_rate,
-                "congestion (throttling or a timeout): client-side rate limiting engaged"
-            );
+            self.warn_engaged();
         }
+    }
+
+    /// Feeds the timeout of an attempt sent at `sent_at`, counted as congestion when the
+    /// service answered other calls meanwhile ([`TimeoutEvidence`](crate::adaptive::TimeoutEvidence)).
+    fn record_timeout(&self, sent_at: Nanos) {
+        let limiter = self.scope().limiter();
+        let was_enabled = limiter.is_enabled();
+        let successes = self.scope().stats().successes;
+        let congested = limiter.record_timeout(successes, sent_at.into(), self.standard.now());
+        if congested && !was_enabled {
+            self.warn_engaged();
+        }
+    }
+
+    #[cold]
+    fn warn_engaged(&self) {
+        tracing::warn!(
+            target: "retry_core",
+            scope = self.scope().name(),
+            fill_rate = self.scope().limiter().stats().fill_rate,
+            "congestion (throttling or a timeout): client-side rate limiting engaged"
+        );
     }
 }
 
@@ -286,9 +303,11 @@ impl RetryStrategy for AdaptiveStrategy {
         reason: &RetryReason,
     ) -> Result<RetryToken, RetryError> {
         let congested = self.congestion.is_congestion(reason.kind());
-        // A timeout's latency is real (the attempt timeout, at least): judged like a success's.
-        let timed_out = reason.kind() == crate::ErrorKind::Timeout;
-        self.record_response(token.sent_at, congested, timed_out);
+        if congested && reason.kind() == crate::ErrorKind::Timeout {
+            self.record_timeout(token.sent_at);
+        } else {
+            self.record_response(token.sent_at, congested, false);
+        }
         self.standard
             .refresh_with_permit_wait(token, reason, |delay| self.permit_wait(delay))
     }
@@ -317,6 +336,11 @@ impl RetryStrategy for AdaptiveStrategy {
     fn record_failure(&self, token: RetryToken) {
         self.scope().limiter().give_up(token.ticket);
         self.record_outcome(token.sent_at, false, Nanos::ZERO);
+        self.standard.record_failure(token);
+    }
+
+    fn record_cancelled(&self, token: RetryToken) {
+        self.scope().limiter().give_up(token.ticket);
         self.standard.record_failure(token);
     }
 

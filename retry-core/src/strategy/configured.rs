@@ -98,6 +98,10 @@ impl RetryStrategy for ConfiguredStrategy {
         dispatch!(self.record_failure(token))
     }
 
+    fn record_cancelled(&self, token: RetryToken) {
+        dispatch!(self.record_cancelled(token))
+    }
+
     fn abandon(&self, token: RetryToken) {
         dispatch!(self.abandon(token))
     }

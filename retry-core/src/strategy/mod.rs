@@ -39,16 +39,17 @@ pub enum SendPermit {
 ///    [`acquire_send_permit`](Self::acquire_send_permit) until it grants, sleeping each wait;
 /// 3. after a retryable failure, [`refresh_retry_token`](Self::refresh_retry_token); after the
 ///    call's outcome is final, [`record_success`](Self::record_success) or
-///    [`record_failure`](Self::record_failure); a call dropped before its attempt was sent
-///    (cancelled while it waited) ends with [`abandon`](Self::abandon).
+///    [`record_failure`](Self::record_failure); a call dropped while its attempt was in
+///    flight ends with [`record_cancelled`](Self::record_cancelled), one dropped before its
+///    attempt was sent (cancelled while it waited) with [`abandon`](Self::abandon).
 ///
 /// # Implementing it
 ///
 /// The trait is open: a strategy of your own (a circuit breaker, a fixed schedule, a wrapper
 /// that adds metrics) works with [`retry`](crate::retry), [`Retry`](crate::Retry),
 /// [`RetryLoop`] and `#[retryable(strategy = ...)]`. Only the three methods every call reaches
-/// are required; the send permit, the failure record and the abandon have defaults that grant
-/// and do nothing, so a strategy without a rate limiter or shared state writes none of them.
+/// are required; the send permit, the failure and cancellation records and the abandon have
+/// defaults that grant and do nothing, so a strategy without a rate limiter or shared state writes none of them.
 /// Tokens are built with [`RetryToken::first_attempt`] and [`RetryToken::next_attempt`].
 ///
 /// It is not sealed because nothing in the driver depends on a strategy being one of ours:
@@ -152,10 +153,17 @@ pub trait RetryStrategy: Send + Sync + fmt::Debug {
         None
     }
 
-    /// The call failed with an outcome that is not retried, or was dropped while an attempt
-    /// was in flight. Default: nothing to record.
+    /// The call failed with an outcome that is not retried. Default: nothing to record.
     fn record_failure(&self, token: RetryToken) {
         let _ = token;
+    }
+
+    /// The call was dropped (cancelled) while the token's attempt was in flight: the attempt
+    /// was sent, and no answer came. Default: [`record_failure`](Self::record_failure). Adaptive
+    /// mode feeds nothing to its rate limiter here: a cancellation says nothing of the service,
+    /// and taking it for an answer would move the measured rate and the CUBIC curve.
+    fn record_cancelled(&self, token: RetryToken) {
+        self.record_failure(token)
     }
 
     /// The call ended before the token's attempt was sent (cancelled while it slept its backoff
@@ -189,6 +197,9 @@ macro_rules! delegate_strategy {
             }
             fn shed(&self, token: &RetryToken) -> Option<LoadShed> {
                 (**self).shed(token)
+            }
+            fn record_cancelled(&self, token: RetryToken) {
+                (**self).record_cancelled(token)
             }
             fn record_failure(&self, token: RetryToken) {
                 (**self).record_failure(token)

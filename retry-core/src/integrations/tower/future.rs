@@ -254,7 +254,7 @@ impl<Svc, Req, S: RetryStrategy, C, P> Call<Svc, Req, S, C, P> {
         if let Some(token) = self.token.take() {
             if self.sent {
                 // Dropped while an attempt was in flight: it was made, its end is unknown.
-                self.shared.strategy.record_failure(token);
+                self.shared.strategy.record_cancelled(token);
             } else {
                 self.shared.strategy.abandon(token);
             }
