@@ -6,6 +6,22 @@ use retry_sim::time::SECOND;
 use retry_sim::{config, report, runner};
 
 #[test]
+fn every_example_file_parses() {
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let mut files = 0;
+    for entry in std::fs::read_dir(&examples).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|ext| ext == "toml") {
+            if let Err(error) = config::load(&path) {
+                panic!("{}: {error}", path.display());
+            }
+            files += 1;
+        }
+    }
+    assert!(files >= 2, "{files} example files");
+}
+
+#[test]
 fn the_example_file_parses_and_runs() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/my-service.toml");
     let mut scenario = config::load(&path).unwrap();
