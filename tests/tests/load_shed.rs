@@ -183,11 +183,20 @@ fn timeouts_lower_the_rate_only_when_asked_to() {
         !aws.scope().limiter().is_enabled(),
         "the default: throttling only"
     );
+    // With timeouts as congestion: a timeout while other calls are answered (here, one
+    // success between two timeouts) is a queue. (A scope's first timeout alone tells a queue
+    // from an outage by nothing: see `adaptive_timeouts.rs`.)
     let tcp = AdaptiveStrategy::new(RetryConfig::default())
         .congestion(CongestionSignals::ThrottlingAndTimeouts);
-    let token = tcp.acquire_initial_token();
-    let token = tcp.refresh_retry_token(token, &timeout).expect("retried");
-    tcp.abandon(token);
+    for answered_between in [false, true] {
+        if answered_between {
+            let token = tcp.acquire_initial_token();
+            tcp.record_success(token);
+        }
+        let token = tcp.acquire_initial_token();
+        let token = tcp.refresh_retry_token(token, &timeout).expect("retried");
+        tcp.abandon(token);
+    }
     assert!(
         tcp.scope().limiter().is_enabled(),
         "a timeout is congestion"
