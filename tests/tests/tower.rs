@@ -345,6 +345,42 @@ async fn a_call_cancelled_during_its_backoff_gives_the_retry_back() {
     assert_eq!((stats.retries, stats.failures, stats.successes), (1, 1, 0));
 }
 
+#[tokio::test(start_paused = true)]
+async fn a_call_cancelled_in_flight_feeds_nothing_to_the_limiter() {
+    let config = RetryConfig::builder()
+        .mode(RetryMode::Adaptive)
+        .build()
+        .expect("valid config");
+    let strategy = AdaptiveStrategy::new(config);
+    let scope = strategy.scope().clone();
+    let limiter = scope.limiter();
+    // 20 responses/s for 5 s, then a throttle: the limiter is on at 0.7 x the measured rate.
+    for _ in 0..100 {
+        let now = scope.clock().now();
+        limiter.record_response(false, now, now);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let now = scope.clock().now();
+    limiter.record_response(true, now, now);
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    let before = limiter.stats();
+    // An attempt that never answers, its caller gone after 100 ms: no answer to feed.
+    let hangs = tower::service_fn(|_: u32| std::future::pending::<Result<u32, Flaky>>());
+    let call = RetryLayer::new(strategy).layer(hangs).oneshot(1);
+    assert!(
+        tokio::time::timeout(Duration::from_millis(100), call)
+            .await
+            .is_err()
+    );
+    let after = limiter.stats();
+    assert_eq!(after.fill_rate, before.fill_rate, "{before:?} -> {after:?}");
+    assert_eq!(
+        scope.stats().failures,
+        1,
+        "still a failed call of the scope"
+    );
+}
+
 /// Runs `future` for at most `polls` polls: `None` if it was dropped (cancelled) before it
 /// completed. Cancels a call at a chosen await point: in flight, in its backoff, in a retry.
 async fn cancel_after_polls<F: Future>(polls: u32, future: F) -> Option<F::Output> {
