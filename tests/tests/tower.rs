@@ -496,3 +496,49 @@ async fn buffered_bodies_over_the_limit_fail_before_anything_is_sent() {
     assert!(service.oneshot(fits).await.is_ok());
     assert_eq!(sent.load(Ordering::SeqCst), 1);
 }
+
+/// Answers its first call with `Unavailable`, then is never ready again (its `poll_ready` fails).
+#[derive(Clone)]
+struct BreaksAfterOneCall(Arc<AtomicU32>);
+
+impl Service<u32> for BreaksAfterOneCall {
+    type Response = u32;
+    type Error = Flaky;
+    type Future = std::future::Ready<Result<u32, Flaky>>;
+
+    fn poll_ready(&mut self, _: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), Flaky>> {
+        let ready = if self.0.load(Ordering::SeqCst) == 0 {
+            Ok(())
+        } else {
+            Err(Flaky::Bad)
+        };
+        std::task::Poll::Ready(ready)
+    }
+
+    fn call(&mut self, _: u32) -> Self::Future {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        std::future::ready(Err(Flaky::Unavailable))
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_retry_the_service_refuses_before_it_is_sent_gives_its_cost_back() {
+    // The classic preset: a fixed quota of 500, a retry costs 5.
+    let strategy = StandardStrategy::new(RetryConfig::aws_classic().build().expect("valid"));
+    let scope = strategy.scope().clone();
+    let calls = Arc::new(AtomicU32::new(0));
+    let outcome = RetryLayer::new(strategy)
+        .layer(BreaksAfterOneCall(calls.clone()))
+        .oneshot(1)
+        .await;
+    // The retry was granted, then the service failed in `poll_ready`: nothing was sent.
+    assert_eq!(outcome, Err(Flaky::Bad));
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        scope.quota().level(),
+        500,
+        "the unsent retry's cost is back"
+    );
+    let stats = scope.stats();
+    assert_eq!((stats.attempts, stats.failures), (1, 1), "one attempt sent");
+}
