@@ -93,7 +93,12 @@ impl ScopeCounters {
     /// The calls that ended, in success or failure (summing the striped stripes: off the
     /// success path).
     pub(crate) fn calls(&self) -> u64 {
-        self.successes.sum() + self.failures.load(Ordering::Relaxed)
+        self.successes() + self.failures.load(Ordering::Relaxed)
+    }
+
+    /// The calls that succeeded (summing the stripes: off the success path).
+    pub(crate) fn successes(&self) -> u64 {
+        self.successes.sum()
     }
 
     /// Counts `attempts` sent by a call that ended, beyond the first attempt of a success.

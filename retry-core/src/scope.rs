@@ -171,6 +171,16 @@ impl Scope {
         )
     }
 
+    /// The calls that ended so far, in success or failure (off the success path).
+    pub(crate) fn calls_ended(&self) -> u64 {
+        self.inner.counters.calls()
+    }
+
+    /// The calls that succeeded so far (off the success path).
+    pub(crate) fn successes(&self) -> u64 {
+        self.inner.counters.successes()
+    }
+
     /// Whether two handles share one scope.
     pub fn same_as(&self, other: &Scope) -> bool {
         Arc::ptr_eq(&self.inner, &other.inner)
@@ -194,7 +204,7 @@ impl Scope {
     fn quota_limit(&self) -> u32 {
         let inner = &self.inner;
         match &inner.traffic_quota {
-            Some(traffic) => traffic.limit(|| inner.clock.now(), || inner.counters.calls()),
+            Some(traffic) => traffic.limit(|| inner.clock.now(), || self.calls_ended()),
             None => u32::MAX,
         }
     }

@@ -3,7 +3,6 @@
 //! calls (a queue), not while it answers nothing (an outage). Virtual time (a manual clock).
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use retry_core::adaptive::CongestionSignals;
 use retry_core::{
@@ -11,9 +10,8 @@ use retry_core::{
     RetryMode, RetryReason, RetryStrategy, SendPermit, StandardStrategy,
 };
 
-fn ms(millis: u64) -> Duration {
-    Duration::from_millis(millis)
-}
+mod common;
+use common::ms;
 
 /// An adaptive strategy on a manual clock counting `signals` as congestion.
 fn adaptive(signals: CongestionSignals) -> (AdaptiveStrategy, Arc<ManualClock>) {

@@ -8,33 +8,12 @@ use std::time::Duration;
 
 use retry_core::{
     AdaptiveStrategy, ClassifyRetry, ErrorKind, LoadShed, NoHook, Retry, RetryConfig,
-    RetryConfigBuilder, RetryInfo, RetryInfoClassifier, RetryLoop, RetryReason, RetrySafety,
-    RetryStrategy, SendPermit, ShedReason, retry, retry_or_shed,
+    RetryConfigBuilder, RetryInfo, RetryInfoClassifier, RetryLoop, RetryReason, RetryStrategy,
+    SendPermit, ShedReason, retry, retry_or_shed,
 };
 
-#[derive(Debug)]
-enum Error {
-    Throttled,
-    Shed(LoadShed),
-}
-
-impl RetryInfo for Error {
-    fn retry_safety(&self) -> RetrySafety {
-        match self {
-            Error::Throttled => RetrySafety::Yes,
-            Error::Shed(_) => RetrySafety::No,
-        }
-    }
-    fn is_throttling(&self) -> bool {
-        matches!(self, Error::Throttled)
-    }
-}
-
-impl From<LoadShed> for Error {
-    fn from(shed: LoadShed) -> Self {
-        Error::Shed(shed)
-    }
-}
+mod common;
+use common::shed::Error;
 
 /// An adaptive strategy whose limiter a throttle switched on: empty, filling at 0.5/s, so a
 /// new call's permit is 2 s away.

@@ -8,35 +8,12 @@ use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 use retry_core::{
-    AdaptiveStrategy, Clock, LoadShed, ManualClock, RetryConfig, RetryInfo, RetrySafety,
-    ShedReason, StandardStrategy, retryable, with_sleeper,
+    AdaptiveStrategy, Clock, ManualClock, RetryConfig, ShedReason, StandardStrategy, retryable,
+    with_sleeper,
 };
 
-#[derive(Debug)]
-enum Error {
-    /// The service asked to slow down.
-    Throttled,
-    /// Refused locally: the service never saw the call.
-    Shed(LoadShed),
-}
-
-impl RetryInfo for Error {
-    fn retry_safety(&self) -> RetrySafety {
-        match self {
-            Error::Throttled => RetrySafety::Yes,
-            Error::Shed(_) => RetrySafety::No,
-        }
-    }
-    fn is_throttling(&self) -> bool {
-        matches!(self, Error::Throttled)
-    }
-}
-
-impl From<LoadShed> for Error {
-    fn from(shed: LoadShed) -> Self {
-        Error::Shed(shed)
-    }
-}
+mod common;
+use common::shed::Error;
 
 /// One attempt: throttled while `throttle` is set, else the attempt's number.
 fn attempt(attempts: &AtomicU32, throttle: bool) -> Result<u32, Error> {

@@ -351,6 +351,42 @@ async fn a_call_cancelled_during_its_backoff_gives_the_retry_back() {
     assert_eq!((stats.retries, stats.failures, stats.successes), (1, 1, 0));
 }
 
+#[tokio::test(start_paused = true)]
+async fn a_call_cancelled_in_flight_feeds_nothing_to_the_limiter() {
+    let config = RetryConfig::builder()
+        .mode(RetryMode::Adaptive)
+        .build()
+        .expect("valid config");
+    let strategy = AdaptiveStrategy::new(config);
+    let scope = strategy.scope().clone();
+    let limiter = scope.limiter();
+    // 20 responses/s for 5 s, then a throttle: the limiter is on at 0.7 x the measured rate.
+    for _ in 0..100 {
+        let now = scope.clock().now();
+        limiter.record_response(false, now, now);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let now = scope.clock().now();
+    limiter.record_response(true, now, now);
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    let before = limiter.stats();
+    // An attempt that never answers, its caller gone after 100 ms: no answer to feed.
+    let hangs = tower::service_fn(|_: u32| std::future::pending::<Result<u32, Flaky>>());
+    let call = RetryLayer::new(strategy).layer(hangs).oneshot(1);
+    assert!(
+        tokio::time::timeout(Duration::from_millis(100), call)
+            .await
+            .is_err()
+    );
+    let after = limiter.stats();
+    assert_eq!(after.fill_rate, before.fill_rate, "{before:?} -> {after:?}");
+    assert_eq!(
+        scope.stats().failures,
+        1,
+        "still a failed call of the scope"
+    );
+}
+
 /// Runs `future` for at most `polls` polls: `None` if it was dropped (cancelled) before it
 /// completed. Cancels a call at a chosen await point: in flight, in its backoff, in a retry.
 async fn cancel_after_polls<F: Future>(polls: u32, future: F) -> Option<F::Output> {
@@ -465,4 +501,50 @@ async fn buffered_bodies_over_the_limit_fail_before_anything_is_sent() {
     let fits = http::Request::new(Full::new(Bytes::from_static(b"hey")));
     assert!(service.oneshot(fits).await.is_ok());
     assert_eq!(sent.load(Ordering::SeqCst), 1);
+}
+
+/// Answers its first call with `Unavailable`, then is never ready again (its `poll_ready` fails).
+#[derive(Clone)]
+struct BreaksAfterOneCall(Arc<AtomicU32>);
+
+impl Service<u32> for BreaksAfterOneCall {
+    type Response = u32;
+    type Error = Flaky;
+    type Future = std::future::Ready<Result<u32, Flaky>>;
+
+    fn poll_ready(&mut self, _: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), Flaky>> {
+        let ready = if self.0.load(Ordering::SeqCst) == 0 {
+            Ok(())
+        } else {
+            Err(Flaky::Bad)
+        };
+        std::task::Poll::Ready(ready)
+    }
+
+    fn call(&mut self, _: u32) -> Self::Future {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        std::future::ready(Err(Flaky::Unavailable))
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_retry_the_service_refuses_before_it_is_sent_gives_its_cost_back() {
+    // The classic preset: a fixed quota of 500, a retry costs 5.
+    let strategy = StandardStrategy::new(RetryConfig::aws_classic().build().expect("valid"));
+    let scope = strategy.scope().clone();
+    let calls = Arc::new(AtomicU32::new(0));
+    let outcome = RetryLayer::new(strategy)
+        .layer(BreaksAfterOneCall(calls.clone()))
+        .oneshot(1)
+        .await;
+    // The retry was granted, then the service failed in `poll_ready`: nothing was sent.
+    assert_eq!(outcome, Err(Flaky::Bad));
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        scope.quota().level(),
+        500,
+        "the unsent retry's cost is back"
+    );
+    let stats = scope.stats();
+    assert_eq!((stats.attempts, stats.failures), (1, 1), "one attempt sent");
 }

@@ -506,12 +506,12 @@ impl ClientRateLimiter {
         let sent_at = state.time.earlier(sent_at);
         let throttled = match response {
             Response::Answer { throttled } => {
-                state.timeouts.answered(now);
+                state.timeouts.record_answer(now);
                 throttled
             }
             Response::Timeout { successes } => {
                 let enabled = state.enabled;
-                state.timeouts.is_congestion(sent_at, successes, enabled)
+                state.timeouts.record_timeout(sent_at, successes, enabled)
             }
         };
         let slow = judge_latency && state.latency.record(now - sent_at, now);

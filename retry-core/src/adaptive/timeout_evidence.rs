@@ -25,13 +25,13 @@
 /// let mut evidence = TimeoutEvidence::default();
 /// // Before the limiter is on: a first timeout tells nothing, a second one after more
 /// // successful calls is a queue, one after no success an outage.
-/// assert!(!evidence.is_congestion(0.0, 100, false));
-/// assert!(evidence.is_congestion(0.1, 130, false));
-/// assert!(!evidence.is_congestion(0.2, 130, false));
+/// assert!(!evidence.record_timeout(0.0, 100, false));
+/// assert!(evidence.record_timeout(0.1, 130, false));
+/// assert!(!evidence.record_timeout(0.2, 130, false));
 /// // Once the limiter is on: an answer at 1.5 s is after an attempt sent at 1.0 s.
-/// evidence.answered(1.5);
-/// assert!(evidence.is_congestion(1.0, 130, true));
-/// assert!(!evidence.is_congestion(2.0, 130, true));
+/// evidence.record_answer(1.5);
+/// assert!(evidence.record_timeout(1.0, 130, true));
+/// assert!(!evidence.record_timeout(2.0, 130, true));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TimeoutEvidence {
@@ -55,22 +55,23 @@ impl TimeoutEvidence {
     ///
     /// ```
     /// let mut evidence = retry_core::adaptive::TimeoutEvidence::default();
-    /// evidence.answered(3.0);
-    /// assert!(evidence.is_congestion(2.5, 0, true));
+    /// evidence.record_answer(3.0);
+    /// assert!(evidence.record_timeout(2.5, 0, true));
     /// ```
-    pub fn answered(&mut self, now: f64) {
+    pub fn record_answer(&mut self, now: f64) {
         self.last_answer_at = self.last_answer_at.max(now);
     }
 
-    /// Whether the timeout of an attempt sent at `sent_at` (seconds) is congestion, given the
-    /// scope's count of successful calls so far (`successes`) and whether the limiter is on
-    /// (`limiter_on`: then every answer was fed to [`answered`](Self::answered)).
+    /// Records the timeout of an attempt sent at `sent_at` (seconds) and returns whether it is
+    /// congestion, given the scope's count of successful calls so far (`successes`) and whether
+    /// the limiter is on (`limiter_on`: then every answer was fed to
+    /// [`record_answer`](Self::record_answer)).
     ///
     /// ```
     /// let mut evidence = retry_core::adaptive::TimeoutEvidence::default();
-    /// assert!(!evidence.is_congestion(0.0, 7, true)); // nothing answered at all
+    /// assert!(!evidence.record_timeout(0.0, 7, true)); // nothing answered at all
     /// ```
-    pub fn is_congestion(&mut self, sent_at: f64, successes: u64, limiter_on: bool) -> bool {
+    pub fn record_timeout(&mut self, sent_at: f64, successes: u64, limiter_on: bool) -> bool {
         let previous = self.successes_at_last_timeout.replace(successes);
         if limiter_on {
             self.last_answer_at > sent_at
@@ -87,25 +88,25 @@ mod tests {
     #[test]
     fn an_outage_is_never_congestion() {
         let mut evidence = TimeoutEvidence::default();
-        evidence.answered(10.0);
+        evidence.record_answer(10.0);
         // Every attempt sent since 10 s times out; the successes stopped at 500.
         for i in 0..100 {
             let sent_at = 10.0 + f64::from(i) * 0.1;
-            assert!(!evidence.is_congestion(sent_at + 1e-3, 500, false));
-            assert!(!evidence.is_congestion(sent_at + 1e-3, 500, true));
+            assert!(!evidence.record_timeout(sent_at + 1e-3, 500, false));
+            assert!(!evidence.record_timeout(sent_at + 1e-3, 500, true));
         }
     }
 
     #[test]
     fn a_queue_is_congestion_while_the_service_answers_others() {
         let mut evidence = TimeoutEvidence::default();
-        assert!(!evidence.is_congestion(0.0, 10, false));
+        assert!(!evidence.record_timeout(0.0, 10, false));
         for i in 1..100u32 {
             let now = f64::from(i) * 0.1;
-            evidence.answered(now);
+            evidence.record_answer(now);
             // Sent a second ago, timed out now, answers in between.
-            assert!(evidence.is_congestion(now - 1.0, 10 + u64::from(i), false));
-            assert!(evidence.is_congestion(now - 1.0, 10 + u64::from(i), true));
+            assert!(evidence.record_timeout(now - 1.0, 10 + u64::from(i), false));
+            assert!(evidence.record_timeout(now - 1.0, 10 + u64::from(i), true));
         }
     }
 }

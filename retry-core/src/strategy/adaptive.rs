@@ -226,10 +226,8 @@ impl AdaptiveStrategy {
     #[inline(never)]
     fn record_idle_sample(&self, served: bool, first_sent_at: Nanos) {
         let now = self.standard.now();
-        let stats = self.scope().stats();
-        let ended = stats.successes.saturating_add(stats.failures);
         let limiter = self.scope().limiter();
-        limiter.record_idle_responses(ended, now);
+        limiter.record_idle_responses(self.scope().calls_ended(), now);
         if served && self.congestion.judges_latency() && !first_sent_at.is_zero() {
             limiter.record_idle_latency(first_sent_at.into(), now);
         }
@@ -262,7 +260,7 @@ impl AdaptiveStrategy {
     fn record_timeout(&self, sent_at: Nanos) {
         let limiter = self.scope().limiter();
         let was_enabled = limiter.is_enabled();
-        let successes = self.scope().stats().successes;
+        let successes = self.scope().successes();
         let congested = limiter.record_timeout(successes, sent_at.into(), self.standard.now());
         if congested && !was_enabled {
             self.warn_engaged();

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)] // Each test file uses its own subset.
 
+pub mod shed;
+
 use std::time::Duration;
 
 use retry_core::{ErrorKind, RetryError, RetryReason, RetryStrategy, SendPermit, StandardStrategy};

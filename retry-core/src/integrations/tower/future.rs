@@ -224,9 +224,10 @@ impl<Svc, Req, S: RetryStrategy, C, P> Call<Svc, Req, S, C, P> {
             unreachable_state()
         };
         if let Err(error) = ready!(service.poll_ready(cx)) {
-            // The service failed before the attempt was made: the call ends with its error.
+            // The service failed before the attempt was sent: the call ends with its error, and
+            // the token is abandoned (an unsent retry's cost goes back).
             if let Some(token) = self.token.take() {
-                self.shared.strategy.record_failure(token);
+                self.shared.strategy.abandon(token);
             }
             return Poll::Ready(Err(error));
         }
