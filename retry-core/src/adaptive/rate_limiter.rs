@@ -652,7 +652,7 @@ const STEP_BACK: Duration = Duration::from_secs(1);
 /// (a process-wide scope used from a new runtime whose paused clock reads earlier, a clock
 /// stepped back) is taken as no time passing, and later readings go on from the latest by the
 /// clock's own steps. Without it, refill, the measured rate's buckets and CUBIC's curve would
-/// freeze until the clock caught up (issue 9.3: an hour of virtual time in a test suite).
+/// freeze until the clock caught up (in a test suite: an hour of virtual time).
 #[derive(Debug, Clone, Copy)]
 struct MonotonicTime {
     /// Added to every clock reading.

@@ -11,7 +11,7 @@ use super::future::ResponseFuture;
 use super::permit_wait::PermitWait;
 use super::shared::Shared;
 use super::{CloneRequest, CopyRequest};
-use crate::{ClassifyRetry, RetryInfoClassifier, RetryStrategy, RetryToken, SendPermit};
+use crate::{ClassifyRetry, RetryInfoClassifier, RetryStrategy, RetryToken};
 
 /// A [`Service`] whose calls are retried: made by [`RetryLayer`](super::RetryLayer).
 ///
@@ -100,23 +100,15 @@ where
     #[inline]
     fn call(&mut self, request: Req) -> Self::Future {
         let shared = Arc::clone(&self.shared);
-        let granted = mem::take(&mut self.granted);
-        let token = RetryToken::take(&mut self.token);
-        if !mem::take(&mut self.ready) {
+        let ready = mem::take(&mut self.ready);
+        self.granted = false;
+        let token = match RetryToken::take(&mut self.token) {
+            // Made ready: `poll_ready` asks the inner service only once the permit is granted.
+            Some(token) if ready => token,
             // Not made ready: the future waits for the permit and the service itself.
-            let token = token.unwrap_or_else(|| shared.strategy.acquire_initial_token());
-            return ResponseFuture::unready(shared, self.inner.clone(), request, token);
-        }
-        let token = match token {
-            Some(token) if granted => token,
-            // The limiter was off when the service was made ready: ask for the permit now.
             token => {
-                let mut token = token.unwrap_or_else(|| shared.strategy.acquire_initial_token());
-                if let SendPermit::Wait(_) = shared.strategy.acquire_send_permit(&mut token) {
-                    // The future waits in the place the token was given.
-                    return ResponseFuture::unready(shared, self.inner.clone(), request, token);
-                }
-                token
+                let token = token.unwrap_or_else(|| shared.strategy.acquire_initial_token());
+                return ResponseFuture::unready(shared, self.inner.clone(), request, token);
             }
         };
         match shared.copy.copy_request(&request) {
