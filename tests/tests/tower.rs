@@ -3,16 +3,15 @@
 //! `service_fn`s for the strategy's protocol: scopes shared with `#[retryable]`, adaptive
 //! readiness, calls made without `poll_ready`, request-copy hooks, cancellation, many tasks.
 
-mod http_server;
-
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
+use examples::http_demo::{Reply, serve, status};
+use examples::refused_addr;
 use http_body_util::Full;
-use http_server::{Reply, refused_addr, serve, status};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
@@ -71,7 +70,8 @@ async fn hyper_util_503_with_retry_after_then_success() {
         status(503, Some(("retry-after", "1"))),
         Reply::Ok("fresh"),
     ])
-    .await;
+    .await
+    .expect("serve");
     let attempts = Arc::new(AtomicU32::new(0));
     let client = hyper_client(StandardStrategy::new(config(3)), attempts.clone());
     let response = client
@@ -91,7 +91,9 @@ async fn hyper_util_503_with_retry_after_then_success() {
 async fn hyper_util_429_with_an_http_date() {
     let strategy = StandardStrategy::new(config(3));
     let scope = strategy.scope().clone();
-    let server = serve(vec![Reply::StatusRetryAt(429, 2), Reply::Ok("fresh")]).await;
+    let server = serve(vec![Reply::StatusRetryAt(429, 2), Reply::Ok("fresh")])
+        .await
+        .expect("serve");
     let client = hyper_client(strategy, Arc::default());
     let response = client
         .oneshot(get(&server.url("/item")))
@@ -108,7 +110,9 @@ async fn hyper_util_429_with_an_http_date() {
 
 #[tokio::test(start_paused = true)]
 async fn hyper_util_404_is_returned_unchanged_at_once() {
-    let server = serve(vec![status(404, Some(("x-reason", "gone")))]).await;
+    let server = serve(vec![status(404, Some(("x-reason", "gone")))])
+        .await
+        .expect("serve");
     let client = hyper_client(StandardStrategy::new(config(3)), Arc::default());
     let response = client
         .oneshot(get(&server.url("/missing")))
@@ -121,7 +125,9 @@ async fn hyper_util_404_is_returned_unchanged_at_once() {
 
 #[tokio::test(start_paused = true)]
 async fn hyper_util_returns_the_last_response_when_attempts_run_out() {
-    let server = serve(vec![status(503, Some(("retry-after", "1")))]).await;
+    let server = serve(vec![status(503, Some(("retry-after", "1")))])
+        .await
+        .expect("serve");
     let client = hyper_client(StandardStrategy::new(config(3)), Arc::default());
     let response = client
         .oneshot(get(&server.url("/item")))
@@ -140,7 +146,7 @@ async fn hyper_util_returns_the_last_response_when_attempts_run_out() {
 
 #[tokio::test(start_paused = true)]
 async fn hyper_util_refused_connections_are_retried() {
-    let url = format!("http://{}/item", refused_addr().await);
+    let url = format!("http://{}/item", refused_addr().await.expect("loopback"));
     let attempts = Arc::new(AtomicU32::new(0));
     let client = hyper_client(StandardStrategy::new(config(3)), attempts.clone());
     let error = client
