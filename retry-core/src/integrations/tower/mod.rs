@@ -20,9 +20,11 @@ mod layer;
 mod permit_wait;
 mod service;
 mod shared;
+mod shed_policy;
 
 pub use buffer_body::{BoxError, BufferBody, BufferBodyLayer, BufferedRequest};
 pub use copy_request::{CloneRequest, CopyRequest};
 pub use future::ResponseFuture;
 pub use layer::RetryLayer;
 pub use service::RetryService;
+pub use shed_policy::{NeverShed, ShedInto, ShedLoad, ShedPolicy};
