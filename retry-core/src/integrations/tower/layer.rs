@@ -150,8 +150,8 @@ impl<S, C, P, L> RetryLayer<S, C, P, L> {
     ///
     /// ```
     /// use retry_core::tower::RetryLayer;
-    /// use retry_core::{AdaptiveStrategy, ErrorKind, LoadShed, RetryConfig, RetryReason,
-    ///     RetryStrategy, ShedReason};
+    /// use retry_core::{AdaptiveStrategy, ErrorKind, LoadShed, RetryConfig, RetryInfo,
+    ///     RetryReason, RetrySafety, RetryStrategy, ShedReason};
     /// use std::time::Duration;
     /// use tower::{ServiceBuilder, ServiceExt};
     ///
@@ -162,6 +162,11 @@ impl<S, C, P, L> RetryLayer<S, C, P, L> {
     /// impl From<LoadShed> for Error {
     ///     fn from(shed: LoadShed) -> Self {
     ///         Error::Shed(shed)
+    ///     }
+    /// }
+    /// impl RetryInfo for Error {
+    ///     fn retry_safety(&self) -> RetrySafety {
+    ///         RetrySafety::No // refused locally: retrying it would only queue it
     ///     }
     /// }
     ///
