@@ -201,3 +201,27 @@ async fn without_the_opt_in_the_first_attempt_is_always_made() {
     assert_eq!(service.call(()).await.expect("sent"), 7);
     assert_eq!(calls.load(Ordering::SeqCst), 2);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_refusal_goes_to_the_next_call_only_and_the_service_serves_later_calls() {
+    let strategy = throttled(RetryConfig::builder().timeout(Duration::from_secs(1)));
+    let before = strategy.scope().stats().rate_limited;
+    let calls = Arc::new(AtomicU32::new(0));
+    let mut service = RetryLayer::new(strategy.clone())
+        .shed_load()
+        .layer(counted(&calls));
+    // Made ready twice: the refusal is kept, not asked for again.
+    service.ready().await.map(|_| ()).expect("ready");
+    service.ready().await.map(|_| ()).expect("ready");
+    assert!(matches!(service.call(()).await, Err(Error::Shed(_))));
+    assert_eq!(strategy.scope().stats().rate_limited, before + 1);
+
+    // 1.5 s later the bucket holds 0.75 of a permit: the next one is 0.5 s away, in time.
+    tokio::time::advance(Duration::from_millis(1500)).await;
+    let start = Instant::now();
+    let outcome = service.ready().await.expect("ready").call(()).await;
+    assert_eq!(outcome.expect("sent"), 7);
+    assert_eq!(start.elapsed(), Duration::from_millis(500));
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    assert_eq!(strategy.scope().stats().limiter.waiting, 0);
+}
