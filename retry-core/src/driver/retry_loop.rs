@@ -124,7 +124,8 @@ impl<'s, S: RetryStrategy + ?Sized, C, H> RetryLoop<'s, S, C, H> {
     /// For a driver that keeps its own time (a simulator, a service layer with its own
     /// timer), the synchronous part of [`try_ready`](Self::try_ready): asks the strategy whether
     /// to shed the call before its first attempt; a shed call's token is abandoned (nothing was
-    /// sent). `None` once the first attempt waited or was sent.
+    /// sent). Ask before the first attempt waits and after each of its waits; `None` once an
+    /// attempt was sent, and for retries.
     ///
     /// ```
     /// use retry_core::{NoHook, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
