@@ -105,7 +105,8 @@ impl<'s, S: RetryStrategy + ?Sized, C, H> RetryLoop<'s, S, C, H> {
     /// [`shed`](RetryStrategy::shed) the call (adaptive mode, when the permit is expected after
     /// the deadline or later than `max_wait`). Then no attempt is made: the future completes with the [`LoadShed`] at once,
     /// the call's token is abandoned, and a later [`finish`](Self::finish) ends the call. The
-    /// caller returns the refusal as its own error (a tower layer as its service error).
+    /// caller returns the refusal as its own error (the tower layer, opted in with
+    /// `RetryLayer::shed_load`, as its service error).
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
