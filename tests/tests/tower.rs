@@ -548,3 +548,49 @@ async fn a_retry_the_service_refuses_before_it_is_sent_gives_its_cost_back() {
     let stats = scope.stats();
     assert_eq!((stats.attempts, stats.failures), (1, 1), "one attempt sent");
 }
+
+/// Answers its first call with `Unavailable`, then is never ready again (`poll_ready` pends).
+#[derive(Clone)]
+struct StallsAfterOneCall(Arc<AtomicU32>);
+
+impl Service<u32> for StallsAfterOneCall {
+    type Response = u32;
+    type Error = Flaky;
+    type Future = std::future::Ready<Result<u32, Flaky>>;
+
+    fn poll_ready(&mut self, _: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), Flaky>> {
+        if self.0.load(Ordering::SeqCst) == 0 {
+            std::task::Poll::Ready(Ok(()))
+        } else {
+            std::task::Poll::Pending
+        }
+    }
+
+    fn call(&mut self, _: u32) -> Self::Future {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        std::future::ready(Err(Flaky::Unavailable))
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_cancelled_while_its_retry_waits_for_the_service_gives_the_cost_back() {
+    // The classic preset: a fixed quota of 500, a retry costs 5.
+    let strategy = StandardStrategy::new(RetryConfig::aws_classic().build().expect("valid"));
+    let scope = strategy.scope().clone();
+    let calls = Arc::new(AtomicU32::new(0));
+    let call = RetryLayer::new(strategy)
+        .layer(StallsAfterOneCall(calls.clone()))
+        .oneshot(1);
+    // The retry's backoff (at most 1 s) passes, its permit is granted, then it waits for the
+    // service's readiness until the caller gives up: it was never sent.
+    let cancelled = tokio::time::timeout(Duration::from_secs(5), call).await;
+    assert!(cancelled.is_err());
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        scope.quota().level(),
+        500,
+        "the unsent retry's cost is back"
+    );
+    let stats = scope.stats();
+    assert_eq!((stats.attempts, stats.failures), (1, 1), "one attempt sent");
+}

@@ -63,7 +63,9 @@ struct Call<Svc, Req, S: RetryStrategy, C, P, L> {
     retry: Option<(Svc, Req)>,
     /// The current attempt's token; `None` once the call's outcome is final.
     token: Option<RetryToken>,
-    /// Whether the token's attempt was sent (its permit granted).
+    /// Whether the token's send permit was granted: the attempt waits only for the service.
+    permitted: bool,
+    /// Whether the token's attempt was sent (the service called).
     sent: bool,
     wait: PermitWait,
 }
@@ -88,6 +90,7 @@ where
                 shared,
                 retry,
                 token: Some(token),
+                permitted: true,
                 sent: true,
                 wait: PermitWait::default(),
             },
@@ -108,6 +111,7 @@ where
                 shared,
                 retry: Some((service, request)),
                 token: Some(token),
+                permitted: false,
                 sent: false,
                 wait: PermitWait::default(),
             },
@@ -126,6 +130,7 @@ where
                 shared,
                 retry: None,
                 token: None,
+                permitted: false,
                 sent: false,
                 wait: PermitWait::default(),
             },
@@ -222,6 +227,7 @@ impl<Svc, Req, S: RetryStrategy, C, P, L: ShedPolicy> Call<Svc, Req, S, C, P, L>
         match self.shared.strategy.refresh_retry_token(token, reason) {
             Ok(token) => {
                 self.token = Some(token);
+                self.permitted = false;
                 self.sent = false;
                 self.wait.backoff_first();
                 ControlFlow::Continue(())
@@ -245,7 +251,7 @@ impl<Svc, Req, S: RetryStrategy, C, P, L: ShedPolicy> Call<Svc, Req, S, C, P, L>
         P: CopyRequest<Req>,
         L: ShedInto<Svc::Error>,
     {
-        if !self.sent {
+        if !self.permitted {
             let Some(token) = self.token.as_mut() else {
                 unreachable_state()
             };
@@ -259,7 +265,7 @@ impl<Svc, Req, S: RetryStrategy, C, P, L: ShedPolicy> Call<Svc, Req, S, C, P, L>
                 }
                 return Poll::Ready(Err(L::into_error(refusal)));
             }
-            self.sent = true;
+            self.permitted = true;
         }
         let Some((service, _)) = self.retry.as_mut() else {
             unreachable_state()
@@ -284,6 +290,7 @@ impl<Svc, Req, S: RetryStrategy, C, P, L: ShedPolicy> Call<Svc, Req, S, C, P, L>
             // It cannot be copied again: send the kept request itself, and retry no more.
             None => service.call(request),
         };
+        self.sent = true;
         Poll::Ready(Ok(attempt))
     }
 }
