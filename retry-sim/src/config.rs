@@ -6,6 +6,7 @@
 use std::path::Path;
 use std::time::Duration;
 
+use retry_core::adaptive::CongestionSignals;
 use retry_core::{Jitter, RetryConfig, RetryMode, RetryPreset, parse_duration};
 use serde::Deserialize;
 
@@ -159,6 +160,9 @@ pub struct StrategySection {
     pub max_wait: Option<String>,
     /// `per-client` (default) or `shared` (one scope for all clients).
     pub quota_sizing: Option<String>,
+    /// Adaptive: what lowers the send rate, `throttling` (default), `throttling-and-timeouts`
+    /// or `throttling-timeouts-and-latency`.
+    pub congestion: Option<String>,
 }
 
 fn duration(field: &str, value: &Option<String>, default: Duration) -> Result<Duration, String> {
@@ -403,7 +407,8 @@ fn parse_strategy(i: usize, section: &StrategySection) -> Result<StrategySpec, S
             || section.quota_refill_per_second.is_some()
             || section.retry_after_slack.is_some()
             || section.max_wait.is_some()
-            || section.quota_sizing.is_some();
+            || section.quota_sizing.is_some()
+            || section.congestion.is_some();
         if customized {
             return Err(format!(
                 "`{}`: settings need a `base` preset (\"default\", \"aws-classic\" or \"aws-2026\")",
@@ -488,9 +493,25 @@ fn parse_strategy(i: usize, section: &StrategySection) -> Result<StrategySpec, S
             ));
         }
     };
+    let congestion = match section.congestion.as_deref().unwrap_or("throttling") {
+        "throttling" => CongestionSignals::Throttling,
+        "throttling-and-timeouts" => CongestionSignals::ThrottlingAndTimeouts,
+        "throttling-timeouts-and-latency" => CongestionSignals::ThrottlingTimeoutsAndLatency,
+        other => {
+            return Err(format!(
+                "`{}`: unknown `{other}`, expected throttling, throttling-and-timeouts or \
+                 throttling-timeouts-and-latency",
+                field("congestion")
+            ));
+        }
+    };
     Ok(StrategySpec {
         name: section.name.clone(),
-        kind: StrategyKind::Ours { config, quota },
+        kind: StrategyKind::Ours {
+            config,
+            quota,
+            congestion,
+        },
         max_attempts: section.max_attempts,
     })
 }

@@ -70,6 +70,8 @@ pub enum StrategyKind {
         config: RetryConfig,
         /// How the quota is sized.
         quota: QuotaSizing,
+        /// In adaptive mode, what lowers the send rate.
+        congestion: CongestionSignals,
     },
     /// A baseline.
     Baseline {
@@ -128,17 +130,6 @@ pub const EXTRA: [&str; 4] = [
     "adaptive-latency",
 ];
 
-/// The congestion signals of the adaptive row `name`: `adaptive-timeouts` lowers the rate on
-/// attempt timeouts too, `adaptive-latency` on timeouts and on latency far above its baseline;
-/// the others use `retry-core`'s default (throttling only).
-fn congestion_signals(name: &str) -> CongestionSignals {
-    match name {
-        "adaptive-timeouts" => CongestionSignals::ThrottlingAndTimeouts,
-        "adaptive-latency" => CongestionSignals::ThrottlingTimeoutsAndLatency,
-        _ => CongestionSignals::default(),
-    }
-}
-
 /// The backoff of "fixed N retries with exponential backoff and full jitter": backon's
 /// `ExponentialBuilder` defaults (1 s, factor 2, 60 s cap) with full jitter.
 const BACKON_BACKOFF: BackoffSpec = BackoffSpec {
@@ -171,11 +162,17 @@ impl StrategySpec {
             backoff,
             retry_after,
         };
-        let ours = |config: Result<RetryConfig, retry_core::ConfigError>, quota| {
-            config
-                .map(|config| StrategyKind::Ours { config, quota })
-                .map_err(|error| error.to_string())
-        };
+        let with_signals =
+            |config: Result<RetryConfig, retry_core::ConfigError>, quota, congestion| {
+                config
+                    .map(|config| StrategyKind::Ours {
+                        config,
+                        quota,
+                        congestion,
+                    })
+                    .map_err(|error| error.to_string())
+            };
+        let ours = |config, quota| with_signals(config, quota, CongestionSignals::default());
         let mut max_attempts = None;
         let kind = match name {
             "none" => {
@@ -201,9 +198,15 @@ impl StrategySpec {
                 RetryConfig::aws_classic().mode(RetryMode::Adaptive).build(),
                 QuotaSizing::PerClient,
             )?,
-            "adaptive-timeouts" | "adaptive-latency" => ours(
+            "adaptive-timeouts" => with_signals(
                 RetryConfig::builder().mode(RetryMode::Adaptive).build(),
                 QuotaSizing::PerClient,
+                CongestionSignals::ThrottlingAndTimeouts,
+            )?,
+            "adaptive-latency" => with_signals(
+                RetryConfig::builder().mode(RetryMode::Adaptive).build(),
+                QuotaSizing::PerClient,
+                CongestionSignals::ThrottlingTimeoutsAndLatency,
             )?,
             "adaptive-2026" => ours(
                 RetryConfig::aws_2026().mode(RetryMode::Adaptive).build(),
@@ -298,7 +301,11 @@ impl StrategySpec {
         let (layer, count) = (index, clients);
         let attempts = self.attempts(attempts);
         match &self.kind {
-            StrategyKind::Ours { config, quota } => {
+            StrategyKind::Ours {
+                config,
+                quota,
+                congestion,
+            } => {
                 let config = config
                     .to_builder()
                     .max_attempts(attempts)
@@ -317,8 +324,7 @@ impl StrategySpec {
                         }
                         let strategy: Box<dyn retry_core::RetryStrategy> = match config.mode() {
                             RetryMode::Adaptive => Box::new(
-                                AdaptiveStrategy::from_builder(builder)
-                                    .congestion(congestion_signals(&self.name)),
+                                AdaptiveStrategy::from_builder(builder).congestion(*congestion),
                             ),
                             _ => Box::new(builder.build()),
                         };
@@ -387,7 +393,11 @@ impl fmt::Display for StrategySpec {
         };
         let ms = |n: Nanos| n as f64 / MILLI as f64;
         match &self.kind {
-            StrategyKind::Ours { config, quota } => {
+            StrategyKind::Ours {
+                config,
+                quota,
+                congestion,
+            } => {
                 write!(
                     f,
                     "retry-core {} mode, {attempts}, backoff {:?} (throttling {:?}) to {:?}, {} jitter, quota {} (cost {}/{}/{} for error/timeout/throttling, reward {})",
@@ -409,7 +419,7 @@ impl fmt::Display for StrategySpec {
                     write!(f, ", max_wait {wait:?}")?;
                 }
                 if config.mode() == RetryMode::Adaptive {
-                    match congestion_signals(&self.name) {
+                    match congestion {
                         CongestionSignals::ThrottlingAndTimeouts => {
                             write!(f, ", rate lowered by throttling and attempt timeouts")?
                         }

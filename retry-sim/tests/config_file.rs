@@ -2,6 +2,8 @@
 
 use std::path::Path;
 
+use retry_core::adaptive::CongestionSignals;
+use retry_sim::strategy::{StrategyKind, StrategySpec};
 use retry_sim::time::SECOND;
 use retry_sim::{config, report, runner};
 
@@ -98,4 +100,40 @@ fn mistakes_are_reported_clearly() {
     );
     let zero = error("[clients]\ncount = 0");
     assert!(zero.contains("at least one client"), "{zero}");
+    let signals = error(
+        "[[strategies]]\nname = \"x\"\nbase = \"default\"\nmode = \"adaptive\"\ncongestion = \"latency\"",
+    );
+    assert!(
+        signals.contains("`strategies[0].congestion`: unknown `latency`")
+            && signals.contains("throttling-timeouts-and-latency"),
+        "{signals}"
+    );
+}
+
+#[test]
+fn a_strategy_of_ones_own_chooses_its_congestion_signals() {
+    let scenario = config::parse(
+        "[[strategies]]\nname = \"mine\"\nbase = \"default\"\nmode = \"adaptive\"\n\
+         congestion = \"throttling-timeouts-and-latency\"",
+        "t",
+    )
+    .unwrap();
+    let StrategyKind::Ours { congestion, .. } = &scenario.strategies[0].kind else {
+        panic!("a retry-core strategy");
+    };
+    assert_eq!(*congestion, CongestionSignals::ThrottlingTimeoutsAndLatency);
+    // The built-in rows keep theirs: by their settings now, not by their names.
+    let row = |name: &str| match StrategySpec::named(name).unwrap().kind {
+        StrategyKind::Ours { congestion, .. } => congestion,
+        StrategyKind::Baseline { .. } => panic!("{name} is a baseline"),
+    };
+    assert_eq!(row("adaptive"), CongestionSignals::Throttling);
+    assert_eq!(
+        row("adaptive-timeouts"),
+        CongestionSignals::ThrottlingAndTimeouts
+    );
+    assert_eq!(
+        row("adaptive-latency"),
+        CongestionSignals::ThrottlingTimeoutsAndLatency
+    );
 }
