@@ -10,7 +10,7 @@
 
 use retry_core::{
     ClassifierPriority, ClassifyRetry, ErrorKind, NoHook, RetryAction, RetryLoop, RetryReason,
-    RetryStrategy,
+    RetryStrategy, Scope,
 };
 
 use crate::baseline::{BaseToken, BaselineClient};
@@ -20,8 +20,9 @@ use crate::time::{Nanos, to_duration};
 /// builds it.
 #[derive(Debug)]
 pub enum Policy {
-    /// A `retry-core` strategy (standard or adaptive), with its own or a shared scope.
-    Ours(Box<dyn RetryStrategy>),
+    /// A `retry-core` strategy (standard or adaptive), and its scope (its own or a shared one,
+    /// whose counters the run reads at its end).
+    Ours(Box<dyn RetryStrategy>, Scope),
     /// A baseline modelled in the simulator.
     Baseline(BaselineClient),
 }

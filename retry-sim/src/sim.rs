@@ -12,11 +12,7 @@ use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
 use std::sync::Arc;
 
-use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
-
-use retry_core::{
-    ErrorKind, LoadShed, RetryError, RetryReason, RetryStrategy, RetryToken, SendPermit,
-};
+use retry_core::{ErrorKind, RetryStrategy, Scope};
 
 use crate::baseline::{BaselineClient, Outcome};
 use crate::clock::SimClock;
@@ -274,7 +270,7 @@ enum Source {
 struct Engine<'a> {
     config: &'a SimConfig,
     /// Each layer's `retry-core` strategies, one per client (empty for a baseline's layer).
-    ours: &'a [Vec<Counted>],
+    ours: &'a [Vec<Box<dyn RetryStrategy>>],
     /// Each layer's baseline clients (empty for a `retry-core` layer).
     baselines: Vec<Vec<BaselineClient>>,
     now: Nanos,
@@ -323,17 +319,19 @@ pub fn run(config: &SimConfig, strategy: &StrategySpec, seed: u64) -> Result<Run
         };
         policies.push(spec.build_layer(&build, &clock, seed)?);
     }
-    let refused = Arc::new(AtomicU64::new(0));
+    let mut scopes: Vec<Scope> = Vec::new();
     let mut ours = Vec::with_capacity(policies.len());
     let mut baselines = Vec::with_capacity(policies.len());
     for layer in policies {
         let (mut strategies, mut clients) = (Vec::new(), Vec::new());
         for policy in layer {
             match policy {
-                Policy::Ours(strategy) => strategies.push(Counted {
-                    strategy,
-                    refused: Arc::clone(&refused),
-                }),
+                Policy::Ours(strategy, scope) => {
+                    if !scopes.iter().any(|known| known.same_as(&scope)) {
+                        scopes.push(scope);
+                    }
+                    strategies.push(strategy);
+                }
                 Policy::Baseline(client) => clients.push(client),
             }
         }
@@ -371,57 +369,14 @@ pub fn run(config: &SimConfig, strategy: &StrategySpec, seed: u64) -> Result<Run
         recorder: Recorder::new(windows, config.layers[0].instances, end),
     };
     engine.run(end);
-    engine.recorder.local_rejections += refused.load(AtomicOrdering::Relaxed);
+    // Calls refused locally (shed before the first attempt, or a retry whose permit was
+    // expected later than `max_wait`): the scopes count them.
+    engine.recorder.local_rejections += scopes
+        .iter()
+        .map(|scope| scope.stats().rate_limited)
+        .sum::<u64>();
     let capacity = config.faults.window_capacity(config.server.capacity());
     Ok(engine.recorder.finish(capacity))
-}
-
-/// A client's strategy, counting the calls it refuses locally (shed before the first attempt,
-/// or a retry refused because its permit was expected later than `max_wait`) for the
-/// `local_rejections` metric: a strategy of the simulator's own around `retry-core`'s.
-#[derive(Debug)]
-struct Counted {
-    strategy: Box<dyn RetryStrategy>,
-    refused: Arc<AtomicU64>,
-}
-
-impl RetryStrategy for Counted {
-    fn acquire_initial_token(&self) -> RetryToken {
-        self.strategy.acquire_initial_token()
-    }
-    fn refresh_retry_token(
-        &self,
-        token: RetryToken,
-        reason: &RetryReason,
-    ) -> Result<RetryToken, RetryError> {
-        let refreshed = self.strategy.refresh_retry_token(token, reason);
-        if let Err(RetryError::RateLimited { .. }) = refreshed {
-            self.refused.fetch_add(1, AtomicOrdering::Relaxed);
-        }
-        refreshed
-    }
-    fn record_success(&self, token: RetryToken) {
-        self.strategy.record_success(token)
-    }
-    fn acquire_send_permit(&self, token: &mut RetryToken) -> SendPermit {
-        self.strategy.acquire_send_permit(token)
-    }
-    fn shed(&self, token: &RetryToken) -> Option<LoadShed> {
-        let shed = self.strategy.shed(token);
-        if shed.is_some() {
-            self.refused.fetch_add(1, AtomicOrdering::Relaxed);
-        }
-        shed
-    }
-    fn record_failure(&self, token: RetryToken) {
-        self.strategy.record_failure(token)
-    }
-    fn record_cancelled(&self, token: RetryToken) {
-        self.strategy.record_cancelled(token)
-    }
-    fn abandon(&self, token: RetryToken) {
-        self.strategy.abandon(token)
-    }
 }
 
 /// Whether an attempt may be sent.
@@ -439,10 +394,10 @@ enum Permit {
 impl<'a> Engine<'a> {
     /// A new call's token: `retry-core`'s loop, or a baseline's token.
     fn start_token(&mut self, layer: u32, instance: u32) -> Token<'a> {
-        let ours: &'a [Vec<Counted>] = self.ours;
+        let ours: &'a [Vec<Box<dyn RetryStrategy>>] = self.ours;
         match ours[layer as usize].get(instance as usize) {
             Some(strategy) => {
-                let strategy: &'a (dyn RetryStrategy + 'static) = strategy;
+                let strategy: &'a (dyn RetryStrategy + 'static) = strategy.as_ref();
                 Token::Ours(OursLoop::new(strategy, SimClassifier, retry_core::NoHook))
             }
             None => {

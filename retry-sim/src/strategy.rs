@@ -322,13 +322,19 @@ impl StrategySpec {
                         if let Some(scope) = &shared {
                             builder = builder.scope(scope.clone());
                         }
-                        let strategy: Box<dyn retry_core::RetryStrategy> = match config.mode() {
-                            RetryMode::Adaptive => Box::new(
-                                AdaptiveStrategy::from_builder(builder).congestion(*congestion),
-                            ),
-                            _ => Box::new(builder.build()),
-                        };
-                        Policy::Ours(strategy)
+                        match config.mode() {
+                            RetryMode::Adaptive => {
+                                let strategy =
+                                    AdaptiveStrategy::from_builder(builder).congestion(*congestion);
+                                let scope = strategy.scope().clone();
+                                Policy::Ours(Box::new(strategy), scope)
+                            }
+                            _ => {
+                                let strategy = builder.build();
+                                let scope = strategy.scope().clone();
+                                Policy::Ours(Box::new(strategy), scope)
+                            }
+                        }
                     })
                     .collect())
             }

@@ -156,3 +156,22 @@ fn judging_latency_delivers_most_of_a_brownout_s_capacity() {
     );
     assert!(latency.wasted_work < 0.2, "{}", latency.wasted_work);
 }
+
+#[test]
+fn calls_refused_locally_are_counted_by_the_scopes_that_refused_them() {
+    // S3's throttling: adaptive mode sheds first attempts whose permit would come after the
+    // deadline (each client's scope counts them as rate-limited); standard mode refuses none.
+    let config = outage(FaultKind::Throttle {
+        rate: 500.0,
+        burst: 50.0,
+        retry_after: SECOND,
+    });
+    let adaptive = metrics(&config, "adaptive");
+    assert!(
+        adaptive.local_rejections > 0.0,
+        "{}",
+        adaptive.local_rejections
+    );
+    assert_eq!(metrics(&config, "default").local_rejections, 0.0);
+    assert_eq!(metrics(&config, "fixed").local_rejections, 0.0);
+}
