@@ -182,7 +182,11 @@ fn last_segment(ty: &Type) -> Option<&syn::PathSegment> {
 /// fault implied by the enum's retry keys (when the variant has none). With no retry key, a client
 /// fault is never retried (Smithy's rule).
 ///
-/// Returns `None` for a transparent item without exactly one field (a validation error).
+/// A `#[retry(with = path)]` on the item or on one of its fields replaces all of this: every
+/// method asks the function (see [`described_with`]).
+///
+/// Returns `None` for a transparent item without exactly one field, or an item with a `with` of
+/// its own without exactly one field (validation errors).
 pub(crate) fn behavior<'a, 'f>(
     own: &'f Attrs,
     inherited: Option<&Attrs>,

@@ -1,5 +1,6 @@
-//! Checks that the parsed keys make sense where they are: placement, duplicates, conflicts,
-//! `transparent` field counts and `#[retry(after)]` fields.
+//! Checks that the parsed keys make sense where they are: placement, duplicates, conflicts
+//! (`with` beside another describing key included), the field counts of `transparent` and of
+//! `#[retry(with = ...)]`, and `#[retry(after)]` fields.
 
 use super::Errors;
 use super::ast::{self, Body, Field, Input};
@@ -234,7 +235,9 @@ fn check_fields(fields: &[Field<'_>], transparent: bool, errors: &mut Errors) {
     }
 }
 
-/// Checks that need the whole item: `transparent` needs exactly one field and no `after`.
+/// Checks that need the whole item: a `with` on the item needs exactly one field, and at most
+/// one field has a `with` (see [`check_with`]); when no `with` describes the item,
+/// `transparent` needs exactly one field and no `after`.
 fn check_item(
     own: &Attrs,
     inherited: Option<&Attrs>,

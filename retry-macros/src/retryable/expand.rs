@@ -10,14 +10,16 @@
 //!     let __retry_hook = NoHook;                     // or `DynHook(&on_retry)`
 //!     let mut __retry = RetryLoop::new(__retry_strategy, __retry_classifier, __retry_hook);
 //!     loop {
-//!         __retry.ready().await;                         // backoff, send permit
+//!         __retry.ready().await;                         // backoff, send permit; with `shed`:
+//!         // if let Err(shed) = __retry.try_ready().await { return Err(from_load_shed(shed)); }
 //!         let body = <ByValueArgument as CloneArg<_, body>>::clone_arg(&body); // per attempt
 //!         let __retry_outcome = async {
 //!             if false { let fake: Result<Item, StoreError> = loop {}; return fake; }
 //!             { /* the user's body, inner attributes included */ }
 //!         }
 //!         .await;                                        // or `cut_after(timeout, async {..}, ..)`
-//!         if __retry.finish(&__retry_outcome).is_break() {  // every stop decided here
+//!         let __retry_result: &<Result<Item, StoreError> as Outcome>::Result = &__retry_outcome;
+//!         if __retry.finish(__retry_result).is_break() {  // every stop decided here
 //!             return __retry_outcome;
 //!         }
 //!     }
@@ -47,7 +49,7 @@ use super::item::{BodyKind, FnShape, RetryableFn};
 use super::lower::{ClassifierSource, Config, Setting, StrategySource};
 use super::receiver;
 use crate::diagnostics::Errors;
-pub(crate) use crate::runtime::private_module;
+use crate::runtime::private_module;
 use crate::spans::{parenthesized, respan, span_range, strip_type, user_amp};
 
 /// The function unchanged, with the errors: the user's code still type-checks on its own.
@@ -78,8 +80,11 @@ pub(crate) fn expand(function: &RetryableFn, shape: &FnShape, config: &Config) -
     let hook_local = local("__retry_hook");
     let wait = wait(shape, config, &private);
     // The outcome seen as a `Result`, through `Outcome` at the return type's tokens: a return
-    // type that is not a `Result` is reported there (as for the classifier's type, so once), and
-    // the code after it sees an error type, which raises no second error.
+    // type that is not a `Result` is reported there (as for the classifier's type, so once).
+    // The projection then stays unknown rather than an error type, so `finish` adds an E0308 at
+    // the attribute; `item::never_a_result` reports the types that are never a `Result` before
+    // expansion, which leaves the second error to aliases of them
+    // (`ui/retryable/not_a_result_alias.stderr`).
     let as_result = outcome_as_result(shape, &private);
     let result = local("__retry_result");
     let pinned = receiver.pinned();

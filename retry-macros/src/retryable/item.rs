@@ -364,8 +364,8 @@ fn async_trait_body(body: &TokenStream) -> Option<AsyncTraitBody> {
 }
 
 /// The return type as written, when it cannot be a `Result` whatever the names in scope: a
-/// tuple, reference, array, slice, `impl Trait`, or a primitive, `String`, `Option` or `Vec`.
-/// Other types (aliases of any name) are left to the type system.
+/// tuple, reference, array, slice, `impl Trait`, `!`, or a primitive, `String`, `Option` or
+/// `Vec`. Other types (aliases of any name) are left to the type system.
 fn never_a_result(ty: &Type) -> Option<String> {
     const NOT_RESULTS: &[&str] = &[
         "bool", "char", "str", "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32",
