@@ -223,6 +223,24 @@ pub(crate) enum KeyKind {
 }
 
 impl KeyKind {
+    /// Whether this key describes the error (a retry key, `fault`, `transparent` or `with`),
+    /// as opposed to placing a field (`after`) or naming the runtime (`crate`).
+    pub(crate) fn describes(&self) -> bool {
+        self.is_kind()
+            || matches!(
+                self,
+                KeyKind::Fault(_) | KeyKind::Transparent | KeyKind::With(_)
+            )
+    }
+
+    /// The function of `with = path`.
+    pub(crate) fn with_path(&self) -> Option<&Path> {
+        match self {
+            KeyKind::With(path) => Some(path),
+            _ => None,
+        }
+    }
+
     /// Whether this key says how the error is retried (`retryable`, `transient`,
     /// `throttling`, `timeout`, `never`): a variant's keys of this category replace the
     /// enum's.
@@ -344,16 +362,9 @@ impl Attrs {
         })
     }
 
-    /// Whether any key describing the error is present (a retry key, `fault`, `transparent`
-    /// or `with`).
-    pub(crate) fn describes(&self) -> bool {
-        self.keys.iter().any(|key| {
-            key.kind.is_kind()
-                || matches!(
-                    key.kind,
-                    KeyKind::Fault(_) | KeyKind::Transparent | KeyKind::With(_)
-                )
-        })
+    /// The first key describing the error (see [`KeyKind::describes`]), if any.
+    pub(crate) fn describing_key(&self) -> Option<&Key> {
+        self.keys.iter().find(|key| key.kind.describes())
     }
 }
 

@@ -133,26 +133,21 @@ fn misplaced(key: &Key, place: Place) -> Option<String> {
 
 /// Why `key` cannot be combined with the keys written before it on the same item, if it cannot.
 fn conflict(earlier: &[Key], key: &Key) -> Option<String> {
-    if let Some(message) = with_conflict(earlier, key) {
-        return Some(message);
-    }
-    let is_transparent = |key: &Key| matches!(key.kind, KeyKind::Transparent);
-    let describes = |key: &Key| key.kind.is_kind() || matches!(key.kind, KeyKind::Fault(_));
-    if is_transparent(key) {
-        if let Some(other) = earlier.iter().find(|other| describes(other)) {
-            return Some(format!(
-                "`transparent` delegates every method to the field, so it cannot be combined \
-                 with `{}`; remove `{}` or `transparent`",
-                other.written(),
-                other.written()
-            ));
-        }
-    } else if describes(key) && earlier.iter().any(is_transparent) {
+    if let Some((with, other)) = beside(earlier, key, |kind| matches!(kind, KeyKind::With(_))) {
         return Some(format!(
-            "`transparent` delegates every method to the field, so it cannot be combined \
-             with `{}`; remove `{}` or `transparent`",
-            key.written(),
-            key.written()
+            "`{}` describes the error through its function, so it cannot be combined with \
+             `{}`; remove `{}` or `with`",
+            with.written(),
+            other.written(),
+            other.written()
+        ));
+    }
+    if let Some((_, other)) = beside(earlier, key, |kind| matches!(kind, KeyKind::Transparent)) {
+        return Some(format!(
+            "`transparent` delegates every method to the field, so it cannot be combined with \
+             `{}`; remove `{}` or `transparent`",
+            other.written(),
+            other.written()
         ));
     }
     let never = |key: &Key| matches!(key.kind, KeyKind::Never);
@@ -174,26 +169,20 @@ fn conflict(earlier: &[Key], key: &Key) -> Option<String> {
     ))
 }
 
-/// `with = f` describes the item through `f` alone: no other describing key beside it.
-fn with_conflict(earlier: &[Key], key: &Key) -> Option<String> {
-    let is_with = |key: &Key| matches!(key.kind, KeyKind::With(_));
-    let describes = |key: &Key| {
-        key.kind.is_kind() || matches!(key.kind, KeyKind::Fault(_) | KeyKind::Transparent)
-    };
-    let (with, other) = if is_with(key) {
-        (key, earlier.iter().find(|other| describes(other))?)
-    } else if describes(key) {
-        (earlier.iter().find(|other| is_with(other))?, key)
+/// A key that describes the item alone (of a kind `alone` accepts: `with`, `transparent`) and
+/// another describing key beside it, `key` being one of the two and the other written before it.
+fn beside<'k>(
+    earlier: &'k [Key],
+    key: &'k Key,
+    alone: fn(&KeyKind) -> bool,
+) -> Option<(&'k Key, &'k Key)> {
+    if alone(&key.kind) {
+        Some((key, earlier.iter().find(|other| other.kind.describes())?))
+    } else if key.kind.describes() {
+        Some((earlier.iter().find(|other| alone(&other.kind))?, key))
     } else {
-        return None;
-    };
-    Some(format!(
-        "`{}` describes the error through its function, so it cannot be combined with `{}`; \
-         remove `{}` or `with`",
-        with.written(),
-        other.written(),
-        other.written()
-    ))
+        None
+    }
 }
 
 /// Keys on fields; `#[retry(after)]` fields: right type (unless the item is transparent, which
@@ -331,13 +320,7 @@ fn check_with(own: &Attrs, fields: &[Field<'_>], what: &str, errors: &mut Errors
                      earlier field already is; remove this one"
                 ),
             );
-        } else if let Some(own_key) = own.keys.iter().find(|key| {
-            key.kind.is_kind()
-                || matches!(
-                    key.kind,
-                    KeyKind::Fault(_) | KeyKind::Transparent | KeyKind::With(_)
-                )
-        }) {
+        } else if let Some(own_key) = own.describing_key() {
             errors.spanned(
                 with,
                 format!(
