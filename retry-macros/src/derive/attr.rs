@@ -6,7 +6,7 @@
 //! `valid`.
 
 use super::Errors;
-use crate::diagnostics::closest;
+use crate::diagnostics::{closest, written};
 use crate::list::{self, ListSyntax};
 use proc_macro2::{Ident, TokenStream};
 use quote::{ToTokens, quote};
@@ -292,10 +292,7 @@ impl Key {
     pub(crate) fn written(&self) -> String {
         match &self.kind {
             KeyKind::Fault(side) => format!("fault = \"{side}\""),
-            KeyKind::With(path) => format!(
-                "with = {}",
-                path.to_token_stream().to_string().replace(' ', "")
-            ),
+            KeyKind::With(path) => format!("with = {}", written(path)),
             _ => self.name(),
         }
     }
@@ -420,7 +417,7 @@ fn parse_key(meta: &ParseNestedMeta<'_>, errors: &mut Errors) -> syn::Result<Opt
         ident.and_then(|ident| Some((ident, KEYS.iter().find(|def| ident == def.name)?)))
     else {
         let rest = skip_value(meta)?;
-        let written = path.to_token_stream().to_string().replace(' ', "");
+        let written = written(path);
         let suggestion = ident
             .and_then(|_| suggest(&written))
             .map(|known| format!(" (did you mean `{known}`?)"))

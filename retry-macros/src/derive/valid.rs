@@ -5,7 +5,7 @@
 use super::Errors;
 use super::ast::{self, Body, Field, Input};
 use super::attr::{Attrs, Key, KeyKind};
-use quote::ToTokens;
+use crate::diagnostics::written;
 
 /// Where a set of keys was written.
 #[derive(Clone, Copy)]
@@ -195,12 +195,7 @@ fn check_fields(fields: &[Field<'_>], transparent: bool, errors: &mut Errors) {
             continue;
         };
         if !transparent && field.after_type().is_none() {
-            let ty = field
-                .ty
-                .to_token_stream()
-                .to_string()
-                .replace(" < ", "<")
-                .replace(" >", ">");
+            let ty = written(field.ty);
             errors.spanned(
                 field.ty,
                 format!(

@@ -4,14 +4,13 @@
 //! left to the type system, see `Outcome` in the runtime).
 
 use proc_macro2::{Delimiter, Span, TokenStream, TokenTree};
-use quote::ToTokens;
 use syn::parse::{ParseStream, Parser};
 use syn::{
     Attribute, FnArg, GenericArgument, PathArguments, Receiver, ReceiverKind, ReturnType,
     Signature, Token, Type, TypeParamBound, Visibility, braced,
 };
 
-use crate::diagnostics::Errors;
+use crate::diagnostics::{Errors, written};
 use crate::spans::strip_type;
 
 /// The function as written. The body is kept as tokens, inner attributes included (not parsed
@@ -388,12 +387,7 @@ fn never_a_result(ty: &Type) -> Option<String> {
         }
         _ => false,
     };
-    never.then(|| {
-        ty.to_token_stream()
-            .to_string()
-            .replace(" < ", "<")
-            .replace(" >", ">")
-    })
+    never.then(|| written(ty))
 }
 
 /// The `E` of a return type written `Result<T, E>`, to point at it when it lacks `RetryInfo`.
