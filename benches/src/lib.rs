@@ -98,10 +98,9 @@ pub static STATIC_STRATEGY: LazyLock<StandardStrategy> =
 ///
 /// * `op_retryable(x)`: [`op`] configured like [`success_config`] (the default configuration),
 ///   in the process-wide scope `bench-retryable`;
-/// * `op_retryable_classic(x)`: the same in the scope `bench-retryable-classic`, which
-///   [`prepare_retryable_scopes`] creates from [`classic_success_config`]: the AWS classic
-///   preset's fixed quota (a scope keeps the configuration it was created with, and the
-///   quota is all that differs on the success path);
+/// * `op_retryable_classic(x)`: the same on `preset = "aws-classic"` ([`classic_success_config`]'s
+///   settings) in the scope `bench-retryable-classic`: the classic preset's fixed quota is all
+///   that differs on the success path;
 /// * `op_retryable_static(x)`: [`op`] under `strategy = *STATIC_STRATEGY`;
 /// * `flaky_retryable(calls, succeed_at, x)`: [`flaky`] configured like
 ///   [`zero_backoff_config`] (call [`prepare_retryable_scopes`] first, so that its scope gets
@@ -124,8 +123,9 @@ macro_rules! retryable_ops {
             $crate::op(x).await
         }
 
-        /// `op_retryable` in a scope with the classic preset's quota (`prepare_retryable_scopes`).
+        /// `op_retryable` on the classic preset (its fixed quota of 500).
         #[::retry_core::retryable(
+            preset = "aws-classic",
             max_attempts = 3,
             initial_backoff = "100ms",
             max_backoff = "20s",
@@ -167,13 +167,12 @@ pub mod other_crate {
     crate::retryable_ops!();
 }
 
-/// Creates the process-wide scopes of [`retryable_ops!`] whose configuration is not the
-/// attribute's before their first call (a named scope keeps the configuration it was created
+/// Creates the process-wide scope of [`retryable_ops!`] whose configuration is not the
+/// attribute's before its first call (a named scope keeps the configuration it was created
 /// with): `flaky_retryable`'s from [`zero_backoff_config`], so that its quota never runs out
-/// during a benchmark, and `op_retryable_classic`'s from [`classic_success_config`].
+/// during a benchmark.
 pub fn prepare_retryable_scopes() {
     Scope::named("bench-retryable-zero", &zero_backoff_config());
-    Scope::named("bench-retryable-classic", &classic_success_config());
 }
 
 /// The success-path configuration: the default configuration with [`MAX_ATTEMPTS`] attempts,

@@ -7,6 +7,8 @@
 
 use std::time::Instant;
 
+use examples::http_demo::{self, Reply, status};
+
 // ANCHOR: readme
 use retry_core::{CheckStatus, HttpStatusError, RetryInfo, retryable};
 
@@ -48,21 +50,21 @@ impl Catalog {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let addr = examples::http_demo::serve(vec![
+    let server = http_demo::serve_paths(vec![
         (
             "/items/7",
             vec![
-                (503, Some("1"), ""),
-                (429, None, ""),
-                (200, None, "a teapot"),
+                status(503, Some(("retry-after", "1"))),
+                status(429, None),
+                Reply::Ok("a teapot"),
             ],
         ),
-        ("/items/0", vec![(404, None, "")]),
+        ("/items/0", vec![status(404, None)]),
     ])
     .await?;
     let catalog = Catalog {
         client: reqwest::Client::new(),
-        base: format!("http://{addr}"),
+        base: server.url(""),
     };
 
     for id in [7, 0] {

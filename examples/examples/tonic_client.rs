@@ -7,7 +7,7 @@
 
 use std::time::Instant;
 
-use examples::grpc_demo::{self, GetRequest};
+use examples::grpc_demo::{self, GetRequest, Reply};
 use tonic::Code;
 
 // ANCHOR: readme
@@ -42,14 +42,14 @@ impl Store {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let addr = grpc_demo::serve(vec![
-        Err((Code::Unavailable, None)),
-        Err((Code::ResourceExhausted, Some("300"))),
-        Ok("42"),
-        Err((Code::NotFound, None)),
+    let server = grpc_demo::serve(vec![
+        Reply::Fail(Code::Unavailable, None),
+        Reply::Fail(Code::ResourceExhausted, Some("300")),
+        Reply::Value("42"),
+        Reply::Fail(Code::NotFound, None),
     ])
     .await?;
-    let channel = Channel::from_shared(format!("http://{addr}"))?.connect_lazy();
+    let channel = Channel::from_shared(server.uri())?.connect_lazy();
     let store = Store {
         kv: KvClient::new(channel),
     };

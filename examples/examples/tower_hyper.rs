@@ -8,6 +8,8 @@
 
 use std::time::Instant;
 
+use examples::http_demo::{self, Reply, status};
+
 // ANCHOR: readme
 use std::time::Duration;
 
@@ -46,19 +48,19 @@ fn inventory_client()
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     use tower::ServiceExt;
 
-    let addr = examples::http_demo::serve(vec![(
+    let server = http_demo::serve_paths(vec![(
         "/stock/42",
         vec![
-            (503, Some("1"), ""),
-            (502, None, ""),
-            (200, None, "17 in stock"),
+            status(503, Some(("retry-after", "1"))),
+            status(502, None),
+            Reply::Ok("17 in stock"),
         ],
     )])
     .await?;
     let client = inventory_client()?;
     for path in ["/stock/42", "/stock/0"] {
         let started = Instant::now();
-        let request = http::Request::get(format!("http://{addr}{path}")).body(Full::default())?;
+        let request = http::Request::get(server.url(path)).body(Full::default())?;
         let response = client.clone().oneshot(request).await?;
         println!(
             "GET {path}: {} after {:.1?}",

@@ -1,5 +1,5 @@
-//! A demo gRPC service for the tonic example, written by hand as tonic's code generator would
-//! write it from this `.proto` (so the example needs no `protoc`):
+//! The demo gRPC service `Kv`, written by hand as tonic's code generator would write it from
+//! this `.proto` (so neither the examples nor the tests need `protoc`):
 //!
 //! ```text
 //! service Kv { rpc Get(GetRequest) returns (GetReply); }
@@ -7,21 +7,28 @@
 //! message GetReply { string value = 1; }
 //! ```
 //!
-//! [`serve`] starts a server on loopback whose answers follow a script; [`KvClient`] is the
-//! generated client's shape.
+//! [`serve`] starts a server on loopback whose answers follow a script and which records when
+//! each call arrived; [`KvClient`] is the generated client's shape. The tonic example and the
+//! tonic integration tests run against it.
 
 use std::convert::Infallible;
 use std::future::Future;
+use std::io;
 use std::net::SocketAddr;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
+use tonic::metadata::MetadataValue;
 use tonic::{Code, Status};
+
+use crate::arrivals::Arrivals;
+use crate::script::Script;
 
 /// The request message.
 #[derive(Clone, PartialEq, prost::Message)]
@@ -41,6 +48,9 @@ pub struct GetReply {
 
 /// The method's path.
 const GET_PATH: &str = "/kv.Kv/Get";
+
+/// The metadata key of the server's retry pushback (gRFC A6).
+const PUSHBACK_KEY: &str = "grpc-retry-pushback-ms";
 
 /// A client of `Kv` over any gRPC transport (a `Channel`, or a `Channel` under layers).
 #[derive(Debug, Clone)]
@@ -62,12 +72,13 @@ where
         }
     }
 
-    /// `rpc Get`.
+    /// `rpc Get`. A transport that fails before the call fails it with the status that error
+    /// carries (`Status::from_error`), `UNKNOWN` if none.
     pub async fn get(&mut self, request: GetRequest) -> Result<tonic::Response<GetReply>, Status> {
         self.inner
             .ready()
             .await
-            .map_err(|error| Status::unknown(format!("service not ready: {}", error.into())))?;
+            .map_err(|error| Status::from_error(error.into()))?;
         let path = http::uri::PathAndQuery::from_static(GET_PATH);
         self.inner
             .unary(
@@ -79,55 +90,84 @@ where
     }
 }
 
-/// One scripted answer: a value, or a status code with an optional `grpc-retry-pushback-ms`.
-pub type Answer = Result<&'static str, (Code, Option<&'static str>)>;
-
-/// The server's state: its script and how many calls it answered.
-struct Script {
-    answers: Vec<Answer>,
-    calls: Mutex<usize>,
+/// One scripted reply of the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reply {
+    /// A `GetReply` with this value.
+    Value(&'static str),
+    /// The status `Code` with the message "scripted" and, if given, this
+    /// `grpc-retry-pushback-ms`, sent as written (a negative or malformed pushback included).
+    Fail(Code, Option<&'static str>),
 }
 
-impl Script {
-    fn next(&self) -> Answer {
-        let mut calls = self
-            .calls
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        *calls += 1;
-        self.answers
-            .get(*calls - 1)
-            .or(self.answers.last())
-            .copied()
-            .unwrap_or(Ok(""))
-    }
-
-    async fn get(
-        &self,
-        request: tonic::Request<GetRequest>,
-    ) -> Result<tonic::Response<GetReply>, Status> {
-        match self.next() {
-            Ok(value) => Ok(tonic::Response::new(GetReply {
-                value: format!("{}={value}", request.into_inner().key),
+impl Reply {
+    /// What the method returns for this reply; a pushback that is no ASCII metadata value is
+    /// `InvalidInput`.
+    fn answer(self) -> io::Result<Result<GetReply, Status>> {
+        match self {
+            Reply::Value(value) => Ok(Ok(GetReply {
+                value: value.to_owned(),
             })),
-            Err((code, pushback)) => {
-                let mut status = Status::new(code, "scripted failure");
-                if let Some(pushback) = pushback.and_then(|ms| ms.parse().ok()) {
-                    status
-                        .metadata_mut()
-                        .insert("grpc-retry-pushback-ms", pushback);
+            Reply::Fail(code, pushback) => {
+                let mut status = Status::new(code, "scripted");
+                if let Some(pushback) = pushback {
+                    let value = MetadataValue::try_from(pushback).map_err(|_| {
+                        io::Error::new(
+                            io::ErrorKind::InvalidInput,
+                            format!("pushback {pushback:?} is not an ASCII metadata value"),
+                        )
+                    })?;
+                    status.metadata_mut().insert(PUSHBACK_KEY, value);
                 }
-                Err(status)
+                Ok(Err(status))
             }
         }
     }
 }
 
+/// A running `Kv` server: its address and when each call arrived.
+#[derive(Clone)]
+pub struct GrpcServer {
+    addr: SocketAddr,
+    state: Arc<State>,
+}
+
+impl GrpcServer {
+    /// `http://127.0.0.1:port`, for `Channel::from_shared`.
+    pub fn uri(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// How many calls arrived.
+    pub fn hits(&self) -> usize {
+        self.state.arrivals.count()
+    }
+
+    /// The time between consecutive calls, on tokio's clock (virtual under a paused clock).
+    pub fn gaps(&self) -> Vec<Duration> {
+        self.state.arrivals.gaps()
+    }
+}
+
+/// The server's state: its script and the arrival times.
+struct State {
+    script: Script<Result<GetReply, Status>>,
+    arrivals: Arrivals,
+}
+
+impl State {
+    /// `rpc Get`: notes the arrival and answers the script's next reply.
+    fn get(&self) -> Result<tonic::Response<GetReply>, Status> {
+        self.arrivals.record();
+        self.script.next().clone().map(tonic::Response::new)
+    }
+}
+
 /// The server's tower service: what tonic's generated `KvServer` does for one unary method.
 #[derive(Clone)]
-struct KvServer(Arc<Script>);
+struct KvService(Arc<State>);
 
-impl tower::Service<http::Request<Incoming>> for KvServer {
+impl tower::Service<http::Request<Incoming>> for KvService {
     type Response = http::Response<tonic::body::Body>;
     type Error = Infallible;
     type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Infallible>> + Send>>;
@@ -137,14 +177,14 @@ impl tower::Service<http::Request<Incoming>> for KvServer {
     }
 
     fn call(&mut self, request: http::Request<Incoming>) -> Self::Future {
-        let script = Arc::clone(&self.0);
+        let state = Arc::clone(&self.0);
         Box::pin(async move {
             if request.uri().path() != GET_PATH {
                 return Ok(Status::unimplemented("no such method").into_http());
             }
-            let method = tower::service_fn(move |request| {
-                let script = Arc::clone(&script);
-                async move { script.get(request).await }
+            let method = tower::service_fn(move |_: tonic::Request<GetRequest>| {
+                let answer = state.get();
+                async move { answer }
             });
             let mut grpc = tonic::server::Grpc::new(tonic_prost::ProstCodec::default());
             Ok(grpc.unary(method, request).await)
@@ -152,18 +192,38 @@ impl tower::Service<http::Request<Incoming>> for KvServer {
     }
 }
 
-/// Starts a `Kv` server (HTTP/2 without TLS) on 127.0.0.1 that answers `answers` in order (the
-/// last one repeats). Returns its address.
-pub async fn serve(answers: Vec<Answer>) -> std::io::Result<SocketAddr> {
+/// Starts a `Kv` server (HTTP/2 without TLS) on 127.0.0.1, on a port the system picks, that
+/// answers `script` in order (the last reply repeats). An empty script or a pushback that is no
+/// ASCII metadata value is `InvalidInput`.
+///
+/// ```no_run
+/// # async fn demo() -> std::io::Result<()> {
+/// use examples::grpc_demo::{Reply, serve};
+///
+/// let server = serve(vec![
+///     Reply::Fail(tonic::Code::Unavailable, Some("100")),
+///     Reply::Value("42"),
+/// ])
+/// .await?;
+/// println!("Kv listens on {}", server.uri());
+/// # Ok(())
+/// # }
+/// ```
+pub async fn serve(script: Vec<Reply>) -> io::Result<GrpcServer> {
+    let answers = script
+        .into_iter()
+        .map(Reply::answer)
+        .collect::<io::Result<_>>()?;
+    let state = Arc::new(State {
+        script: Script::new(answers)?,
+        arrivals: Arrivals::default(),
+    });
     let listener = TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
-    let server = KvServer(Arc::new(Script {
-        answers,
-        calls: Mutex::new(0),
-    }));
+    let service = KvService(Arc::clone(&state));
     tokio::spawn(async move {
         while let Ok((stream, _)) = listener.accept().await {
-            let service = TowerToHyperService::new(server.clone());
+            let service = TowerToHyperService::new(service.clone());
             tokio::spawn(async move {
                 // A client that goes away ends the connection: nothing to report.
                 let _ = hyper::server::conn::http2::Builder::new(TokioExecutor::new())
@@ -172,5 +232,5 @@ pub async fn serve(answers: Vec<Answer>) -> std::io::Result<SocketAddr> {
             });
         }
     });
-    Ok(addr)
+    Ok(GrpcServer { addr, state })
 }

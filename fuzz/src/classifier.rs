@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicI64, AtomicU32, Ordering};
 use std::time::SystemTime;
 
 use http::{Response, StatusCode};
-use retry_core::{ClassifyRetry, ErrorKind, HttpStatusClassifier, RetryAction};
+use retry_core::{ClassifyRetry, ErrorKind, HttpStatusClassifier, RetryAction, RetryAfter};
 
 use crate::{lines, retry_after};
 
@@ -28,24 +28,26 @@ fn input_clock() -> SystemTime {
 /// smithy-rs `aws-smithy-runtime`).
 const DEFAULT_RETRYABLE: [u16; 4] = [500, 502, 503, 504];
 
-/// The verdict on `status` with `retryable` codes and the `delay` the headers ask for:
+/// The verdict on `status` with `retryable` codes and what the headers ask for (`retry_after`):
 /// 429 is throttling whatever the list; a listed 5xx is a server error, any other listed code a
-/// client error; anything else indicates nothing.
-pub fn expected(status: u16, retryable: &[u16], delay: Option<std::time::Duration>) -> RetryAction {
+/// client error; anything else indicates nothing. A retry asked for more than a day away is
+/// forbidden; an unreadable or absent header leaves the client's own backoff.
+pub fn expected(status: u16, retryable: &[u16], retry_after: RetryAfter) -> RetryAction {
     let kind = match status {
         429 => ErrorKind::Throttling,
         _ if !retryable.contains(&status) => return RetryAction::NoActionIndicated,
         500..=599 => ErrorKind::Server,
         _ => ErrorKind::Client,
     };
-    match delay {
-        Some(delay) => RetryAction::retryable_after(kind, delay),
-        None => RetryAction::retryable(kind),
+    match retry_after {
+        RetryAfter::After(delay) => RetryAction::retryable_after(kind, delay),
+        RetryAfter::TooLong => RetryAction::RetryForbidden,
+        _ => RetryAction::retryable(kind),
     }
 }
 
-/// The classifier's verdict on the input's response equals [`expected`] with the delay of
-/// [`retry_after::expected`]; an `Err` outcome indicates nothing. `None` when the input's
+/// The classifier's verdict on the input's response equals [`expected`] with what
+/// [`retry_after::expected`] reads; an `Err` outcome indicates nothing. `None` when the input's
 /// status, list or clock is unusable.
 pub fn check(data: &[u8]) -> Option<()> {
     let now = retry_after::now_of(data)?;
@@ -79,11 +81,7 @@ pub fn check(data: &[u8]) -> Option<()> {
     *response.status_mut() = status_code;
     *response.headers_mut() = headers.clone();
 
-    let want = expected(
-        status,
-        &retryable,
-        retry_after::expected(&headers, now).delay(),
-    );
+    let want = expected(status, &retryable, retry_after::expected(&headers, now));
     let ok: Result<_, ()> = Ok(response);
     assert_eq!(
         classifier.classify(&ok),

@@ -54,7 +54,7 @@ fn measure(config: &SimConfig, strategy: &str) -> (f64, f64) {
 }
 
 fn within_1_percent(measured: f64, analytic: f64) -> bool {
-    (measured / analytic - 1.0).abs() <= 0.01
+    (measured / analytic - 1.0).abs() <= goals::S0_TOLERANCE
 }
 
 fn assert_within_1_percent(measured: f64, analytic: f64, what: &str) {

@@ -283,11 +283,13 @@ fn classify_503(map: &HeaderMap, now: (i64, u32)) -> RetryAction {
         .classify(&outcome)
 }
 
-/// The classifier's verdict on a 503 that asks for `delay`.
-fn server_error_after(delay: Option<Duration>) -> RetryAction {
-    match delay {
-        Some(delay) => RetryAction::retryable_after(ErrorKind::Server, delay),
-        None => RetryAction::retryable(ErrorKind::Server),
+/// The classifier's verdict on a 503 whose headers say `retry_after`: the delay, no retry when
+/// it is more than a day away, the client's own backoff when unreadable or absent.
+fn server_error_verdict(retry_after: RetryAfter) -> RetryAction {
+    match retry_after {
+        RetryAfter::After(delay) => RetryAction::retryable_after(ErrorKind::Server, delay),
+        RetryAfter::TooLong => RetryAction::RetryForbidden,
+        RetryAfter::Invalid | RetryAfter::Absent => RetryAction::retryable(ErrorKind::Server),
     }
 }
 
@@ -335,7 +337,7 @@ proptest! {
             .map(|s| Duration::from_secs(u64::try_from(s).expect("at most a day")));
         prop_assert_eq!(parse_retry_after(&map, system_time(now)), expected, "{:?}", value);
         prop_assert_eq!(outcome(&map, now), well_formed(expected), "{:?}", value);
-        prop_assert_eq!(classify_503(&map, now), server_error_after(expected));
+        prop_assert_eq!(classify_503(&map, now), server_error_verdict(well_formed(expected)));
     }
 
     #[test]
@@ -362,7 +364,7 @@ proptest! {
         prop_assert_eq!(parse_retry_after(&map, system_time(now)), expected, "{:?}", value);
         // Either header's delay, else too long: both values are well-formed.
         prop_assert_eq!(outcome(&map, now), well_formed(expected), "{:?}", value);
-        prop_assert_eq!(classify_503(&map, now), server_error_after(expected));
+        prop_assert_eq!(classify_503(&map, now), server_error_verdict(well_formed(expected)));
     }
 
     #[test]
@@ -417,7 +419,7 @@ proptest! {
             None => RetryAfter::Invalid,
         };
         prop_assert_eq!(outcome(&map, now), expected_outcome, "{:?} at {:?}", text, now);
-        prop_assert_eq!(classify_503(&map, now), server_error_after(expected));
+        prop_assert_eq!(classify_503(&map, now), server_error_verdict(expected_outcome));
     }
 
     #[test]

@@ -3,12 +3,11 @@
 //! enum with `#[retry(transparent)]`. The server runs in the test's runtime with tokio's clock
 //! paused, so every wait (backoff, `Retry-After`, timeouts) passes in virtual time.
 
-mod http_server;
-
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use http_server::{Reply, refused_addr, serve, status};
+use examples::http_demo::{Reply, serve, status};
+use examples::refused_addr;
 use retry_core::{
     CheckStatus, HttpStatusError, Retry, RetryAfter, RetryConfig, RetryEvent, RetryInfo,
     RetrySafety, StandardStrategy, retryable,
@@ -79,7 +78,8 @@ async fn a_503_with_retry_after_seconds_is_retried_after_at_least_that_long() {
         status(503, Some(("retry-after", "1"))),
         Reply::Ok("fresh"),
     ])
-    .await;
+    .await
+    .expect("serve");
     let (outcome, retries) = fetch_retried(&strategy(), &server.url("/item")).await;
     assert_eq!(outcome.expect("second attempt succeeds"), "fresh");
     assert_eq!((server.hits(), retries), (2, 1));
@@ -91,7 +91,9 @@ async fn a_503_with_retry_after_seconds_is_retried_after_at_least_that_long() {
 #[tokio::test(start_paused = true)]
 async fn a_429_with_an_http_date_is_throttling_and_waits_for_the_date() {
     let strategy = strategy();
-    let server = serve(vec![Reply::StatusRetryAt(429, 2), Reply::Ok("fresh")]).await;
+    let server = serve(vec![Reply::StatusRetryAt(429, 2), Reply::Ok("fresh")])
+        .await
+        .expect("serve");
     let (outcome, _) = fetch_retried(&strategy, &server.url("/item")).await;
     assert_eq!(outcome.expect("second attempt succeeds"), "fresh");
     assert_eq!(server.hits(), 2);
@@ -112,7 +114,8 @@ async fn x_amz_retry_after_milliseconds_are_honoured() {
         status(500, Some(("x-amz-retry-after", "1500"))),
         Reply::Ok("fresh"),
     ])
-    .await;
+    .await
+    .expect("serve");
     let (outcome, _) = fetch_retried(&strategy(), &server.url("/item")).await;
     assert_eq!(outcome.expect("second attempt succeeds"), "fresh");
     assert!(server.gaps()[0] >= Duration::from_millis(1500));
@@ -120,7 +123,7 @@ async fn x_amz_retry_after_milliseconds_are_honoured() {
 
 #[tokio::test(start_paused = true)]
 async fn a_404_is_returned_at_once_unchanged() {
-    let server = serve(vec![status(404, None)]).await;
+    let server = serve(vec![status(404, None)]).await.expect("serve");
     let (outcome, retries) = fetch_retried(&strategy(), &server.url("/missing")).await;
     let error = the_status_error(outcome);
     assert_eq!(error.status(), 404);
@@ -129,7 +132,9 @@ async fn a_404_is_returned_at_once_unchanged() {
 
 #[tokio::test(start_paused = true)]
 async fn when_attempts_run_out_the_last_error_is_returned_unchanged() {
-    let server = serve(vec![status(503, Some(("retry-after", "1")))]).await;
+    let server = serve(vec![status(503, Some(("retry-after", "1")))])
+        .await
+        .expect("serve");
     let (outcome, retries) = fetch_retried(&strategy(), &server.url("/item")).await;
     let error = the_status_error(outcome);
     assert_eq!(error.status(), 503);
@@ -149,7 +154,9 @@ async fn when_attempts_run_out_the_last_error_is_returned_unchanged() {
 #[tokio::test(start_paused = true)]
 async fn a_retry_after_too_long_stops_at_once_and_garbage_is_ignored() {
     for huge in ["86401", "99999999999999999999999999999999"] {
-        let server = serve(vec![status(503, Some(("retry-after", huge)))]).await;
+        let server = serve(vec![status(503, Some(("retry-after", huge)))])
+            .await
+            .expect("serve");
         let (outcome, _) = fetch_retried(&strategy(), &server.url("/item")).await;
         let error = the_status_error(outcome);
         assert_eq!(error.retry_after_header(), RetryAfter::TooLong, "{huge}");
@@ -160,7 +167,8 @@ async fn a_retry_after_too_long_stops_at_once_and_garbage_is_ignored() {
         503,
         vec![("retry-after", "Fri, 31 Dec 9999 23:59:59 GMT".into())],
     )])
-    .await;
+    .await
+    .expect("serve");
     let (outcome, _) = fetch_retried(&strategy(), &server.url("/item")).await;
     assert_eq!(
         the_status_error(outcome).retry_after_header(),
@@ -172,7 +180,8 @@ async fn a_retry_after_too_long_stops_at_once_and_garbage_is_ignored() {
         status(503, Some(("retry-after", "soon"))),
         Reply::Ok("ok"),
     ])
-    .await;
+    .await
+    .expect("serve");
     let (outcome, _) = fetch_retried(&strategy(), &server.url("/item")).await;
     assert_eq!(outcome.expect("retried with the client's backoff"), "ok");
     assert_eq!(
@@ -188,7 +197,8 @@ async fn a_retry_after_too_long_stops_at_once_and_garbage_is_ignored() {
         ),
         Reply::Ok("ok"),
     ])
-    .await;
+    .await
+    .expect("serve");
     let (outcome, _) = fetch_retried(&strategy(), &server.url("/item")).await;
     assert_eq!(outcome.expect("a date in the past: retry now"), "ok");
     assert_eq!(server.gaps()[0], Duration::from_millis(10));
@@ -203,7 +213,7 @@ async fn a_slow_server_times_out_and_timeouts_are_retried_at_their_cost() {
             .build()
             .expect("valid config"),
     );
-    let server = serve(vec![Reply::Hang]).await;
+    let server = serve(vec![Reply::Hang]).await.expect("serve");
     let client = reqwest::Client::builder()
         .pool_max_idle_per_host(0)
         .timeout(Duration::from_millis(200))
@@ -226,7 +236,7 @@ async fn a_slow_server_times_out_and_timeouts_are_retried_at_their_cost() {
 
 #[tokio::test(start_paused = true)]
 async fn a_refused_connection_is_retried() {
-    let url = format!("http://{}/item", refused_addr().await);
+    let url = format!("http://{}/item", refused_addr().await.expect("loopback"));
     let (outcome, retries) = fetch_retried(&strategy(), &url).await;
     let Err(ApiError::Http(error)) = outcome else {
         panic!("expected a connect error, got {outcome:?}");
@@ -283,7 +293,8 @@ async fn status_errors_from_error_for_status_follow_the_status() {
         status(429, None),
         status(409, None),
     ])
-    .await;
+    .await
+    .expect("serve");
     let client = client();
     let mut errors = Vec::new();
     for _ in 0..3 {
@@ -328,7 +339,8 @@ async fn a_retryable_method_over_reqwest() {
         status(429, Some(("retry-after", "1"))),
         Reply::Ok("item 7"),
     ])
-    .await;
+    .await
+    .expect("serve");
     let api = Api {
         client: client(),
         base: server.url(""),

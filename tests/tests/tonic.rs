@@ -3,12 +3,11 @@
 //! `#[retry(transparent)]`, and `RetryLayer` under a tonic client over a `Channel`. The server
 //! runs in the test's runtime with tokio's clock paused: every wait passes in virtual time.
 
-mod grpc_server;
-
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use grpc_server::{GrpcServer, Reply, get, serve};
+use examples::grpc_demo::{GetRequest, GrpcServer, KvClient, Reply, serve};
+use examples::refused_addr;
 use retry_core::{Retry, RetryConfig, RetryEvent, RetryInfo, StandardStrategy};
 use tonic::Code;
 use tonic::transport::Endpoint;
@@ -41,9 +40,20 @@ fn channel(server: &GrpcServer) -> Channel {
         .connect_lazy()
 }
 
+/// The `Get` request for `key`.
+fn request(key: &str) -> GetRequest {
+    GetRequest {
+        key: key.to_owned(),
+    }
+}
+
 /// One attempt of the client's `get`.
 async fn get_value(channel: Channel, key: &str) -> Result<String, KvError> {
-    let value = get(channel, key).await?;
+    let value = KvClient::new(channel)
+        .get(request(key))
+        .await?
+        .into_inner()
+        .value;
     if value.is_empty() {
         return Err(KvError::Empty(key.to_owned()));
     }
@@ -79,7 +89,8 @@ async fn unavailable_is_retried() {
         Reply::Fail(Code::Unavailable, None),
         Reply::Value("v"),
     ])
-    .await;
+    .await
+    .expect("serve");
     let (outcome, retries) = get_retried(&strategy(), &server).await;
     assert_eq!(outcome.expect("second attempt succeeds"), "v");
     assert_eq!((server.hits(), retries), (2, 1));
@@ -92,7 +103,8 @@ async fn resource_exhausted_waits_for_the_pushback_as_throttling() {
         Reply::Fail(Code::ResourceExhausted, Some("1500")),
         Reply::Value("v"),
     ])
-    .await;
+    .await
+    .expect("serve");
     let (outcome, _) = get_retried(&strategy, &server).await;
     assert_eq!(outcome.expect("second attempt succeeds"), "v");
     let gap = server.gaps()[0];
@@ -105,7 +117,9 @@ async fn resource_exhausted_waits_for_the_pushback_as_throttling() {
 
 #[tokio::test(start_paused = true)]
 async fn not_found_is_returned_unchanged_at_once() {
-    let server = serve(vec![Reply::Fail(Code::NotFound, None), Reply::Value("v")]).await;
+    let server = serve(vec![Reply::Fail(Code::NotFound, None), Reply::Value("v")])
+        .await
+        .expect("serve");
     let (outcome, retries) = get_retried(&strategy(), &server).await;
     let status = the_status(outcome);
     assert_eq!(
@@ -122,7 +136,8 @@ async fn a_negative_or_malformed_pushback_means_do_not_retry() {
             Reply::Fail(Code::Unavailable, Some(pushback)),
             Reply::Value("v"),
         ])
-        .await;
+        .await
+        .expect("serve");
         let (outcome, _) = get_retried(&strategy(), &server).await;
         let status = the_status(outcome);
         assert_eq!(status.code(), Code::Unavailable);
@@ -132,7 +147,9 @@ async fn a_negative_or_malformed_pushback_means_do_not_retry() {
 
 #[tokio::test(start_paused = true)]
 async fn when_attempts_run_out_the_last_status_is_returned() {
-    let server = serve(vec![Reply::Fail(Code::Unavailable, Some("200"))]).await;
+    let server = serve(vec![Reply::Fail(Code::Unavailable, Some("200"))])
+        .await
+        .expect("serve");
     let (outcome, retries) = get_retried(&strategy(), &server).await;
     let status = the_status(outcome);
     assert_eq!(status.code(), Code::Unavailable);
@@ -148,11 +165,7 @@ async fn when_attempts_run_out_the_last_status_is_returned() {
 
 #[tokio::test(start_paused = true)]
 async fn an_unreachable_server_is_unavailable_and_retried() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let uri = format!("http://{}", listener.local_addr().expect("address"));
-    drop(listener);
+    let uri = format!("http://{}", refused_addr().await.expect("loopback"));
     let channel = Endpoint::from_shared(uri).expect("uri").connect_lazy();
     let strategy = strategy();
     let outcome = Retry::new(&strategy)
@@ -199,10 +212,12 @@ async fn retry_layer_over_a_channel_retries_trailers_only_failures() {
         Reply::Fail(Code::Unavailable, None),
         Reply::Value("v"),
     ])
-    .await;
+    .await
+    .expect("serve");
     let transport = retrying(channel(&server), strategy());
+    let reply = KvClient::new(transport).get(request("k")).await;
     assert_eq!(
-        get(transport, "k").await.expect("third attempt succeeds"),
+        reply.expect("third attempt succeeds").into_inner().value,
         "v"
     );
     assert_eq!(server.hits(), 3);
@@ -216,9 +231,14 @@ async fn retry_layer_over_a_channel_retries_trailers_only_failures() {
 
 #[tokio::test(start_paused = true)]
 async fn retry_layer_over_a_channel_returns_not_found_unchanged() {
-    let server = serve(vec![Reply::Fail(Code::NotFound, None), Reply::Value("v")]).await;
+    let server = serve(vec![Reply::Fail(Code::NotFound, None), Reply::Value("v")])
+        .await
+        .expect("serve");
     let transport = retrying(channel(&server), strategy());
-    let status = get(transport, "k").await.expect_err("not found");
+    let status = KvClient::new(transport)
+        .get(request("k"))
+        .await
+        .expect_err("not found");
     assert_eq!(
         (status.code(), status.message()),
         (Code::NotFound, "scripted")
@@ -232,9 +252,13 @@ async fn retry_layer_over_a_channel_stops_on_a_negative_pushback() {
         Reply::Fail(Code::Unavailable, Some("-1")),
         Reply::Value("v"),
     ])
-    .await;
+    .await
+    .expect("serve");
     let transport = retrying(channel(&server), strategy());
-    let status = get(transport, "k").await.expect_err("do not retry");
+    let status = KvClient::new(transport)
+        .get(request("k"))
+        .await
+        .expect_err("do not retry");
     assert_eq!(status.code(), Code::Unavailable);
     assert_eq!(server.hits(), 1);
 }

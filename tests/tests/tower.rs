@@ -3,16 +3,15 @@
 //! `service_fn`s for the strategy's protocol: scopes shared with `#[retryable]`, adaptive
 //! readiness, calls made without `poll_ready`, request-copy hooks, cancellation, many tasks.
 
-mod http_server;
-
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
+use examples::http_demo::{Reply, serve, status};
+use examples::refused_addr;
 use http_body_util::Full;
-use http_server::{Reply, refused_addr, serve, status};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
@@ -71,7 +70,8 @@ async fn hyper_util_503_with_retry_after_then_success() {
         status(503, Some(("retry-after", "1"))),
         Reply::Ok("fresh"),
     ])
-    .await;
+    .await
+    .expect("serve");
     let attempts = Arc::new(AtomicU32::new(0));
     let client = hyper_client(StandardStrategy::new(config(3)), attempts.clone());
     let response = client
@@ -91,7 +91,9 @@ async fn hyper_util_503_with_retry_after_then_success() {
 async fn hyper_util_429_with_an_http_date() {
     let strategy = StandardStrategy::new(config(3));
     let scope = strategy.scope().clone();
-    let server = serve(vec![Reply::StatusRetryAt(429, 2), Reply::Ok("fresh")]).await;
+    let server = serve(vec![Reply::StatusRetryAt(429, 2), Reply::Ok("fresh")])
+        .await
+        .expect("serve");
     let client = hyper_client(strategy, Arc::default());
     let response = client
         .oneshot(get(&server.url("/item")))
@@ -108,7 +110,9 @@ async fn hyper_util_429_with_an_http_date() {
 
 #[tokio::test(start_paused = true)]
 async fn hyper_util_404_is_returned_unchanged_at_once() {
-    let server = serve(vec![status(404, Some(("x-reason", "gone")))]).await;
+    let server = serve(vec![status(404, Some(("x-reason", "gone")))])
+        .await
+        .expect("serve");
     let client = hyper_client(StandardStrategy::new(config(3)), Arc::default());
     let response = client
         .oneshot(get(&server.url("/missing")))
@@ -121,7 +125,9 @@ async fn hyper_util_404_is_returned_unchanged_at_once() {
 
 #[tokio::test(start_paused = true)]
 async fn hyper_util_returns_the_last_response_when_attempts_run_out() {
-    let server = serve(vec![status(503, Some(("retry-after", "1")))]).await;
+    let server = serve(vec![status(503, Some(("retry-after", "1")))])
+        .await
+        .expect("serve");
     let client = hyper_client(StandardStrategy::new(config(3)), Arc::default());
     let response = client
         .oneshot(get(&server.url("/item")))
@@ -140,7 +146,7 @@ async fn hyper_util_returns_the_last_response_when_attempts_run_out() {
 
 #[tokio::test(start_paused = true)]
 async fn hyper_util_refused_connections_are_retried() {
-    let url = format!("http://{}/item", refused_addr().await);
+    let url = format!("http://{}/item", refused_addr().await.expect("loopback"));
     let attempts = Arc::new(AtomicU32::new(0));
     let client = hyper_client(StandardStrategy::new(config(3)), attempts.clone());
     let error = client
@@ -495,4 +501,96 @@ async fn buffered_bodies_over_the_limit_fail_before_anything_is_sent() {
     let fits = http::Request::new(Full::new(Bytes::from_static(b"hey")));
     assert!(service.oneshot(fits).await.is_ok());
     assert_eq!(sent.load(Ordering::SeqCst), 1);
+}
+
+/// Answers its first call with `Unavailable`, then is never ready again (its `poll_ready` fails).
+#[derive(Clone)]
+struct BreaksAfterOneCall(Arc<AtomicU32>);
+
+impl Service<u32> for BreaksAfterOneCall {
+    type Response = u32;
+    type Error = Flaky;
+    type Future = std::future::Ready<Result<u32, Flaky>>;
+
+    fn poll_ready(&mut self, _: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), Flaky>> {
+        let ready = if self.0.load(Ordering::SeqCst) == 0 {
+            Ok(())
+        } else {
+            Err(Flaky::Bad)
+        };
+        std::task::Poll::Ready(ready)
+    }
+
+    fn call(&mut self, _: u32) -> Self::Future {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        std::future::ready(Err(Flaky::Unavailable))
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_retry_the_service_refuses_before_it_is_sent_gives_its_cost_back() {
+    // The classic preset: a fixed quota of 500, a retry costs 5.
+    let strategy = StandardStrategy::new(RetryConfig::aws_classic().build().expect("valid"));
+    let scope = strategy.scope().clone();
+    let calls = Arc::new(AtomicU32::new(0));
+    let outcome = RetryLayer::new(strategy)
+        .layer(BreaksAfterOneCall(calls.clone()))
+        .oneshot(1)
+        .await;
+    // The retry was granted, then the service failed in `poll_ready`: nothing was sent.
+    assert_eq!(outcome, Err(Flaky::Bad));
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        scope.quota().level(),
+        500,
+        "the unsent retry's cost is back"
+    );
+    let stats = scope.stats();
+    assert_eq!((stats.attempts, stats.failures), (1, 1), "one attempt sent");
+}
+
+/// Answers its first call with `Unavailable`, then is never ready again (`poll_ready` pends).
+#[derive(Clone)]
+struct StallsAfterOneCall(Arc<AtomicU32>);
+
+impl Service<u32> for StallsAfterOneCall {
+    type Response = u32;
+    type Error = Flaky;
+    type Future = std::future::Ready<Result<u32, Flaky>>;
+
+    fn poll_ready(&mut self, _: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), Flaky>> {
+        if self.0.load(Ordering::SeqCst) == 0 {
+            std::task::Poll::Ready(Ok(()))
+        } else {
+            std::task::Poll::Pending
+        }
+    }
+
+    fn call(&mut self, _: u32) -> Self::Future {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        std::future::ready(Err(Flaky::Unavailable))
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_cancelled_while_its_retry_waits_for_the_service_gives_the_cost_back() {
+    // The classic preset: a fixed quota of 500, a retry costs 5.
+    let strategy = StandardStrategy::new(RetryConfig::aws_classic().build().expect("valid"));
+    let scope = strategy.scope().clone();
+    let calls = Arc::new(AtomicU32::new(0));
+    let call = RetryLayer::new(strategy)
+        .layer(StallsAfterOneCall(calls.clone()))
+        .oneshot(1);
+    // The retry's backoff (at most 1 s) passes, its permit is granted, then it waits for the
+    // service's readiness until the caller gives up: it was never sent.
+    let cancelled = tokio::time::timeout(Duration::from_secs(5), call).await;
+    assert!(cancelled.is_err());
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        scope.quota().level(),
+        500,
+        "the unsent retry's cost is back"
+    );
+    let stats = scope.stats();
+    assert_eq!((stats.attempts, stats.failures), (1, 1), "one attempt sent");
 }

@@ -32,8 +32,8 @@ pub enum CongestionSignals {
     Throttling,
     /// Throttling responses and attempt timeouts.
     ThrottlingAndTimeouts,
-    /// Throttling responses, attempt timeouts, and, once the limiter is on, responses whose
-    /// smoothed latency is far above the scope's recent baseline
+    /// Throttling responses, attempt timeouts, and successes to attempts sent while the limiter
+    /// is on whose smoothed latency is far above the scope's recent baseline
     /// ([`LatencyBaseline`](super::LatencyBaseline)): a service's queue is read as it fills,
     /// before its attempts time out.
     ThrottlingTimeoutsAndLatency,

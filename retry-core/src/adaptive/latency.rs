@@ -31,8 +31,8 @@ pub const LATENCY_FACTOR: f64 = 4.0;
 const WARM_UP: u32 = 8;
 
 /// The smoothed latency of a scope's responses and its baseline, the lowest average latency of
-/// the last [`BASELINE_WINDOW`] to twice that (fed by every response once the limiter is on,
-/// and by the idle sample of responses before): a service whose queue fills answers later and
+/// the last [`BASELINE_WINDOW`] to twice that (fed by every judged success once the limiter is
+/// on, and by the idle sample of first attempts before): a service whose queue fills answers later and
 /// later long before an attempt times out, so a smoothed latency far above the baseline is an
 /// earlier sign of congestion than a timeout (as TCP Vegas reads queueing from round-trip
 /// times above the lowest seen).

@@ -519,7 +519,7 @@ impl ClientRateLimiter {
         let before = state.measured.rate();
         state.measured.record(now);
         // The throttle that switches the limiter on may close a measurement bucket in which
-        // the idle responses were only sampled (`record_idle_responses`): it starts from the
+        // the idle responses were only sampled (`record_idle_sample`): it starts from the
         // rate measured before it, if that was higher.
         let measured = if congested && !state.enabled {
             state.measured.rate().max(before)
@@ -559,44 +559,30 @@ impl ClientRateLimiter {
         congested
     }
 
-    /// Feeds the latency of a response received at `now` to an attempt sent at `sent_at`
-    /// while the limiter is off to the latency baseline
-    /// ([`record_response_judging_latency`](Self::record_response_judging_latency)'s), so that
-    /// the baseline is the service's before any congestion. Switches nothing on: while the
-    /// limiter is off, throttles and timeouts do. Once it is on, this does nothing.
+    /// Feeds one sampled response while the limiter is off (adaptive mode samples its idle
+    /// responses this way, instead of feeding each one), under one lock:
+    ///
+    /// * the measured rate, from a running count: `ended` is the number of calls the scope has
+    ///   ended so far, read at `now`; the calls since the previous count are counted at `now`;
+    /// * with `sent_at` (a served attempt sent then, answered at `now`), the latency baseline
+    ///   ([`record_response_judging_latency`](Self::record_response_judging_latency)'s), so
+    ///   that the baseline is the service's before any congestion.
+    ///
+    /// Switches nothing on: while the limiter is off, throttles and timeouts do. Once they
+    /// have, every response goes through [`record_response`](Self::record_response) instead,
+    /// and this does nothing.
     ///
     /// ```
     /// use retry_core::adaptive::ClientRateLimiter;
     /// use std::time::Duration;
+    /// let ms = Duration::from_millis;
     /// let limiter = ClientRateLimiter::new(Duration::ZERO);
-    /// limiter.record_idle_latency(Duration::from_millis(100), Duration::from_millis(150));
+    /// limiter.record_idle_sample(10, None, ms(100));
+    /// limiter.record_idle_sample(20, Some(ms(950)), ms(1000)); // 20 over 1 s, one in 50 ms
+    /// assert!((limiter.stats().measured_rate - 16.0).abs() < 1e-9); // 20/s smoothed by 0.8
     /// assert!(!limiter.is_enabled());
     /// ```
-    pub fn record_idle_latency(&self, sent_at: Duration, now: Duration) {
-        let mut state = self.lock();
-        if state.enabled {
-            return;
-        }
-        let now = state.time.at(now);
-        let sent_at = state.time.earlier(sent_at);
-        state.latency.record(now - sent_at, now);
-    }
-
-    /// Feeds the measured rate while the limiter is off from a running count: `ended` is the
-    /// number of calls the scope has ended so far, read at `now`; the calls since the previous
-    /// count are counted at `now` (adaptive mode samples its idle responses this way, instead
-    /// of feeding each one). Once a throttle switched the limiter on, every response goes
-    /// through [`record_response`](Self::record_response) instead, and this does nothing.
-    ///
-    /// ```
-    /// use retry_core::adaptive::ClientRateLimiter;
-    /// use std::time::Duration;
-    /// let limiter = ClientRateLimiter::new(Duration::ZERO);
-    /// limiter.record_idle_responses(10, Duration::from_millis(100));
-    /// limiter.record_idle_responses(20, Duration::from_millis(1000)); // 20 over 1 s
-    /// assert!((limiter.stats().measured_rate - 16.0).abs() < 1e-9); // 20/s smoothed by 0.8
-    /// ```
-    pub fn record_idle_responses(&self, ended: u64, now: Duration) {
+    pub fn record_idle_sample(&self, ended: u64, sent_at: Option<Duration>, now: Duration) {
         let mut state = self.lock();
         if state.enabled {
             return;
@@ -605,6 +591,10 @@ impl ClientRateLimiter {
         let since = ended.saturating_sub(state.idle_ended);
         state.idle_ended = state.idle_ended.max(ended);
         state.measured.record_many(now, since);
+        if let Some(sent_at) = sent_at {
+            let sent_at = state.time.earlier(sent_at);
+            state.latency.record(now - sent_at, now);
+        }
     }
 
     /// Whether a throttle has switched the bucket on.
@@ -652,7 +642,7 @@ const STEP_BACK: Duration = Duration::from_secs(1);
 /// (a process-wide scope used from a new runtime whose paused clock reads earlier, a clock
 /// stepped back) is taken as no time passing, and later readings go on from the latest by the
 /// clock's own steps. Without it, refill, the measured rate's buckets and CUBIC's curve would
-/// freeze until the clock caught up (issue 9.3: an hour of virtual time in a test suite).
+/// freeze until the clock caught up (in a test suite: an hour of virtual time).
 #[derive(Debug, Clone, Copy)]
 struct MonotonicTime {
     /// Added to every clock reading.

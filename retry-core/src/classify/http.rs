@@ -17,7 +17,8 @@ use crate::RetryAfter;
 /// * A status in the retryable list retries: a 5xx as [`ErrorKind::Server`], any other status a
 ///   user put in the list (409, say) as [`ErrorKind::Client`]. The default list is
 ///   [`DEFAULT_RETRYABLE_STATUS_CODES`](Self::DEFAULT_RETRYABLE_STATUS_CODES): 500, 502, 503, 504.
-/// * A retry carries the server's requested delay, read by [`parse_retry_after`].
+/// * A retry carries the server's requested delay, read by [`parse_retry_after`]; a response
+///   asking for more than [`MAX_RETRY_AFTER`](Self::MAX_RETRY_AFTER) is not retried.
 /// * Every other status, and every `Err` outcome, indicates no action.
 ///
 /// For an error type of your own that carries the response's status and headers, call
@@ -71,8 +72,9 @@ impl HttpStatusClassifier {
     /// ```
     pub const THROTTLING_STATUS_CODE: StatusCode = StatusCode::TOO_MANY_REQUESTS;
 
-    /// The longest server-requested delay [`parse_retry_after`] accepts: one day. A longer one is
-    /// treated as malformed and ignored, so a hostile or broken server cannot park a client.
+    /// The longest server-requested delay [`parse_retry_after`] accepts: one day. A response
+    /// asking for longer is not retried ([`RetryAfter::TooLong`]), so a hostile or broken server
+    /// can neither park a client nor have its request repeated on the client's own backoff.
     ///
     /// Source: this crate's choice, far above the AWS SDKs' 20-second cap on a backoff delay.
     ///
@@ -180,9 +182,11 @@ impl HttpStatusClassifier {
         } else {
             ErrorKind::Client
         };
-        match parse_retry_after(headers, (self.clock)()) {
-            Some(delay) => RetryAction::retryable_after(kind, delay),
-            None => RetryAction::retryable(kind),
+        match RetryAfter::from_headers(headers, (self.clock)()) {
+            RetryAfter::After(delay) => RetryAction::retryable_after(kind, delay),
+            // The server asks for more than any client waits: as `HttpStatusError` decides.
+            RetryAfter::TooLong => RetryAction::RetryForbidden,
+            RetryAfter::Invalid | RetryAfter::Absent => RetryAction::retryable(kind),
         }
     }
 }
@@ -337,6 +341,33 @@ mod tests {
         assert_eq!(
             empty.classify(&response(503, &[])),
             RetryAction::NoActionIndicated
+        );
+    }
+
+    #[test]
+    fn a_retry_after_beyond_a_day_forbids_the_retry() {
+        // As `HttpStatusError` decides it: the server asks for more than any client waits. (It
+        // was read as "no header", and the response retried on the client's own backoff: a
+        // 503 asking for two days was retried after 50 ms.)
+        let classifier = HttpStatusClassifier::new().with_clock(fixed_now);
+        for (name, value) in [
+            ("retry-after", &b"172800"[..]),
+            ("retry-after", b"99999999999999999999999999999999"),
+            ("retry-after", b"Fri, 31 Dec 9999 23:59:59 GMT"),
+            ("x-amz-retry-after", b"86400001"),
+        ] {
+            for code in [429, 503] {
+                assert_eq!(
+                    classifier.classify(&response(code, &[(name, value)])),
+                    RetryAction::RetryForbidden,
+                    "{code} {name}: {value:?}"
+                );
+            }
+        }
+        // An unreadable value still says nothing: the client's own backoff.
+        assert_eq!(
+            classifier.classify(&response(503, &[("retry-after", b"soon")])),
+            RetryAction::retryable(ErrorKind::Server)
         );
     }
 

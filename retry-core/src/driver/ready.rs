@@ -26,20 +26,14 @@ use crate::{LoadShed, RetryStrategy};
 /// ```
 #[must_use = "futures do nothing unless you `.await` or poll them"]
 pub struct Ready<'r, 's, S: RetryStrategy + ?Sized, C, H> {
-    retry: &'r mut RetryLoop<'s, S, C, H>,
-    /// Whether the backoff was already considered (it comes before the first permit request).
-    backoff_considered: bool,
-    /// Whether the loop's timer is running for this wait.
-    sleeping: bool,
+    wait: Wait<'r, 's, S, C, H>,
 }
 
 impl<'r, 's, S: RetryStrategy + ?Sized, C, H> Ready<'r, 's, S, C, H> {
     #[inline(always)]
     pub(super) fn new(retry: &'r mut RetryLoop<'s, S, C, H>) -> Self {
         Self {
-            retry,
-            backoff_considered: false,
-            sleeping: false,
+            wait: Wait::new(retry),
         }
     }
 }
@@ -49,28 +43,14 @@ impl<S: RetryStrategy + ?Sized, C, H> Future for Ready<'_, '_, S, C, H> {
 
     #[inline(always)]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let this = self.get_mut();
-        loop {
-            if this.sleeping {
-                ready!(this.retry.poll_sleep(cx));
-                this.sleeping = false;
-            }
-            let backoff = !std::mem::replace(&mut this.backoff_considered, true);
-            let Some(wait) = this.retry.next_wait(backoff) else {
-                return Poll::Ready(());
-            };
-            this.retry.start_sleep(wait);
-            this.sleeping = true;
-        }
+        // Without shedding the wait never fails: the `Err` arm is compiled out.
+        self.get_mut().wait.poll::<false>(cx).map(|_| ())
     }
 }
 
 impl<S: RetryStrategy + ?Sized, C, H> std::fmt::Debug for Ready<'_, '_, S, C, H> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Ready")
-            .field("backoff_considered", &self.backoff_considered)
-            .field("sleeping", &self.sleeping)
-            .finish_non_exhaustive()
+        self.wait.fmt_fields(f.debug_struct("Ready"))
     }
 }
 
@@ -89,17 +69,13 @@ impl<S: RetryStrategy + ?Sized, C, H> std::fmt::Debug for Ready<'_, '_, S, C, H>
 /// ```
 #[must_use = "futures do nothing unless you `.await` or poll them"]
 pub struct TryReady<'r, 's, S: RetryStrategy + ?Sized, C, H> {
-    retry: &'r mut RetryLoop<'s, S, C, H>,
-    backoff_considered: bool,
-    sleeping: bool,
+    wait: Wait<'r, 's, S, C, H>,
 }
 
 impl<'r, 's, S: RetryStrategy + ?Sized, C, H> TryReady<'r, 's, S, C, H> {
     pub(super) fn new(retry: &'r mut RetryLoop<'s, S, C, H>) -> Self {
         Self {
-            retry,
-            backoff_considered: false,
-            sleeping: false,
+            wait: Wait::new(retry),
         }
     }
 }
@@ -108,28 +84,58 @@ impl<S: RetryStrategy + ?Sized, C, H> Future for TryReady<'_, '_, S, C, H> {
     type Output = Result<(), LoadShed>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.get_mut();
-        loop {
-            if this.sleeping {
-                ready!(this.retry.poll_sleep(cx));
-                this.sleeping = false;
-            }
-            if let Some(shed) = this.retry.try_shed() {
-                return Poll::Ready(Err(shed));
-            }
-            let backoff = !std::mem::replace(&mut this.backoff_considered, true);
-            let Some(wait) = this.retry.next_wait(backoff) else {
-                return Poll::Ready(Ok(()));
-            };
-            this.retry.start_sleep(wait);
-            this.sleeping = true;
-        }
+        self.get_mut().wait.poll::<true>(cx)
     }
 }
 
 impl<S: RetryStrategy + ?Sized, C, H> std::fmt::Debug for TryReady<'_, '_, S, C, H> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TryReady")
+        self.wait.fmt_fields(f.debug_struct("TryReady"))
+    }
+}
+
+/// The wait both futures run: the loop, and where this wait stands.
+struct Wait<'r, 's, S: RetryStrategy + ?Sized, C, H> {
+    retry: &'r mut RetryLoop<'s, S, C, H>,
+    /// Whether the backoff was already considered (it comes before the first permit request).
+    backoff_considered: bool,
+    /// Whether the loop's timer is running for this wait.
+    sleeping: bool,
+}
+
+impl<'r, 's, S: RetryStrategy + ?Sized, C, H> Wait<'r, 's, S, C, H> {
+    #[inline(always)]
+    fn new(retry: &'r mut RetryLoop<'s, S, C, H>) -> Self {
+        Self {
+            retry,
+            backoff_considered: false,
+            sleeping: false,
+        }
+    }
+
+    /// Ready once the next attempt may be sent; with `SHED`, the strategy may refuse the call
+    /// before each permit request instead.
+    #[inline(always)]
+    fn poll<const SHED: bool>(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), LoadShed>> {
+        loop {
+            if self.sleeping {
+                ready!(self.retry.poll_sleep(cx));
+                self.sleeping = false;
+            }
+            if SHED && let Some(shed) = self.retry.try_shed() {
+                return Poll::Ready(Err(shed));
+            }
+            let backoff = !std::mem::replace(&mut self.backoff_considered, true);
+            let Some(wait) = self.retry.next_wait(backoff) else {
+                return Poll::Ready(Ok(()));
+            };
+            self.retry.start_sleep(wait);
+            self.sleeping = true;
+        }
+    }
+
+    fn fmt_fields(&self, mut debug: std::fmt::DebugStruct<'_, '_>) -> std::fmt::Result {
+        debug
             .field("backoff_considered", &self.backoff_considered)
             .field("sleeping", &self.sleeping)
             .finish_non_exhaustive()

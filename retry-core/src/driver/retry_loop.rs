@@ -105,7 +105,8 @@ impl<'s, S: RetryStrategy + ?Sized, C, H> RetryLoop<'s, S, C, H> {
     /// [`shed`](RetryStrategy::shed) the call (adaptive mode, when the permit is expected after
     /// the deadline or later than `max_wait`). Then no attempt is made: the future completes with the [`LoadShed`] at once,
     /// the call's token is abandoned, and a later [`finish`](Self::finish) ends the call. The
-    /// caller returns the refusal as its own error (a tower layer as its service error).
+    /// caller returns the refusal as its own error (the tower layer, opted in with
+    /// `RetryLayer::shed_load`, as its service error).
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
@@ -123,7 +124,8 @@ impl<'s, S: RetryStrategy + ?Sized, C, H> RetryLoop<'s, S, C, H> {
     /// For a driver that keeps its own time (a simulator, a service layer with its own
     /// timer), the synchronous part of [`try_ready`](Self::try_ready): asks the strategy whether
     /// to shed the call before its first attempt; a shed call's token is abandoned (nothing was
-    /// sent). `None` once the first attempt waited or was sent.
+    /// sent). Ask before the first attempt waits and after each of its waits; `None` once an
+    /// attempt was sent, and for retries.
     ///
     /// ```
     /// use retry_core::{NoHook, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};

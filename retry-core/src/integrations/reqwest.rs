@@ -8,7 +8,9 @@ use super::http_status_error::{status_fault, status_retry_safety};
 ///
 /// * a connect error (refused, reset or timed out while connecting: the request never reached
 ///   the server) is retried, as a server fault;
-/// * a timeout (`is_timeout`) is retried as a timeout: it costs more quota;
+/// * a timeout (`is_timeout`) is retried as a timeout (it costs more quota), even when it may
+///   have struck after the request reached the server, as the AWS SDKs retry timeouts; for a
+///   request that must not run twice, put a classifier first that forbids the retry;
 /// * a status error (from `error_for_status`) follows the status, as [`HttpStatusError`] does
 ///   (it carries no `Retry-After`: prefer [`CheckStatus`], which keeps it);
 /// * a builder or redirect error is never retried: the request itself is wrong;

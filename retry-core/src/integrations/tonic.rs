@@ -83,18 +83,23 @@ impl RetryInfo for GrpcFailure {
     }
 
     fn fault(&self) -> Fault {
-        match self.code {
-            Code::Unavailable | Code::ResourceExhausted | Code::DeadlineExceeded => Fault::Server,
-            Code::InvalidArgument
-            | Code::NotFound
-            | Code::AlreadyExists
-            | Code::PermissionDenied
-            | Code::FailedPrecondition
-            | Code::OutOfRange
-            | Code::Unimplemented
-            | Code::Unauthenticated => Fault::Client,
-            _ => Fault::Unknown,
-        }
+        fault_of(self.code)
+    }
+}
+
+/// Whose fault a failed call with `code` is (the pushback does not change it).
+fn fault_of(code: Code) -> Fault {
+    match code {
+        Code::Unavailable | Code::ResourceExhausted | Code::DeadlineExceeded => Fault::Server,
+        Code::InvalidArgument
+        | Code::NotFound
+        | Code::AlreadyExists
+        | Code::PermissionDenied
+        | Code::FailedPrecondition
+        | Code::OutOfRange
+        | Code::Unimplemented
+        | Code::Unauthenticated => Fault::Client,
+        _ => Fault::Unknown,
     }
 }
 
@@ -156,7 +161,8 @@ impl RetryInfo for Status {
     }
 
     fn fault(&self) -> Fault {
-        GrpcFailure::of(self).fault()
+        // The code alone: no metadata lookup (a classification asks for the fault twice).
+        fault_of(self.code())
     }
 }
 

@@ -226,11 +226,11 @@ impl AdaptiveStrategy {
     #[inline(never)]
     fn record_idle_sample(&self, served: bool, first_sent_at: Nanos) {
         let now = self.standard.now();
-        let limiter = self.scope().limiter();
-        limiter.record_idle_responses(self.scope().calls_ended(), now);
-        if served && self.congestion.judges_latency() && !first_sent_at.is_zero() {
-            limiter.record_idle_latency(first_sent_at.into(), now);
-        }
+        let judged = served && self.congestion.judges_latency() && !first_sent_at.is_zero();
+        let sent_at = judged.then(|| first_sent_at.into());
+        self.scope()
+            .limiter()
+            .record_idle_sample(self.scope().calls_ended(), sent_at, now);
     }
 
     #[inline(never)]

@@ -10,15 +10,16 @@ use std::task::{Context, Poll, ready};
 use pin_project_lite::pin_project;
 use tower_service::Service;
 
-use super::CopyRequest;
 use super::permit_wait::PermitWait;
 use super::shared::Shared;
+use super::{CopyRequest, ShedInto, ShedPolicy};
 use crate::{ClassifyRetry, RetryAction, RetryReason, RetryStrategy, RetryToken};
 
 pin_project! {
     /// The future of one call to a [`RetryService`](super::RetryService): the first attempt,
     /// then each retry after its backoff and, in adaptive mode, its send permit. Resolves to the
-    /// last attempt's own outcome, unchanged.
+    /// last attempt's own outcome, unchanged, or to the refusal of a call the layer's
+    /// [`shed_load`](super::RetryLayer::shed_load) shed before its first attempt.
     ///
     /// Written by hand, so that it can be named as `Service::Future` without a box: the success
     /// path allocates nothing. Dropping it (a cancelled call) settles its token: a retry granted
@@ -28,22 +29,25 @@ pin_project! {
     ///
     /// If polled again after it completed, like any `async fn`'s future.
     #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
-    pub struct ResponseFuture<Svc, Req, S, C, P>
+    pub struct ResponseFuture<Svc, Req, S, C, P, L = super::NeverShed>
     where
         Svc: Service<Req>,
         S: RetryStrategy,
+        L: ShedPolicy,
     {
         #[pin]
-        attempt: Attempt<Svc::Future>,
-        call: Call<Svc, Req, S, C, P>,
+        attempt: Attempt<Svc::Future, L::Refusal>,
+        call: Call<Svc, Req, S, C, P, L>,
     }
 }
 
 pin_project! {
     #[project = AttemptProj]
-    enum Attempt<F> {
+    enum Attempt<F, R> {
         /// An attempt is in flight.
         InFlight { #[pin] future: F },
+        /// The call was shed before its first attempt: fails with the refusal when polled.
+        Refused { refusal: Option<R> },
         /// The next attempt waits for its backoff, its permit, then the service's readiness.
         Waiting,
         /// The call's outcome was returned.
@@ -52,27 +56,30 @@ pin_project! {
 }
 
 /// The state of a call between its attempts.
-struct Call<Svc, Req, S: RetryStrategy, C, P> {
-    shared: Arc<Shared<S, C, P>>,
+struct Call<Svc, Req, S: RetryStrategy, C, P, L> {
+    shared: Arc<Shared<S, C, P, L>>,
     /// The service the retries are sent to, and the request they copy; `None` when the request
     /// could not be copied (no retry), or after the last copy was sent.
     retry: Option<(Svc, Req)>,
     /// The current attempt's token; `None` once the call's outcome is final.
     token: Option<RetryToken>,
-    /// Whether the token's attempt was sent (its permit granted).
+    /// Whether the token's send permit was granted: the attempt waits only for the service.
+    permitted: bool,
+    /// Whether the token's attempt was sent (the service called).
     sent: bool,
     wait: PermitWait,
 }
 
-impl<Svc, Req, S, C, P> ResponseFuture<Svc, Req, S, C, P>
+impl<Svc, Req, S, C, P, L> ResponseFuture<Svc, Req, S, C, P, L>
 where
     Svc: Service<Req>,
     S: RetryStrategy,
+    L: ShedPolicy,
 {
     /// A call whose first attempt is in flight.
     #[inline]
     pub(super) fn sent(
-        shared: Arc<Shared<S, C, P>>,
+        shared: Arc<Shared<S, C, P, L>>,
         attempt: Svc::Future,
         token: RetryToken,
         retry: Option<(Svc, Req)>,
@@ -83,6 +90,7 @@ where
                 shared,
                 retry,
                 token: Some(token),
+                permitted: true,
                 sent: true,
                 wait: PermitWait::default(),
             },
@@ -92,7 +100,7 @@ where
     /// A call made without `poll_ready`: its first attempt waits for its permit and for the
     /// service.
     pub(super) fn unready(
-        shared: Arc<Shared<S, C, P>>,
+        shared: Arc<Shared<S, C, P, L>>,
         service: Svc,
         request: Req,
         token: RetryToken,
@@ -103,6 +111,26 @@ where
                 shared,
                 retry: Some((service, request)),
                 token: Some(token),
+                permitted: false,
+                sent: false,
+                wait: PermitWait::default(),
+            },
+        }
+    }
+
+    /// A call `poll_ready` shed (its token abandoned): fails with `refusal` when polled.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn refused(shared: Arc<Shared<S, C, P, L>>, refusal: L::Refusal) -> Self {
+        Self {
+            attempt: Attempt::Refused {
+                refusal: Some(refusal),
+            },
+            call: Call {
+                shared,
+                retry: None,
+                token: None,
+                permitted: false,
                 sent: false,
                 wait: PermitWait::default(),
             },
@@ -110,12 +138,13 @@ where
     }
 }
 
-impl<Svc, Req, S, C, P> Future for ResponseFuture<Svc, Req, S, C, P>
+impl<Svc, Req, S, C, P, L> Future for ResponseFuture<Svc, Req, S, C, P, L>
 where
     Svc: Service<Req>,
     S: RetryStrategy,
     C: ClassifyRetry<Svc::Response, Svc::Error>,
     P: CopyRequest<Req>,
+    L: ShedInto<Svc::Error>,
 {
     type Output = Result<Svc::Response, Svc::Error>;
 
@@ -139,6 +168,13 @@ where
                         return Poll::Ready(Err(error));
                     }
                 },
+                AttemptProj::Refused { refusal } => {
+                    let refusal = refusal.take();
+                    this.attempt.set(Attempt::Done);
+                    if let Some(refusal) = refusal {
+                        return Poll::Ready(Err(L::into_error(refusal)));
+                    }
+                }
                 AttemptProj::Done => {
                     panic!("retry_core::tower::ResponseFuture polled after it completed")
                 }
@@ -147,7 +183,7 @@ where
     }
 }
 
-impl<Svc, Req, S: RetryStrategy, C, P> Call<Svc, Req, S, C, P> {
+impl<Svc, Req, S: RetryStrategy, C, P, L: ShedPolicy> Call<Svc, Req, S, C, P, L> {
     /// Takes one attempt's outcome: `Break` to return it, `Continue` to retry (the retry's
     /// token granted, its backoff still to be slept).
     #[inline]
@@ -191,6 +227,7 @@ impl<Svc, Req, S: RetryStrategy, C, P> Call<Svc, Req, S, C, P> {
         match self.shared.strategy.refresh_retry_token(token, reason) {
             Ok(token) => {
                 self.token = Some(token);
+                self.permitted = false;
                 self.sent = false;
                 self.wait.backoff_first();
                 ControlFlow::Continue(())
@@ -212,21 +249,32 @@ impl<Svc, Req, S: RetryStrategy, C, P> Call<Svc, Req, S, C, P> {
     where
         Svc: Service<Req>,
         P: CopyRequest<Req>,
+        L: ShedInto<Svc::Error>,
     {
-        if !self.sent {
+        if !self.permitted {
             let Some(token) = self.token.as_mut() else {
                 unreachable_state()
             };
-            ready!(self.wait.poll(&self.shared.strategy, token, cx));
-            self.sent = true;
+            let Shared {
+                strategy, shedding, ..
+            } = &*self.shared;
+            if let Err(refusal) = ready!(self.wait.poll(strategy, shedding, token, cx)) {
+                // A first attempt made without `poll_ready`, shed: nothing sent.
+                if let Some(token) = self.token.take() {
+                    strategy.abandon(token);
+                }
+                return Poll::Ready(Err(L::into_error(refusal)));
+            }
+            self.permitted = true;
         }
         let Some((service, _)) = self.retry.as_mut() else {
             unreachable_state()
         };
         if let Err(error) = ready!(service.poll_ready(cx)) {
-            // The service failed before the attempt was made: the call ends with its error.
+            // The service failed before the attempt was sent: the call ends with its error, and
+            // the token is abandoned (an unsent retry's cost goes back).
             if let Some(token) = self.token.take() {
-                self.shared.strategy.record_failure(token);
+                self.shared.strategy.abandon(token);
             }
             return Poll::Ready(Err(error));
         }
@@ -242,11 +290,12 @@ impl<Svc, Req, S: RetryStrategy, C, P> Call<Svc, Req, S, C, P> {
             // It cannot be copied again: send the kept request itself, and retry no more.
             None => service.call(request),
         };
+        self.sent = true;
         Poll::Ready(Ok(attempt))
     }
 }
 
-impl<Svc, Req, S: RetryStrategy, C, P> Call<Svc, Req, S, C, P> {
+impl<Svc, Req, S: RetryStrategy, C, P, L> Call<Svc, Req, S, C, P, L> {
     /// The call was dropped before its outcome was final (cancelled), out of line.
     #[cold]
     #[inline(never)]
@@ -269,7 +318,7 @@ fn unreachable_state() -> ! {
     unreachable!("retry_core::tower::ResponseFuture waits for an attempt it cannot send")
 }
 
-impl<Svc, Req, S: RetryStrategy, C, P> Drop for Call<Svc, Req, S, C, P> {
+impl<Svc, Req, S: RetryStrategy, C, P, L> Drop for Call<Svc, Req, S, C, P, L> {
     #[inline]
     fn drop(&mut self) {
         if self.token.is_some() {
@@ -278,14 +327,16 @@ impl<Svc, Req, S: RetryStrategy, C, P> Drop for Call<Svc, Req, S, C, P> {
     }
 }
 
-impl<Svc, Req, S, C, P> fmt::Debug for ResponseFuture<Svc, Req, S, C, P>
+impl<Svc, Req, S, C, P, L> fmt::Debug for ResponseFuture<Svc, Req, S, C, P, L>
 where
     Svc: Service<Req>,
     S: RetryStrategy,
+    L: ShedPolicy,
 {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let state = match &self.attempt {
             Attempt::InFlight { .. } => "in flight",
+            Attempt::Refused { .. } => "refused",
             Attempt::Waiting => "waiting",
             Attempt::Done => "done",
         };

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use tower_layer::Layer;
 
 use super::shared::Shared;
-use super::{CloneRequest, RetryService};
+use super::{CloneRequest, NeverShed, RetryService, ShedLoad, ShedPolicy};
 use crate::{RetryInfoClassifier, RetryStrategy};
 
 /// Retries calls to the wrapped [`Service`](tower_service::Service) under a
@@ -18,7 +18,11 @@ use crate::{RetryInfoClassifier, RetryStrategy};
 ///   [`HttpStatusClassifier`](crate::HttpStatusClassifier) (responses, with `Retry-After`) with
 ///   [`TransientErrorClassifier`](crate::TransientErrorClassifier) (connection errors);
 /// * the requests are copied for retries with `Clone` (default [`CloneRequest`]), or with the
-///   hook given to [`copy_requests_with`](Self::copy_requests_with).
+///   hook given to [`copy_requests_with`](Self::copy_requests_with);
+/// * a throttled first attempt waits for its send permit and is always made (default
+///   [`NeverShed`](super::NeverShed)), or, with [`shed_load`](Self::shed_load), fails at once
+///   with `Svc::Error::from(LoadShed)` when its permit is expected after the call's deadline or
+///   later than `max_wait`.
 ///
 /// The call returns the last attempt's own outcome, unchanged. For a per-attempt timeout, put
 /// tower's `TimeoutLayer` under this layer.
@@ -53,10 +57,11 @@ use crate::{RetryInfoClassifier, RetryStrategy};
 #[derive(Debug, Clone)]
 #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 #[must_use = "a layer does nothing until it wraps a service: `.layer(service)` or `ServiceBuilder::layer`"]
-pub struct RetryLayer<S, C = RetryInfoClassifier, P = CloneRequest> {
+pub struct RetryLayer<S, C = RetryInfoClassifier, P = CloneRequest, L = NeverShed> {
     strategy: S,
     classifier: C,
     copy: P,
+    shedding: L,
 }
 
 impl<S> RetryLayer<S> {
@@ -73,11 +78,12 @@ impl<S> RetryLayer<S> {
             strategy,
             classifier: RetryInfoClassifier,
             copy: CloneRequest,
+            shedding: NeverShed,
         }
     }
 }
 
-impl<S, C, P> RetryLayer<S, C, P> {
+impl<S, C, P, L> RetryLayer<S, C, P, L> {
     /// Classifies outcomes with `classifier`: anything implementing
     /// [`ClassifyRetry`](crate::ClassifyRetry)`<Response, Error>` of the wrapped service.
     ///
@@ -91,11 +97,12 @@ impl<S, C, P> RetryLayer<S, C, P> {
     /// let layer = RetryLayer::new(StandardStrategy::new(RetryConfig::default())).classifier(http);
     /// # let _ = layer;
     /// ```
-    pub fn classifier<C2>(self, classifier: C2) -> RetryLayer<S, C2, P> {
+    pub fn classifier<C2>(self, classifier: C2) -> RetryLayer<S, C2, P, L> {
         RetryLayer {
             strategy: self.strategy,
             classifier,
             copy: self.copy,
+            shedding: self.shedding,
         }
     }
 
@@ -117,11 +124,74 @@ impl<S, C, P> RetryLayer<S, C, P> {
     ///     });
     /// # let _ = layer;
     /// ```
-    pub fn copy_requests_with<P2>(self, copy: P2) -> RetryLayer<S, C, P2> {
+    pub fn copy_requests_with<P2>(self, copy: P2) -> RetryLayer<S, C, P2, L> {
         RetryLayer {
             strategy: self.strategy,
             classifier: self.classifier,
             copy,
+            shedding: self.shedding,
+        }
+    }
+
+    /// Sheds load rather than queue past the deadline (adaptive mode): a call whose first
+    /// attempt's send permit is expected after the call's deadline
+    /// ([`RetryConfig::timeout`](crate::RetryConfig::timeout), less the smoothed latency once
+    /// judged) or later than `max_wait` fails at once with `Svc::Error::from(LoadShed)`, and the
+    /// wrapped service never sees it. The strategy is asked before the first attempt waits for
+    /// its permit and again after each wait; a shed call's token is abandoned (its place in the
+    /// rate limiter's line given up) and counted as rate limited.
+    ///
+    /// Like tower's own load-shed layer, the service reports itself ready when it sheds (so
+    /// that whatever drives it calls it), and the call's response future resolves to the
+    /// refusal: [`poll_ready`](tower_service::Service::poll_ready) fails only when the wrapped
+    /// service does. Retries are not shed: their waits are bounded by the strategy. Without
+    /// this opt-in the first attempt is always made, and the service's error needs no
+    /// `From<LoadShed>`.
+    ///
+    /// ```
+    /// use retry_core::tower::RetryLayer;
+    /// use retry_core::{AdaptiveStrategy, ErrorKind, LoadShed, RetryConfig, RetryInfo,
+    ///     RetryReason, RetrySafety, RetryStrategy, ShedReason};
+    /// use std::time::Duration;
+    /// use tower::{ServiceBuilder, ServiceExt};
+    ///
+    /// #[derive(Debug)]
+    /// enum Error {
+    ///     Shed(LoadShed),
+    /// }
+    /// impl From<LoadShed> for Error {
+    ///     fn from(shed: LoadShed) -> Self {
+    ///         Error::Shed(shed)
+    ///     }
+    /// }
+    /// impl RetryInfo for Error {
+    ///     fn retry_safety(&self) -> RetrySafety {
+    ///         RetrySafety::No // refused locally: retrying it would only queue it
+    ///     }
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// let config = RetryConfig::builder().timeout(Duration::from_secs(1)).build().unwrap();
+    /// let strategy = AdaptiveStrategy::new(config);
+    /// // A throttle switches the rate limiter on: a new call's permit is now 2 s away.
+    /// let token = strategy.acquire_initial_token();
+    /// let retry = strategy.refresh_retry_token(token, &RetryReason::error(ErrorKind::Throttling));
+    /// # if let Ok(retry) = retry { strategy.abandon(retry); }
+    ///
+    /// let service = ServiceBuilder::new()
+    ///     .layer(RetryLayer::new(strategy).shed_load())
+    ///     .service_fn(|_: ()| async { Ok::<_, Error>("sent") });
+    /// // Its answer would come after the 1 s deadline: refused at once, nothing sent.
+    /// let Err(Error::Shed(shed)) = service.oneshot(()).await else { panic!("not shed") };
+    /// assert_eq!(shed.reason(), ShedReason::Deadline);
+    /// # }
+    /// ```
+    pub fn shed_load(self) -> RetryLayer<S, C, P, ShedLoad> {
+        RetryLayer {
+            strategy: self.strategy,
+            classifier: self.classifier,
+            copy: self.copy,
+            shedding: ShedLoad,
         }
     }
 
@@ -138,13 +208,14 @@ impl<S, C, P> RetryLayer<S, C, P> {
     }
 }
 
-impl<Svc, S, C, P> Layer<Svc> for RetryLayer<S, C, P>
+impl<Svc, S, C, P, L> Layer<Svc> for RetryLayer<S, C, P, L>
 where
     S: RetryStrategy + Clone,
     C: Clone,
     P: Clone,
+    L: ShedPolicy + Clone,
 {
-    type Service = RetryService<Svc, S, C, P>;
+    type Service = RetryService<Svc, S, C, P, L>;
 
     fn layer(&self, inner: Svc) -> Self::Service {
         RetryService::from_shared(
@@ -153,6 +224,7 @@ where
                 strategy: self.strategy.clone(),
                 classifier: self.classifier.clone(),
                 copy: self.copy.clone(),
+                shedding: self.shedding.clone(),
             }),
         )
     }

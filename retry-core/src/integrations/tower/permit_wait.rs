@@ -1,4 +1,5 @@
-//! The waits before an attempt is sent: its backoff, then its send permit.
+//! The waits before an attempt is sent: its backoff, then its send permit (unless the layer's
+//! shedding policy refuses a first attempt).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -8,6 +9,7 @@ use std::time::Duration;
 use pin_project_lite::pin_project;
 use tokio::time::{Instant, Sleep};
 
+use super::ShedPolicy;
 use crate::{RetryStrategy, RetryToken, SendPermit};
 
 /// Waits until a token's attempt may be sent, without a task of its own: polled from
@@ -39,14 +41,18 @@ impl PermitWait {
         self.backoff_pending = true;
     }
 
-    /// Ready once `token`'s attempt may be sent: the backoff slept, the permit granted.
+    /// Ready once `token`'s attempt may be sent (the backoff slept, the permit granted), or
+    /// with the refusal if `shedding` sheds the call: asked before each permit request, so
+    /// before a first attempt waits and after each of its waits. The caller then abandons the
+    /// token.
     #[inline]
-    pub(super) fn poll<S: RetryStrategy + ?Sized>(
+    pub(super) fn poll<S: RetryStrategy + ?Sized, L: ShedPolicy>(
         &mut self,
         strategy: &S,
+        shedding: &L,
         token: &mut RetryToken,
         cx: &mut Context<'_>,
-    ) -> Poll<()> {
+    ) -> Poll<Result<(), L::Refusal>> {
         loop {
             if let Some(waiting) = self.waiting.as_mut() {
                 let waiting = waiting.as_mut().project();
@@ -59,9 +65,12 @@ impl PermitWait {
                 self.start_sleep(token.delay());
                 continue;
             }
+            if let Some(refusal) = shedding.shed(strategy, token) {
+                return Poll::Ready(Err(refusal));
+            }
             // The token keeps its place in the rate limiter's line.
             match strategy.acquire_send_permit(token) {
-                SendPermit::Granted => return Poll::Ready(()),
+                SendPermit::Granted => return Poll::Ready(Ok(())),
                 SendPermit::Wait(wait) => self.start_sleep(wait),
             }
         }

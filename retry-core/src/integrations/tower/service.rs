@@ -10,8 +10,8 @@ use tower_service::Service;
 use super::future::ResponseFuture;
 use super::permit_wait::PermitWait;
 use super::shared::Shared;
-use super::{CloneRequest, CopyRequest};
-use crate::{ClassifyRetry, RetryInfoClassifier, RetryStrategy, RetryToken, SendPermit};
+use super::{CloneRequest, CopyRequest, NeverShed, ShedInto, ShedPolicy};
+use crate::{ClassifyRetry, RetryInfoClassifier, RetryStrategy, RetryToken};
 
 /// A [`Service`] whose calls are retried: made by [`RetryLayer`](super::RetryLayer).
 ///
@@ -21,29 +21,42 @@ use crate::{ClassifyRetry, RetryInfoClassifier, RetryStrategy, RetryToken, SendP
 /// clone of the service for the retries. A call made without `poll_ready` (against tower's contract) still works: its
 /// response future waits for the permit and the wrapped service's readiness first.
 ///
+/// With [`shed_load`](super::RetryLayer::shed_load), a call the strategy sheds before its first
+/// attempt is refused: `poll_ready` takes the refusal and reports ready, and the next `call`'s
+/// future resolves to it at once, the wrapped service not called.
+///
 /// A clone is not ready: it starts without a token, as tower expects of clones. Dropping a
 /// service that was made ready but not called gives its token back, counted as an abandoned
 /// call.
-pub struct RetryService<Svc, S: RetryStrategy, C = RetryInfoClassifier, P = CloneRequest> {
+pub struct RetryService<
+    Svc,
+    S: RetryStrategy,
+    C = RetryInfoClassifier,
+    P = CloneRequest,
+    L: ShedPolicy = NeverShed,
+> {
     inner: Svc,
-    shared: Arc<Shared<S, C, P>>,
+    shared: Arc<Shared<S, C, P, L>>,
     /// The next call's token, taken by `poll_ready`.
     token: Option<RetryToken>,
     /// Whether that token's send permit was granted: the first attempt may be sent.
     granted: bool,
     /// Whether the wrapped service said it was ready (the last `poll_ready` returned `Ok`).
     ready: bool,
+    /// The next call's refusal, when `poll_ready` shed it (its token already abandoned).
+    refused: Option<L::Refusal>,
     wait: PermitWait,
 }
 
-impl<Svc, S: RetryStrategy, C, P> RetryService<Svc, S, C, P> {
-    pub(super) fn from_shared(inner: Svc, shared: Arc<Shared<S, C, P>>) -> Self {
+impl<Svc, S: RetryStrategy, C, P, L: ShedPolicy> RetryService<Svc, S, C, P, L> {
+    pub(super) fn from_shared(inner: Svc, shared: Arc<Shared<S, C, P, L>>) -> Self {
         Self {
             inner,
             shared,
             token: None,
             granted: false,
             ready: false,
+            refused: None,
             wait: PermitWait::default(),
         }
     }
@@ -76,21 +89,26 @@ impl<Svc, S: RetryStrategy, C, P> RetryService<Svc, S, C, P> {
     }
 }
 
-impl<Svc, S, C, P, Req> Service<Req> for RetryService<Svc, S, C, P>
+impl<Svc, S, C, P, L, Req> Service<Req> for RetryService<Svc, S, C, P, L>
 where
     Svc: Service<Req> + Clone,
     S: RetryStrategy,
     C: ClassifyRetry<Svc::Response, Svc::Error>,
     P: CopyRequest<Req>,
+    L: ShedInto<Svc::Error>,
 {
     type Response = Svc::Response;
     type Error = Svc::Error;
-    type Future = ResponseFuture<Svc, Req, S, C, P>;
+    type Future = ResponseFuture<Svc, Req, S, C, P, L>;
 
     #[inline]
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         if !self.granted {
             ready!(self.poll_permit(cx));
+            if self.refused.is_some() {
+                // Shed: ready to be called, the call's future fails with the refusal.
+                return Poll::Ready(Ok(()));
+            }
         }
         let ready = self.inner.poll_ready(cx);
         self.ready = matches!(ready, Poll::Ready(Ok(())));
@@ -100,23 +118,19 @@ where
     #[inline]
     fn call(&mut self, request: Req) -> Self::Future {
         let shared = Arc::clone(&self.shared);
-        let granted = mem::take(&mut self.granted);
-        let token = RetryToken::take(&mut self.token);
-        if !mem::take(&mut self.ready) {
+        let ready = mem::take(&mut self.ready);
+        self.granted = false;
+        let token = match RetryToken::take(&mut self.token) {
+            // Made ready: `poll_ready` asks the inner service only once the permit is granted.
+            Some(token) if ready => token,
             // Not made ready: the future waits for the permit and the service itself.
-            let token = token.unwrap_or_else(|| shared.strategy.acquire_initial_token());
-            return ResponseFuture::unready(shared, self.inner.clone(), request, token);
-        }
-        let token = match token {
-            Some(token) if granted => token,
-            // The limiter was off when the service was made ready: ask for the permit now.
             token => {
-                let mut token = token.unwrap_or_else(|| shared.strategy.acquire_initial_token());
-                if let SendPermit::Wait(_) = shared.strategy.acquire_send_permit(&mut token) {
-                    // The future waits in the place the token was given.
-                    return ResponseFuture::unready(shared, self.inner.clone(), request, token);
+                // Or shed by `poll_ready` (its token abandoned): the future fails at once.
+                if let Some(refusal) = self.refused.take() {
+                    return ResponseFuture::refused(shared, refusal);
                 }
-                token
+                let token = token.unwrap_or_else(|| shared.strategy.acquire_initial_token());
+                return ResponseFuture::unready(shared, self.inner.clone(), request, token);
             }
         };
         match shared.copy.copy_request(&request) {
@@ -135,26 +149,39 @@ where
     }
 }
 
-impl<Svc, S: RetryStrategy, C, P> RetryService<Svc, S, C, P> {
-    /// Takes the next call's token and waits for its send permit.
+impl<Svc, S: RetryStrategy, C, P, L: ShedPolicy> RetryService<Svc, S, C, P, L> {
+    /// Takes the next call's token and waits for its send permit: ready once it is granted, or
+    /// once the call is shed (the refusal kept for `call`, the token abandoned).
     fn poll_permit(&mut self, cx: &mut Context<'_>) -> Poll<()> {
-        let strategy = &self.shared.strategy;
+        if self.refused.is_some() {
+            return Poll::Ready(());
+        }
+        let Shared {
+            strategy, shedding, ..
+        } = &*self.shared;
         let token = self
             .token
             .get_or_insert_with(|| strategy.acquire_initial_token());
-        ready!(self.wait.poll(strategy, token, cx));
-        self.granted = true;
+        match ready!(self.wait.poll(strategy, shedding, token, cx)) {
+            Ok(()) => self.granted = true,
+            Err(refusal) => {
+                if let Some(token) = RetryToken::take(&mut self.token) {
+                    strategy.abandon(token);
+                }
+                self.refused = Some(refusal);
+            }
+        }
         Poll::Ready(())
     }
 }
 
-impl<Svc: Clone, S: RetryStrategy, C, P> Clone for RetryService<Svc, S, C, P> {
+impl<Svc: Clone, S: RetryStrategy, C, P, L: ShedPolicy> Clone for RetryService<Svc, S, C, P, L> {
     fn clone(&self) -> Self {
         Self::from_shared(self.inner.clone(), Arc::clone(&self.shared))
     }
 }
 
-impl<Svc, S: RetryStrategy, C, P> Drop for RetryService<Svc, S, C, P> {
+impl<Svc, S: RetryStrategy, C, P, L: ShedPolicy> Drop for RetryService<Svc, S, C, P, L> {
     fn drop(&mut self) {
         if let Some(token) = RetryToken::take(&mut self.token) {
             self.shared.strategy.abandon(token);
@@ -162,13 +189,16 @@ impl<Svc, S: RetryStrategy, C, P> Drop for RetryService<Svc, S, C, P> {
     }
 }
 
-impl<Svc: fmt::Debug, S: RetryStrategy, C, P> fmt::Debug for RetryService<Svc, S, C, P> {
+impl<Svc: fmt::Debug, S: RetryStrategy, C, P, L: ShedPolicy> fmt::Debug
+    for RetryService<Svc, S, C, P, L>
+{
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RetryService")
             .field("inner", &self.inner)
             .field("strategy", &self.shared.strategy)
             .field("token", &self.token)
             .field("granted", &self.granted)
+            .field("refused", &self.refused.is_some())
             .finish_non_exhaustive()
     }
 }
