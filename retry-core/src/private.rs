@@ -188,15 +188,14 @@ impl<E: From<crate::LoadShed>> FromLoadShed for E {
 }
 
 /// `#[retry(with = path)]` of `#[derive(RetryInfo)]`: what the user's function says of the
-/// field. The derive spans the call at the path, so a function of another type is reported
-/// there (expected `fn(&Field) -> _`), and a return type that is not a `RetryInfo` too; its
-/// answers are copied into a `RetryDescription`, so nothing else is required of the type.
+/// field. Each generated method calls this once and asks the description the one question it
+/// answers, so the user's function runs once per method called and no other answer is
+/// computed. The derive spans the call and the question at the path, so a function of another
+/// type (expected `fn(&Field) -> _`) or one whose return type is not a `RetryInfo` is reported
+/// there, once: `R` is left unbounded here so that only the question requires `RetryInfo`.
 #[inline]
-pub fn described_by<T: ?Sized, R: RetryInfo>(
-    describe: fn(&T) -> R,
-    value: &T,
-) -> crate::RetryDescription {
-    crate::RetryDescription::of(&describe(value))
+pub fn described_by<T: ?Sized, R>(describe: fn(&T) -> R, value: &T) -> R {
+    describe(value)
 }
 
 #[cfg(test)]

@@ -597,3 +597,80 @@ fn with_on_a_field_replaces_the_enums_default() {
         plain(RetrySafety::Yes, Fault::Server)
     );
 }
+
+// ---- #[retry(with = path)]: the function runs once per question ------------------------------
+
+std::thread_local! {
+    /// How many times `describe_counted` ran, and how many answers its descriptions gave, on
+    /// this test's thread.
+    static COUNTS: std::cell::Cell<(usize, usize)> = const { std::cell::Cell::new((0, 0)) };
+}
+
+fn count(runs: usize, answers: usize) {
+    COUNTS.with(|counts| {
+        let (r, a) = counts.get();
+        counts.set((r + runs, a + answers));
+    });
+}
+
+/// `(runs of the with function, answers read from its descriptions)` during `f`.
+fn counted(f: impl FnOnce()) -> (usize, usize) {
+    COUNTS.with(|counts| counts.set((0, 0)));
+    f();
+    COUNTS.with(std::cell::Cell::get)
+}
+
+/// A description that counts each answer read from it.
+struct CountedDescription;
+
+impl RetryInfo for CountedDescription {
+    fn retry_safety(&self) -> RetrySafety {
+        count(0, 1);
+        RetrySafety::Yes
+    }
+    fn is_throttling(&self) -> bool {
+        count(0, 1);
+        true
+    }
+    fn is_timeout(&self) -> bool {
+        count(0, 1);
+        false
+    }
+    fn retry_after(&self) -> Option<Duration> {
+        count(0, 1);
+        Some(Duration::from_secs(1))
+    }
+    fn fault(&self) -> Fault {
+        count(0, 1);
+        Fault::Server
+    }
+}
+
+fn describe_counted(_: &DbError) -> CountedDescription {
+    count(1, 0);
+    CountedDescription
+}
+
+#[derive(Debug, RetryInfo)]
+enum CountedError {
+    #[retry(with = describe_counted)]
+    Db(DbError),
+}
+
+#[test]
+fn with_runs_the_function_once_per_method_and_reads_one_answer() {
+    let error = CountedError::Db(DbError::Deadlock);
+    assert_eq!(counted(|| assert!(error.is_throttling())), (1, 1));
+    assert_eq!(
+        counted(|| assert_eq!(error.retry_after(), Some(Duration::from_secs(1)))),
+        (1, 1)
+    );
+    let (runs, answers) = counted(|| {
+        retry_core::RetryInfoClassifier::classify_error(&error);
+    });
+    assert!(runs >= 1, "the classification asked nothing");
+    assert_eq!(
+        answers, runs,
+        "each method call runs the function once and reads one answer"
+    );
+}

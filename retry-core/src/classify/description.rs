@@ -78,17 +78,6 @@ impl RetryDescription {
         }
     }
 
-    /// The answers `info` gives.
-    pub(crate) fn of(info: &impl RetryInfo) -> Self {
-        Self {
-            safety: info.retry_safety(),
-            throttling: info.is_throttling(),
-            timeout: info.is_timeout(),
-            retry_after: info.retry_after(),
-            fault: info.fault(),
-        }
-    }
-
     /// The same answers, with the delay the service asked for (`#[retry(after)]`).
     ///
     /// ```

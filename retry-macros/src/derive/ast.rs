@@ -182,14 +182,21 @@ fn last_segment(ty: &Type) -> Option<&syn::PathSegment> {
 /// fault implied by the enum's retry keys (when the variant has none). With no retry key, a client
 /// fault is never retried (Smithy's rule).
 ///
-/// Returns `None` for a transparent item without exactly one field (a validation error).
+/// A `#[retry(with = path)]` on the item or on one of its fields replaces all of this: every
+/// method asks the function (see [`described_with`]).
+///
+/// Returns `None` for a transparent item without exactly one field, or an item with a `with` of
+/// its own without exactly one field (validation errors).
 pub(crate) fn behavior<'a, 'f>(
     own: &'f Attrs,
     inherited: Option<&Attrs>,
     fields: &'f [Field<'a>],
 ) -> Option<Behavior<'a, 'f>> {
-    if let Some(with) = described_with(own, fields) {
-        return with.map(|(field, path)| Behavior::With(field, path));
+    if let Some((field, path)) = described_with(own, fields) {
+        return Some(Behavior::With(field, path));
+    }
+    if own.with().is_some() {
+        return None;
     }
     if transparent(own, inherited).is_some() {
         return match fields {
@@ -234,31 +241,27 @@ pub(crate) fn behavior<'a, 'f>(
 }
 
 /// The `#[retry(with = path)]` that describes an item, and the field it is given: the item's own
-/// (its single field; `Some(None)` when it has not exactly one), else a field's. A `with`
-/// replaces every other description, the enum's defaults included.
+/// (when the item has exactly one field: else `None`, a validation error), else a field's. A
+/// `with` replaces every other description, the enum's defaults included.
 pub(crate) fn described_with<'a, 'f>(
     own: &'f Attrs,
     fields: &'f [Field<'a>],
-) -> Option<Option<(&'f Field<'a>, &'f syn::Path)>> {
-    let path = |key: &'f Key| match &key.kind {
-        KeyKind::With(path) => Some(path),
-        _ => None,
-    };
+) -> Option<(&'f Field<'a>, &'f syn::Path)> {
     if let Some(key) = own.with() {
-        return Some(match fields {
-            [field] => path(key).map(|path| (field, path)),
+        return match fields {
+            [field] => Some((field, key.kind.with_path()?)),
             _ => None,
-        });
+        };
     }
     fields
         .iter()
-        .find_map(|field| Some(Some((field, path(field.attrs.with()?)?))))
+        .find_map(|field| Some((field, field.attrs.with()?.kind.with_path()?)))
 }
 
 /// The `transparent` key that applies to an item: its own, or (when it has no describing key of
 /// its own) the enum's.
 pub(crate) fn transparent<'k>(own: &'k Attrs, inherited: Option<&'k Attrs>) -> Option<&'k Key> {
-    if own.describes() {
+    if own.describing_key().is_some() {
         own.transparent()
     } else {
         inherited.and_then(Attrs::transparent)

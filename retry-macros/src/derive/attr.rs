@@ -6,7 +6,7 @@
 //! `valid`.
 
 use super::Errors;
-use crate::diagnostics::closest;
+use crate::diagnostics::{closest, written};
 use crate::list::{self, ListSyntax};
 use proc_macro2::{Ident, TokenStream};
 use quote::{ToTokens, quote};
@@ -223,6 +223,24 @@ pub(crate) enum KeyKind {
 }
 
 impl KeyKind {
+    /// Whether this key describes the error (a retry key, `fault`, `transparent` or `with`),
+    /// as opposed to placing a field (`after`) or naming the runtime (`crate`).
+    pub(crate) fn describes(&self) -> bool {
+        self.is_kind()
+            || matches!(
+                self,
+                KeyKind::Fault(_) | KeyKind::Transparent | KeyKind::With(_)
+            )
+    }
+
+    /// The function of `with = path`.
+    pub(crate) fn with_path(&self) -> Option<&Path> {
+        match self {
+            KeyKind::With(path) => Some(path),
+            _ => None,
+        }
+    }
+
     /// Whether this key says how the error is retried (`retryable`, `transient`,
     /// `throttling`, `timeout`, `never`): a variant's keys of this category replace the
     /// enum's.
@@ -274,10 +292,7 @@ impl Key {
     pub(crate) fn written(&self) -> String {
         match &self.kind {
             KeyKind::Fault(side) => format!("fault = \"{side}\""),
-            KeyKind::With(path) => format!(
-                "with = {}",
-                path.to_token_stream().to_string().replace(' ', "")
-            ),
+            KeyKind::With(path) => format!("with = {}", written(path)),
             _ => self.name(),
         }
     }
@@ -344,16 +359,9 @@ impl Attrs {
         })
     }
 
-    /// Whether any key describing the error is present (a retry key, `fault`, `transparent`
-    /// or `with`).
-    pub(crate) fn describes(&self) -> bool {
-        self.keys.iter().any(|key| {
-            key.kind.is_kind()
-                || matches!(
-                    key.kind,
-                    KeyKind::Fault(_) | KeyKind::Transparent | KeyKind::With(_)
-                )
-        })
+    /// The first key describing the error (see [`KeyKind::describes`]), if any.
+    pub(crate) fn describing_key(&self) -> Option<&Key> {
+        self.keys.iter().find(|key| key.kind.describes())
     }
 }
 
@@ -409,7 +417,7 @@ fn parse_key(meta: &ParseNestedMeta<'_>, errors: &mut Errors) -> syn::Result<Opt
         ident.and_then(|ident| Some((ident, KEYS.iter().find(|def| ident == def.name)?)))
     else {
         let rest = skip_value(meta)?;
-        let written = path.to_token_stream().to_string().replace(' ', "");
+        let written = written(path);
         let suggestion = ident
             .and_then(|_| suggest(&written))
             .map(|known| format!(" (did you mean `{known}`?)"))

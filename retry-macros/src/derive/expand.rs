@@ -6,7 +6,7 @@ use super::ast::{self, AfterType, Behavior, Body, Field, Input};
 use super::attr::{FaultSide, Safety};
 use crate::runtime::private_module;
 use crate::spans::{respan, span_range};
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::{Delimiter, Group, Span, TokenStream};
 use quote::{ToTokens, quote};
 use std::collections::BTreeSet;
 use syn::spanned::Spanned;
@@ -172,15 +172,20 @@ impl Method {
             }
             Behavior::With(field, path) => {
                 let name = self.name();
-                // Spanned at the path: a function of the wrong type (or whose return type is
-                // not a `RetryInfo`) is reported there.
+                // The function runs once and its description answers this one question.
+                // The whole expression is spanned at the path: a function of the wrong type
+                // (or whose return type is not a `RetryInfo`, which only the question requires)
+                // is reported there, once.
                 let (first, last) = span_range(path);
                 let private = private_module();
-                let described = respan(quote!(#krate::#private::described_by), first, last);
                 let binding = binding(Span::call_site());
+                let described = respan(quote!(&#krate::#private::described_by), first, last);
+                let arguments = parenthesized(quote!(#path, #binding), last);
+                let ask = respan(quote!(#krate::RetryInfo::#name), first, last);
+                let argument = parenthesized(quote!(#described #arguments), last);
                 return Answer::FromField {
                     field,
-                    value: quote!(#krate::RetryInfo::#name(&#described(#path, #binding))),
+                    value: quote!(#ask #argument),
                     binding,
                 };
             }
@@ -234,6 +239,13 @@ impl Method {
 /// `true` / `false`.
 fn bool_tokens(value: bool) -> TokenStream {
     if value { quote!(true) } else { quote!(false) }
+}
+
+/// `(tokens)`, the parentheses located at `at`, so an expression ending with them ends there.
+fn parenthesized(tokens: TokenStream, at: Span) -> Group {
+    let mut group = Group::new(Delimiter::Parenthesis, tokens);
+    group.set_span(Span::call_site().located_at(at));
+    group
 }
 
 /// The identifier the generated patterns bind a field to.

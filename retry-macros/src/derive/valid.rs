@@ -1,10 +1,11 @@
-//! Checks that the parsed keys make sense where they are: placement, duplicates, conflicts,
-//! `transparent` field counts and `#[retry(after)]` fields.
+//! Checks that the parsed keys make sense where they are: placement, duplicates, conflicts
+//! (`with` beside another describing key included), the field counts of `transparent` and of
+//! `#[retry(with = ...)]`, and `#[retry(after)]` fields.
 
 use super::Errors;
 use super::ast::{self, Body, Field, Input};
 use super::attr::{Attrs, Key, KeyKind};
-use quote::ToTokens;
+use crate::diagnostics::written;
 
 /// Where a set of keys was written.
 #[derive(Clone, Copy)]
@@ -132,26 +133,21 @@ fn misplaced(key: &Key, place: Place) -> Option<String> {
 
 /// Why `key` cannot be combined with the keys written before it on the same item, if it cannot.
 fn conflict(earlier: &[Key], key: &Key) -> Option<String> {
-    if let Some(message) = with_conflict(earlier, key) {
-        return Some(message);
-    }
-    let is_transparent = |key: &Key| matches!(key.kind, KeyKind::Transparent);
-    let describes = |key: &Key| key.kind.is_kind() || matches!(key.kind, KeyKind::Fault(_));
-    if is_transparent(key) {
-        if let Some(other) = earlier.iter().find(|other| describes(other)) {
-            return Some(format!(
-                "`transparent` delegates every method to the field, so it cannot be combined \
-                 with `{}`; remove `{}` or `transparent`",
-                other.written(),
-                other.written()
-            ));
-        }
-    } else if describes(key) && earlier.iter().any(is_transparent) {
+    if let Some((with, other)) = beside(earlier, key, |kind| matches!(kind, KeyKind::With(_))) {
         return Some(format!(
-            "`transparent` delegates every method to the field, so it cannot be combined \
-             with `{}`; remove `{}` or `transparent`",
-            key.written(),
-            key.written()
+            "`{}` describes the error through its function, so it cannot be combined with \
+             `{}`; remove `{}` or `with`",
+            with.written(),
+            other.written(),
+            other.written()
+        ));
+    }
+    if let Some((_, other)) = beside(earlier, key, |kind| matches!(kind, KeyKind::Transparent)) {
+        return Some(format!(
+            "`transparent` delegates every method to the field, so it cannot be combined with \
+             `{}`; remove `{}` or `transparent`",
+            other.written(),
+            other.written()
         ));
     }
     let never = |key: &Key| matches!(key.kind, KeyKind::Never);
@@ -173,26 +169,20 @@ fn conflict(earlier: &[Key], key: &Key) -> Option<String> {
     ))
 }
 
-/// `with = f` describes the item through `f` alone: no other describing key beside it.
-fn with_conflict(earlier: &[Key], key: &Key) -> Option<String> {
-    let is_with = |key: &Key| matches!(key.kind, KeyKind::With(_));
-    let describes = |key: &Key| {
-        key.kind.is_kind() || matches!(key.kind, KeyKind::Fault(_) | KeyKind::Transparent)
-    };
-    let (with, other) = if is_with(key) {
-        (key, earlier.iter().find(|other| describes(other))?)
-    } else if describes(key) {
-        (earlier.iter().find(|other| is_with(other))?, key)
+/// A key that describes the item alone (of a kind `alone` accepts: `with`, `transparent`) and
+/// another describing key beside it, `key` being one of the two and the other written before it.
+fn beside<'k>(
+    earlier: &'k [Key],
+    key: &'k Key,
+    alone: fn(&KeyKind) -> bool,
+) -> Option<(&'k Key, &'k Key)> {
+    if alone(&key.kind) {
+        Some((key, earlier.iter().find(|other| other.kind.describes())?))
+    } else if key.kind.describes() {
+        Some((earlier.iter().find(|other| alone(&other.kind))?, key))
     } else {
-        return None;
-    };
-    Some(format!(
-        "`{}` describes the error through its function, so it cannot be combined with `{}`; \
-         remove `{}` or `with`",
-        with.written(),
-        other.written(),
-        other.written()
-    ))
+        None
+    }
 }
 
 /// Keys on fields; `#[retry(after)]` fields: right type (unless the item is transparent, which
@@ -205,12 +195,7 @@ fn check_fields(fields: &[Field<'_>], transparent: bool, errors: &mut Errors) {
             continue;
         };
         if !transparent && field.after_type().is_none() {
-            let ty = field
-                .ty
-                .to_token_stream()
-                .to_string()
-                .replace(" < ", "<")
-                .replace(" >", ">");
+            let ty = written(field.ty);
             errors.spanned(
                 field.ty,
                 format!(
@@ -234,7 +219,9 @@ fn check_fields(fields: &[Field<'_>], transparent: bool, errors: &mut Errors) {
     }
 }
 
-/// Checks that need the whole item: `transparent` needs exactly one field and no `after`.
+/// Checks that need the whole item: a `with` on the item needs exactly one field, and at most
+/// one field has a `with` (see [`check_with`]); when no `with` describes the item,
+/// `transparent` needs exactly one field and no `after`.
 fn check_item(
     own: &Attrs,
     inherited: Option<&Attrs>,
@@ -328,13 +315,7 @@ fn check_with(own: &Attrs, fields: &[Field<'_>], what: &str, errors: &mut Errors
                      earlier field already is; remove this one"
                 ),
             );
-        } else if let Some(own_key) = own.keys.iter().find(|key| {
-            key.kind.is_kind()
-                || matches!(
-                    key.kind,
-                    KeyKind::Fault(_) | KeyKind::Transparent | KeyKind::With(_)
-                )
-        }) {
+        } else if let Some(own_key) = own.describing_key() {
             errors.spanned(
                 with,
                 format!(

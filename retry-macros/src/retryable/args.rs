@@ -9,7 +9,7 @@ use syn::ext::IdentExt;
 use syn::meta::ParseNestedMeta;
 use syn::{Expr, Ident, Token};
 
-use crate::diagnostics::{Errors, closest};
+use crate::diagnostics::{Errors, closest, written};
 use crate::list::{self, ListSyntax};
 
 /// One argument of `#[retryable(...)]`.
@@ -197,7 +197,7 @@ fn parse_arg(meta: &ParseNestedMeta<'_>, errors: &mut Errors) -> syn::Result<Opt
             input.parse::<Expr>()?;
         }
         let path = &meta.path;
-        let written = quote!(#path).to_string().replace(' ', "");
+        let written = written(path);
         errors.push(syn::Error::new_spanned(
             path,
             format!(

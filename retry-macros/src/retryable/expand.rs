@@ -10,14 +10,16 @@
 //!     let __retry_hook = NoHook;                     // or `DynHook(&on_retry)`
 //!     let mut __retry = RetryLoop::new(__retry_strategy, __retry_classifier, __retry_hook);
 //!     loop {
-//!         __retry.ready().await;                         // backoff, send permit
+//!         __retry.ready().await;                         // backoff, send permit; with `shed`:
+//!         // if let Err(shed) = __retry.try_ready().await { return Err(from_load_shed(shed)); }
 //!         let body = <ByValueArgument as CloneArg<_, body>>::clone_arg(&body); // per attempt
 //!         let __retry_outcome = async {
 //!             if false { let fake: Result<Item, StoreError> = loop {}; return fake; }
 //!             { /* the user's body, inner attributes included */ }
 //!         }
 //!         .await;                                        // or `cut_after(timeout, async {..}, ..)`
-//!         if __retry.finish(&__retry_outcome).is_break() {  // every stop decided here
+//!         let __retry_result: &<Result<Item, StoreError> as Outcome>::Result = &__retry_outcome;
+//!         if __retry.finish(__retry_result).is_break() {  // every stop decided here
 //!             return __retry_outcome;
 //!         }
 //!     }
@@ -47,7 +49,7 @@ use super::item::{BodyKind, FnShape, RetryableFn};
 use super::lower::{ClassifierSource, Config, Setting, StrategySource};
 use super::receiver;
 use crate::diagnostics::Errors;
-pub(crate) use crate::runtime::private_module;
+use crate::runtime::private_module;
 use crate::spans::{parenthesized, respan, span_range, strip_type, user_amp};
 
 /// The function unchanged, with the errors: the user's code still type-checks on its own.
@@ -66,10 +68,11 @@ pub(crate) fn expand(function: &RetryableFn, shape: &FnShape, config: &Config) -
     let receiver = receiver::Receiver::new(&mut sig, shape);
     let again = receiver.binding();
 
+    let types = OutcomeTypes::new(&shape.output, &private);
     let strategy = strategy(function, shape, config, &private);
-    let classifier = classifier(shape, config, &private);
-    let hook = hook(shape, config, &private);
-    let attempt = attempt(function, shape, config, &receiver, &private);
+    let classifier = classifier(shape, config, &private, &types);
+    let hook = hook(config, &private, &types);
+    let attempt = attempt(function, shape, config, &receiver, &private, &types.pinned);
 
     let retry = local("__retry");
     let outcome = local("__retry_outcome");
@@ -78,9 +81,12 @@ pub(crate) fn expand(function: &RetryableFn, shape: &FnShape, config: &Config) -
     let hook_local = local("__retry_hook");
     let wait = wait(shape, config, &private);
     // The outcome seen as a `Result`, through `Outcome` at the return type's tokens: a return
-    // type that is not a `Result` is reported there (as for the classifier's type, so once), and
-    // the code after it sees an error type, which raises no second error.
-    let as_result = outcome_as_result(shape, &private);
+    // type that is not a `Result` is reported there (as for the classifier's type, so once).
+    // The projection then stays unknown rather than an error type, so `finish` adds an E0308 at
+    // the attribute; `item::never_a_result` reports the types that are never a `Result` before
+    // expansion, which leaves the second error to aliases of them
+    // (`ui/retryable/not_a_result_alias.stderr`).
+    let as_result = &types.result;
     let result = local("__retry_result");
     let pinned = receiver.pinned();
 
@@ -374,7 +380,12 @@ fn setting(setting: &Setting, private: &TokenStream) -> TokenStream {
 
 /// `let __retry_classifier: &dyn ClassifyRetry<_, _> = &<classifier>;`, the coercion spanned
 /// at the classifier expression, the `retry_if` path, or (default classifier) the error type.
-fn classifier(shape: &FnShape, config: &Config, private: &TokenStream) -> TokenStream {
+fn classifier(
+    shape: &FnShape,
+    config: &Config,
+    private: &TokenStream,
+    types: &OutcomeTypes,
+) -> TokenStream {
     let borrowed = match &config.classifier {
         ClassifierSource::RetryInfo => {
             let (first, last) = match &shape.error_type {
@@ -408,42 +419,55 @@ fn classifier(shape: &FnShape, config: &Config, private: &TokenStream) -> TokenS
         }
     };
     let local = local("__retry_classifier");
-    let (ok, err) = outcome_types(shape, private);
+    let OutcomeTypes { ok, err, .. } = types;
     quote! {
         let #local: &dyn #private::ClassifyRetry<#ok, #err> = #borrowed;
     }
 }
 
-/// `T` and `E` of the declared return type (`_` when it mentions `impl Trait`), so that errors
-/// about the classifier or the hook name them.
-fn outcome_types(shape: &FnShape, private: &TokenStream) -> (TokenStream, TokenStream) {
-    if erase_impl_trait(&shape.output).1 {
-        return (quote!(_), quote!(_));
-    }
-    let output = &shape.output;
-    (
-        quote!(<#output as #private::Outcome>::Ok),
-        quote!(<#output as #private::Outcome>::Err),
-    )
+/// The declared return type as the generated code names it, worked out once per function.
+struct OutcomeTypes {
+    /// The return type with each `impl Trait` written `_`, to pin an attempt's output type.
+    pinned: Type,
+    /// `<Output as Outcome>::Ok` (`_` when the return type mentions `impl Trait`), so that
+    /// errors about the classifier name it.
+    ok: TokenStream,
+    /// `<Output as Outcome>::Err` (or `_`), so that errors about the classifier or the hook
+    /// name it.
+    err: TokenStream,
+    /// `<Output as Outcome>::Result` (or `Result<_, _>`): the outcome seen as a `Result`.
+    result: TokenStream,
 }
 
-/// `<Output as Outcome>::Result` (`Result<_, _>` when the return type mentions `impl Trait`).
-fn outcome_as_result(shape: &FnShape, private: &TokenStream) -> TokenStream {
-    if erase_impl_trait(&shape.output).1 {
-        return quote!(::core::result::Result<_, _>);
+impl OutcomeTypes {
+    /// The names for `output`, the declared return type.
+    fn new(output: &Type, private: &TokenStream) -> Self {
+        let (pinned, erased) = erase_impl_trait(output);
+        if erased {
+            return OutcomeTypes {
+                pinned,
+                ok: quote!(_),
+                err: quote!(_),
+                result: quote!(::core::result::Result<_, _>),
+            };
+        }
+        OutcomeTypes {
+            pinned,
+            ok: quote!(<#output as #private::Outcome>::Ok),
+            err: quote!(<#output as #private::Outcome>::Err),
+            result: quote!(<#output as #private::Outcome>::Result),
+        }
     }
-    let output = &shape.output;
-    quote!(<#output as #private::Outcome>::Result)
 }
 
 /// `let __retry_hook = DynHook(&<path>)` or `NoHook`, the coercion spanned at the path.
-fn hook(shape: &FnShape, config: &Config, private: &TokenStream) -> TokenStream {
+fn hook(config: &Config, private: &TokenStream, types: &OutcomeTypes) -> TokenStream {
     let local = local("__retry_hook");
     match &config.on_retry {
         Some(path) => {
             let (first, _) = span_range(path);
             let amp = user_amp(first);
-            let (_, err) = outcome_types(shape, private);
+            let err = &types.err;
             quote! {
                 let #local: &dyn #private::OnRetry<#err> = #amp #path;
                 let #local = #private::DynHook(#local);
@@ -455,13 +479,14 @@ fn hook(shape: &FnShape, config: &Config, private: &TokenStream) -> TokenStream 
 
 /// `let __retry_outcome = <one attempt>;`: the body as an inner async block (cut by
 /// `attempt_timeout` when given), or, in a blocking function, as a closure called at once;
-/// its output type pinned to the declared return type.
+/// its output type pinned to `output`, the declared return type with `impl Trait` erased.
 fn attempt(
     function: &RetryableFn,
     shape: &FnShape,
     config: &Config,
     receiver: &receiver::Receiver,
     private: &TokenStream,
+    output: &Type,
 ) -> TokenStream {
     let body = match &shape.body {
         BodyKind::AsyncTrait(body) => {
@@ -475,7 +500,6 @@ fn attempt(
             group
         }
     };
-    let (output, _) = erase_impl_trait(&shape.output);
     let fake = local("__retry_fake_return");
     let outcome = local("__retry_outcome");
     let pin_output = quote! {

@@ -4,14 +4,13 @@
 //! left to the type system, see `Outcome` in the runtime).
 
 use proc_macro2::{Delimiter, Span, TokenStream, TokenTree};
-use quote::ToTokens;
 use syn::parse::{ParseStream, Parser};
 use syn::{
     Attribute, FnArg, GenericArgument, PathArguments, Receiver, ReceiverKind, ReturnType,
     Signature, Token, Type, TypeParamBound, Visibility, braced,
 };
 
-use crate::diagnostics::Errors;
+use crate::diagnostics::{Errors, written};
 use crate::spans::strip_type;
 
 /// The function as written. The body is kept as tokens, inner attributes included (not parsed
@@ -364,8 +363,8 @@ fn async_trait_body(body: &TokenStream) -> Option<AsyncTraitBody> {
 }
 
 /// The return type as written, when it cannot be a `Result` whatever the names in scope: a
-/// tuple, reference, array, slice, `impl Trait`, or a primitive, `String`, `Option` or `Vec`.
-/// Other types (aliases of any name) are left to the type system.
+/// tuple, reference, array, slice, `impl Trait`, `!`, or a primitive, `String`, `Option` or
+/// `Vec`. Other types (aliases of any name) are left to the type system.
 fn never_a_result(ty: &Type) -> Option<String> {
     const NOT_RESULTS: &[&str] = &[
         "bool", "char", "str", "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32",
@@ -388,12 +387,7 @@ fn never_a_result(ty: &Type) -> Option<String> {
         }
         _ => false,
     };
-    never.then(|| {
-        ty.to_token_stream()
-            .to_string()
-            .replace(" < ", "<")
-            .replace(" >", ">")
-    })
+    never.then(|| written(ty))
 }
 
 /// The `E` of a return type written `Result<T, E>`, to point at it when it lacks `RetryInfo`.

@@ -1,4 +1,5 @@
-//! The rules between arguments, all of them: `strategy` excludes the tuning arguments,
+//! The rules between arguments, all of them: `shed = true` needs a limit to shed on (adaptive
+//! mode with a `timeout`, or a given `strategy`), `strategy` excludes the tuning arguments,
 //! `classifier` excludes `retry_if`, and `initial_backoff <= max_backoff` once the preset fills
 //! in the one not given (the runtime's own check, done at compile time).
 

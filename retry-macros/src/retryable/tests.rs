@@ -6,7 +6,7 @@ use quote::quote;
 /// The expansion, without spaces, to search in, with the versioned module's name replaced
 /// by `__private`.
 fn expand(args: proc_macro2::TokenStream, item: proc_macro2::TokenStream) -> String {
-    let private = super::expand::private_module().to_string();
+    let private = crate::runtime::private_module().to_string();
     retryable(args, item)
         .to_string()
         .replace(' ', "")
@@ -31,7 +31,7 @@ fn the_expansion_is_a_function_with_the_same_signature() {
     assert!(function.sig.asyncness.is_some());
     assert!(matches!(function.vis, syn::Visibility::Restricted(_)));
     assert_eq!(function.sig.inputs.len(), 4);
-    let private = super::expand::private_module().to_string();
+    let private = crate::runtime::private_module().to_string();
     let code = quote!(#function)
         .to_string()
         .replace(' ', "")
