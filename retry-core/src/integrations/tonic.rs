@@ -5,6 +5,7 @@ use std::time::Duration;
 use http::HeaderMap;
 use tonic::{Code, Status};
 
+use super::deadline_expired;
 use crate::classify::server_delay::{DelayUnit, ServerDelay, read_integer_delay};
 use crate::{
     ClassifierPriority, ClassifyRetry, Fault, RetryAction, RetryInfo, RetryInfoClassifier,
@@ -121,7 +122,17 @@ impl GrpcFailure {
 /// | `RESOURCE_EXHAUSTED` | yes | throttling |
 /// | `DEADLINE_EXCEEDED` | yes | timeout |
 /// | `UNKNOWN`, `INTERNAL`, `ABORTED` | no verdict: left to other classifiers | unknown fault |
+/// | `CANCELLED`, among them the client's own deadline ("Timeout expired") | never | unknown |
 /// | every other code | never | client fault, or unknown |
+///
+/// `DEADLINE_EXCEEDED` is a status the server sent: a deadline of its own (or of a call it made)
+/// passed, and another attempt may succeed. The client's own deadline (`Request::set_timeout`,
+/// `Endpoint::timeout`) is not reported so: tonic fails the call with `CANCELLED` "Timeout
+/// expired" (its `TimeoutExpired` as the status's source), and that is never retried, since in
+/// gRPC the call's deadline bounds all its attempts (gRFC A6; `tonic::TimeoutExpired` itself is
+/// described so too); such a status [`is_timeout`](RetryInfo::is_timeout) all the same. For a timeout per attempt, cut each
+/// attempt with `attempt_timeout` (a `#[retryable]` fn) or tower's `TimeoutLayer` under a
+/// [`RetryLayer`](crate::tower::RetryLayer).
 ///
 /// The status's `grpc-retry-pushback-ms` metadata (a trailer) is the server's `retry_after`: a
 /// retry waits at least that long. As gRFC A6 specifies, a pushback that is negative or not a
@@ -153,7 +164,7 @@ impl RetryInfo for Status {
     }
 
     fn is_timeout(&self) -> bool {
-        self.code() == Code::DeadlineExceeded
+        self.code() == Code::DeadlineExceeded || deadline_expired(self)
     }
 
     fn retry_after(&self) -> Option<Duration> {
