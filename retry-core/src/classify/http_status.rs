@@ -124,7 +124,7 @@ pub(crate) mod tests {
             RetryAfter::Invalid | RetryAfter::Absent => RetryAction::retryable(kind),
         };
         match code {
-            100..=199 | 200..=299 | 300..=399 => RetryAction::NoActionIndicated,
+            100..=399 => RetryAction::NoActionIndicated,
             408 => retried(ErrorKind::Transient),
             429 => retried(ErrorKind::Throttling),
             400..=407 | 409..=428 | 430..=499 => RetryAction::NoActionIndicated,

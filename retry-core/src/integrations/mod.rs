@@ -8,6 +8,8 @@ mod check_status;
 pub(crate) mod connect_failure;
 #[cfg(feature = "tonic")]
 mod grpc_deadline;
+#[cfg(feature = "tonic")]
+mod grpc_http_status;
 #[cfg(feature = "http")]
 mod http_status_error;
 #[cfg(feature = "reqwest")]

@@ -2,10 +2,11 @@
 
 use std::time::Duration;
 
-use http::HeaderMap;
+use http::{HeaderMap, StatusCode};
 use tonic::{Code, Status};
 
 use super::deadline_expired;
+use super::grpc_http_status::code_of_http_status;
 use crate::classify::server_delay::{DelayUnit, ServerDelay, read_integer_delay};
 use crate::{
     ClassifierPriority, ClassifyRetry, Fault, RetryAction, RetryInfo, RetryInfoClassifier,
@@ -187,6 +188,14 @@ impl RetryInfo for Status {
 /// indicates no action. Errors (the connection failed) are left to other classifiers, e.g.
 /// [`TransientErrorClassifier`](crate::TransientErrorClassifier).
 ///
+/// A response with no `grpc-status` and an HTTP status other than 200 came from something in
+/// front of the server (a proxy, a load balancer): it is read as gRPC reads it, by gRPC's "HTTP
+/// to gRPC Status Code Mapping" (429, 502, 503, 504: `UNAVAILABLE`, retried; 400: `INTERNAL`;
+/// 401, 403, 404: `UNAUTHENTICATED`, `PERMISSION_DENIED`, `UNIMPLEMENTED`, never; any other:
+/// `UNKNOWN`), so that it gets the verdict the `tonic::Status` a tonic client makes of it gets.
+/// gRPC calls are judged by gRPC's codes, not by the HTTP status table of
+/// [`HttpStatusClassifier`](crate::HttpStatusClassifier).
+///
 /// Reads only the two headers it needs: it neither allocates nor decodes the status message.
 ///
 /// ```
@@ -222,7 +231,40 @@ impl GrpcStatusClassifier {
         let Some(code) = headers.get(GRPC_STATUS_HEADER) else {
             return RetryAction::NoActionIndicated;
         };
-        let code = Code::from_bytes(code.as_bytes());
+        Self::classify_code(Code::from_bytes(code.as_bytes()), headers)
+    }
+
+    /// The verdict on a response's HTTP status and headers: its `grpc-status`, or, when it has
+    /// none and its HTTP status is not 200, the code gRPC's HTTP to gRPC mapping gives.
+    ///
+    /// ```
+    /// use http::{HeaderMap, StatusCode};
+    /// use retry_core::{ErrorKind, GrpcStatusClassifier, RetryAction};
+    ///
+    /// let headers = HeaderMap::new();
+    /// // A load balancer's 503: UNAVAILABLE.
+    /// assert_eq!(
+    ///     GrpcStatusClassifier::classify_parts(StatusCode::SERVICE_UNAVAILABLE, &headers),
+    ///     RetryAction::retryable(ErrorKind::Server)
+    /// );
+    /// // 200 without grpc-status: the status comes in the trailers.
+    /// assert_eq!(
+    ///     GrpcStatusClassifier::classify_parts(StatusCode::OK, &headers),
+    ///     RetryAction::NoActionIndicated
+    /// );
+    /// ```
+    pub fn classify_parts(status: StatusCode, headers: &HeaderMap) -> RetryAction {
+        match headers.get(GRPC_STATUS_HEADER) {
+            Some(code) => Self::classify_code(Code::from_bytes(code.as_bytes()), headers),
+            None => match code_of_http_status(status) {
+                Some(code) => Self::classify_code(code, headers),
+                None => RetryAction::NoActionIndicated,
+            },
+        }
+    }
+
+    /// The verdict on a call that ended with `code`, with the pushback of `headers`.
+    fn classify_code(code: Code, headers: &HeaderMap) -> RetryAction {
         if code == Code::Ok {
             return RetryAction::NoActionIndicated;
         }
@@ -236,7 +278,7 @@ impl GrpcStatusClassifier {
 impl<B, E> ClassifyRetry<http::Response<B>, E> for GrpcStatusClassifier {
     fn classify(&self, outcome: &Result<http::Response<B>, E>) -> RetryAction {
         match outcome {
-            Ok(response) => Self::classify_headers(response.headers()),
+            Ok(response) => Self::classify_parts(response.status(), response.headers()),
             Err(_) => RetryAction::NoActionIndicated,
         }
     }
