@@ -72,9 +72,13 @@ where
         }
     }
 
-    /// `rpc Get`. A transport that fails before the call fails it with the status that error
-    /// carries (`Status::from_error`), `UNKNOWN` if none.
-    pub async fn get(&mut self, request: GetRequest) -> Result<tonic::Response<GetReply>, Status> {
+    /// `rpc Get`, with a `GetRequest` or a `tonic::Request` of one (to give the call a deadline
+    /// with `set_timeout`), as generated clients take it. A transport that fails before the call
+    /// fails it with the status that error carries (`Status::from_error`), `UNKNOWN` if none.
+    pub async fn get(
+        &mut self,
+        request: impl tonic::IntoRequest<GetRequest>,
+    ) -> Result<tonic::Response<GetReply>, Status> {
         self.inner
             .ready()
             .await
@@ -82,7 +86,7 @@ where
         let path = http::uri::PathAndQuery::from_static(GET_PATH);
         self.inner
             .unary(
-                tonic::Request::new(request),
+                request.into_request(),
                 path,
                 tonic_prost::ProstCodec::default(),
             )
@@ -98,16 +102,19 @@ pub enum Reply {
     /// The status `Code` with the message "scripted" and, if given, this
     /// `grpc-retry-pushback-ms`, sent as written (a negative or malformed pushback included).
     Fail(Code, Option<&'static str>),
+    /// Never answers.
+    Hang,
 }
 
 impl Reply {
-    /// What the method returns for this reply; a pushback that is no ASCII metadata value is
-    /// `InvalidInput`.
-    fn answer(self) -> io::Result<Result<GetReply, Status>> {
+    /// What the method returns for this reply (`None`: it never returns); a pushback that is no
+    /// ASCII metadata value is `InvalidInput`.
+    fn answer(self) -> io::Result<Option<Result<GetReply, Status>>> {
         match self {
-            Reply::Value(value) => Ok(Ok(GetReply {
+            Reply::Value(value) => Ok(Some(Ok(GetReply {
                 value: value.to_owned(),
-            })),
+            }))),
+            Reply::Hang => Ok(None),
             Reply::Fail(code, pushback) => {
                 let mut status = Status::new(code, "scripted");
                 if let Some(pushback) = pushback {
@@ -119,7 +126,7 @@ impl Reply {
                     })?;
                     status.metadata_mut().insert(PUSHBACK_KEY, value);
                 }
-                Ok(Err(status))
+                Ok(Some(Err(status)))
             }
         }
     }
@@ -151,15 +158,18 @@ impl GrpcServer {
 
 /// The server's state: its script and the arrival times.
 struct State {
-    script: Script<Result<GetReply, Status>>,
+    script: Script<Option<Result<GetReply, Status>>>,
     arrivals: Arrivals,
 }
 
 impl State {
-    /// `rpc Get`: notes the arrival and answers the script's next reply.
-    fn get(&self) -> Result<tonic::Response<GetReply>, Status> {
+    /// `rpc Get`: notes the arrival and answers the script's next reply (`None`: never).
+    fn get(&self) -> Option<Result<tonic::Response<GetReply>, Status>> {
         self.arrivals.record();
-        self.script.next().clone().map(tonic::Response::new)
+        self.script
+            .next()
+            .clone()
+            .map(|answer| answer.map(tonic::Response::new))
     }
 }
 
@@ -184,7 +194,12 @@ impl tower::Service<http::Request<Incoming>> for KvService {
             }
             let method = tower::service_fn(move |_: tonic::Request<GetRequest>| {
                 let answer = state.get();
-                async move { answer }
+                async move {
+                    match answer {
+                        Some(answer) => answer,
+                        None => std::future::pending().await,
+                    }
+                }
             });
             let mut grpc = tonic::server::Grpc::new(tonic_prost::ProstCodec::default());
             Ok(grpc.unary(method, request).await)

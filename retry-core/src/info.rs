@@ -173,20 +173,27 @@ pub(crate) fn is_transient_io_kind(kind: io::ErrorKind) -> bool {
     )
 }
 
-/// tokio's timeout error: the attempt timed out and may be retried.
+/// tokio's timeout error: the attempt timed out, and is retried as a timeout (as the AWS SDKs
+/// retry timeouts). The timer may have cut it after the request reached the server, so its
+/// safety is [`RetrySafety::Maybe`] with the fault the server's (which [`RetryInfoClassifier`]
+/// retries): a classifier guarding requests that must not run twice can tell it from a failure
+/// that surely sent nothing, such as a refused connection ([`RetrySafety::Yes`]).
+///
+/// [`RetryInfoClassifier`]: crate::RetryInfoClassifier
 ///
 /// ```
-/// use retry_core::RetryInfo;
+/// use retry_core::{Fault, RetryInfo, RetrySafety};
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
 /// let elapsed = tokio::time::timeout(std::time::Duration::ZERO, std::future::pending::<()>())
 ///     .await
 ///     .unwrap_err();
 /// assert!(elapsed.is_timeout());
+/// assert_eq!((elapsed.retry_safety(), elapsed.fault()), (RetrySafety::Maybe, Fault::Server));
 /// # }
 /// ```
 impl RetryInfo for tokio::time::error::Elapsed {
     fn retry_safety(&self) -> RetrySafety {
-        RetrySafety::Yes
+        RetrySafety::Maybe
     }
 
     fn is_timeout(&self) -> bool {

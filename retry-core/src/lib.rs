@@ -104,7 +104,9 @@
 //!   `HttpStatusError`, `RetryAfter` and `CheckStatus` (an error status as a retryable error).
 //! * `reqwest`: `RetryInfo` for `reqwest::Error`, `CheckStatus` for `reqwest::Response`.
 //! * `tower`: `tower::RetryLayer`, retries for any tower `Service`, and
-//!   `tower::BufferBodyLayer` for request bodies that must be buffered to be sent again.
+//!   `tower::BufferBodyLayer` for request bodies that must be buffered to be sent again; the
+//!   classifiers know the errors of tower's `TimeoutLayer` and `LoadShedLayer`.
+//! * `hyper-util`: the classifiers know the connect errors of hyper-util's legacy client.
 //! * `tonic`: `RetryInfo` for `tonic::Status` (gRFC A6, `grpc-retry-pushback-ms`) and
 //!   `GrpcStatusClassifier` for a `Channel` under `RetryLayer`.
 //! * `rand`: `RngRandom`, any `rand` generator as the jitter's randomness.

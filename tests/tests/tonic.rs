@@ -301,3 +301,41 @@ fn the_derived_enum_delegates_to_the_wrapped_status() {
         retry_core::RetrySafety::No
     );
 }
+
+/// What a tonic client makes of an HTTP response with `status` and no `grpc-status` (something in
+/// front of the server answered), and the verdict `GrpcStatusClassifier` gives the same
+/// response under a `RetryLayer`.
+async fn proxy_answer(status: u16) -> (tonic::Status, retry_core::RetryAction) {
+    use retry_core::ClassifyRetry;
+    let response = move || {
+        let mut response = http::Response::new(Body::empty());
+        *response.status_mut() = http::StatusCode::from_u16(status).expect("a status");
+        response
+    };
+    let proxy = tower::service_fn(move |_: http::Request<Body>| async move {
+        Ok::<_, std::convert::Infallible>(response())
+    });
+    let status = KvClient::new(proxy)
+        .get(request("k"))
+        .await
+        .expect_err("no gRPC answer");
+    let outcome: Result<_, BoxError> = Ok(response());
+    (status, GrpcStatusClassifier.classify(&outcome))
+}
+
+#[tokio::test]
+async fn a_proxys_http_error_gets_the_verdict_of_the_status_tonic_makes_of_it() {
+    for http_status in [
+        400, 401, 403, 404, 408, 409, 429, 500, 501, 502, 503, 504, 507, 520,
+    ] {
+        let (status, verdict) = proxy_answer(http_status).await;
+        assert_eq!(
+            verdict,
+            retry_core::RetryInfoClassifier::classify_error(&status),
+            "HTTP {http_status}: tonic says {status:?}"
+        );
+    }
+    let (status, verdict) = proxy_answer(503).await;
+    assert_eq!(status.code(), Code::Unavailable);
+    assert!(verdict.should_retry());
+}

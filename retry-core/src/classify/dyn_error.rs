@@ -13,14 +13,20 @@ use crate::{
 /// Classifies an error that erases its type, by walking its [`source`](Error::source) chain:
 /// the first cause the library knows decides.
 ///
-/// * an [`io::Error`] or tokio's `Elapsed`: as their [`RetryInfo`](crate::RetryInfo) says
-///   (transient I/O kinds and timeouts are retried; other I/O errors are not); likewise
-///   `HttpStatusError`, `reqwest::Error` and `tonic::Status` when the features `http`,
-///   `reqwest` and `tonic` are on;
-/// * one of this library's configuration errors ([`ConfigError`] and the parse errors), or a
-///   [`LoadShed`]: never retried (a retry cannot fix a configuration, and a shed call retried
-///   at once would only queue again);
-/// * nothing known in the chain: no action (not retried unless another classifier says so).
+/// | cause | verdict | why |
+/// |---|---|---|
+/// | [`io::Error`] | as its [`RetryInfo`](crate::RetryInfo) says: transient kinds (reset, refused, timed out, ...) retried, a timeout as a timeout; other kinds never | the kind tells whether another attempt can succeed |
+/// | tokio's `Elapsed`; tower's `Elapsed` (`TimeoutLayer`, feature `tower`) | retried as a timeout ([`RetrySafety::Maybe`](crate::RetrySafety::Maybe), the server's fault) | the attempt was cut, perhaps after the request reached the server; the AWS SDKs retry timeouts |
+/// | hyper-util's client error with `is_connect()` (feature `hyper-util`) | retried ([`RetrySafety::Yes`](crate::RetrySafety::Yes)); as a timeout when the connect timeout expired | the request never reached the server, whatever the cause (a failed name lookup too) |
+/// | other hyper-util client errors | not a verdict: the walk goes on to their causes (an `io::Error` decides) | |
+/// | tower's `Overloaded` (`LoadShedLayer`, feature `tower`), this library's [`LoadShed`] | never | refused locally to fail fast: a retry would queue again |
+/// | tonic's `TimeoutExpired` (feature `tonic`) | never | the call's deadline passed; gRFC A6: it bounds all attempts |
+/// | `HttpStatusError`, `reqwest::Error`, `tonic::Status` (features `http`, `reqwest`, `tonic`) | as their [`RetryInfo`](crate::RetryInfo) says | |
+/// | this library's [`ConfigError`] and parse errors | never | a retry cannot fix a configuration |
+/// | nothing known in the chain | no action (not retried unless another classifier says so) | |
+///
+/// This is the classifier for services whose error is a `BoxError`, such as any service under
+/// tower's `TimeoutLayer` (see [`RetryLayer`](crate::tower::RetryLayer)'s per-attempt timeout).
 ///
 /// It works for any `E: AsRef<dyn Error + Send + Sync>`: `anyhow::Error`, `eyre::Report`,
 /// `Box<dyn Error + Send + Sync>` and `Arc<dyn Error + Send + Sync>`, none of which can
@@ -76,7 +82,8 @@ fn known(error: &(dyn Error + 'static)) -> Option<RetryAction> {
 }
 
 /// As its [`RetryInfo`](crate::RetryInfo) says, when `error` is a type the library describes:
-/// I/O errors, tokio timeouts, and the integrations' errors whose features are on.
+/// I/O errors, tokio timeouts, and the integrations' errors whose features are on (hyper-util's
+/// client errors only when they are connect errors).
 fn described(error: &(dyn Error + 'static)) -> Option<RetryAction> {
     if let Some(io) = error.downcast_ref::<io::Error>() {
         return Some(RetryInfoClassifier::classify_error(io));
@@ -95,6 +102,22 @@ fn described(error: &(dyn Error + 'static)) -> Option<RetryAction> {
     #[cfg(feature = "tonic")]
     if let Some(status) = error.downcast_ref::<tonic::Status>() {
         return Some(RetryInfoClassifier::classify_error(status));
+    }
+    #[cfg(feature = "tonic")]
+    if let Some(expired) = error.downcast_ref::<tonic::TimeoutExpired>() {
+        return Some(RetryInfoClassifier::classify_error(expired));
+    }
+    #[cfg(feature = "tower")]
+    if let Some(elapsed) = error.downcast_ref::<::tower::timeout::error::Elapsed>() {
+        return Some(RetryInfoClassifier::classify_error(elapsed));
+    }
+    #[cfg(feature = "tower")]
+    if let Some(overloaded) = error.downcast_ref::<::tower::load_shed::error::Overloaded>() {
+        return Some(RetryInfoClassifier::classify_error(overloaded));
+    }
+    #[cfg(feature = "hyper-util")]
+    if let Some(connect) = crate::integrations::connect_failure::ConnectFailure::of(error) {
+        return Some(RetryInfoClassifier::classify_error(&connect));
     }
     None
 }

@@ -5,21 +5,42 @@ use std::time::{Duration, SystemTime};
 
 use http::{HeaderMap, Response, StatusCode};
 
+use super::http_status::StatusClass;
 use super::server_delay::MAX_SERVER_DELAY;
 use super::{ClassifierPriority, ClassifyRetry, ErrorKind, RetryAction};
 use crate::RetryAfter;
 
-/// Classifies HTTP responses by status code (Smithy's `HttpStatusCodeClassifier`, smithy-rs
-/// `aws-smithy-runtime`).
+/// Classifies HTTP responses by status code and `Retry-After`, by the crate's one table of
+/// statuses, which [`HttpStatusError`](crate::HttpStatusError) (`check_status()`, reqwest) and
+/// `reqwest::Error`'s status errors follow too: the same response gets the same verdict on every
+/// path.
 ///
-/// * `429 Too Many Requests` ([`THROTTLING_STATUS_CODE`](Self::THROTTLING_STATUS_CODE)) always
-///   retries as [`ErrorKind::Throttling`], whatever the list says.
-/// * A status in the retryable list retries: a 5xx as [`ErrorKind::Server`], any other status a
-///   user put in the list (409, say) as [`ErrorKind::Client`]. The default list is
-///   [`DEFAULT_RETRYABLE_STATUS_CODES`](Self::DEFAULT_RETRYABLE_STATUS_CODES): 500, 502, 503, 504.
-/// * A retry carries the server's requested delay, read by [`parse_retry_after`]; a response
-///   asking for more than [`MAX_RETRY_AFTER`](Self::MAX_RETRY_AFTER) is not retried.
-/// * Every other status, and every `Err` outcome, indicates no action.
+/// | status | verdict | why |
+/// |---|---|---|
+/// | 1xx, 2xx, 3xx | no action | not an error |
+/// | 408 Request Timeout | retried, [`ErrorKind::Transient`] | RFC 9110 §15.5.9: the server closed a connection on which no complete request came in time, and the client may repeat the request; the AWS SDKs retry a request timeout (S3's `RequestTimeout`) as a transient error. It is the server's idle timer, not the attempt's timeout, so it is not charged as one |
+/// | 429 Too Many Requests | retried, [`ErrorKind::Throttling`] | RFC 6585 §4: too many requests in a given time |
+/// | other 4xx | no action (left to other classifiers) | the same request will fail the same way |
+/// | 500, 502, 503, 504 | retried, [`ErrorKind::Server`] | the AWS SDKs' transient statuses (smithy-rs `TRANSIENT_ERROR_STATUS_CODES`, botocore) |
+/// | 507 Insufficient Storage | retried, [`ErrorKind::Server`] | RFC 4918 §11.5: "considered to be temporary" |
+/// | 501, 505, 506, 508, 510, 511 | never ([`RetryAction::RetryForbidden`]) | a retry cannot cure them: not implemented (RFC 9110 §15.6.2), HTTP version not supported (§15.6.6), a misconfigured negotiation (RFC 2295), a loop (RFC 5842), a missing extension (RFC 2774), a captive portal (RFC 6585 §6) |
+/// | every other 5xx (509, 512-599) | retried, [`ErrorKind::Server`] | RFC 9110 §15: an unrecognized status is treated as the x00 of its class, here 500 |
+///
+/// A retried status reads the server's delay, [`RetryAfter::from_headers`] (`x-amz-retry-after`,
+/// then `Retry-After`; [`parse_retry_after`] documents the forms):
+///
+/// * a usable delay goes with the verdict: the retry waits at least that long;
+/// * a delay beyond [`MAX_RETRY_AFTER`](Self::MAX_RETRY_AFTER) (a day) forbids the retry: the
+///   server asks for more than any client waits;
+/// * an unreadable or absent header leaves the client's own backoff.
+///
+/// A 503 with a `Retry-After` is a server error like any 503, not throttling: RFC 9110 §15.6.4
+/// gives 503 one meaning (a temporary overload or maintenance) and makes `Retry-After` only
+/// advice on how long it lasts, and the AWS SDKs count 503 among the transient statuses (an
+/// error *code* such as S3's `SlowDown`, not the status, makes throttling; see
+/// [`ErrorCodeClassifier`](crate::ErrorCodeClassifier)). So a maintenance window announced with
+/// `Retry-After` does not cut the adaptive rate limiter's rate; the delay is honoured all the
+/// same. Every `Err` outcome indicates no action (leave it to other classifiers).
 ///
 /// For an error type of your own that carries the response's status and headers, call
 /// [`classify_parts`](Self::classify_parts) from your classifier.
@@ -37,31 +58,18 @@ use crate::RetryAfter;
 /// );
 /// let not_found: Result<_, std::io::Error> = Ok(http::Response::builder().status(404).body(())?);
 /// assert_eq!(classifier.classify(&not_found), RetryAction::NoActionIndicated);
+/// let not_implemented: Result<_, std::io::Error> = Ok(http::Response::builder().status(501).body(())?);
+/// assert_eq!(classifier.classify(&not_implemented), RetryAction::RetryForbidden);
 /// # Ok::<(), http::Error>(())
 /// ```
 #[derive(Debug, Clone)]
 pub struct HttpStatusClassifier {
-    retryable: Cow<'static, [StatusCode]>,
+    /// The statuses retried instead of the table's, if the user gave a list.
+    retryable: Option<Cow<'static, [StatusCode]>>,
     clock: fn() -> SystemTime,
 }
 
 impl HttpStatusClassifier {
-    /// The status codes retried by default: 500 Internal Server Error, 502 Bad Gateway,
-    /// 503 Service Unavailable, 504 Gateway Timeout.
-    ///
-    /// Source: Smithy's `TRANSIENT_ERROR_STATUS_CODES` (smithy-rs `aws-smithy-runtime`).
-    ///
-    /// ```
-    /// use retry_core::HttpStatusClassifier;
-    /// assert!(HttpStatusClassifier::DEFAULT_RETRYABLE_STATUS_CODES.contains(&http::StatusCode::BAD_GATEWAY));
-    /// ```
-    pub const DEFAULT_RETRYABLE_STATUS_CODES: &'static [StatusCode] = &[
-        StatusCode::INTERNAL_SERVER_ERROR,
-        StatusCode::BAD_GATEWAY,
-        StatusCode::SERVICE_UNAVAILABLE,
-        StatusCode::GATEWAY_TIMEOUT,
-    ];
-
     /// `429 Too Many Requests`: always throttling.
     ///
     /// Source: RFC 6585 §4 ("the user has sent too many requests in a given amount of time").
@@ -84,23 +92,24 @@ impl HttpStatusClassifier {
     /// ```
     pub const MAX_RETRY_AFTER: Duration = MAX_SERVER_DELAY;
 
-    /// A classifier with the default list, reading the system clock for `Retry-After` dates.
+    /// A classifier by the table of statuses, reading the system clock for `Retry-After` dates.
     ///
     /// ```
     /// use retry_core::HttpStatusClassifier;
-    /// assert_eq!(
-    ///     HttpStatusClassifier::new().retryable_status_codes(),
-    ///     HttpStatusClassifier::DEFAULT_RETRYABLE_STATUS_CODES
-    /// );
+    /// assert_eq!(HttpStatusClassifier::new().retryable_status_codes(), None);
     /// ```
     pub const fn new() -> Self {
         Self {
-            retryable: Cow::Borrowed(Self::DEFAULT_RETRYABLE_STATUS_CODES),
+            retryable: None,
             clock: SystemTime::now,
         }
     }
 
-    /// Replaces the list of retryable status codes. 429 stays throttling whatever the list.
+    /// Retries exactly `status_codes` instead of the table's statuses: a listed 5xx as
+    /// [`ErrorKind::Server`], any other listed status (409, say) as [`ErrorKind::Client`]; 429
+    /// stays throttling whatever the list, and every status not listed indicates no action (none
+    /// is forbidden). `Retry-After` is read as the table reads it. For a service whose statuses
+    /// mean more, or less, than the table says: AWS's four transient statuses alone, say.
     ///
     /// ```
     /// use http::StatusCode;
@@ -119,7 +128,7 @@ impl HttpStatusClassifier {
         mut self,
         status_codes: impl IntoIterator<Item = StatusCode>,
     ) -> Self {
-        self.retryable = Cow::Owned(status_codes.into_iter().collect());
+        self.retryable = Some(Cow::Owned(status_codes.into_iter().collect()));
         self
     }
 
@@ -147,18 +156,22 @@ impl HttpStatusClassifier {
         self
     }
 
-    /// The retryable status codes, in order (429 is implied and need not be listed).
+    /// The statuses retried instead of the table's, in order, if a list was given with
+    /// [`with_retryable_status_codes`](Self::with_retryable_status_codes) (429 is implied and
+    /// need not be listed); `None` when the table decides.
     ///
     /// ```
     /// use retry_core::HttpStatusClassifier;
-    /// assert_eq!(HttpStatusClassifier::new().retryable_status_codes().len(), 4);
+    /// let classifier = HttpStatusClassifier::new()
+    ///     .with_retryable_status_codes([http::StatusCode::BAD_GATEWAY]);
+    /// assert_eq!(classifier.retryable_status_codes().map(<[_]>::len), Some(1));
     /// ```
-    pub fn retryable_status_codes(&self) -> &[StatusCode] {
-        &self.retryable
+    pub fn retryable_status_codes(&self) -> Option<&[StatusCode]> {
+        self.retryable.as_deref()
     }
 
     /// The verdict on a response's status and headers. `Retry-After` is only read when the
-    /// status is retryable.
+    /// status is retried.
     ///
     /// ```
     /// use http::{HeaderMap, HeaderValue, StatusCode};
@@ -173,21 +186,28 @@ impl HttpStatusClassifier {
     /// );
     /// ```
     pub fn classify_parts(&self, status: StatusCode, headers: &HeaderMap) -> RetryAction {
-        let kind = if status == Self::THROTTLING_STATUS_CODE {
-            ErrorKind::Throttling
-        } else if !self.retryable.contains(&status) {
-            return RetryAction::NoActionIndicated;
-        } else if status.is_server_error() {
-            ErrorKind::Server
-        } else {
-            ErrorKind::Client
+        let class = match &self.retryable {
+            None => StatusClass::of(status),
+            Some(list) => listed_class(list, status),
         };
-        match RetryAfter::from_headers(headers, (self.clock)()) {
-            RetryAfter::After(delay) => RetryAction::retryable_after(kind, delay),
-            // The server asks for more than any client waits: as `HttpStatusError` decides.
-            RetryAfter::TooLong => RetryAction::RetryForbidden,
-            RetryAfter::Invalid | RetryAfter::Absent => RetryAction::retryable(kind),
+        if !class.reads_retry_after() {
+            return class.verdict(RetryAfter::Absent);
         }
+        class.verdict(RetryAfter::from_headers(headers, (self.clock)()))
+    }
+}
+
+/// The class of `status` under a user's list of retryable statuses: 429 throttling, a listed
+/// 5xx a server error, any other listed status a client error, the rest no verdict.
+fn listed_class(list: &[StatusCode], status: StatusCode) -> StatusClass {
+    if status == HttpStatusClassifier::THROTTLING_STATUS_CODE {
+        StatusClass::Retried(ErrorKind::Throttling)
+    } else if !list.contains(&status) {
+        StatusClass::NoVerdict
+    } else if status.is_server_error() {
+        StatusClass::Retried(ErrorKind::Server)
+    } else {
+        StatusClass::Retried(ErrorKind::Client)
     }
 }
 
@@ -296,18 +316,32 @@ mod tests {
     }
 
     #[test]
-    fn every_status_code_with_the_default_list() {
-        let classifier = HttpStatusClassifier::new();
-        for code in 100..=999 {
-            let expected = match code {
-                429 => RetryAction::retryable(ErrorKind::Throttling),
-                500 | 502 | 503 | 504 => RetryAction::retryable(ErrorKind::Server),
-                _ => RetryAction::NoActionIndicated,
-            };
+    fn every_status_code_by_the_table() {
+        use crate::classify::http_status::tests::expected;
+        let classifier = HttpStatusClassifier::new().with_clock(fixed_now);
+        let header_sets: [&[(&'static str, &[u8])]; 6] = [
+            &[],
+            &[("retry-after", b"0")],
+            &[("retry-after", b"2")],
+            &[("x-amz-retry-after", b"1500")],
+            &[("retry-after", b"172800")],
+            &[("retry-after", b"soon")],
+        ];
+        for code in 100..=599 {
+            for pairs in header_sets {
+                let retry_after = RetryAfter::from_headers(&headers(pairs), fixed_now());
+                assert_eq!(
+                    classifier.classify(&response(code, pairs)),
+                    expected(code, retry_after),
+                    "{code} {pairs:?}"
+                );
+            }
+        }
+        for code in 600..=999 {
             assert_eq!(
-                classifier.classify(&response(code, &[])),
-                expected,
-                "{code}"
+                classifier.classify(&response(code, &[("retry-after", b"2")])),
+                RetryAction::NoActionIndicated,
+                "{code}: no class of RFC 9110's"
             );
         }
     }
@@ -333,7 +367,7 @@ mod tests {
             );
         }
         let empty = HttpStatusClassifier::new().with_retryable_status_codes([]);
-        assert!(empty.retryable_status_codes().is_empty());
+        assert_eq!(empty.retryable_status_codes(), Some(&[][..]));
         assert_eq!(
             empty.classify(&response(429, &[])),
             RetryAction::retryable(ErrorKind::Throttling)

@@ -11,6 +11,8 @@ mod error_code;
 mod http;
 #[cfg(feature = "http")]
 mod http_date;
+#[cfg(feature = "http")]
+pub(crate) mod http_status;
 mod priority;
 mod retry_if;
 mod retry_info;

@@ -6,9 +6,20 @@ use std::io;
 use super::{ClassifierPriority, ClassifyRetry, ErrorKind, RetryAction};
 use crate::info::is_transient_io_kind;
 
-/// Retries errors caused by a transient I/O failure or a tokio timeout, wherever it sits in the
+/// Retries errors caused by a transient I/O failure or a timeout, wherever it sits in the
 /// error's [`source`](Error::source) chain (Smithy's `TransientErrorClassifier`). Useful for
 /// error types that wrap `io::Error` without describing themselves, such as HTTP client errors.
+///
+/// * an [`io::Error`] of a transient kind (reset, refused, aborted, broken pipe, ...): transient;
+///   of kind `TimedOut`: a timeout;
+/// * tokio's `Elapsed`, and tower's `Elapsed` (its `TimeoutLayer`, feature `tower`): a timeout;
+/// * hyper-util's client error with `is_connect()` (feature `hyper-util`): transient, whatever
+///   its cause (the request never reached the server), or a timeout when the connect timeout
+///   expired;
+/// * nothing else is retried, and nothing is forbidden: no action.
+///
+/// It takes errors that implement [`Error`]; a `BoxError` (as tower's `TimeoutLayer` returns)
+/// does not: classify it with [`DynErrorClassifier`](crate::DynErrorClassifier).
 ///
 /// ```
 /// use retry_core::{ClassifyRetry, ErrorKind, RetryAction, TransientErrorClassifier};
@@ -46,13 +57,32 @@ impl TransientErrorClassifier {
                     return RetryAction::retryable(ErrorKind::Transient);
                 }
             }
-            if error.is::<tokio::time::error::Elapsed>() {
+            if is_timer_cut(error) {
                 return RetryAction::retryable(ErrorKind::Timeout);
+            }
+            #[cfg(feature = "hyper-util")]
+            if let Some(connect) = crate::integrations::connect_failure::ConnectFailure::of(error) {
+                let kind = if connect.timed_out() {
+                    ErrorKind::Timeout
+                } else {
+                    ErrorKind::Transient
+                };
+                return RetryAction::retryable(kind);
             }
             cause = error.source();
         }
         RetryAction::NoActionIndicated
     }
+}
+
+/// Whether `error` is a timer's cut of an attempt: tokio's `Elapsed`, or (feature `tower`) the
+/// `Elapsed` of tower's `TimeoutLayer`.
+fn is_timer_cut(error: &(dyn Error + 'static)) -> bool {
+    #[cfg(feature = "tower")]
+    if error.is::<::tower::timeout::error::Elapsed>() {
+        return true;
+    }
+    error.is::<tokio::time::error::Elapsed>()
 }
 
 impl<T, E: Error + 'static> ClassifyRetry<T, E> for TransientErrorClassifier {

@@ -14,8 +14,8 @@ use crate::HttpStatusError;
 /// assert!(ok.check_status().is_ok());
 /// let busy = http::Response::builder().status(503).header("retry-after", "2").body(()).unwrap();
 /// let error = busy.check_status().unwrap_err();
-/// assert!(error.is_throttling());
-/// assert_eq!(error.retry_after(), Some(std::time::Duration::from_secs(2)));
+/// assert_eq!(error.retry_safety(), retry_core::RetrySafety::Yes); // a server error, retried
+/// assert_eq!(error.retry_after(), Some(std::time::Duration::from_secs(2))); // after 2 s
 /// ```
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub trait CheckStatus: Sized {

@@ -6,31 +6,27 @@ use std::time::{Duration, SystemTime};
 use http::{HeaderMap, StatusCode};
 
 use super::RetryAfter;
+use crate::classify::http_status::{StatusClass, status_fault};
 use crate::{Fault, RetryInfo, RetrySafety};
-
-/// The 5xx statuses a retry cannot cure: `501 Not Implemented` (RFC 9110 §15.6.2: the server
-/// does not support the functionality) and `505 HTTP Version Not Supported` (§15.6.6).
-const PERMANENT_SERVER_ERRORS: [StatusCode; 2] = [
-    StatusCode::NOT_IMPLEMENTED,
-    StatusCode::HTTP_VERSION_NOT_SUPPORTED,
-];
 
 /// A response whose status is a client or server error (4xx, 5xx), with the server's requested
 /// delay: what [`CheckStatus::check_status`](crate::CheckStatus::check_status) turns such a
-/// response into. Its [`RetryInfo`]:
+/// response into. Its [`RetryInfo`] says what the crate's one table of statuses says, the
+/// table [`HttpStatusClassifier`](crate::HttpStatusClassifier) documents with its reasons: the
+/// same response gets the same verdict here as from `HttpStatusClassifier` under a `RetryLayer`.
 ///
 /// | status | retried | kind |
 /// |---|---|---|
+/// | 408 Request Timeout | yes | transient |
 /// | 429 Too Many Requests | yes | throttling |
-/// | 503 with a usable `Retry-After` | yes | throttling |
-/// | 408 Request Timeout | yes | timeout (RFC 9110 §15.5.9: the client may repeat the request) |
-/// | other 5xx but 501, 505 | yes | server fault |
-/// | 501, 505 | never | server fault |
 /// | other 4xx | no (left to other classifiers) | client fault |
+/// | 501, 505, 506, 508, 510, 511 | never | server fault |
+/// | every other 5xx (500, 502, 503, 504, 507, unassigned ones) | yes | server fault |
 ///
-/// The delay is [`RetryAfter::from_headers`]'s: a retry waits at least that long. A
-/// `Retry-After` more than a day away ([`RetryAfter::TooLong`]) makes the error not retryable;
-/// an unreadable one ([`RetryAfter::Invalid`]) is ignored.
+/// A retried status waits at least the server's delay, [`RetryAfter::from_headers`]'s (a 503
+/// with `Retry-After` stays a server error: see the table's reasons); a `Retry-After` more than
+/// a day away ([`RetryAfter::TooLong`]) makes it not retryable; an unreadable one
+/// ([`RetryAfter::Invalid`]) is ignored.
 ///
 /// ```
 /// use http::StatusCode;
@@ -142,20 +138,15 @@ impl std::error::Error for HttpStatusError {}
 
 impl RetryInfo for HttpStatusError {
     fn retry_safety(&self) -> RetrySafety {
-        if self.retry_after == RetryAfter::TooLong {
-            return RetrySafety::No;
-        }
-        status_retry_safety(self.status)
+        StatusClass::of(self.status).retry_safety(self.retry_after)
     }
 
     fn is_throttling(&self) -> bool {
-        self.status == StatusCode::TOO_MANY_REQUESTS
-            || (self.status == StatusCode::SERVICE_UNAVAILABLE
-                && matches!(self.retry_after, RetryAfter::After(_)))
+        StatusClass::of(self.status).is_throttling()
     }
 
     fn is_timeout(&self) -> bool {
-        self.status == StatusCode::REQUEST_TIMEOUT
+        StatusClass::of(self.status).is_timeout()
     }
 
     fn retry_after(&self) -> Option<Duration> {
@@ -164,35 +155,6 @@ impl RetryInfo for HttpStatusError {
 
     fn fault(&self) -> Fault {
         status_fault(self.status)
-    }
-}
-
-/// Whether a request that failed with an error `status` may be sent again (the table on
-/// [`HttpStatusError`]); also used for `reqwest`'s status errors.
-pub(crate) fn status_retry_safety(status: StatusCode) -> RetrySafety {
-    if PERMANENT_SERVER_ERRORS.contains(&status) {
-        RetrySafety::No
-    } else if status.is_server_error()
-        || status == StatusCode::TOO_MANY_REQUESTS
-        || status == StatusCode::REQUEST_TIMEOUT
-    {
-        RetrySafety::Yes
-    } else {
-        RetrySafety::Maybe
-    }
-}
-
-/// Whose fault an error `status` is: 5xx the server's, 4xx the client's (408 and 429 say
-/// nothing wrong with the request: unknown).
-pub(crate) fn status_fault(status: StatusCode) -> Fault {
-    if status.is_server_error() {
-        Fault::Server
-    } else if status == StatusCode::REQUEST_TIMEOUT || status == StatusCode::TOO_MANY_REQUESTS {
-        Fault::Unknown
-    } else if status.is_client_error() {
-        Fault::Client
-    } else {
-        Fault::Unknown
     }
 }
 
@@ -207,50 +169,28 @@ mod tests {
     }
 
     #[test]
-    fn the_table_of_statuses() {
+    fn every_status_by_the_table() {
+        use crate::classify::http_status::tests::{every_retry_after, expected};
+        for code in 100..=599 {
+            for retry_after in every_retry_after() {
+                assert_eq!(
+                    verdict(code, retry_after),
+                    expected(code, retry_after),
+                    "{code} with {retry_after:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_503_with_retry_after_is_a_server_error_that_waits() {
         let two = Duration::from_secs(2);
-        let retry = RetryAction::retryable;
-        assert_eq!(
-            verdict(429, RetryAfter::Absent),
-            retry(ErrorKind::Throttling)
-        );
-        assert_eq!(
-            verdict(429, RetryAfter::After(two)),
-            RetryAction::retryable_after(ErrorKind::Throttling, two)
-        );
+        let error = HttpStatusError::new(StatusCode::SERVICE_UNAVAILABLE, RetryAfter::After(two));
+        assert!(!error.is_throttling());
         assert_eq!(
             verdict(503, RetryAfter::After(two)),
-            RetryAction::retryable_after(ErrorKind::Throttling, two)
+            RetryAction::retryable_after(ErrorKind::Server, two)
         );
-        assert_eq!(verdict(503, RetryAfter::Absent), retry(ErrorKind::Server));
-        assert_eq!(verdict(503, RetryAfter::Invalid), retry(ErrorKind::Server));
-        assert_eq!(verdict(500, RetryAfter::Absent), retry(ErrorKind::Server));
-        assert_eq!(verdict(502, RetryAfter::Absent), retry(ErrorKind::Server));
-        assert_eq!(verdict(504, RetryAfter::Absent), retry(ErrorKind::Server));
-        assert_eq!(verdict(599, RetryAfter::Absent), retry(ErrorKind::Server));
-        assert_eq!(verdict(408, RetryAfter::Absent), retry(ErrorKind::Timeout));
-        assert_eq!(
-            verdict(501, RetryAfter::Absent),
-            RetryAction::RetryForbidden
-        );
-        assert_eq!(
-            verdict(505, RetryAfter::Absent),
-            RetryAction::RetryForbidden
-        );
-        for status in [400, 401, 403, 404, 409, 422] {
-            assert_eq!(
-                verdict(status, RetryAfter::Absent),
-                RetryAction::NoActionIndicated,
-                "{status}"
-            );
-        }
-        for status in [429, 500, 503] {
-            assert_eq!(
-                verdict(status, RetryAfter::TooLong),
-                RetryAction::RetryForbidden,
-                "{status} asking for more than a day"
-            );
-        }
     }
 
     #[test]

@@ -1,18 +1,20 @@
 //! `reqwest`: its errors describe their retryability, and its responses check their status.
 
-use crate::{CheckStatus, Fault, HttpStatusError, RetryInfo, RetrySafety};
-
-use super::http_status_error::{status_fault, status_retry_safety};
+use crate::classify::http_status::{StatusClass, status_fault};
+use crate::{CheckStatus, Fault, HttpStatusError, RetryAfter, RetryInfo, RetrySafety};
 
 /// A `reqwest` error's retryability, from what reqwest knows of where it failed:
 ///
 /// * a connect error (refused, reset or timed out while connecting: the request never reached
-///   the server) is retried, as a server fault;
-/// * a timeout (`is_timeout`) is retried as a timeout (it costs more quota), even when it may
-///   have struck after the request reached the server, as the AWS SDKs retry timeouts; for a
-///   request that must not run twice, put a classifier first that forbids the retry;
-/// * a status error (from `error_for_status`) follows the status, as [`HttpStatusError`] does
-///   (it carries no `Retry-After`: prefer [`CheckStatus`], which keeps it);
+///   the server) is retried ([`RetrySafety::Yes`]), as a server fault, a timeout if it timed
+///   out;
+/// * any other timeout (`is_timeout`) is retried as a timeout (it costs more quota), as the AWS
+///   SDKs retry timeouts; it may have struck after the request reached the server, so its safety
+///   is [`RetrySafety::Maybe`] with the server's fault (which retries): for a request that must
+///   not run twice, put a classifier first that forbids the retry;
+/// * a status error (from `error_for_status`) follows the crate's table of statuses, as
+///   [`HttpStatusError`] does (it carries no `Retry-After`: prefer [`CheckStatus`], which keeps
+///   it);
 /// * a builder or redirect error is never retried: the request itself is wrong;
 /// * any other error happened after the request may have reached the server (the connection
 ///   broke mid-exchange, the body or its decoding failed): not retried blindly
@@ -32,9 +34,11 @@ use super::http_status_error::{status_fault, status_retry_safety};
 impl RetryInfo for reqwest::Error {
     fn retry_safety(&self) -> RetrySafety {
         if let Some(status) = self.status() {
-            status_retry_safety(status)
-        } else if self.is_connect() || reqwest::Error::is_timeout(self) {
+            StatusClass::of(status).retry_safety(RetryAfter::Absent)
+        } else if self.is_connect() {
             RetrySafety::Yes
+        } else if reqwest::Error::is_timeout(self) {
+            RetrySafety::Maybe
         } else if self.is_builder() || self.is_redirect() {
             RetrySafety::No
         } else {
@@ -43,11 +47,15 @@ impl RetryInfo for reqwest::Error {
     }
 
     fn is_throttling(&self) -> bool {
-        self.status() == Some(http::StatusCode::TOO_MANY_REQUESTS)
+        self.status()
+            .is_some_and(|status| StatusClass::of(status).is_throttling())
     }
 
     fn is_timeout(&self) -> bool {
-        reqwest::Error::is_timeout(self) || self.status() == Some(http::StatusCode::REQUEST_TIMEOUT)
+        reqwest::Error::is_timeout(self)
+            || self
+                .status()
+                .is_some_and(|status| StatusClass::of(status).is_timeout())
     }
 
     fn fault(&self) -> Fault {

@@ -2,9 +2,11 @@
 
 use std::time::Duration;
 
-use http::HeaderMap;
+use http::{HeaderMap, StatusCode};
 use tonic::{Code, Status};
 
+use super::deadline_expired;
+use super::grpc_http_status::code_of_http_status;
 use crate::classify::server_delay::{DelayUnit, ServerDelay, read_integer_delay};
 use crate::{
     ClassifierPriority, ClassifyRetry, Fault, RetryAction, RetryInfo, RetryInfoClassifier,
@@ -121,7 +123,17 @@ impl GrpcFailure {
 /// | `RESOURCE_EXHAUSTED` | yes | throttling |
 /// | `DEADLINE_EXCEEDED` | yes | timeout |
 /// | `UNKNOWN`, `INTERNAL`, `ABORTED` | no verdict: left to other classifiers | unknown fault |
+/// | `CANCELLED`, among them the client's own deadline ("Timeout expired") | never | unknown |
 /// | every other code | never | client fault, or unknown |
+///
+/// `DEADLINE_EXCEEDED` is a status the server sent: a deadline of its own (or of a call it made)
+/// passed, and another attempt may succeed. The client's own deadline (`Request::set_timeout`,
+/// `Endpoint::timeout`) is not reported so: tonic fails the call with `CANCELLED` "Timeout
+/// expired" (its `TimeoutExpired` as the status's source), and that is never retried, since in
+/// gRPC the call's deadline bounds all its attempts (gRFC A6; `tonic::TimeoutExpired` itself is
+/// described so too); such a status [`is_timeout`](RetryInfo::is_timeout) all the same. For a timeout per attempt, cut each
+/// attempt with `attempt_timeout` (a `#[retryable]` fn) or tower's `TimeoutLayer` under a
+/// [`RetryLayer`](crate::tower::RetryLayer).
 ///
 /// The status's `grpc-retry-pushback-ms` metadata (a trailer) is the server's `retry_after`: a
 /// retry waits at least that long. As gRFC A6 specifies, a pushback that is negative or not a
@@ -153,7 +165,7 @@ impl RetryInfo for Status {
     }
 
     fn is_timeout(&self) -> bool {
-        self.code() == Code::DeadlineExceeded
+        self.code() == Code::DeadlineExceeded || deadline_expired(self)
     }
 
     fn retry_after(&self) -> Option<Duration> {
@@ -175,6 +187,14 @@ impl RetryInfo for Status {
 /// message is committed: its status comes in trailers, after the body, and this classifier
 /// indicates no action. Errors (the connection failed) are left to other classifiers, e.g.
 /// [`TransientErrorClassifier`](crate::TransientErrorClassifier).
+///
+/// A response with no `grpc-status` and an HTTP status other than 200 came from something in
+/// front of the server (a proxy, a load balancer): it is read as gRPC reads it, by gRPC's "HTTP
+/// to gRPC Status Code Mapping" (429, 502, 503, 504: `UNAVAILABLE`, retried; 400: `INTERNAL`;
+/// 401, 403, 404: `UNAUTHENTICATED`, `PERMISSION_DENIED`, `UNIMPLEMENTED`, never; any other:
+/// `UNKNOWN`), so that it gets the verdict the `tonic::Status` a tonic client makes of it gets.
+/// gRPC calls are judged by gRPC's codes, not by the HTTP status table of
+/// [`HttpStatusClassifier`](crate::HttpStatusClassifier).
 ///
 /// Reads only the two headers it needs: it neither allocates nor decodes the status message.
 ///
@@ -211,7 +231,40 @@ impl GrpcStatusClassifier {
         let Some(code) = headers.get(GRPC_STATUS_HEADER) else {
             return RetryAction::NoActionIndicated;
         };
-        let code = Code::from_bytes(code.as_bytes());
+        Self::classify_code(Code::from_bytes(code.as_bytes()), headers)
+    }
+
+    /// The verdict on a response's HTTP status and headers: its `grpc-status`, or, when it has
+    /// none and its HTTP status is not 200, the code gRPC's HTTP to gRPC mapping gives.
+    ///
+    /// ```
+    /// use http::{HeaderMap, StatusCode};
+    /// use retry_core::{ErrorKind, GrpcStatusClassifier, RetryAction};
+    ///
+    /// let headers = HeaderMap::new();
+    /// // A load balancer's 503: UNAVAILABLE.
+    /// assert_eq!(
+    ///     GrpcStatusClassifier::classify_parts(StatusCode::SERVICE_UNAVAILABLE, &headers),
+    ///     RetryAction::retryable(ErrorKind::Server)
+    /// );
+    /// // 200 without grpc-status: the status comes in the trailers.
+    /// assert_eq!(
+    ///     GrpcStatusClassifier::classify_parts(StatusCode::OK, &headers),
+    ///     RetryAction::NoActionIndicated
+    /// );
+    /// ```
+    pub fn classify_parts(status: StatusCode, headers: &HeaderMap) -> RetryAction {
+        match headers.get(GRPC_STATUS_HEADER) {
+            Some(code) => Self::classify_code(Code::from_bytes(code.as_bytes()), headers),
+            None => match code_of_http_status(status) {
+                Some(code) => Self::classify_code(code, headers),
+                None => RetryAction::NoActionIndicated,
+            },
+        }
+    }
+
+    /// The verdict on a call that ended with `code`, with the pushback of `headers`.
+    fn classify_code(code: Code, headers: &HeaderMap) -> RetryAction {
         if code == Code::Ok {
             return RetryAction::NoActionIndicated;
         }
@@ -225,7 +278,7 @@ impl GrpcStatusClassifier {
 impl<B, E> ClassifyRetry<http::Response<B>, E> for GrpcStatusClassifier {
     fn classify(&self, outcome: &Result<http::Response<B>, E>) -> RetryAction {
         match outcome {
-            Ok(response) => Self::classify_headers(response.headers()),
+            Ok(response) => Self::classify_parts(response.status(), response.headers()),
             Err(_) => RetryAction::NoActionIndicated,
         }
     }

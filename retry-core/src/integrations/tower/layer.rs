@@ -16,7 +16,8 @@ use crate::{RetryInfoClassifier, RetryStrategy};
 /// * the classifier (default [`RetryInfoClassifier`], for errors that implement
 ///   [`RetryInfo`](crate::RetryInfo)) sees the whole outcome: for HTTP, chain
 ///   [`HttpStatusClassifier`](crate::HttpStatusClassifier) (responses, with `Retry-After`) with
-///   [`TransientErrorClassifier`](crate::TransientErrorClassifier) (connection errors);
+///   [`TransientErrorClassifier`](crate::TransientErrorClassifier) (connection errors), or with
+///   [`DynErrorClassifier`](crate::DynErrorClassifier) when the error is a `BoxError`;
 /// * the requests are copied for retries with `Clone` (default [`CloneRequest`]), or with the
 ///   hook given to [`copy_requests_with`](Self::copy_requests_with);
 /// * a throttled first attempt waits for its send permit and is always made (default
@@ -24,8 +25,45 @@ use crate::{RetryInfoClassifier, RetryStrategy};
 ///   with `Svc::Error::from(LoadShed)` when its permit is expected after the call's deadline or
 ///   later than `max_wait`.
 ///
-/// The call returns the last attempt's own outcome, unchanged. For a per-attempt timeout, put
-/// tower's `TimeoutLayer` under this layer.
+/// The call returns the last attempt's own outcome, unchanged.
+///
+/// For a per-attempt timeout, put tower's `TimeoutLayer` under this layer. Its error is a
+/// `BoxError` (tower's `Elapsed`, or the service's own error boxed), which
+/// [`TransientErrorClassifier`](crate::TransientErrorClassifier) cannot take: classify it with
+/// [`DynErrorClassifier`](crate::DynErrorClassifier), which retries a cut attempt as a timeout
+/// and finds the service's error inside the box (its table lists every error it knows: with
+/// feature `hyper-util`, hyper-util's connect errors; tower's `Overloaded`, never retried):
+///
+/// ```
+/// use retry_core::tower::{BoxError, RetryLayer};
+/// use retry_core::{ClassifierChain, DynErrorClassifier, HttpStatusClassifier, RetryConfig,
+///     strategy_for};
+/// use std::time::Duration;
+/// use tower::{ServiceBuilder, ServiceExt};
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+/// let classifier = ClassifierChain::<http::Response<&str>, BoxError>::new()
+///     .with(HttpStatusClassifier::new())
+///     .with(DynErrorClassifier);
+/// let calls = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+/// let counted = calls.clone();
+/// let service = ServiceBuilder::new()
+///     .layer(RetryLayer::new(strategy_for(RetryConfig::default(), "docs-timeout")).classifier(classifier))
+///     .timeout(Duration::from_secs(1)) // each attempt
+///     .service_fn(move |_: ()| {
+///         let first = counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0;
+///         async move {
+///             if first {
+///                 std::future::pending::<()>().await; // the first answer never comes
+///             }
+///             Ok::<_, BoxError>(http::Response::new("fresh"))
+///         }
+///     });
+/// let response = service.oneshot(()).await.unwrap();
+/// assert_eq!(*response.body(), "fresh");
+/// assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 2);
+/// # }
+/// ```
 ///
 /// ```
 /// use retry_core::tower::RetryLayer;

@@ -26,6 +26,7 @@ mod buffer_body;
 mod copy_request;
 mod future;
 mod layer;
+mod layer_errors;
 mod permit_wait;
 mod service;
 mod shared;
