@@ -2,7 +2,7 @@
 
 /// The span the rate is counted over when the first congestion signal turns the limiter on,
 /// in seconds: the last second, or a little more (from the newest count at least this old).
-pub(crate) const COUNTING_WINDOW: f64 = 1.0;
+const COUNTING_WINDOW: f64 = 1.0;
 
 /// The shortest span a rate is counted over, in seconds. A scope younger than this has no rate
 /// yet (its first requests, sent together, are answered together: a burst, not a rate); a
@@ -105,10 +105,10 @@ impl CountedRate {
         if self.responses < 2 || now - base.at < MIN_SPAN {
             return None;
         }
-        let over = base_rate(self.responses, base, now);
+        let over = rate_since(self.responses, base, now);
         let recent = self.responses - self.latest.responses;
         Some(if self.latest != base && recent >= MIN_RECENT {
-            over.max(base_rate(self.responses, self.latest, now))
+            over.max(rate_since(self.responses, self.latest, now))
         } else {
             over
         })
@@ -116,7 +116,7 @@ impl CountedRate {
 }
 
 /// Responses per second from `from` until `now`, `responses` counted by then.
-fn base_rate(responses: u64, from: Count, now: f64) -> f64 {
+fn rate_since(responses: u64, from: Count, now: f64) -> f64 {
     (responses - from.responses) as f64 / (now - from.at).max(MIN_SPAN)
 }
 
