@@ -706,3 +706,78 @@ fn a_waiter_is_never_told_to_wait_zero() {
     }
     panic!("not granted after 10 waits (at {now:?})");
 }
+
+/// smithy-rs' `test_client_sending_rates` (aws-smithy-runtime's client rate limiter, ported there
+/// from the AWS SDK for Go v2): one response every 200 ms, each fed to the limiter, throttled at
+/// 2.0 s and 3.2 s. Per row: the time, whether the response was a throttle, then the measured
+/// send rate and the fill rate the published vectors expect after it.
+const TEST_CLIENT_SENDING_RATES: [(f64, bool, f64, f64); 17] = [
+    (0.2, false, 0.0, 0.5),
+    (0.4, false, 0.0, 0.5),
+    (0.6, false, 4.8, 0.5),
+    (0.8, false, 4.8, 0.5),
+    (1.0, false, 4.16, 0.5),
+    (1.2, false, 4.16, 0.6912),
+    (1.4, false, 4.16, 1.0976),
+    (1.6, false, 5.632, 1.6384),
+    (1.8, false, 5.632, 2.3328),
+    (2.0, true, 4.3264, 3.02848),
+    (2.2, false, 4.3264, 3.48663917347026),
+    (2.4, false, 4.3264, 3.821874416040255),
+    (2.6, false, 5.66528, 4.053385727709987),
+    (2.8, false, 5.66528, 4.200373108479454),
+    (3.0, false, 4.333056, 4.282036558348658),
+    (3.2, true, 4.333056, 2.99742559084406),
+    (3.4, false, 4.333056, 3.4522263943863463),
+];
+
+/// The published vectors hold to this relative error (their figures are printed to about
+/// 15 significant digits).
+const VECTOR_EPSILON: f64 = 1e-12;
+
+#[test]
+fn smithy_rs_test_client_sending_rates() {
+    // Every response is fed (the AWS SDKs' model), so the limiter is the AWS SDKs' exactly:
+    // the throttle at 2.0 s starts from the rate measured then, 4.3264, not a higher one
+    // measured before it.
+    let limiter = ClientRateLimiter::new(Duration::ZERO);
+    let mut misses = Vec::new();
+    for (t, throttled, measured, fill_rate) in TEST_CLIENT_SENDING_RATES {
+        limiter.record_response(throttled, at(t), at(t));
+        let stats = limiter.stats();
+        for (what, got, expected) in [
+            ("measured rate", stats.measured_rate, measured),
+            ("fill rate", stats.fill_rate, fill_rate),
+        ] {
+            if (got - expected).abs() > VECTOR_EPSILON * expected.abs().max(1.0) {
+                misses.push(format!("t = {t}: {what} {got}, the vectors {expected}"));
+            }
+        }
+    }
+    assert!(misses.is_empty(), "{}", misses.join("\n"));
+}
+
+#[test]
+fn a_sampled_limiter_starts_from_the_rate_counted_not_the_rate_sampled() {
+    // 100 calls/s, sampled at uneven times (as adaptive mode's idle sampling does) with the
+    // scope's running count of calls ended. The samples' measured rate follows their spacing;
+    // the counts are exact.
+    let limiter = ClientRateLimiter::new(Duration::ZERO);
+    for t in [0.3, 0.35, 1.2, 1.25, 2.9, 3.0] {
+        limiter.record_idle_sample((t * 100.0_f64).round() as u64, None, at(t));
+    }
+    let sampled = limiter.stats().measured_rate;
+    assert!((sampled - 100.0).abs() > 20.0, "sampled {sampled}");
+    // The throttle at 3.0 s: counted since the newest count at least a second before the
+    // latest one (1.2 s, 120 calls): 301 - 120 responses over 1.8 s.
+    limiter.record_response(true, at(3.0), at(3.0));
+    let counted = 181.0 / 1.8;
+    let stats = limiter.stats();
+    assert!(stats.enabled);
+    assert_close(stats.fill_rate, BETA * counted, "fill rate");
+    assert_close(
+        stats.measured_rate,
+        counted,
+        "the measured rate starts over from it",
+    );
+}

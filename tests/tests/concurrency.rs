@@ -344,8 +344,10 @@ struct Grant {
 }
 
 /// An adaptive strategy on tokio's (paused) clock, created at t = 0, right after a throttle:
-/// as in adaptive_limiter.rs, 4 successes at t = 0, then a throttled response at t = 0.5 s give a
-/// fill rate of 8 * 0.7 = 5.6 permits/s and 0.25 permits in the bucket.
+/// 4 successes at t = 0, then a throttled response at t = 0.5 s. The strategy samples its idle
+/// responses, so the throttle starts from the rate counted since the scope's start, 5 responses
+/// over 0.5 s: a fill rate of 10 * 0.7 = 7 permits/s, and 0.5 s * 0.5/s = 0.25 permits in the
+/// bucket (filled at the minimum rate until then).
 async fn throttled_adaptive_strategy() -> Arc<AdaptiveStrategy> {
     let config = RetryConfig::aws_classic()
         .mode(retry_core::RetryMode::Adaptive)
@@ -380,15 +382,16 @@ async fn a_hundred_callers_after_a_throttle_follow_the_fill_rate_and_none_starve
     let start = Instant::now();
     let now = || start.elapsed();
 
-    // The throttle (see throttled_adaptive_strategy): 5.6 permits/s, 0.25 in the bucket.
+    // The throttle (see throttled_adaptive_strategy): 7 permits/s, 0.25 in the bucket.
     let limiter = strategy.scope().limiter();
     let fill_rate = limiter.stats().fill_rate;
-    assert!((fill_rate - 5.6).abs() < 1e-9, "fill rate {fill_rate}");
+    assert!((fill_rate - 7.0).abs() < 1e-9, "fill rate {fill_rate}");
+    assert!((limiter.stats().capacity - 0.25).abs() < 1e-9);
     let throttled_at = now();
 
     // The callers send ROUNDS first attempts each through the strategy, sleeping every wait
     // the limiter asks for. Their responses are not fed back (the calls are abandoned after the
-    // send), so the fill rate stays 5.6/s and the expected figures are exact.
+    // send), so the fill rate stays 7/s and the expected figures are exact.
     let grants = Arc::new(Mutex::new(Vec::with_capacity(CALLERS * ROUNDS)));
     let callers: Vec<_> = (0..CALLERS)
         .map(|caller| {
@@ -439,7 +442,7 @@ async fn a_hundred_callers_after_a_throttle_follow_the_fill_rate_and_none_starve
     assert!(stats.capacity >= 0.0);
     assert_eq!(grants.len(), CALLERS * ROUNDS);
 
-    // Send rate: 300 permits from 0.25 in the bucket at 5.6/s take (300 - 0.25) / 5.6 = 53.53 s.
+    // Send rate: 300 permits from 0.25 in the bucket at 7/s take (300 - 0.25) / 7 = 42.82 s.
     // Each return is rounded up to tokio's millisecond, which delays but loses no permit.
     let last = grants.iter().map(|grant| grant.at).max().expect("grants");
     let expected_end = throttled_at.as_secs_f64() + (300.0 - 0.25) / fill_rate;
@@ -448,7 +451,7 @@ async fn a_hundred_callers_after_a_throttle_follow_the_fill_rate_and_none_starve
         (end - expected_end).abs() < 0.1,
         "last send at {end:.3} s, the fill rate predicts {expected_end:.3} s"
     );
-    // And in every 5 s window the sends match 5 s * 5.6/s = 28 (+- 2 for the edges).
+    // And in every 5 s window the sends match 5 s * 7/s = 35 (+- 2 for the edges).
     let mut window_start = throttled_at;
     while window_start + Duration::from_secs(5) <= last {
         let window_end = window_start + Duration::from_secs(5);
@@ -457,13 +460,13 @@ async fn a_hundred_callers_after_a_throttle_follow_the_fill_rate_and_none_starve
             .filter(|grant| grant.at > window_start && grant.at <= window_end)
             .count();
         assert!(
-            (26..=30).contains(&sends),
-            "{sends} sends in ({window_start:?}, {window_end:?}], the fill rate allows 28"
+            (33..=37).contains(&sends),
+            "{sends} sends in ({window_start:?}, {window_end:?}], the fill rate allows 35"
         );
         window_start = window_end;
     }
 
-    // Fairness: the fair share is callers / fill rate = 100 / 5.6 = 17.9 s per send.
+    // Fairness: the fair share is callers / fill rate = 100 / 7 = 14.3 s per send.
     let fair_share = CALLERS as f64 / fill_rate;
     let longest = grants
         .iter()
@@ -493,7 +496,7 @@ async fn a_hundred_callers_after_a_throttle_follow_the_fill_rate_and_none_starve
 #[tokio::test(start_paused = true)]
 async fn a_hundred_retry_callers_recover_after_a_throttle_and_none_starves() {
     let strategy = throttled_adaptive_strategy().await;
-    // The same throttle: 5.6 permits/s, 0.25 in the bucket, at t = 0.5 s.
+    // The same throttle: 7 permits/s, 0.25 in the bucket, at t = 0.5 s.
     let throttled_rate = strategy.scope().limiter().stats().fill_rate;
 
     // Now the server is healthy: every call succeeds, and every success feeds CUBIC, which

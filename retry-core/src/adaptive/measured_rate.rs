@@ -27,7 +27,8 @@ pub const BUCKET_SECONDS: f64 = 0.5;
 pub struct MeasuredRate {
     measured: f64,
     last_bucket: f64,
-    count: u64,
+    /// Responses in the open bucket (fractional after a [`restart`](Self::restart)).
+    count: f64,
 }
 
 impl MeasuredRate {
@@ -40,7 +41,7 @@ impl MeasuredRate {
         Self {
             measured: 0.0,
             last_bucket: bucket_of(now),
-            count: 0,
+            count: 0.0,
         }
     }
 
@@ -66,16 +67,26 @@ impl MeasuredRate {
     /// ```
     pub fn record_many(&mut self, now: f64, responses: u64) {
         let bucket = bucket_of(now);
-        self.count += responses;
+        self.count += responses as f64;
         if bucket < self.last_bucket {
             // The clock stepped back: go on counting from the earlier bucket.
             self.last_bucket = bucket;
         } else if bucket > self.last_bucket {
-            let rate = self.count as f64 / (bucket - self.last_bucket);
+            let rate = self.count / (bucket - self.last_bucket);
             self.measured = rate * SMOOTH + self.measured * (1.0 - SMOOTH);
-            self.count = 0;
+            self.count = 0.0;
             self.last_bucket = bucket;
         }
+    }
+
+    /// Starts over at `now` (seconds) from `rate`, a rate measured otherwise: the open bucket
+    /// holds the responses `rate` would have brought since it opened, so that it closes at
+    /// `rate` if the responses go on at it.
+    pub(crate) fn restart(&mut self, rate: f64, now: f64) {
+        let bucket = bucket_of(now);
+        self.measured = rate;
+        self.last_bucket = bucket;
+        self.count = rate * (now - bucket).max(0.0);
     }
 
     /// The smoothed rate, in responses per second.

@@ -2,6 +2,7 @@
 //! `retries/adaptive.py`, the smithy-rs RFC "Implementing Adaptive Retry Behavior").
 
 mod congestion;
+mod counted_rate;
 mod cubic;
 mod idle_sample;
 mod latency;
@@ -23,7 +24,7 @@ pub use rate_limiter::{
     Admission, ClientRateLimiter, IDLE_SAMPLE, LimiterStats, MAX_SLEEP_BEFORE_RECHECK,
     MIN_CAPACITY, MIN_FILL_RATE, Reservation,
 };
-pub(crate) use rate_limiter::{Ticket, TicketAdmission};
+pub(crate) use rate_limiter::{Response, Ticket, TicketAdmission};
 pub use shed::{LoadShed, ShedReason};
 pub use throttle_share::{
     RATE_INDEPENDENT_AFTER, SHARE_WEIGHT, STEADY_SHARE, ThrottleShare, WORSE_SHARE,

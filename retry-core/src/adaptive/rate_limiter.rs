@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
+use super::counted_rate::CountedRate;
 use super::line::Line;
 use super::{Cubic, LatencyBaseline, MeasuredRate, ThrottleShare, TimeoutEvidence};
 
@@ -15,10 +16,10 @@ pub const MIN_FILL_RATE: f64 = 0.5;
 /// The lowest bucket capacity, in permits. Source: the AWS SDKs (`MIN_CAPACITY = 1`).
 pub const MIN_CAPACITY: f64 = 1.0;
 
-/// Before the first throttle, one response in this many (on average) feeds the limiter's
-/// measured rate with the calls ended since the previous one: the rate the first throttle
-/// starts from, measured without a clock read and a lock per response (what kept adaptive
-/// mode's success path at 8 times standard mode's).
+/// Before the first throttle, one response in this many (on average) of those that end a call
+/// reaches the limiter, with the scope's count of calls ended so far: enough to count the send rate the
+/// first throttle starts from (see [`ClientRateLimiter`]) without a clock read and a lock per
+/// response (what kept adaptive mode's success path at 8 times standard mode's).
 pub const IDLE_SAMPLE: u32 = 32;
 
 /// One attempt takes one send permit.
@@ -44,6 +45,19 @@ pub const MAX_SLEEP_BEFORE_RECHECK: Duration = Duration::from_millis(500);
 /// reaches its head, and should it come back, queues again at the end.
 ///
 /// All methods take the current time so that the limiter can run on any clock.
+///
+/// Fed every response ([`record_response`](Self::record_response) and its kin, the AWS SDKs'
+/// model), the fill rate and measured rate follow the AWS SDKs' published vectors (smithy-rs'
+/// `test_client_sending_rates`) but for this crate's additions: one reduction per congestion
+/// event, the hot-key hold ([`ThrottleShare`]), the curve scaled above
+/// [`REFERENCE_RATE`](super::REFERENCE_RATE) (never in play below it). Adaptive mode feeds
+/// only a sample of its idle responses ([`record_idle_sample`](Self::record_idle_sample)):
+/// the measured rate then follows the samples, so the congestion that switches the limiter on
+/// starts instead from the rate counted over about the last second from the scope's running
+/// count of calls ended, exact whatever the samples' spacing, and the measured rate starts over
+/// from it. One exception: a scope's very first response, or a throttle within its first
+/// 100 ms (a burst, not a rate), starts from the measured rate as in the AWS SDKs (0, so the
+/// [`MIN_FILL_RATE`] floor).
 ///
 /// ```
 /// use retry_core::adaptive::{Admission, ClientRateLimiter};
@@ -85,15 +99,18 @@ struct LimiterState {
     /// When the queue standing at the service at the last reduction is expected to have
     /// drained: the reduction's time plus the smoothed latency then (seconds).
     queue_drained_at: f64,
-    /// The running count of calls ended at the last idle sample.
-    idle_ended: u64,
+    /// Whether the idle responses are sampled (adaptive mode) rather than each fed: the first
+    /// congestion then starts from `counted`, not `measured`.
+    sampled: bool,
+    /// The responses counted from the scope's running counts, while the responses are sampled.
+    counted: CountedRate,
     /// Whether the service answered while attempts timed out (a queue, not an outage).
     timeouts: TimeoutEvidence,
 }
 
 /// What came back for an attempt.
 #[derive(Debug, Clone, Copy)]
-enum Response {
+pub(crate) enum Response {
     /// An answer: a throttle or not.
     Answer { throttled: bool },
     /// No answer within the attempt timeout; `successes` is the scope's count of successful
@@ -252,7 +269,8 @@ impl ClientRateLimiter {
                 throttle_share: ThrottleShare::default(),
                 latency: LatencyBaseline::default(),
                 queue_drained_at: now,
-                idle_ended: 0,
+                sampled: false,
+                counted: CountedRate::new(now),
                 timeouts: TimeoutEvidence::default(),
             }),
             enabled: AtomicBool::new(false),
@@ -436,7 +454,7 @@ impl ClientRateLimiter {
     /// assert_eq!(limiter.stats().fill_rate, 0.5); // nothing measured yet: the minimum
     /// ```
     pub fn record_response(&self, throttled: bool, sent_at: Duration, now: Duration) {
-        self.record(Response::Answer { throttled }, false, sent_at, now);
+        self.record(Response::Answer { throttled }, false, sent_at, now, None);
     }
 
     /// Feeds an attempt sent at `sent_at` that timed out at `now`, where `successes` is the
@@ -458,7 +476,7 @@ impl ClientRateLimiter {
     /// assert!(limiter.is_enabled());
     /// ```
     pub fn record_timeout(&self, successes: u64, sent_at: Duration, now: Duration) -> bool {
-        self.record(Response::Timeout { successes }, false, sent_at, now)
+        self.record(Response::Timeout { successes }, false, sent_at, now, None)
     }
 
     /// [`record_response`](Self::record_response), where a response whose latency
@@ -489,17 +507,23 @@ impl ClientRateLimiter {
         sent_at: Duration,
         now: Duration,
     ) -> bool {
-        self.record(Response::Answer { throttled }, true, sent_at, now)
+        self.record(Response::Answer { throttled }, true, sent_at, now, None)
     }
 
-    /// Feeds one response; with `judge_latency`, a latency far above the baseline is a
-    /// throttle. Returns whether the response counted as congestion.
-    fn record(
+    /// Feeds one response: [`record_response`](Self::record_response),
+    /// [`record_response_judging_latency`](Self::record_response_judging_latency) (with
+    /// `judge_latency`: a latency far above the baseline is a throttle) or
+    /// [`record_timeout`](Self::record_timeout). Adaptive mode gives `ended` while the limiter
+    /// is off, the scope's count of calls ended so far: its idle responses are sampled
+    /// ([`record_idle_sample`](Self::record_idle_sample)), and the first congestion starts from
+    /// the rate counted with it. Returns whether the response counted as congestion.
+    pub(crate) fn record(
         &self,
         response: Response,
         judge_latency: bool,
         sent_at: Duration,
         now: Duration,
+        ended: Option<u64>,
     ) -> bool {
         let mut state = self.lock();
         let now = state.time.at(now);
@@ -516,16 +540,26 @@ impl ClientRateLimiter {
         };
         let slow = judge_latency && state.latency.record(now - sent_at, now);
         let congested = throttled || slow;
-        let before = state.measured.rate();
         state.measured.record(now);
-        // The throttle that switches the limiter on may close a measurement bucket in which
-        // the idle responses were only sampled (`record_idle_sample`): it starts from the
-        // rate measured before it, if that was higher.
-        let measured = if congested && !state.enabled {
-            state.measured.rate().max(before)
-        } else {
-            state.measured.rate()
+        state.sampled |= ended.is_some();
+        state.counted.count(1, ended);
+        // The congestion that switches the limiter on starts from the rate measured then, as
+        // in the AWS SDKs, when every response was fed; when the idle ones were sampled, from
+        // the rate counted over the last second (the measured one followed the samples), which
+        // the measured rate then starts over from.
+        let counted = (congested && !state.enabled && state.sampled)
+            .then(|| state.counted.rate(now))
+            .flatten();
+        let measured = match counted {
+            Some(counted) => {
+                state.measured.restart(counted, now);
+                counted
+            }
+            None => state.measured.rate(),
         };
+        if ended.is_some() {
+            state.counted.keep(now);
+        }
         // A slow response reports the queue at the service; after a reduction, the queue
         // standing then takes about the latency of that moment to drain, and attempts sent
         // meanwhile still find it: they report the reduced rate too.
@@ -562,8 +596,10 @@ impl ClientRateLimiter {
     /// Feeds one sampled response while the limiter is off (adaptive mode samples its idle
     /// responses this way, instead of feeding each one), under one lock:
     ///
-    /// * the measured rate, from a running count: `ended` is the number of calls the scope has
-    ///   ended so far, read at `now`; the calls since the previous count are counted at `now`;
+    /// * the count the first congestion's rate is counted from, and the measured rate: `ended`
+    ///   is the number of calls the scope has ended so far, read at `now`; the calls since the
+    ///   previous count are counted at `now`. From the first sample on, the limiter counts its
+    ///   starting rate instead of taking the measured one (see [`ClientRateLimiter`]);
     /// * with `sent_at` (a served attempt sent then, answered at `now`), the latency baseline
     ///   ([`record_response_judging_latency`](Self::record_response_judging_latency)'s), so
     ///   that the baseline is the service's before any congestion.
@@ -588,8 +624,9 @@ impl ClientRateLimiter {
             return;
         }
         let now = state.time.at(now);
-        let since = ended.saturating_sub(state.idle_ended);
-        state.idle_ended = state.idle_ended.max(ended);
+        state.sampled = true;
+        let since = state.counted.count(0, Some(ended));
+        state.counted.keep(now);
         state.measured.record_many(now, since);
         if let Some(sent_at) = sent_at {
             let sent_at = state.time.earlier(sent_at);

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use super::{RetryError, RetryStrategy, RetryToken, SendPermit, StandardStrategy, StrategyBuilder};
-use crate::adaptive::{CongestionSignals, Ticket, TicketAdmission, idle_sample_due};
+use crate::adaptive::{CongestionSignals, Response, Ticket, TicketAdmission, idle_sample_due};
 use crate::clock::Nanos;
 use crate::observe::Counter;
 use crate::{LoadShed, RetryConfig, RetryReason, Scope, ShedReason};
@@ -244,12 +244,14 @@ impl AdaptiveStrategy {
         let was_enabled = limiter.is_enabled();
         let now = self.standard.now();
         // A send time of zero: sent while the limiter was off, its latency unknown.
-        let congested = if served && self.congestion.judges_latency() && !sent_at.is_zero() {
-            limiter.record_response_judging_latency(throttled, sent_at.into(), now)
-        } else {
-            limiter.record_response(throttled, sent_at.into(), now);
-            throttled
-        };
+        let judge_latency = served && self.congestion.judges_latency() && !sent_at.is_zero();
+        let congested = limiter.record(
+            Response::Answer { throttled },
+            judge_latency,
+            sent_at.into(),
+            now,
+            self.calls_ended_while_off(was_enabled),
+        );
         if congested && !was_enabled {
             self.warn_engaged();
         }
@@ -261,10 +263,22 @@ impl AdaptiveStrategy {
         let limiter = self.scope().limiter();
         let was_enabled = limiter.is_enabled();
         let successes = self.scope().successes();
-        let congested = limiter.record_timeout(successes, sent_at.into(), self.standard.now());
+        let congested = limiter.record(
+            Response::Timeout { successes },
+            false,
+            sent_at.into(),
+            self.standard.now(),
+            self.calls_ended_while_off(was_enabled),
+        );
         if congested && !was_enabled {
             self.warn_engaged();
         }
+    }
+
+    /// The scope's count of calls ended, which the limiter counts its sampled idle responses
+    /// with, while it is off (`was_enabled` false); once on, it is fed every response.
+    fn calls_ended_while_off(&self, was_enabled: bool) -> Option<u64> {
+        (!was_enabled).then(|| self.scope().calls_ended())
     }
 
     #[cold]

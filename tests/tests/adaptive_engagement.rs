@@ -1,0 +1,127 @@
+//! Adaptive mode engages at the rate it was sending: when the first throttle turns a scope's
+//! rate limiter on, the fill rate starts from what the scope really sent in the last second,
+//! however its idle responses were sampled before. In virtual time, through `retry` on tokio's
+//! paused clock: 20 workers at 100 calls/s in all, then one throttling response.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use retry_core::adaptive::{BETA, reseed_idle_sampling};
+use retry_core::{AdaptiveStrategy, RetryConfig, RetryInfo, RetryMode, RetrySafety, retry};
+use tokio::time::Instant;
+
+/// Workers calling the service at once.
+const WORKERS: u32 = 20;
+/// How long the service takes to answer.
+const LATENCY: Duration = Duration::from_millis(10);
+/// Each worker's pause between the end of a call and the next: 5 calls/s per worker, 100/s
+/// in all.
+const THINK: Duration = Duration::from_millis(190);
+/// The send rate must be within this share of the one measured by the test.
+const TOLERANCE: f64 = 0.2;
+
+/// The service's only error: "slow down".
+#[derive(Debug)]
+struct Throttled;
+
+impl RetryInfo for Throttled {
+    fn retry_safety(&self) -> RetrySafety {
+        RetrySafety::Yes
+    }
+    fn is_throttling(&self) -> bool {
+        true
+    }
+}
+
+/// What one run saw: the fill rate right after the limiter turned on, and the rate the
+/// workers sent at in the second before (or since their first send, if that was later).
+#[derive(Debug)]
+struct Engagement {
+    at: Duration,
+    fill_rate: f64,
+    send_rate: f64,
+}
+
+/// Runs the workers until a call sent at `throttle_at` or later is throttled (once), and
+/// reads the limiter as soon as it is on.
+async fn engage(throttle_at: Duration, seed: u64) -> Engagement {
+    reseed_idle_sampling(seed);
+    let config = RetryConfig::builder()
+        .mode(RetryMode::Adaptive)
+        .build()
+        .expect("valid");
+    let strategy = Arc::new(AdaptiveStrategy::new(config));
+    let start = Instant::now();
+    let sends = Arc::new(Mutex::new(Vec::new()));
+    let throttled = Arc::new(AtomicBool::new(false));
+    let mut workers = Vec::new();
+    for worker in 0..WORKERS {
+        let (strategy, sends, throttled) = (strategy.clone(), sends.clone(), throttled.clone());
+        workers.push(tokio::spawn(async move {
+            // Staggered, so that the 100 calls/s are spread evenly.
+            tokio::time::sleep(THINK / WORKERS * worker).await;
+            loop {
+                let outcome = retry(&*strategy, || {
+                    let sent = start.elapsed();
+                    sends.lock().expect("not poisoned").push(sent);
+                    let throttle = sent >= throttle_at && !throttled.swap(true, Ordering::SeqCst);
+                    async move {
+                        tokio::time::sleep(LATENCY).await;
+                        if throttle { Err(Throttled) } else { Ok(()) }
+                    }
+                })
+                .await;
+                drop(outcome);
+                tokio::time::sleep(THINK).await;
+            }
+        }));
+    }
+    let limiter = strategy.scope().limiter().clone();
+    while !limiter.is_enabled() {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    let at = start.elapsed();
+    let fill_rate = limiter.stats().fill_rate;
+    for worker in &workers {
+        worker.abort();
+    }
+    let sends = sends.lock().expect("not poisoned").clone();
+    let first = sends.iter().min().copied().unwrap_or_default();
+    let from = at.saturating_sub(Duration::from_secs(1)).max(first);
+    let in_window = sends
+        .iter()
+        .filter(|&&sent| sent > from && sent <= at)
+        .count();
+    let send_rate = in_window as f64 / (at - from).as_secs_f64();
+    Engagement {
+        at,
+        fill_rate,
+        send_rate,
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_first_throttle_starts_the_limiter_at_beta_times_the_last_second_s_send_rate() {
+    let mut misses = Vec::new();
+    // In the middle of the first measurement bucket (a newcomer's program, throttled at once),
+    // and after seconds of steady sending, where the idle responses were sampled.
+    for throttle_at in [0.35, 2.7, 5.05] {
+        for seed in 0..5 {
+            let seen = engage(Duration::from_secs_f64(throttle_at), seed).await;
+            let expected = BETA * seen.send_rate;
+            assert!(
+                (90.0..=110.0).contains(&seen.send_rate),
+                "the workers send 100/s: {seen:?}"
+            );
+            if (seen.fill_rate - expected).abs() > TOLERANCE * expected {
+                misses.push(format!(
+                    "throttled at {:?} (seed {seed}): fill rate {:.2}/s, expected {expected:.2}/s \
+                     (0.7 x {:.1}/s sent)",
+                    seen.at, seen.fill_rate, seen.send_rate
+                ));
+            }
+        }
+    }
+    assert!(misses.is_empty(), "{}", misses.join("\n"));
+}
