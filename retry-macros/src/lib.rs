@@ -175,7 +175,9 @@ pub fn derive_retry_info(input: TokenStream) -> TokenStream {
 ///   `Box::pin(async move { ... })`: the retry loop is put inside that `async move` block, each
 ///   attempt running the block's statements. Should `#[retryable]` expand first (its output
 ///   given to another macro), its output is an ordinary `async fn`.
-/// * Applied twice to one function, the attempts would multiply: a compile error.
+/// * Applied twice to one function, the attempts would multiply: a compile error. So is a
+///   `const fn` (retries sleep and keep a quota at run time); `unsafe fn` and an `extern "C"`
+///   blocking `fn` are retried like any other (the body keeps its own `unsafe` blocks).
 /// * The future is `Send` when the body's is. Nothing is allocated on the heap per call (the
 ///   strategy, classifier and hook are used through references); by-value arguments are cloned,
 ///   which may allocate.

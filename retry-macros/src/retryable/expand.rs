@@ -491,12 +491,12 @@ fn attempt(
     let body = match &shape.body {
         BodyKind::AsyncTrait(body) => {
             let mut group = Group::new(Delimiter::Brace, receiver.async_trait_stmts(&body.stmts));
-            group.set_span(body.span);
+            group.set_span(generated_at(body.span));
             group
         }
         BodyKind::Async | BodyKind::Blocking => {
             let mut group = Group::new(Delimiter::Brace, receiver.body(&function.body));
-            group.set_span(function.body_span);
+            group.set_span(generated_at(function.body_span));
             group
         }
     };
@@ -545,6 +545,14 @@ fn attempt(
         None => quote!(#block.await),
     };
     quote!(let #outcome = #value;)
+}
+
+/// A span located at the user's `braces` but belonging to the expansion: the braces the
+/// expansion puts around the body (now the value of an inner block) are its own, so rustc's
+/// `unused_braces`, which skips generated blocks, does not advise removing them from a
+/// one-line body (`{ Ok(1) }`), which is not valid Rust. Errors still point at the braces.
+fn generated_at(braces: Span) -> Span {
+    Span::call_site().located_at(braces)
 }
 
 /// Whether `expr` reads `self` (then, in a `&mut self` method, it is cloned for the call).
