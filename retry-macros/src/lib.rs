@@ -124,7 +124,7 @@ pub fn derive_retry_info(input: TokenStream) -> TokenStream {
 /// | `preset` | `"default"`, `"aws-classic"` or `"aws-2026"`: the configuration the other arguments are applied to (`RetryConfig::from_preset`) | `"default"` |
 /// | `max_attempts` | whole number >= 1, the first attempt included | the preset's (`3`) |
 /// | `mode` | `"standard"` or `"adaptive"` | `"standard"` |
-/// | `initial_backoff` | duration string (`"100ms"`, `"2s"`, `"1m"`) | the preset's (`"1s"`; `"50ms"` in `aws-2026`) |
+/// | `initial_backoff` | duration string (`"100ms"`, `"2s"`, `"1m"`) | the preset's (`"50ms"`; `"1s"` in `aws-classic`) |
 /// | `max_backoff` | duration string, >= `initial_backoff` | the preset's (`"20s"`) |
 /// | `jitter` | `"none"`, `"full"`, `"equal"`, `"decorrelated"` | `"full"` |
 /// | `timeout` | duration string: no attempt starts after it | none |
