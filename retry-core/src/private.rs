@@ -10,8 +10,9 @@ pub use std::time::Duration;
 
 pub use crate::driver::cut_after;
 pub use crate::{
-    ClassifyRetry, ConfiguredStrategy, Jitter, NoHook, OnRetry, RetryConfig, RetryConfigBuilder,
-    RetryIf, RetryInfo, RetryInfoClassifier, RetryLoop, RetryMode, RetryPreset, RetryStrategy,
+    ClassifyRetry, ConfiguredStrategy, Jitter, NoHook, OnRetry, Quota, RetryConfig,
+    RetryConfigBuilder, RetryIf, RetryInfo, RetryInfoClassifier, RetryLoop, RetryMode, RetryPreset,
+    RetryStrategy,
 };
 
 /// A function's default strategy, built once on first call.

@@ -129,8 +129,10 @@ pub fn derive_retry_info(input: TokenStream) -> TokenStream {
 /// | `jitter` | `"none"`, `"full"`, `"equal"`, `"decorrelated"` | `"full"` |
 /// | `timeout` | duration string: no attempt starts after it | none |
 /// | `attempt_timeout` | duration string: cuts each attempt (`E: From<tokio::time::error::Elapsed>`) | none |
+/// | `quota` | the scope's retry quota: `"off"` (every retry free, no traffic sampled), a whole number of tokens (a fixed bucket, `quota = 2000`, as the AWS SDKs keep it) or `"traffic"` (sized by the scope's calls of the last 60 s) | the preset's (`"traffic"`; `500` in `aws-classic`; `500` in `aws-2026`) |
+/// | `long_polling` | `true`: when the quota refuses a retry, sleep the backoff before returning the error (the AWS SDKs' long-polling operations) | `false` |
 /// | `scope` | name of the shared quota and rate limiter | the function's module path and name |
-/// | `strategy` | an expression implementing `RetryStrategy` (excludes `preset`, the six tuning arguments and `scope`) | one per function |
+/// | `strategy` | an expression implementing `RetryStrategy` (excludes `preset`, the tuning arguments above and `scope`) | one per function |
 /// | `classifier` | an expression implementing `ClassifyRetry<T, E>` | `RetryInfoClassifier` |
 /// | `retry_if` | path of a `fn(&E) -> bool` (excludes `classifier`) | |
 /// | `on_retry` | path of a `fn(&RetryEvent<'_, E>)` | |

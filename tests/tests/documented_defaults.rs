@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use retry_core::{Jitter, RetryConfig, RetryMode, RetryPreset, parse_duration};
+use retry_core::{Jitter, Quota, RetryConfig, RetryMode, RetryPreset, parse_duration};
 
 const MACRO_DOCS: &str = include_str!("../../retry-macros/src/lib.rs");
 const README: &str = include_str!("../../README.md");
@@ -80,8 +80,8 @@ fn first_code(text: &str) -> Option<String> {
 
 /// What a default cell states: `(preset, value)` pairs. The cell is read part by part
 /// (`;`-separated): a part's first `` `value` `` is the default, of the preset named after it
-/// (`` `"1s"` in `aws-classic` ``) or else of the table's own configuration; a part saying
-/// `none` states that the setting is unset. Parts stating no value ("the preset's") are skipped.
+/// (`` `"1s"` in `aws-classic` ``) or else of the table's own configuration; a part starting
+/// with `none` states that the setting is unset. Parts stating no value ("the preset's") are skipped.
 fn stated(cell: &str) -> Vec<(Option<RetryPreset>, String)> {
     cell.split(';')
         .filter_map(|part| {
@@ -92,10 +92,10 @@ fn stated(cell: &str) -> Vec<(Option<RetryPreset>, String)> {
                 }
                 None => (part, None),
             };
-            let value = match first_code(value_part) {
-                Some(value) => value,
-                None if value_part.trim().starts_with("none") => "none".to_owned(),
-                None => return None,
+            let value = if value_part.trim().starts_with("none") {
+                "none".to_owned()
+            } else {
+                first_code(value_part)?
             };
             Some((preset, value))
         })
@@ -142,6 +142,14 @@ fn matches(setting: &str, value: &str, config: &RetryConfig) -> Result<(), Strin
         "timeout" => (
             format!("{:?}", duration(value)),
             format!("{:?}", config.timeout()),
+        ),
+        "quota" => (
+            format!("{:?}", value.parse::<Quota>().expect("a quota")),
+            format!("{:?}", config.quota()),
+        ),
+        "long_polling" => (
+            value.parse::<bool>().expect("a bool").to_string(),
+            config.long_polling().to_string(),
         ),
         "retry_cost" => (number(value).to_string(), config.retry_cost().to_string()),
         "timeout_retry_cost" => (
@@ -220,6 +228,13 @@ fn the_readme_argument_table() {
     assert_none(check_table("README.md", &rows, 2));
 }
 
+#[test]
+fn the_default_configurations_rustdoc_table() {
+    let rows = table(CONFIG_DOCS, "| setting | default |");
+    assert!(rows.len() >= 16, "the table has {} rows", rows.len());
+    assert_none(check_table("retry-core/src/config/mod.rs", &rows, 1));
+}
+
 /// The parser reads what the tables say: a wrong default is found, the preset of a
 /// qualified value is used, and "the preset's" states nothing.
 #[test]
@@ -255,7 +270,7 @@ impl Value {
                     let digits: Vec<char> = plain.chars().collect();
                     let mut out = String::new();
                     for (i, c) in digits.iter().enumerate() {
-                        if i > 0 && (digits.len() - i) % 3 == 0 {
+                        if i > 0 && (digits.len() - i).is_multiple_of(3) {
                             out.push_str(sep);
                         }
                         out.push(*c);

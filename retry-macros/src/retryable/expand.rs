@@ -49,6 +49,7 @@ use super::item::{BodyKind, FnShape, RetryableFn};
 use super::lower::{ClassifierSource, Config, Setting, StrategySource};
 use super::receiver;
 use crate::diagnostics::Errors;
+use crate::parse::quota::Quota;
 use crate::runtime::private_module;
 use crate::spans::{parenthesized, respan, span_range, strip_type, user_amp};
 
@@ -375,6 +376,15 @@ fn setting(setting: &Setting, private: &TokenStream) -> TokenStream {
             let value = duration(*value, private);
             quote!(.timeout(#value))
         }
+        Setting::Quota(quota) => {
+            let quota = match quota {
+                Quota::Off => quote!(#private::Quota::Off),
+                Quota::Fixed(tokens) => quote!(#private::Quota::Fixed(#tokens)),
+                Quota::Traffic => quote!(#private::Quota::Traffic),
+            };
+            quote!(.quota(#quota))
+        }
+        Setting::LongPolling(on) => quote!(.long_polling(#on)),
     }
 }
 

@@ -13,6 +13,7 @@ use crate::parse::defaults;
 use crate::parse::jitter::Jitter;
 use crate::parse::mode::RetryMode;
 use crate::parse::preset::RetryPreset;
+use crate::parse::quota::Quota;
 use crate::spans::span_range;
 
 /// What the expansion generates from.
@@ -54,6 +55,8 @@ pub(crate) enum Setting {
     ThrottlingBackoff(Duration),
     Jitter(Jitter),
     Timeout(Duration),
+    Quota(Quota),
+    LongPolling(bool),
 }
 
 /// How outcomes are classified.
@@ -114,6 +117,8 @@ fn settings(values: &Values) -> Vec<Setting> {
         throttling_cap.map(Setting::ThrottlingBackoff),
         values.jitter.map(Setting::Jitter),
         values.timeout.map(Setting::Timeout),
+        values.quota.map(Setting::Quota),
+        values.long_polling.map(Setting::LongPolling),
     ]
     .into_iter()
     .flatten()

@@ -166,6 +166,7 @@ mod against_the_runtime {
     use super::super::configure;
     use super::super::lower::{Config, Setting, StrategySource};
     use crate::diagnostics::Errors;
+    use crate::parse::quota::Quota;
 
     /// The runtime's configuration built from what the expansion passes it: the preset, then
     /// each builder call.
@@ -189,9 +190,38 @@ mod against_the_runtime {
                     builder.jitter(jitter.as_str().parse().expect("a jitter"))
                 }
                 Setting::Timeout(value) => builder.timeout(value),
+                Setting::Quota(quota) => builder.quota(match quota {
+                    Quota::Off => retry_core::Quota::Off,
+                    Quota::Fixed(tokens) => retry_core::Quota::Fixed(tokens),
+                    Quota::Traffic => retry_core::Quota::Traffic,
+                }),
+                Setting::LongPolling(on) => builder.long_polling(on),
             };
         }
         builder.build()
+    }
+
+    /// Every quota the attribute accepts, on every preset, beside long polling: the runtime
+    /// builds the configuration the expansion generates, and reports the quota asked for.
+    #[test]
+    fn every_quota_the_attribute_accepts_is_built() {
+        let quotas = [
+            (quote!("off"), retry_core::Quota::Off),
+            (quote!(" Traffic "), retry_core::Quota::Traffic),
+            (quote!(1), retry_core::Quota::Fixed(1)),
+            (quote!(2000), retry_core::Quota::Fixed(2000)),
+            (quote!(4294967295u32), retry_core::Quota::Fixed(u32::MAX)),
+        ];
+        for preset in retry_core::RetryPreset::NAMES {
+            for (written, expected) in &quotas {
+                let mut errors = Errors::default();
+                let args = quote!(preset = #preset, quota = #written, long_polling = true);
+                let config = configure(args, &mut errors).expect("valid arguments");
+                let built = generated_config(&config).expect("the runtime accepts it");
+                assert_eq!(built.quota(), *expected, "{preset}, {written}");
+                assert!(built.long_polling());
+            }
+        }
     }
 
     /// Durations around every preset's backoff numbers.
