@@ -152,8 +152,8 @@ pub use config::{
     RetryMode, RetryModeParseError, RetryPreset, RetryPresetParseError, defaults, parse_duration,
 };
 pub use driver::{
-    AttemptLimit, AttemptTimeout, NoAttemptTimeout, NoHook, OnRetry, Ready, Retry, RetryEvent,
-    RetryLoop, TryReady, retry, retry_or_shed, with_attempt_timeout,
+    AttemptLimit, AttemptTimeout, Linger, NoAttemptTimeout, NoHook, OnRetry, Ready, Retry,
+    RetryEvent, RetryLoop, TryReady, retry, retry_or_shed, with_attempt_timeout,
 };
 pub use driver::{Sleeper, ThreadSleeper, retry_blocking, with_sleeper};
 pub use info::{Fault, RetryInfo, RetrySafety};

@@ -385,7 +385,14 @@ fn a_fixed_quota_pays_for_exactly_its_tokens() {
     // 28 tokens, 14 a retry: two retries, then the quota refuses, and nothing refills it.
     let (steps, refusal) = fail_until_refused(&strategy, ErrorKind::Server);
     assert_eq!(steps.iter().map(|step| step.2).collect::<Vec<_>>(), [14, 0]);
-    assert_eq!(refusal, RetryError::QuotaExhausted { cost: 14, level: 0 });
+    assert_eq!(
+        refusal,
+        RetryError::QuotaExhausted {
+            cost: 14,
+            level: 0,
+            backoff: None
+        }
+    );
     let (steps, _) = fail_until_refused(&strategy, ErrorKind::Server);
     assert!(steps.is_empty());
 }

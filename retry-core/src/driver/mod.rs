@@ -3,6 +3,7 @@
 mod attempt_timeout;
 mod blocking;
 mod hook;
+mod linger;
 mod ready;
 mod retry_loop;
 mod sleeper;
@@ -15,6 +16,7 @@ pub use attempt_timeout::{
 };
 pub use blocking::retry_blocking;
 pub use hook::{NoHook, OnRetry, RetryEvent};
+pub use linger::Linger;
 pub use ready::{Ready, TryReady};
 pub use retry_loop::RetryLoop;
 pub use sleeper::{Sleeper, ThreadSleeper, with_sleeper};
@@ -239,6 +241,7 @@ impl<S: RetryStrategy + ?Sized, C, H, A> Retry<'_, S, C, H, A> {
             attempts.ready().await;
             let outcome = limit.limit(operation()).await;
             if attempts.finish(&outcome).is_break() {
+                attempts.linger().await;
                 return outcome;
             }
         }
@@ -284,6 +287,7 @@ impl<S: RetryStrategy + ?Sized, C, H, A> Retry<'_, S, C, H, A> {
             attempts.try_ready().await?;
             let outcome = limit.limit(operation()).await;
             if attempts.finish(&outcome).is_break() {
+                attempts.linger().await;
                 return outcome;
             }
         }

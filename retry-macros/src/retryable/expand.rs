@@ -20,6 +20,7 @@
 //!         .await;                                        // or `cut_after(timeout, async {..}, ..)`
 //!         let __retry_result: &<Result<Item, StoreError> as Outcome>::Result = &__retry_outcome;
 //!         if __retry.finish(__retry_result).is_break() {  // every stop decided here
+//!             __retry.linger().await; // only with `long_polling = true` or a `strategy`
 //!             return __retry_outcome;
 //!         }
 //!     }
@@ -90,6 +91,7 @@ pub(crate) fn expand(function: &RetryableFn, shape: &FnShape, config: &Config) -
     let as_result = &types.result;
     let result = local("__retry_result");
     let pinned = receiver.pinned();
+    let linger = linger(shape, config);
 
     let looped = quote! {
         #strategy
@@ -108,6 +110,7 @@ pub(crate) fn expand(function: &RetryableFn, shape: &FnShape, config: &Config) -
             #attempt
             let #result: &#as_result = &#outcome;
             if #retry.finish(#result).is_break() {
+                #linger
                 return #outcome;
             }
         }
@@ -161,6 +164,19 @@ fn wait(shape: &FnShape, config: &Config, private: &TokenStream) -> TokenStream 
         if let ::core::result::Result::Err(#shed) = #ready {
             return ::core::result::Result::Err(#on_shed(#shed));
         }
+    }
+}
+
+/// The wait after the last attempt, before its outcome is returned: a long-polling call whose
+/// retry the quota refused sleeps its backoff (`linger().await`, `linger_blocking()`). Only
+/// where a call may long-poll (`long_polling = true`, or a given `strategy`): anywhere else it
+/// would keep the outcome in the future's state across a suspension point for nothing.
+fn linger(shape: &FnShape, config: &Config) -> TokenStream {
+    let retry = local("__retry");
+    match (config.lingers, &shape.body) {
+        (false, _) => TokenStream::new(),
+        (true, BodyKind::Blocking) => quote!(#retry.linger_blocking();),
+        (true, _) => quote!(#retry.linger().await;),
     }
 }
 

@@ -28,6 +28,10 @@ pub(crate) struct Config {
     pub(crate) attempt_timeout: Option<(Duration, (Span, Span))>,
     /// `shed = true`: the first and last spans of the argument.
     pub(crate) shed: Option<(Span, Span)>,
+    /// Whether a call may have to sleep after its last attempt before returning its error (a
+    /// long-polling strategy whose quota refused a retry): with `long_polling = true`, or a
+    /// given `strategy`, whose configuration only the run time knows.
+    pub(crate) lingers: bool,
 }
 
 /// Where a call's strategy comes from.
@@ -80,6 +84,7 @@ pub(crate) fn lower(args: &Args, values: Values) -> Config {
         .get(Key::Shed)
         .filter(|_| values.shed == Some(true))
         .map(|arg| (arg.ident.span(), span_range(&arg.value).1));
+    let lingers = values.long_polling == Some(true) || values.strategy.is_some();
     let strategy = match values.strategy {
         Some(strategy) => StrategySource::Expr(strategy),
         None => StrategySource::Default {
@@ -100,6 +105,7 @@ pub(crate) fn lower(args: &Args, values: Values) -> Config {
         on_retry: values.on_retry,
         attempt_timeout,
         shed,
+        lingers,
     }
 }
 

@@ -387,6 +387,35 @@ fn a_blocking_fn_runs_its_body_as_a_closure_between_thread_sleeps() {
 }
 
 #[test]
+fn only_a_call_that_may_long_poll_lingers_before_returning() {
+    let item = || {
+        quote! {
+            async fn get(&self) -> Result<u32, E> {
+                Ok(1)
+            }
+        }
+    };
+    let blocking = quote! {
+        fn get(&self) -> Result<u32, E> {
+            Ok(1)
+        }
+    };
+    let lingers = "if__retry.finish(__retry_result).is_break(){__retry.linger().await;return";
+    assert!(expand(quote!(long_polling = true), item()).contains(lingers));
+    assert!(expand(quote!(strategy = self.strategy), item()).contains(lingers));
+    for args in [
+        quote!(),
+        quote!(long_polling = false),
+        quote!(quota = "off"),
+    ] {
+        let code = expand(args, item());
+        assert!(!code.contains("linger"), "{code}");
+    }
+    let code = expand(quote!(long_polling = true), blocking);
+    assert!(code.contains("__retry.linger_blocking();return"), "{code}");
+}
+
+#[test]
 fn shed_waits_with_try_ready_and_returns_the_shed_as_the_error() {
     let code = expand(
         quote!(mode = "adaptive", timeout = "1s", shed = true),
