@@ -64,6 +64,7 @@ use syn::{DeriveInput, parse_macro_input};
 /// | key | `retry_safety` | `is_throttling` | `is_timeout` | `fault` |
 /// |-----|----------------|-----------------|--------------|---------|
 /// | (none) | `Maybe` | `false` | `false` | `Unknown` |
+/// | (none), wrapping an error¹ | the wrapped error's | the wrapped error's | the wrapped error's | the wrapped error's |
 /// | `retryable` | `Yes` | `false` | `false` | `Unknown` |
 /// | `transient` | `Yes` | `false` | `false` | `Server` |
 /// | `throttling` | `Yes` | `true` | `false` | `Server` |
@@ -71,6 +72,15 @@ use syn::{DeriveInput, parse_macro_input};
 /// | `never` | `No` | `false` | `false` | `Unknown` |
 /// | `fault = "client"` | `No` unless a retryable key is present | | | `Client` |
 /// | `fault = "server"` | `Maybe` unless a key says otherwise | | | `Server` |
+///
+/// ¹ A variant (or struct) that wraps an error by thiserror's conventions — a field marked
+/// `#[from]` or `#[source]`, else a field named `source`, else the single field of an
+/// `#[error(transparent)]` variant — and has no `#[retry(...)]` (on itself, on a field, or
+/// inherited from the enum) asks that field, as `transparent` does, whatever its other fields:
+/// `Status(#[from] HttpStatusError)` retries the 503 inside. The field's type must implement
+/// `RetryInfo`; when it does not, it is a compile error at the field saying what to write
+/// (`#[retry(transient)]`, `#[retry(never)]`, `#[retry(with = path)]`), never a silent `Maybe`.
+/// A field whose type mentions a type parameter adds that bound, as `transparent` does.
 ///
 /// * `transparent`: delegate all five methods to the variant's single field, which must
 ///   implement `RetryInfo` (a bound is added when its type mentions a type parameter). It cannot
