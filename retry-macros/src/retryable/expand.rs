@@ -20,12 +20,16 @@
 //!         .await;                                        // or `cut_after(timeout, async {..}, ..)`
 //!         let __retry_result: &<Result<Item, StoreError> as Outcome>::Result = &__retry_outcome;
 //!         if __retry.finish(__retry_result).is_break() {  // every stop decided here
-//!             __retry.linger().await; // only with `long_polling = true` or a `strategy`
 //!             return __retry_outcome;
 //!         }
 //!     }
 //! }
 //! ```
+//!
+//! A function that may long-poll (`long_polling = true`, or a given `strategy`) returns
+//! `(__retry_outcome, __retry.take_linger())` from the loop instead, the loop written
+//! `Settled::new(async move { ... }).await`: `Settled` sleeps a long-polling call's backoff
+//! before it gives the outcome back (a blocking one calls `linger_blocking()` before returning).
 //!
 //! * The `if false { return fake }` (the technique of `tracing`'s `#[instrument]`) fixes the
 //!   inner async block's output type to the declared return type before the body is checked, so
@@ -91,7 +95,25 @@ pub(crate) fn expand(function: &RetryableFn, shape: &FnShape, config: &Config) -
     let as_result = &types.result;
     let result = local("__retry_result");
     let pinned = receiver.pinned();
-    let linger = linger(shape, config);
+    let blocking = matches!(shape.body, BodyKind::Blocking);
+    // An async call that may long-poll returns its outcome from the loop with what to sleep
+    // before returning it, and the loop is awaited through `Settled`, which sleeps it: a
+    // suspension point after the attempt, even one never reached, would cost every call.
+    let settles = config.lingers && !blocking;
+    let finished = if settles {
+        let linger = local("__retry_linger");
+        quote! {
+            let #linger = #retry.take_linger();
+            return (#outcome, #linger);
+        }
+    } else if config.lingers {
+        quote! {
+            #retry.linger_blocking();
+            return #outcome;
+        }
+    } else {
+        quote!(return #outcome;)
+    };
 
     let looped = quote! {
         #strategy
@@ -110,10 +132,14 @@ pub(crate) fn expand(function: &RetryableFn, shape: &FnShape, config: &Config) -
             #attempt
             let #result: &#as_result = &#outcome;
             if #retry.finish(#result).is_break() {
-                #linger
-                return #outcome;
+                #finished
             }
         }
+    };
+    let looped = if settles {
+        quote!(#private::Settled::new(async move { #looped }).await)
+    } else {
+        looped
     };
     let body = match &shape.body {
         BodyKind::AsyncTrait(body) => {
@@ -164,19 +190,6 @@ fn wait(shape: &FnShape, config: &Config, private: &TokenStream) -> TokenStream 
         if let ::core::result::Result::Err(#shed) = #ready {
             return ::core::result::Result::Err(#on_shed(#shed));
         }
-    }
-}
-
-/// The wait after the last attempt, before its outcome is returned: a long-polling call whose
-/// retry the quota refused sleeps its backoff (`linger().await`, `linger_blocking()`). Only
-/// where a call may long-poll (`long_polling = true`, or a given `strategy`): anywhere else it
-/// would keep the outcome in the future's state across a suspension point for nothing.
-fn linger(shape: &FnShape, config: &Config) -> TokenStream {
-    let retry = local("__retry");
-    match (config.lingers, &shape.body) {
-        (false, _) => TokenStream::new(),
-        (true, BodyKind::Blocking) => quote!(#retry.linger_blocking();),
-        (true, _) => quote!(#retry.linger().await;),
     }
 }
 

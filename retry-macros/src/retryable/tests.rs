@@ -400,9 +400,19 @@ fn only_a_call_that_may_long_poll_lingers_before_returning() {
             Ok(1)
         }
     };
-    let lingers = "if__retry.finish(__retry_result).is_break(){__retry.linger().await;return";
-    assert!(expand(quote!(long_polling = true), item()).contains(lingers));
-    assert!(expand(quote!(strategy = self.strategy), item()).contains(lingers));
+    let settles = "let__retry_linger=__retry.take_linger();return(__retry_outcome,__retry_linger);";
+    for args in [
+        quote!(long_polling = true),
+        quote!(strategy = self.strategy),
+    ] {
+        let code = expand(args, item());
+        assert!(code.contains(settles), "{code}");
+        assert!(
+            code.contains("::__private::Settled::new(asyncmove{"),
+            "{code}"
+        );
+        assert!(!code.contains(".linger().await"), "{code}");
+    }
     for args in [
         quote!(),
         quote!(long_polling = false),
@@ -412,7 +422,11 @@ fn only_a_call_that_may_long_poll_lingers_before_returning() {
         assert!(!code.contains("linger"), "{code}");
     }
     let code = expand(quote!(long_polling = true), blocking);
-    assert!(code.contains("__retry.linger_blocking();return"), "{code}");
+    assert!(
+        code.contains("__retry.linger_blocking();return__retry_outcome;"),
+        "{code}"
+    );
+    assert!(!code.contains("Settled"), "{code}");
 }
 
 #[test]
