@@ -7,19 +7,20 @@
 use std::cell::RefCell;
 use std::time::Duration;
 
-use retry_core::{ConfigError, Jitter, RetryConfig, RetryMode, parse_duration};
+use retry_core::{ConfigError, Jitter, Quota, RetryConfig, RetryMode, parse_duration};
 
 use crate::decimal::{Decimal, digits};
 use crate::lines;
 
 /// The variables `from_lookup` documents, in the order it documents them.
-pub const VARIABLES: [&str; 7] = [
+pub const VARIABLES: [&str; 8] = [
     MODE,
     MAX_ATTEMPTS,
     INITIAL_BACKOFF,
     MAX_BACKOFF,
     JITTER,
     TIMEOUT,
+    QUOTA,
     QUOTA_CAPACITY,
 ];
 const MODE: &str = "RETRY_MODE";
@@ -28,6 +29,7 @@ const INITIAL_BACKOFF: &str = "RETRY_INITIAL_BACKOFF";
 const MAX_BACKOFF: &str = "RETRY_MAX_BACKOFF";
 const JITTER: &str = "RETRY_JITTER";
 const TIMEOUT: &str = "RETRY_TIMEOUT";
+const QUOTA: &str = "RETRY_QUOTA";
 const QUOTA_CAPACITY: &str = "RETRY_QUOTA_CAPACITY";
 
 /// The value an input gives `name`: its first `name=` line, if any.
@@ -42,7 +44,8 @@ fn given(data: &[u8], name: &str) -> Option<String> {
 
 /// The reference model of the documented variables: the configuration they make, or every
 /// variable at fault (a value its own parser rejects, or one a check of the whole configuration
-/// rejects: zero attempts, zero capacity, a zero timeout, an initial backoff above the maximum).
+/// rejects: zero attempts, zero capacity, a zero timeout, an initial backoff above the maximum,
+/// a quota that a given capacity contradicts).
 pub fn reference(data: &[u8]) -> Result<RetryConfig, Vec<&'static str>> {
     let mut builder = RetryConfig::builder();
     let mut faults = Vec::new();
@@ -91,14 +94,31 @@ pub fn reference(data: &[u8]) -> Result<RetryConfig, Vec<&'static str>> {
             Err(_) => fault_unless(TIMEOUT, false),
         }
     }
+    let quota = given(data, QUOTA).and_then(|value| {
+        let quota = quota(&value);
+        fault_unless(QUOTA, quota.is_some());
+        quota
+    });
+    let mut capacity = None;
     if let Some(value) = given(data, QUOTA_CAPACITY) {
         match whole_number(&value) {
-            Some(capacity) => {
-                fault_unless(QUOTA_CAPACITY, capacity > 0);
-                builder = builder.quota_capacity(capacity);
+            Some(tokens) => {
+                fault_unless(QUOTA_CAPACITY, tokens > 0);
+                capacity = Some(tokens);
+                builder = builder.quota_capacity(tokens);
             }
             None => fault_unless(QUOTA_CAPACITY, false),
         }
+    }
+    if let Some(quota) = quota {
+        // Off sizes nothing; a fixed quota is its own capacity.
+        let contradicted = match quota {
+            Quota::Off => capacity.is_some(),
+            Quota::Fixed(tokens) => capacity.is_some_and(|capacity| capacity != tokens),
+            _ => false,
+        };
+        fault_unless(QUOTA, !contradicted);
+        builder = builder.quota(quota);
     }
     let defaults = RetryConfig::default();
     let initial_value = initial.unwrap_or(defaults.initial_backoff());
@@ -115,6 +135,24 @@ pub fn reference(data: &[u8]) -> Result<RetryConfig, Vec<&'static str>> {
         Ok(builder.build().expect("no fault: the builder accepts it"))
     } else {
         Err(faults)
+    }
+}
+
+/// `RETRY_QUOTA`: `off` or `traffic` (ASCII case ignored), or `1*DIGIT` tokens from 1 to
+/// `u32::MAX` (no sign), surrounding whitespace ignored.
+fn quota(value: &str) -> Option<Quota> {
+    let text = value.trim();
+    if text.eq_ignore_ascii_case("off") {
+        return Some(Quota::Off);
+    }
+    if text.eq_ignore_ascii_case("traffic") {
+        return Some(Quota::Traffic);
+    }
+    match digits(text.as_bytes(), u64::from(u32::MAX)) {
+        Decimal::AtMost(0) | Decimal::NotDigits | Decimal::Above => None,
+        Decimal::AtMost(tokens) => Some(Quota::Fixed(
+            u32::try_from(tokens).expect("at most u32::MAX"),
+        )),
     }
 }
 

@@ -150,12 +150,12 @@ pub use classify::{DynErrorClassifier, RetryDescription};
 pub use classify::{HttpStatusClassifier, parse_retry_after};
 pub use clock::{Clock, ManualClock, SharedClock, TokioClock};
 pub use config::{
-    ConfigError, DurationParseError, RetryConfig, RetryConfigBuilder, RetryMode,
-    RetryModeParseError, RetryPreset, RetryPresetParseError, defaults, parse_duration,
+    ConfigError, DurationParseError, Quota, QuotaParseError, RetryConfig, RetryConfigBuilder,
+    RetryMode, RetryModeParseError, RetryPreset, RetryPresetParseError, defaults, parse_duration,
 };
 pub use driver::{
-    AttemptLimit, AttemptTimeout, NoAttemptTimeout, NoHook, OnRetry, Ready, Retry, RetryEvent,
-    RetryLoop, TryReady, retry, retry_or_shed, with_attempt_timeout,
+    AttemptLimit, AttemptTimeout, Linger, NoAttemptTimeout, NoHook, OnRetry, Ready, Retry,
+    RetryEvent, RetryLoop, TryReady, retry, retry_or_shed, with_attempt_timeout,
 };
 pub use driver::{Sleeper, ThreadSleeper, retry_blocking, with_sleeper};
 pub use info::{Fault, RetryInfo, RetrySafety};

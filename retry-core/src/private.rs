@@ -8,10 +8,11 @@
 pub use std::sync::LazyLock;
 pub use std::time::Duration;
 
-pub use crate::driver::cut_after;
+pub use crate::driver::{Settled, cut_after};
 pub use crate::{
-    ClassifyRetry, ConfiguredStrategy, Jitter, NoHook, OnRetry, RetryConfig, RetryConfigBuilder,
-    RetryIf, RetryInfo, RetryInfoClassifier, RetryLoop, RetryMode, RetryPreset, RetryStrategy,
+    ClassifyRetry, ConfiguredStrategy, Jitter, NoHook, OnRetry, Quota, RetryConfig,
+    RetryConfigBuilder, RetryIf, RetryInfo, RetryInfoClassifier, RetryLoop, RetryMode, RetryPreset,
+    RetryStrategy,
 };
 
 /// A function's default strategy, built once on first call.
@@ -184,6 +185,53 @@ impl<E: From<crate::LoadShed>> FromLoadShed for E {
     #[inline]
     fn from_load_shed(shed: crate::LoadShed) -> Self {
         E::from(shed)
+    }
+}
+
+/// `#[derive(RetryInfo)]` on a variant (or struct) that wraps an error (thiserror's `#[from]`,
+/// `#[source]`, a field named `source`, `#[error(transparent)]`) and says nothing with
+/// `#[retry(...)]`: every method asks the wrapped error through this trait, so that a type that
+/// does not describe itself is reported once, at the field, with what to write instead.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` does not implement `RetryInfo`, so `#[derive(RetryInfo)]` cannot tell whether the error wrapped here is worth retrying",
+    label = "wrapped without `#[retry(...)]`: `{Self}` does not describe itself",
+    note = "say it on the variant (or struct): `#[retry(transient)]` or `#[retry(never)]` to decide here, or `#[retry(with = path)]` with a `fn(&{Self}) -> impl RetryInfo` to decide from the value",
+    note = "or implement `RetryInfo` for `{Self}`: a variant wrapping an error that describes itself asks it, as `#[retry(transparent)]` does"
+)]
+pub trait WrappedError {
+    /// `RetryInfo::retry_safety` of the wrapped error.
+    fn wrapped_retry_safety(&self) -> crate::RetrySafety;
+    /// `RetryInfo::is_throttling` of the wrapped error.
+    fn wrapped_is_throttling(&self) -> bool;
+    /// `RetryInfo::is_timeout` of the wrapped error.
+    fn wrapped_is_timeout(&self) -> bool;
+    /// `RetryInfo::retry_after` of the wrapped error.
+    fn wrapped_retry_after(&self) -> Option<Duration>;
+    /// `RetryInfo::fault` of the wrapped error.
+    fn wrapped_fault(&self) -> crate::Fault;
+}
+
+#[diagnostic::do_not_recommend]
+impl<T: RetryInfo + ?Sized> WrappedError for T {
+    #[inline]
+    fn wrapped_retry_safety(&self) -> crate::RetrySafety {
+        self.retry_safety()
+    }
+    #[inline]
+    fn wrapped_is_throttling(&self) -> bool {
+        self.is_throttling()
+    }
+    #[inline]
+    fn wrapped_is_timeout(&self) -> bool {
+        self.is_timeout()
+    }
+    #[inline]
+    fn wrapped_retry_after(&self) -> Option<Duration> {
+        self.retry_after()
+    }
+    #[inline]
+    fn wrapped_fault(&self) -> crate::Fault {
+        self.fault()
     }
 }
 

@@ -64,6 +64,7 @@ use syn::{DeriveInput, parse_macro_input};
 /// | key | `retry_safety` | `is_throttling` | `is_timeout` | `fault` |
 /// |-----|----------------|-----------------|--------------|---------|
 /// | (none) | `Maybe` | `false` | `false` | `Unknown` |
+/// | (none), wrapping an error¹ | the wrapped error's | the wrapped error's | the wrapped error's | the wrapped error's |
 /// | `retryable` | `Yes` | `false` | `false` | `Unknown` |
 /// | `transient` | `Yes` | `false` | `false` | `Server` |
 /// | `throttling` | `Yes` | `true` | `false` | `Server` |
@@ -71,6 +72,15 @@ use syn::{DeriveInput, parse_macro_input};
 /// | `never` | `No` | `false` | `false` | `Unknown` |
 /// | `fault = "client"` | `No` unless a retryable key is present | | | `Client` |
 /// | `fault = "server"` | `Maybe` unless a key says otherwise | | | `Server` |
+///
+/// ¹ A variant (or struct) that wraps an error by thiserror's conventions — a field marked
+/// `#[from]` or `#[source]`, else a field named `source`, else the single field of an
+/// `#[error(transparent)]` variant — and has no `#[retry(...)]` (on itself, on a field, or
+/// inherited from the enum) asks that field, as `transparent` does, whatever its other fields:
+/// `Status(#[from] HttpStatusError)` retries the 503 inside. The field's type must implement
+/// `RetryInfo`; when it does not, it is a compile error at the field saying what to write
+/// (`#[retry(transient)]`, `#[retry(never)]`, `#[retry(with = path)]`), never a silent `Maybe`.
+/// A field whose type mentions a type parameter adds that bound, as `transparent` does.
 ///
 /// * `transparent`: delegate all five methods to the variant's single field, which must
 ///   implement `RetryInfo` (a bound is added when its type mentions a type parameter). It cannot
@@ -124,13 +134,15 @@ pub fn derive_retry_info(input: TokenStream) -> TokenStream {
 /// | `preset` | `"default"`, `"aws-classic"` or `"aws-2026"`: the configuration the other arguments are applied to (`RetryConfig::from_preset`) | `"default"` |
 /// | `max_attempts` | whole number >= 1, the first attempt included | the preset's (`3`) |
 /// | `mode` | `"standard"` or `"adaptive"` | `"standard"` |
-/// | `initial_backoff` | duration string (`"100ms"`, `"2s"`, `"1m"`) | the preset's (`"1s"`; `"50ms"` in `aws-2026`) |
+/// | `initial_backoff` | duration string (`"100ms"`, `"2s"`, `"1m"`) | the preset's (`"50ms"`; `"1s"` in `aws-classic`) |
 /// | `max_backoff` | duration string, >= `initial_backoff` | the preset's (`"20s"`) |
 /// | `jitter` | `"none"`, `"full"`, `"equal"`, `"decorrelated"` | `"full"` |
 /// | `timeout` | duration string: no attempt starts after it | none |
 /// | `attempt_timeout` | duration string: cuts each attempt (`E: From<tokio::time::error::Elapsed>`) | none |
+/// | `quota` | the scope's retry quota: `"off"` (every retry free, no traffic sampled), a whole number of tokens (a fixed bucket, `quota = 2000`, as the AWS SDKs keep it) or `"traffic"` (sized by the scope's calls of the last 60 s) | the preset's (`"traffic"`; `500` in `aws-classic`; `500` in `aws-2026`) |
+/// | `long_polling` | `true`: when the quota refuses a retry, sleep the backoff before returning the error (the AWS SDKs' long-polling operations) | `false` |
 /// | `scope` | name of the shared quota and rate limiter | the function's module path and name |
-/// | `strategy` | an expression implementing `RetryStrategy` (excludes `preset`, the six tuning arguments and `scope`) | one per function |
+/// | `strategy` | an expression implementing `RetryStrategy` (excludes `preset`, the tuning arguments above and `scope`) | one per function |
 /// | `classifier` | an expression implementing `ClassifyRetry<T, E>` | `RetryInfoClassifier` |
 /// | `retry_if` | path of a `fn(&E) -> bool` (excludes `classifier`) | |
 /// | `on_retry` | path of a `fn(&RetryEvent<'_, E>)` | |
@@ -175,7 +187,9 @@ pub fn derive_retry_info(input: TokenStream) -> TokenStream {
 ///   `Box::pin(async move { ... })`: the retry loop is put inside that `async move` block, each
 ///   attempt running the block's statements. Should `#[retryable]` expand first (its output
 ///   given to another macro), its output is an ordinary `async fn`.
-/// * Applied twice to one function, the attempts would multiply: a compile error.
+/// * Applied twice to one function, the attempts would multiply: a compile error. So is a
+///   `const fn` (retries sleep and keep a quota at run time); `unsafe fn` and an `extern "C"`
+///   blocking `fn` are retried like any other (the body keeps its own `unsafe` blocks).
 /// * The future is `Send` when the body's is. Nothing is allocated on the heap per call (the
 ///   strategy, classifier and hook are used through references); by-value arguments are cloned,
 ///   which may allocate.

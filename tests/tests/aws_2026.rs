@@ -156,13 +156,21 @@ fn an_exhausted_quota_stops_retrying_and_throttling_is_cheaper() {
         refusal,
         RetryError::QuotaExhausted {
             cost: 14,
-            level: 10
+            level: 10,
+            backoff: None
         }
     );
     // Throttling retries cost 5: two more fit in the 10 left.
     let (steps, refusal) = fail_until_refused(&strategy, ErrorKind::Throttling);
     assert_eq!(steps.iter().map(|step| step.2).collect::<Vec<_>>(), [5, 0]);
-    assert_eq!(refusal, RetryError::QuotaExhausted { cost: 5, level: 0 });
+    assert_eq!(
+        refusal,
+        RetryError::QuotaExhausted {
+            cost: 5,
+            level: 0,
+            backoff: None
+        }
+    );
     assert_eq!(strategy.scope().stats().quota_exhausted, 2);
 }
 

@@ -177,7 +177,11 @@ fn an_exhausted_quota_stops_retrying() {
         strategy
             .refresh_retry_token(call2, &RetryReason::error(ErrorKind::Server))
             .map(|token| token.attempt()),
-        Err(RetryError::QuotaExhausted { cost: 5, level: 2 })
+        Err(RetryError::QuotaExhausted {
+            cost: 5,
+            level: 2,
+            backoff: None
+        })
     );
     // Nor 10 for a timeout.
     let call3 = strategy.acquire_initial_token();
@@ -185,7 +189,11 @@ fn an_exhausted_quota_stops_retrying() {
         strategy
             .refresh_retry_token(call3, &RetryReason::error(ErrorKind::Timeout))
             .map(|token| token.attempt()),
-        Err(RetryError::QuotaExhausted { cost: 10, level: 2 })
+        Err(RetryError::QuotaExhausted {
+            cost: 10,
+            level: 2,
+            backoff: None
+        })
     );
     assert_eq!(level(&strategy), 2);
     let stats = strategy.scope().stats();
@@ -209,7 +217,14 @@ fn the_quota_runs_out_after_exactly_capacity_over_cost_retries() {
     let (steps, refusal) = fail_until_refused(&strategy, ErrorKind::Server);
     assert_eq!(steps.len(), 100);
     assert_eq!(steps.last().map(|step| step.2), Some(0));
-    assert_eq!(refusal, RetryError::QuotaExhausted { cost: 5, level: 0 });
+    assert_eq!(
+        refusal,
+        RetryError::QuotaExhausted {
+            cost: 5,
+            level: 0,
+            backoff: None
+        }
+    );
 }
 
 #[test]

@@ -23,7 +23,7 @@ pub const MAX_ATTEMPTS: u32 = 3;
 /// fleet from hammering a failing service.
 pub const INITIAL_BACKOFF: Duration = aws_2026::INITIAL_BACKOFF;
 
-/// Base of the exponential backoff of throttling errors. Source: the AWS SDKs' 2026 retry
+/// Base of the exponential backoff of throttling errors, 1 s. Source: the AWS SDKs' 2026 retry
 /// behavior ([`aws_2026::THROTTLING_INITIAL_BACKOFF`]). A `max_backoff` set lower caps it.
 pub const THROTTLING_INITIAL_BACKOFF: Duration = aws_2026::THROTTLING_INITIAL_BACKOFF;
 
@@ -36,11 +36,11 @@ pub const MAX_BACKOFF: Duration = aws_classic::MAX_BACKOFF;
 /// call; the classic cost of 5 would allow `1 + 1/5 = 1.2`, above S1's 1.11.
 pub const RETRY_COST: u32 = aws_2026::RETRY_COST;
 
-/// Quota cost of a retry after a timeout. Source: the AWS SDKs' 2026 retry behavior
+/// Quota cost of a retry after a timeout, 14. Source: the AWS SDKs' 2026 retry behavior
 /// ([`aws_2026::TIMEOUT_RETRY_COST`]).
 pub const TIMEOUT_RETRY_COST: u32 = aws_2026::TIMEOUT_RETRY_COST;
 
-/// Quota cost of a retry of a throttling error. Source: the AWS SDKs' 2026 retry behavior
+/// Quota cost of a retry of a throttling error, 5. Source: the AWS SDKs' 2026 retry behavior
 /// ([`aws_2026::THROTTLING_RETRY_COST`]): a throttled request did not fail, it was asked to
 /// come back later.
 pub const THROTTLING_RETRY_COST: u32 = aws_2026::THROTTLING_RETRY_COST;
@@ -61,7 +61,7 @@ pub const SUCCESS_REWARD: u32 = aws_classic::SUCCESS_REWARD;
 /// 2.998).
 pub const QUOTA_WINDOW: Duration = Duration::from_secs(60);
 
-/// The most the traffic-sized quota holds: 60 s of 83 calls/s. Above that rate a client's retry
+/// The most the traffic-sized quota holds, 5000 tokens: 60 s of 83 calls/s. Above that rate a client's retry
 /// budget stops growing with its traffic.
 pub const QUOTA_CAPACITY: u32 = 5_000;
 
@@ -92,16 +92,16 @@ pub mod aws_classic {
 pub mod aws_2026 {
     use std::time::Duration;
 
-    /// Quota cost of a retry of a non-throttling error.
+    /// Quota cost of a retry of a non-throttling error (14).
     pub const RETRY_COST: u32 = 14;
-    /// Quota cost of a retry of a throttling error.
+    /// Quota cost of a retry of a throttling error (5).
     pub const THROTTLING_RETRY_COST: u32 = 5;
-    /// Quota cost of a retry after a timeout.
+    /// Quota cost of a retry after a timeout (14).
     pub const TIMEOUT_RETRY_COST: u32 = 14;
-    /// Backoff base for non-throttling errors.
+    /// Backoff base for non-throttling errors (`t_i = 50 ms × 2^i`).
     pub const INITIAL_BACKOFF: Duration = Duration::from_millis(50);
-    /// Backoff base for throttling errors.
+    /// Backoff base for throttling errors (`t_i = 1 s × 2^i`).
     pub const THROTTLING_INITIAL_BACKOFF: Duration = Duration::from_secs(1);
-    /// A server's `retry_after` is clamped to `[t_i, t_i + RETRY_AFTER_SLACK]`.
+    /// A server's `retry_after` is clamped to `[t_i, t_i + RETRY_AFTER_SLACK]`, 5 s.
     pub const RETRY_AFTER_SLACK: Duration = Duration::from_secs(5);
 }

@@ -1,25 +1,27 @@
 //! Reading a configuration from environment variables.
 
-use super::{ConfigError, RetryConfig, RetryConfigBuilder, RetryMode, parse_duration};
+use super::{ConfigError, Quota, RetryConfig, RetryConfigBuilder, RetryMode, parse_duration};
 use crate::Jitter;
 
 /// The variables [`RetryConfig::from_env`] reads, in the order it reads them.
-pub const ENV_VARIABLES: [&str; 7] = [
+pub const ENV_VARIABLES: [&str; 8] = [
     "RETRY_MODE",
     "RETRY_MAX_ATTEMPTS",
     "RETRY_INITIAL_BACKOFF",
     "RETRY_MAX_BACKOFF",
     "RETRY_JITTER",
     "RETRY_TIMEOUT",
+    "RETRY_QUOTA",
     "RETRY_QUOTA_CAPACITY",
 ];
 
 impl RetryConfig {
     /// The default configuration with the settings found in the environment:
     /// `RETRY_MODE` (`standard` / `adaptive`), `RETRY_MAX_ATTEMPTS`, `RETRY_INITIAL_BACKOFF`,
-    /// `RETRY_MAX_BACKOFF`, `RETRY_JITTER`, `RETRY_TIMEOUT` (durations such as `250ms`) and
-    /// `RETRY_QUOTA_CAPACITY`. Unset or empty variables keep the default.
-    /// An invalid value is an error naming the variable.
+    /// `RETRY_MAX_BACKOFF`, `RETRY_JITTER`, `RETRY_TIMEOUT` (durations such as `250ms`),
+    /// `RETRY_QUOTA` (`off`, `traffic` or a number of tokens: see
+    /// [`RetryConfigBuilder::quota`]) and `RETRY_QUOTA_CAPACITY`. Unset or empty variables keep
+    /// the default. An invalid value is an error naming the variable.
     ///
     /// ```
     /// let config = retry_core::RetryConfig::from_env()?;
@@ -47,6 +49,9 @@ impl RetryConfig {
     /// let error = RetryConfig::from_lookup(|name| (name == "RETRY_MAX_BACKOFF").then(|| "soon".into()))
     ///     .unwrap_err();
     /// assert!(error.to_string().starts_with("environment variable RETRY_MAX_BACKOFF: invalid duration `soon`"));
+    ///
+    /// let off = RetryConfig::from_lookup(|name| (name == "RETRY_QUOTA").then(|| "off".into()))?;
+    /// assert_eq!(off.quota(), retry_core::Quota::Off);
     /// # Ok::<(), retry_core::ConfigError>(())
     /// ```
     pub fn from_lookup(
@@ -68,6 +73,7 @@ impl RetryConfig {
             let variable = match &error {
                 ConfigError::MaxAttemptsZero => "RETRY_MAX_ATTEMPTS",
                 ConfigError::ZeroCapacity => "RETRY_QUOTA_CAPACITY",
+                ConfigError::ZeroQuota | ConfigError::QuotaConflict { .. } => "RETRY_QUOTA",
                 ConfigError::ZeroDuration { setting: "timeout" } => "RETRY_TIMEOUT",
                 // Only initial_backoff can exceed max_backoff here: blame the variable given.
                 ConfigError::BackoffOrder { .. } if initial_given => "RETRY_INITIAL_BACKOFF",
@@ -94,6 +100,7 @@ fn apply(
         "RETRY_MAX_BACKOFF" => builder.max_backoff(parse_duration(value)?),
         "RETRY_JITTER" => builder.jitter(value.parse::<Jitter>()?),
         "RETRY_TIMEOUT" => builder.timeout(parse_duration(value)?),
+        "RETRY_QUOTA" => builder.quota(value.parse::<Quota>()?),
         "RETRY_QUOTA_CAPACITY" => builder.quota_capacity(parse_number(value)?),
         _ => builder,
     })

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use super::{DurationParseError, RetryModeParseError};
+use super::{DurationParseError, Quota, QuotaParseError, RetryModeParseError};
 use crate::JitterParseError;
 
 /// An invalid retry configuration. Every variant's message names the setting and the fix.
@@ -45,6 +45,30 @@ pub enum ConfigError {
     },
     /// The retry quota's capacity was 0.
     ZeroCapacity,
+    /// `Quota::Fixed(0)`: a quota that would refuse every retry.
+    ZeroQuota,
+    /// A quota setting given beside [`RetryConfigBuilder::quota`](super::RetryConfigBuilder::quota)
+    /// contradicts it.
+    ///
+    /// ```
+    /// use retry_core::{Quota, RetryConfig};
+    /// let error = RetryConfig::builder().quota(Quota::Fixed(100)).quota_window(std::time::Duration::from_secs(10));
+    /// assert_eq!(
+    ///     error.build().unwrap_err().to_string(),
+    ///     "quota(Quota::Fixed(100)) conflicts with quota_window: a fixed quota is not sized by \
+    ///      traffic; remove quota_window, or choose `Quota::Traffic`"
+    /// );
+    /// ```
+    QuotaConflict {
+        /// The quota given.
+        quota: Quota,
+        /// The builder setting that contradicts it.
+        setting: &'static str,
+        /// Why, and what to do.
+        reason: &'static str,
+    },
+    /// An invalid quota (`off`, `traffic` or a number of tokens).
+    Quota(QuotaParseError),
     /// An unknown retry mode.
     Mode(RetryModeParseError),
     /// An unknown jitter.
@@ -91,6 +115,19 @@ impl fmt::Display for ConfigError {
             ConfigError::ZeroCapacity => f.write_str(
                 "quota capacity must be at least 1: to turn retries off, set max_attempts = 1",
             ),
+            ConfigError::ZeroQuota => f.write_str(
+                "a fixed quota of 0 tokens would refuse every retry: use Quota::Off for no \
+                 quota, or set max_attempts = 1 for no retries",
+            ),
+            ConfigError::QuotaConflict {
+                quota,
+                setting,
+                reason,
+            } => write!(
+                f,
+                "quota(Quota::{quota:?}) conflicts with {setting}: {reason}"
+            ),
+            ConfigError::Quota(error) => error.fmt(f),
             ConfigError::Mode(error) => error.fmt(f),
             ConfigError::Jitter(error) => error.fmt(f),
             ConfigError::Duration(error) => error.fmt(f),
@@ -113,6 +150,7 @@ impl std::error::Error for ConfigError {
             ConfigError::Mode(error) => Some(error),
             ConfigError::Jitter(error) => Some(error),
             ConfigError::Duration(error) => Some(error),
+            ConfigError::Quota(error) => Some(error),
             ConfigError::Env { error, .. } => Some(error),
             _ => None,
         }
@@ -134,5 +172,11 @@ impl From<JitterParseError> for ConfigError {
 impl From<DurationParseError> for ConfigError {
     fn from(error: DurationParseError) -> Self {
         ConfigError::Duration(error)
+    }
+}
+
+impl From<QuotaParseError> for ConfigError {
+    fn from(error: QuotaParseError) -> Self {
+        ConfigError::Quota(error)
     }
 }

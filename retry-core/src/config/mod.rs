@@ -6,6 +6,7 @@ mod env;
 mod error;
 mod mode;
 mod preset;
+mod quota;
 
 use std::time::Duration;
 
@@ -13,6 +14,9 @@ pub use duration::{DurationParseError, parse_duration};
 pub use error::ConfigError;
 pub use mode::{RetryMode, RetryModeParseError};
 pub use preset::{RetryPreset, RetryPresetParseError};
+pub use quota::{Quota, QuotaParseError};
+
+use quota::{GivenSettings, QuotaSetting};
 
 use crate::Jitter;
 
@@ -51,6 +55,7 @@ pub struct RetryConfig {
     quota_window: Option<Duration>,
     retry_after_slack: Option<Duration>,
     max_wait: Option<Duration>,
+    long_polling: bool,
 }
 
 /// Where the backoff base of throttling errors comes from.
@@ -65,12 +70,32 @@ enum ThrottlingBackoff {
 }
 
 impl Default for RetryConfig {
-    /// This crate's defaults ([`defaults`]): 3 attempts; backoff `50 ms × 2^i` (1 s base for
-    /// throttling) capped at 20 s, full jitter; a retry quota sized by the scope's traffic — a
-    /// retry costs 14 (throttling 5) and finds at most one token per call of the last 60 s, at
-    /// least one whole call's retries, at most 5000 — and a server's `retry_after` honoured as a
-    /// minimum. The AWS SDKs' costs and backoff of 2026, with a quota that does not grow with
-    /// the number of clients, and that lets a lone call make every attempt it asks for.
+    /// This crate's defaults ([`defaults`]), those of a bare `#[retryable]`:
+    ///
+    /// | setting | default |
+    /// |---|---|
+    /// | `mode` | `"standard"` |
+    /// | `max_attempts` | `3` |
+    /// | `initial_backoff` | `"50ms"` (retry *i* backs off up to `50 ms × 2^(i-1)`) |
+    /// | `throttling_backoff` | `"1s"` |
+    /// | `max_backoff` | `"20s"` |
+    /// | `jitter` | `"full"` |
+    /// | `timeout` | none |
+    /// | `quota` | `"traffic"` |
+    /// | `retry_cost` | `14` |
+    /// | `timeout_retry_cost` | `14` |
+    /// | `throttling_retry_cost` | `5` |
+    /// | `success_reward` | `1` |
+    /// | `quota_window` | `"60s"` |
+    /// | `quota_capacity` | `5000` |
+    /// | `retry_after_slack` | none: a server's `retry_after` is honoured as a minimum |
+    /// | `max_wait` | none |
+    /// | `long_polling` | `false` |
+    ///
+    /// The AWS SDKs' costs and backoff of 2026, with a retry quota sized by the scope's
+    /// traffic — a retry finds at most one token per call of the last `quota_window`, at least
+    /// one whole call's retries, at most `quota_capacity` — that does not grow with the number
+    /// of clients, and that lets a lone call make every attempt it asks for.
     fn default() -> Self {
         Self {
             mode: RetryMode::Standard,
@@ -89,6 +114,7 @@ impl Default for RetryConfig {
             quota_window: Some(defaults::QUOTA_WINDOW),
             retry_after_slack: None,
             max_wait: None,
+            long_polling: false,
         }
     }
 }
@@ -101,9 +127,7 @@ impl RetryConfig {
     /// assert_eq!(config, retry_core::RetryConfig::default());
     /// ```
     pub fn builder() -> RetryConfigBuilder {
-        RetryConfigBuilder {
-            config: Self::default(),
-        }
+        RetryConfigBuilder::from_config(Self::default())
     }
 
     /// A builder starting from `preset`.
@@ -135,26 +159,25 @@ impl RetryConfig {
     /// ```
     pub fn aws_classic() -> RetryConfigBuilder {
         use defaults::aws_classic as preset;
-        RetryConfigBuilder {
-            config: Self {
-                mode: RetryMode::Standard,
-                max_attempts: preset::MAX_ATTEMPTS,
-                initial_backoff: preset::INITIAL_BACKOFF,
-                throttling_backoff: ThrottlingBackoff::Initial,
-                max_backoff: preset::MAX_BACKOFF,
-                jitter: Jitter::Full,
-                timeout: None,
-                quota_capacity: preset::QUOTA_CAPACITY,
-                retry_cost: preset::RETRY_COST,
-                timeout_retry_cost: preset::TIMEOUT_RETRY_COST,
-                throttling_retry_cost: preset::RETRY_COST,
-                success_reward: preset::SUCCESS_REWARD,
-                quota_refill_per_second: None,
-                quota_window: None,
-                retry_after_slack: None,
-                max_wait: None,
-            },
-        }
+        RetryConfigBuilder::from_config(Self {
+            mode: RetryMode::Standard,
+            max_attempts: preset::MAX_ATTEMPTS,
+            initial_backoff: preset::INITIAL_BACKOFF,
+            throttling_backoff: ThrottlingBackoff::Initial,
+            max_backoff: preset::MAX_BACKOFF,
+            jitter: Jitter::Full,
+            timeout: None,
+            quota_capacity: preset::QUOTA_CAPACITY,
+            retry_cost: preset::RETRY_COST,
+            timeout_retry_cost: preset::TIMEOUT_RETRY_COST,
+            throttling_retry_cost: preset::RETRY_COST,
+            success_reward: preset::SUCCESS_REWARD,
+            quota_refill_per_second: None,
+            quota_window: None,
+            retry_after_slack: None,
+            max_wait: None,
+            long_polling: false,
+        })
     }
 
     /// A builder starting from the `aws-2026` preset ([`defaults::aws_2026`]): the classic
@@ -171,17 +194,15 @@ impl RetryConfig {
     pub fn aws_2026() -> RetryConfigBuilder {
         use defaults::aws_2026 as preset;
         let classic = Self::aws_classic().config;
-        RetryConfigBuilder {
-            config: Self {
-                initial_backoff: preset::INITIAL_BACKOFF,
-                throttling_backoff: ThrottlingBackoff::Preset(preset::THROTTLING_INITIAL_BACKOFF),
-                retry_cost: preset::RETRY_COST,
-                timeout_retry_cost: preset::TIMEOUT_RETRY_COST,
-                throttling_retry_cost: preset::THROTTLING_RETRY_COST,
-                retry_after_slack: Some(preset::RETRY_AFTER_SLACK),
-                ..classic
-            },
-        }
+        RetryConfigBuilder::from_config(Self {
+            initial_backoff: preset::INITIAL_BACKOFF,
+            throttling_backoff: ThrottlingBackoff::Preset(preset::THROTTLING_INITIAL_BACKOFF),
+            retry_cost: preset::RETRY_COST,
+            timeout_retry_cost: preset::TIMEOUT_RETRY_COST,
+            throttling_retry_cost: preset::THROTTLING_RETRY_COST,
+            retry_after_slack: Some(preset::RETRY_AFTER_SLACK),
+            ..classic
+        })
     }
 
     /// A builder starting from this configuration.
@@ -192,9 +213,7 @@ impl RetryConfig {
     /// assert_eq!(five.max_attempts(), 5);
     /// ```
     pub fn to_builder(&self) -> RetryConfigBuilder {
-        RetryConfigBuilder {
-            config: self.clone(),
-        }
+        RetryConfigBuilder::from_config(self.clone())
     }
 
     /// Standard or adaptive.
@@ -316,6 +335,13 @@ impl RetryConfig {
     pub fn max_wait(&self) -> Option<Duration> {
         self.max_wait
     }
+
+    /// Whether calls are long polls (see [`RetryConfigBuilder::long_polling`]): when the quota
+    /// refuses a retry, the call still sleeps the backoff it computed before it returns its
+    /// error.
+    pub fn long_polling(&self) -> bool {
+        self.long_polling
+    }
 }
 
 /// Builds a [`RetryConfig`]; [`build`](Self::build) checks every value.
@@ -334,19 +360,64 @@ impl RetryConfig {
 #[must_use = "call .build() to get the configuration"]
 pub struct RetryConfigBuilder {
     config: RetryConfig,
+    /// The one setting for the quota, applied over the quota's settings at `build()`.
+    quota: Option<Quota>,
+    /// The quota's settings given one by one, which `quota` may contradict.
+    given: GivenSettings,
 }
 
 macro_rules! setters {
-    ($($(#[$doc:meta])* $name:ident: $ty:ty => $field:ident $(= $wrap:path)?;)*) => {$(
+    ($($(#[$doc:meta])* $name:ident: $ty:ty => $field:ident $(= $wrap:path)? $(, sizes the quota: $setting:ident)?;)*) => {$(
         $(#[$doc])*
         pub fn $name(mut self, value: $ty) -> Self {
             self.config.$field = $($wrap)?(value);
+            $(self.given.give(QuotaSetting::$setting);)?
             self
         }
     )*};
 }
 
 impl RetryConfigBuilder {
+    fn from_config(config: RetryConfig) -> Self {
+        Self {
+            config,
+            quota: None,
+            given: GivenSettings::default(),
+        }
+    }
+
+    /// Sizes the retry quota, or switches it off: the one setting over the quota's own
+    /// (`quota_window`, `quota_capacity` and the three retry costs), also written
+    /// `#[retryable(quota = "off" | "traffic" | 2000)]` and `RETRY_QUOTA=off|traffic|2000`.
+    ///
+    /// * [`Quota::Off`]: every retry cost 0 and no traffic sampling (no window);
+    /// * [`Quota::Fixed(n)`](Quota::Fixed): no window, a capacity of `n`, full at first;
+    /// * [`Quota::Traffic`] (the default): the default window (60 s) and cap (5000).
+    ///
+    /// Applied at [`build`](Self::build), whatever the order of the calls: a quota setting
+    /// given beside it that contradicts it is an error naming both (`Off` with a nonzero cost
+    /// or any sizing setting; `Fixed(n)` with a `quota_window` or another capacity; `Fixed` or
+    /// `Traffic` with every cost given as 0). Beside `Traffic`, a `quota_window` or
+    /// `quota_capacity` tunes the traffic-sized quota; beside `Fixed`, the costs, the
+    /// success reward and a refill rate tune the bucket.
+    ///
+    /// ```
+    /// use retry_core::{ConfigError, Quota, RetryConfig};
+    /// use std::time::Duration;
+    ///
+    /// let off = RetryConfig::builder().quota(Quota::Off).build()?;
+    /// assert_eq!(off.quota(), Quota::Off);
+    /// let cap = RetryConfig::builder().quota(Quota::Traffic).quota_capacity(1000).build()?;
+    /// assert_eq!((cap.quota(), cap.quota_capacity()), (Quota::Traffic, 1000));
+    /// let error = RetryConfig::builder().retry_cost(5).quota(Quota::Off).build().unwrap_err();
+    /// assert!(matches!(error, ConfigError::QuotaConflict { setting: "retry_cost", .. }));
+    /// # Ok::<(), ConfigError>(())
+    /// ```
+    pub fn quota(mut self, quota: Quota) -> Self {
+        self.quota = Some(quota);
+        self
+    }
+
     setters! {
         /// Standard or adaptive.
         mode: RetryMode => mode;
@@ -372,9 +443,10 @@ impl RetryConfigBuilder {
         timeout: Duration => timeout = Some;
         /// The retry quota's capacity; at least 1. With a `quota_window`, the most a retry may
         /// find in it (the default's 5000 is 60 s of 83 calls/s).
-        quota_capacity: u32 => quota_capacity;
+        quota_capacity: u32 => quota_capacity, sizes the quota: Capacity;
         /// Quota cost of a retry of a transient or server error. 0 makes such retries free:
-        /// the quota never refuses them, which is how to switch it off.
+        /// the quota never refuses them. To switch the whole quota off, write
+        /// [`quota(Quota::Off)`](Self::quota).
         ///
         /// ```
         /// use retry_core::{ErrorKind, RetryConfig, RetryReason, RetryStrategy, StandardStrategy};
@@ -394,13 +466,13 @@ impl RetryConfigBuilder {
         /// # strategy.record_failure(token);
         /// # Ok::<(), Box<dyn std::error::Error>>(())
         /// ```
-        retry_cost: u32 => retry_cost;
+        retry_cost: u32 => retry_cost, sizes the quota: RetryCost;
         /// Quota cost of a retry after a timeout; 0 makes them free (see `retry_cost`).
-        timeout_retry_cost: u32 => timeout_retry_cost;
+        timeout_retry_cost: u32 => timeout_retry_cost, sizes the quota: TimeoutRetryCost;
         /// Quota cost of a retry of a throttling error; 0 makes them free (see `retry_cost`).
-        throttling_retry_cost: u32 => throttling_retry_cost;
+        throttling_retry_cost: u32 => throttling_retry_cost, sizes the quota: ThrottlingRetryCost;
         /// Quota returned by a first-try success.
-        success_reward: u32 => success_reward;
+        success_reward: u32 => success_reward, sizes the quota: SuccessReward;
         /// Tokens per second the quota refills by: a finite number of at least about 2.3e-13
         /// (a thousandth of a token in 136 years; anything slower would never refill).
         ///
@@ -409,14 +481,29 @@ impl RetryConfigBuilder {
         /// assert_eq!(c.quota_refill_per_second(), Some(0.5));
         /// assert!(retry_core::RetryConfig::builder().quota_refill_per_second(f64::NAN).build().is_err());
         /// ```
-        quota_refill_per_second: f64 => quota_refill_per_second = Some;
+        quota_refill_per_second: f64 => quota_refill_per_second = Some, sizes the quota: Refill;
         /// Size the quota by traffic (see [`RetryConfig::quota_window`]); positive.
-        quota_window: Duration => quota_window = Some;
+        quota_window: Duration => quota_window = Some, sizes the quota: Window;
         /// Clamp a server's `retry_after` to `[t_i, t_i + slack]` instead of always honoring it.
         retry_after_slack: Duration => retry_after_slack = Some;
         /// Adaptive mode: fail fast instead of waiting longer than this for a send permit (see
         /// [`RetryConfig::max_wait`]).
         max_wait: Duration => max_wait = Some;
+        /// Long polling (SQS `ReceiveMessage`, Step Functions `GetActivityTask`): when the
+        /// quota refuses a retry, the call still sleeps the backoff it computed (jitter
+        /// included) before it returns its error, so a consumer loop that calls again at once
+        /// does not spin against a failing queue. Only a refusal by the quota waits; a call
+        /// that is not retryable or has made every attempt returns at once. The AWS SDKs' 2026
+        /// retry behavior does this for their long-polling operations. Every driver honours it
+        /// (`retry`, `RetryLoop`, the blocking loop, `#[retryable(long_polling = true)]`, the
+        /// tower layer).
+        ///
+        /// ```
+        /// let c = retry_core::RetryConfig::builder().long_polling(true).build().unwrap();
+        /// assert!(c.long_polling());
+        /// assert!(!retry_core::RetryConfig::default().long_polling());
+        /// ```
+        long_polling: bool => long_polling;
     }
 
     /// Checks every value and returns the configuration, or the first problem found.
@@ -428,7 +515,10 @@ impl RetryConfigBuilder {
     /// assert_eq!(error.to_string(), "timeout must be longer than zero: leave it unset for no limit");
     /// ```
     pub fn build(self) -> Result<RetryConfig, ConfigError> {
-        let config = self.config;
+        let config = match self.quota {
+            Some(quota) => quota::apply(quota, self.given, self.config)?,
+            None => self.config,
+        };
         if config.max_attempts == 0 {
             return Err(ConfigError::MaxAttemptsZero);
         }

@@ -76,6 +76,7 @@ impl<S: RetryStrategy + ?Sized, C, H> Retry<'_, S, C, H, NoAttemptTimeout> {
             attempts.wait_blocking();
             let outcome = operation();
             if attempts.finish(&outcome).is_break() {
+                attempts.linger_blocking();
                 return outcome;
             }
         }
@@ -119,6 +120,7 @@ impl<S: RetryStrategy + ?Sized, C, H> Retry<'_, S, C, H, NoAttemptTimeout> {
             attempts.try_wait_blocking()?;
             let outcome = operation();
             if attempts.finish(&outcome).is_break() {
+                attempts.linger_blocking();
                 return outcome;
             }
         }
@@ -130,7 +132,8 @@ impl<S: RetryStrategy + ?Sized, C, H> RetryLoop<'_, S, C, H> {
     /// may be sent (its backoff, then each wait for its send permit), sleeping through the
     /// thread's [`Sleeper`](crate::Sleeper). Returns at once when there is nothing to wait for
     /// (every first attempt in standard mode). `#[retryable]` on a plain `fn` expands to a loop
-    /// of `wait_blocking`, the attempt, and [`finish`](Self::finish).
+    /// of `wait_blocking`, the attempt and [`finish`](Self::finish) (then, when the function
+    /// may long-poll, [`linger_blocking`](Self::linger_blocking)).
     ///
     /// ```
     /// use retry_core::{NoHook, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
@@ -176,6 +179,31 @@ impl<S: RetryStrategy + ?Sized, C, H> RetryLoop<'_, S, C, H> {
                 Some(wait) => sleep_blocking(wait),
                 None => return Ok(()),
             }
+        }
+    }
+
+    /// [`linger`](Self::linger) for a blocking caller: once `finish` ended the call, sleeps
+    /// (through the thread's [`Sleeper`](crate::Sleeper)) the backoff of a long-polling call
+    /// whose retry the quota refused; returns at once for every other call.
+    ///
+    /// ```
+    /// use retry_core::{NoHook, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
+    /// let strategy = StandardStrategy::new(RetryConfig::default());
+    /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
+    /// let result = loop {
+    ///     retry.wait_blocking();
+    ///     let outcome: Result<u32, std::io::Error> = Ok(1);
+    ///     if retry.finish(&outcome).is_break() {
+    ///         retry.linger_blocking();
+    ///         break outcome;
+    ///     }
+    /// };
+    /// assert_eq!(result.unwrap(), 1);
+    /// ```
+    #[inline(always)]
+    pub fn linger_blocking(&mut self) {
+        if let Some(wait) = self.take_linger() {
+            sleep_blocking(wait);
         }
     }
 

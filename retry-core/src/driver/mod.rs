@@ -3,6 +3,7 @@
 mod attempt_timeout;
 mod blocking;
 mod hook;
+mod linger;
 mod ready;
 mod retry_loop;
 mod sleeper;
@@ -15,6 +16,7 @@ pub use attempt_timeout::{
 };
 pub use blocking::retry_blocking;
 pub use hook::{NoHook, OnRetry, RetryEvent};
+pub use linger::{Linger, Settled};
 pub use ready::{Ready, TryReady};
 pub use retry_loop::RetryLoop;
 pub use sleeper::{Sleeper, ThreadSleeper, with_sleeper};
@@ -225,7 +227,7 @@ impl<S: RetryStrategy + ?Sized, C, H, A> Retry<'_, S, C, H, A> {
     /// assert_eq!(out.unwrap_err().kind(), std::io::ErrorKind::TimedOut);
     /// # }
     /// ```
-    pub async fn run<F, Fut, T, E>(self, mut operation: F) -> Result<T, E>
+    pub fn run<F, Fut, T, E>(self, mut operation: F) -> impl Future<Output = Result<T, E>>
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
@@ -233,15 +235,18 @@ impl<S: RetryStrategy + ?Sized, C, H, A> Retry<'_, S, C, H, A> {
         H: OnRetry<E>,
         A: AttemptLimit<T, E>,
     {
-        let limit = self.attempt_timeout;
-        let mut attempts = RetryLoop::new(self.strategy, self.classifier, self.on_retry);
-        loop {
-            attempts.ready().await;
-            let outcome = limit.limit(operation()).await;
-            if attempts.finish(&outcome).is_break() {
-                return outcome;
+        Settled::new(async move {
+            let limit = self.attempt_timeout;
+            let mut attempts = RetryLoop::new(self.strategy, self.classifier, self.on_retry);
+            loop {
+                attempts.ready().await;
+                let outcome = limit.limit(operation()).await;
+                if attempts.finish(&outcome).is_break() {
+                    let linger = attempts.take_linger();
+                    return (outcome, linger);
+                }
             }
-        }
+        })
     }
 }
 
@@ -269,7 +274,7 @@ impl<S: RetryStrategy + ?Sized, C, H, A> Retry<'_, S, C, H, A> {
     /// # let _ = (E::Shed, E::Elapsed);
     /// # }
     /// ```
-    pub async fn run_or_shed<F, Fut, T, E>(self, mut operation: F) -> Result<T, E>
+    pub fn run_or_shed<F, Fut, T, E>(self, mut operation: F) -> impl Future<Output = Result<T, E>>
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
@@ -278,14 +283,19 @@ impl<S: RetryStrategy + ?Sized, C, H, A> Retry<'_, S, C, H, A> {
         H: OnRetry<E>,
         A: AttemptLimit<T, E>,
     {
-        let limit = self.attempt_timeout;
-        let mut attempts = RetryLoop::new(self.strategy, self.classifier, self.on_retry);
-        loop {
-            attempts.try_ready().await?;
-            let outcome = limit.limit(operation()).await;
-            if attempts.finish(&outcome).is_break() {
-                return outcome;
+        Settled::new(async move {
+            let limit = self.attempt_timeout;
+            let mut attempts = RetryLoop::new(self.strategy, self.classifier, self.on_retry);
+            loop {
+                if let Err(shed) = attempts.try_ready().await {
+                    return (Err(E::from(shed)), None);
+                }
+                let outcome = limit.limit(operation()).await;
+                if attempts.finish(&outcome).is_break() {
+                    let linger = attempts.take_linger();
+                    return (outcome, linger);
+                }
             }
-        }
+        })
     }
 }

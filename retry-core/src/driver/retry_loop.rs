@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use tokio::time::{Instant, Sleep};
 
-use super::{OnRetry, Ready, RetryEvent, TryReady};
+use super::{Linger, OnRetry, Ready, RetryEvent, TryReady};
 use crate::{
     ClassifyRetry, LoadShed, RetryAction, RetryError, RetryReason, RetryStrategy, RetryToken,
     SendPermit,
@@ -20,15 +20,20 @@ use crate::{
 /// 1. awaits [`ready`](Self::ready) before it: the backoff and, in adaptive mode, the send
 ///    permit (nothing to await in standard mode's first attempt);
 /// 2. hands the outcome to [`finish`](Self::finish) by reference, which classifies it and says
-///    whether to return it (`Break`) or retry (`Continue`).
+///    whether to return it (`Break`) or retry (`Continue`);
+/// 3. on `Break`, sleeps what [`take_linger`](Self::take_linger) gives before returning the
+///    outcome: a long-polling call whose retry the quota refused sleeps its backoff there;
+///    every other call returns at once. [`linger`](Self::linger) is that wait as a future.
 ///
 /// Keeping the attempt and its outcome in the caller's hands is what lets `#[retryable]`
 /// re-borrow `&mut self` for every attempt, and keeps the success path free of moves and
 /// allocations. Every decision to stop is taken by `finish`, while the outcome is at hand;
 /// `ready` only waits. So no outcome is kept across a wait, and the caller's loop is
-/// `ready().await`, attempt, `finish`: on a success no suspension point follows the attempt
-/// (one would make the compiler keep the outcome in the future's state, which measured about
-/// 10 ns per call in `benches/`).
+/// `ready().await`, attempt, `finish`: on a success no suspension point follows the attempt.
+/// One would cost every call, even if never reached: awaiting `linger()` after `finish` took
+/// `retry_core::retry`'s success path from 5.0 ns to 17.7 ns in `benches/` (criterion,
+/// `success_path`, one run each). A hot loop returns `(outcome, take_linger())` from its async
+/// block and sleeps the wait outside it, as `Retry::run` and `#[retryable]` do.
 ///
 /// Dropping the loop (a cancelled call) settles its token: an attempt in flight is recorded as a
 /// failure, one not yet sent is abandoned (a retry's quota goes back, a place among the rate
@@ -46,6 +51,7 @@ use crate::{
 ///     calls += 1;
 ///     let outcome: Result<u32, std::io::Error> = Ok(calls);
 ///     if retry.finish(&outcome).is_break() {
+///         retry.linger().await; // only a long-polling call waits here
 ///         break outcome;
 ///     }
 /// };
@@ -62,6 +68,8 @@ pub struct RetryLoop<'s, S: RetryStrategy + ?Sized, C, H> {
     sent: bool,
     /// The timer of the waits: boxed on the call's first wait, reused after it.
     sleep: Option<Pin<Box<Sleep>>>,
+    /// What the call sleeps after its last attempt before returning (long polling).
+    linger: Option<Duration>,
 }
 
 impl<'s, S: RetryStrategy + ?Sized, C, H> RetryLoop<'s, S, C, H> {
@@ -82,6 +90,7 @@ impl<'s, S: RetryStrategy + ?Sized, C, H> RetryLoop<'s, S, C, H> {
             token: Some(strategy.acquire_initial_token()),
             sent: false,
             sleep: None,
+            linger: None,
         }
     }
 
@@ -177,6 +186,47 @@ impl<'s, S: RetryStrategy + ?Sized, C, H> RetryLoop<'s, S, C, H> {
         }
     }
 
+    /// Waits, once `finish` ended the call, until its outcome may be returned: a long-polling
+    /// call whose retry the quota refused sleeps the backoff it computed for that retry
+    /// ([`RetryError::wait_before_returning`]), so that a consumer loop calling again at once
+    /// does not spin against a failing queue; every other call completes at once.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// use retry_core::{FixedRandom, NoHook, Quota, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
+    /// use std::{sync::Arc, time::Duration};
+    /// let config = RetryConfig::builder().quota(Quota::Fixed(1)).long_polling(true).build().unwrap();
+    /// let strategy = StandardStrategy::builder(config).random(Arc::new(FixedRandom(1.0))).build();
+    /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
+    /// retry.ready().await;
+    /// let reset: Result<(), std::io::Error> = Err(std::io::ErrorKind::ConnectionReset.into());
+    /// assert!(retry.finish(&reset).is_break()); // 1 token: a retry (14) is refused
+    /// let started = tokio::time::Instant::now();
+    /// retry.linger().await;
+    /// assert_eq!(started.elapsed(), Duration::from_millis(50)); // the backoff it would have slept
+    /// # }
+    /// ```
+    pub fn linger(&mut self) -> Linger<'_, 's, S, C, H> {
+        Linger::new(self)
+    }
+
+    /// For a driver that keeps its own time, the synchronous part of [`linger`](Self::linger):
+    /// once `finish` ended the call, how long to sleep before returning its outcome (taken: asked
+    /// again, `None`).
+    ///
+    /// ```
+    /// use retry_core::{NoHook, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
+    /// let strategy = StandardStrategy::new(RetryConfig::default());
+    /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
+    /// let outcome: Result<(), std::io::Error> = Err(std::io::ErrorKind::InvalidInput.into());
+    /// assert!(retry.finish(&outcome).is_break());
+    /// assert_eq!(retry.take_linger(), None); // not retryable: returned at once
+    /// ```
+    #[inline(always)]
+    pub fn take_linger(&mut self) -> Option<Duration> {
+        self.linger.take()
+    }
+
     /// Starts the timer for a wait of `wait` (out of line: the success path never waits).
     #[inline(never)]
     pub(super) fn start_sleep(&mut self, wait: Duration) {
@@ -256,6 +306,7 @@ impl<'s, S: RetryStrategy + ?Sized, C, H> RetryLoop<'s, S, C, H> {
             Ok(token) => token,
             Err(error) => {
                 log_stop(attempt, &error);
+                self.linger = error.wait_before_returning();
                 return ControlFlow::Break(());
             }
         };

@@ -25,6 +25,11 @@ pub enum RetryError {
         cost: u32,
         /// What the quota held.
         level: u32,
+        /// A long-polling call ([`RetryConfigBuilder::long_polling`](crate::RetryConfigBuilder::long_polling)):
+        /// the backoff it computed for the retry, which the driver sleeps before it returns the
+        /// call's error ([`wait_before_returning`](RetryError::wait_before_returning)). `None`
+        /// otherwise: the error is returned at once.
+        backoff: Option<Duration>,
     },
     /// The retry would start after the call's deadline.
     DeadlineExceeded {
@@ -48,6 +53,24 @@ pub enum RetryError {
 }
 
 impl RetryError {
+    /// How long the driver sleeps before it returns the call's error: the backoff of a
+    /// long-polling call whose retry the quota refused, so that a consumer loop calling again
+    /// at once does not spin against a failing queue. `None` for every other refusal.
+    ///
+    /// ```
+    /// use retry_core::RetryError;
+    /// use std::time::Duration;
+    /// let refused = RetryError::QuotaExhausted { cost: 14, level: 0, backoff: Some(Duration::from_millis(50)) };
+    /// assert_eq!(refused.wait_before_returning(), Some(Duration::from_millis(50)));
+    /// assert_eq!(RetryError::MaxAttemptsReached { attempts: 3 }.wait_before_returning(), None);
+    /// ```
+    pub fn wait_before_returning(&self) -> Option<Duration> {
+        match self {
+            RetryError::QuotaExhausted { backoff, .. } => *backoff,
+            _ => None,
+        }
+    }
+
     /// A short name for logs and metrics.
     ///
     /// ```
@@ -72,9 +95,22 @@ impl fmt::Display for RetryError {
             RetryError::MaxAttemptsReached { attempts } => {
                 write!(f, "gave up after {attempts} attempts (max_attempts)")
             }
-            RetryError::QuotaExhausted { cost, level } => write!(
+            RetryError::QuotaExhausted {
+                cost,
+                level,
+                backoff: None,
+            } => write!(
                 f,
                 "retry quota exhausted: a retry costs {cost}, the quota holds {level}"
+            ),
+            RetryError::QuotaExhausted {
+                cost,
+                level,
+                backoff: Some(backoff),
+            } => write!(
+                f,
+                "retry quota exhausted: a retry costs {cost}, the quota holds {level} (long \
+                 polling: the error is returned after the {backoff:?} backoff)"
             ),
             RetryError::DeadlineExceeded { timeout } => {
                 write!(f, "the retry would start after the {timeout:?} deadline")

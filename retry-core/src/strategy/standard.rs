@@ -254,7 +254,16 @@ impl StandardStrategy {
             let level = self.scope.quota_level();
             self.scope.count(Counter::QuotaExhausted);
             observe::quota_exhausted(self.scope.name(), cost, level);
-            return Err(self.give_up(sent, RetryError::QuotaExhausted { cost, level }));
+            // Long polling: the call still sleeps its backoff before it returns the error.
+            let backoff = self.config.long_polling().then_some(delay);
+            return Err(self.give_up(
+                sent,
+                RetryError::QuotaExhausted {
+                    cost,
+                    level,
+                    backoff,
+                },
+            ));
         }
         self.scope.count(Counter::Retry);
         observe::retrying(self.scope.name(), sent, reason.kind(), delay, || {

@@ -3,6 +3,7 @@
 
 use super::Errors;
 use super::attr::{self, Attrs, FaultSide, Key, KeyKind, Safety};
+use super::wrapped;
 use crate::spans::strip_type;
 use proc_macro2::{Span, TokenStream, TokenTree};
 use std::collections::BTreeSet;
@@ -16,6 +17,8 @@ pub(crate) struct Input<'a> {
     pub(crate) generics: &'a Generics,
     /// The type's own `#[retry(...)]` keys (for an enum: defaults for the variants).
     pub(crate) attrs: Attrs,
+    /// Whether the type is `#[error(transparent)]` (thiserror's).
+    pub(crate) error_transparent: bool,
     /// The fields or variants.
     pub(crate) body: Body<'a>,
 }
@@ -34,6 +37,8 @@ pub(crate) struct Variant<'a> {
     pub(crate) ident: &'a Ident,
     /// The variant's own `#[retry(...)]` keys.
     pub(crate) attrs: Attrs,
+    /// Whether the variant is `#[error(transparent)]` (thiserror's).
+    pub(crate) error_transparent: bool,
     /// The variant's fields.
     pub(crate) fields: Vec<Field<'a>>,
 }
@@ -48,6 +53,8 @@ pub(crate) struct Field<'a> {
     pub(crate) attrs: Attrs,
     /// Whether the type mentions one of the type's type parameters.
     pub(crate) contains_generic: bool,
+    /// Marked `#[from]` or `#[source]` (thiserror's): the field is the error the item wraps.
+    pub(crate) wraps: bool,
 }
 
 /// What a `#[retry(after)]` field holds.
@@ -63,6 +70,10 @@ pub(crate) enum AfterType {
 pub(crate) enum Behavior<'a, 'f> {
     /// Every method delegates to this field.
     Transparent(&'f Field<'a>),
+    /// No `#[retry(...)]` on an item that wraps an error (thiserror's `#[from]`, `#[source]`,
+    /// a field named `source`, `#[error(transparent)]`): every method asks that field, which
+    /// must implement `RetryInfo` (else a compile error at the field says what to write).
+    Wrapped(&'f Field<'a>),
     /// Every method asks what the user's function (`#[retry(with = path)]`) says of this field.
     With(&'f Field<'a>, &'f syn::Path),
     /// Fixed answers.
@@ -100,6 +111,7 @@ impl<'a> Input<'a> {
                     .map(|variant| Variant {
                         ident: &variant.ident,
                         attrs: attr::parse(&variant.attrs, errors),
+                        error_transparent: wrapped::error_transparent(&variant.attrs),
                         fields: Field::multiple(&variant.fields, &params, errors),
                     })
                     .collect(),
@@ -116,6 +128,7 @@ impl<'a> Input<'a> {
             ident: &node.ident,
             generics: &node.generics,
             attrs,
+            error_transparent: wrapped::error_transparent(&node.attrs),
             body,
         })
     }
@@ -138,6 +151,7 @@ impl<'a> Field<'a> {
                 ty: &field.ty,
                 attrs: attr::parse(&field.attrs, errors),
                 contains_generic: params.mentioned_in(&field.ty),
+                wraps: wrapped::marked(&field.attrs),
             })
             .collect()
     }
@@ -185,12 +199,17 @@ fn last_segment(ty: &Type) -> Option<&syn::PathSegment> {
 /// A `#[retry(with = path)]` on the item or on one of its fields replaces all of this: every
 /// method asks the function (see [`described_with`]).
 ///
+/// An item that wraps an error ([`wrapped::wrapped_field`]: thiserror's `#[from]`, `#[source]`,
+/// a field named `source`, `#[error(transparent)]`) and has no `#[retry(...)]` of its own, on a
+/// field or inherited, asks that error ([`Behavior::Wrapped`]).
+///
 /// Returns `None` for a transparent item without exactly one field, or an item with a `with` of
 /// its own without exactly one field (validation errors).
 pub(crate) fn behavior<'a, 'f>(
     own: &'f Attrs,
     inherited: Option<&Attrs>,
     fields: &'f [Field<'a>],
+    error_transparent: bool,
 ) -> Option<Behavior<'a, 'f>> {
     if let Some((field, path)) = described_with(own, fields) {
         return Some(Behavior::With(field, path));
@@ -203,6 +222,12 @@ pub(crate) fn behavior<'a, 'f>(
             [field] => Some(Behavior::Transparent(field)),
             _ => None,
         };
+    }
+    let said_nothing = own.describing_key().is_none()
+        && inherited.is_none_or(|inherited| inherited.describing_key().is_none())
+        && fields.iter().all(|field| field.attrs.keys.is_empty());
+    if said_nothing && let Some(field) = wrapped::wrapped_field(fields, error_transparent) {
+        return Some(Behavior::Wrapped(field));
     }
     let inherited_kinds = || inherited.into_iter().flat_map(Attrs::kinds);
     let own_kinds: Vec<&Key> = own.kinds().collect();

@@ -20,7 +20,7 @@ pub(crate) fn expand(input: &Input<'_>, krate: &Path) -> TokenStream {
     let items: Vec<Item<'_, '_>> = match &input.body {
         Body::Struct(fields) => vec![Item {
             pattern: quote!(Self),
-            behavior: ast::behavior(&input.attrs, None, fields),
+            behavior: ast::behavior(&input.attrs, None, fields, input.error_transparent),
         }],
         Body::Enum(variants) => variants
             .iter()
@@ -28,7 +28,12 @@ pub(crate) fn expand(input: &Input<'_>, krate: &Path) -> TokenStream {
                 let ident = variant.ident;
                 Item {
                     pattern: quote!(Self::#ident),
-                    behavior: ast::behavior(&variant.attrs, Some(&input.attrs), &variant.fields),
+                    behavior: ast::behavior(
+                        &variant.attrs,
+                        Some(&input.attrs),
+                        &variant.fields,
+                        variant.error_transparent,
+                    ),
                 }
             })
             .collect(),
@@ -42,7 +47,7 @@ pub(crate) fn expand(input: &Input<'_>, krate: &Path) -> TokenStream {
     let mut generics = input.generics.clone();
     let mut seen = BTreeSet::new();
     for item in &items {
-        if let Some(Behavior::Transparent(field)) = &item.behavior {
+        if let Some(Behavior::Transparent(field) | Behavior::Wrapped(field)) = &item.behavior {
             let ty = field.ty;
             if field.contains_generic && seen.insert(ty.to_token_stream().to_string()) {
                 let predicate: WherePredicate = syn::parse_quote!(#ty: #krate::RetryInfo);
@@ -167,6 +172,23 @@ impl Method {
                 return Answer::FromField {
                     field,
                     value: respan(quote!(#krate::RetryInfo::#name(#binding)), span, span),
+                    binding,
+                };
+            }
+            Behavior::Wrapped(field) => {
+                // Asked through `WrappedError`, whose message (at the field's type) says what to
+                // write when the type does not describe itself: the user wrote no `#[retry]`.
+                let name = syn::Ident::new(&format!("wrapped_{}", self.name()), Span::call_site());
+                let span = Span::call_site().located_at(type_span(field.ty));
+                let binding = binding(span);
+                let private = private_module();
+                return Answer::FromField {
+                    field,
+                    value: respan(
+                        quote!(#krate::#private::WrappedError::#name(#binding)),
+                        span,
+                        span,
+                    ),
                     binding,
                 };
             }

@@ -1,5 +1,5 @@
-//! `#[derive(RetryInfo)]`: parse ([`ast`], [`attr`]) -> validate ([`valid`]) -> expand
-//! ([`expand`]).
+//! `#[derive(RetryInfo)]`: parse ([`ast`], [`attr`], thiserror's marks of a wrapped error in
+//! [`wrapped`]) -> validate ([`valid`]) -> expand ([`expand`]).
 //!
 //! Every mistake is collected (not only the first), reported as a spanned `compile_error!`, and
 //! accompanied by an empty `impl RetryInfo for T {}` so that code using `T` as a `RetryInfo` does
@@ -9,6 +9,7 @@ mod ast;
 mod attr;
 mod expand;
 mod valid;
+mod wrapped;
 
 use proc_macro2::TokenStream;
 use syn::DeriveInput;
@@ -97,6 +98,40 @@ mod tests {
         });
         assert!(code.contains("whereBox<T>:my::retry::RetryInfo{"), "{code}");
         assert!(!code.contains("::retry_core"), "{code}");
+    }
+
+    #[test]
+    fn a_wrapped_error_without_retry_keys_is_asked_through_wrapped_error() {
+        let code = expand(&parse_quote! {
+            enum E<T> {
+                #[error(transparent)]
+                A(#[from] T),
+                B { path: String, #[source] cause: std::io::Error },
+                C { source: Box<T> },
+                #[error(transparent)]
+                D(std::io::Error),
+                #[retry(never)]
+                F(#[from] Other),
+                G(String),
+            }
+        });
+        let private = crate::runtime::private_module().to_string();
+        let wrapped =
+            format!("::retry_core::{private}::WrappedError::wrapped_retry_safety(__retry_field)");
+        for arm in [
+            "Self::A{0:__retry_field,..}=>",
+            "Self::B{cause:__retry_field,..}=>",
+            "Self::C{source:__retry_field,..}=>",
+            "Self::D{0:__retry_field,..}=>",
+        ] {
+            assert!(code.contains(&format!("{arm}{wrapped}")), "{arm}: {code}");
+        }
+        assert!(
+            code.contains("whereT:::retry_core::RetryInfo,Box<T>:::retry_core::RetryInfo{"),
+            "{code}"
+        );
+        assert!(!code.contains("Self::F{0:__retry_field"), "{code}");
+        assert!(!code.contains("Self::G{0:__retry_field"), "{code}");
     }
 
     #[test]

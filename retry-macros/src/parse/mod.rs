@@ -2,10 +2,10 @@
 //!
 //! `#[retryable]` checks its values at compile time with the rules `retry-core` applies at run
 //! time: duration strings (`duration`), the names of modes, jitters and presets (`mode`,
-//! `jitter`, `preset`, read by `name`) and the presets' backoff numbers (`defaults`). A
-//! proc-macro crate cannot depend on the runtime it generates code for (the runtime depends on
-//! it), so each file here is a copy of its runtime counterpart, as tokio-macros and
-//! tracing-attributes keep theirs.
+//! `jitter`, `preset`, read by `name`), quotas (`quota`) and the presets' backoff numbers
+//! (`defaults`). A proc-macro crate cannot depend on the runtime it generates code for (the
+//! runtime depends on it), so each file here is a copy of its runtime counterpart, as
+//! tokio-macros and tracing-attributes keep theirs.
 //! `tests` proves the copies and the runtime agree on every value and every error message, and
 //! fails, naming the file to sync, as soon as one side changes without the other.
 
@@ -15,6 +15,7 @@ pub(crate) mod jitter;
 pub(crate) mod mode;
 mod name;
 pub(crate) mod preset;
+pub(crate) mod quota;
 
 #[cfg(test)]
 mod tests;

@@ -8,7 +8,7 @@ use proptest::prelude::*;
 
 use std::time::Duration;
 
-use super::{defaults, duration, jitter, mode, preset};
+use super::{defaults, duration, jitter, mode, preset, quota};
 
 /// What parsing one input gave: the value or the error message.
 type Outcome<T> = Result<T, String>;
@@ -371,6 +371,74 @@ proptest! {
         check_mode(&input);
         check_jitter(&input);
         check_preset(&input);
+    }
+}
+
+// ---- quotas ------------------------------------------------------------------------------
+
+fn check_quota(input: &str) {
+    let copy = outcome(|| {
+        input
+            .parse::<quota::Quota>()
+            .map(|quota| format!("{quota:?}"))
+    });
+    let runtime = outcome(|| {
+        input
+            .parse::<retry_core::Quota>()
+            .map(|quota| format!("{quota:?}"))
+    });
+    assert_same(
+        "retry-macros/src/parse/quota.rs",
+        "retry-core/src/config/quota.rs",
+        input,
+        copy,
+        runtime,
+    );
+}
+
+#[test]
+fn quotas_parse_the_same() {
+    let mut inputs = name_inputs(&["off", "traffic"]);
+    for number in numbers_near_limits(1_000_000_000) {
+        inputs.extend(wrappings(&number));
+    }
+    inputs.extend(
+        [
+            "1_000",
+            "5.0",
+            "0x10",
+            "1e3",
+            "٣",
+            "2000 tokens",
+            "-0",
+            "+0",
+            "00",
+        ]
+        .map(str::to_owned),
+    );
+    for input in inputs {
+        check_quota(&input);
+    }
+    // The generated code names the runtime's variants the way `Debug` writes them.
+    for (copy, runtime) in [
+        (quota::Quota::Off, retry_core::Quota::Off),
+        (quota::Quota::Traffic, retry_core::Quota::Traffic),
+        (quota::Quota::Fixed(7), retry_core::Quota::Fixed(7)),
+    ] {
+        assert_eq!(format!("{copy:?}"), format!("{runtime:?}"));
+    }
+}
+
+proptest! {
+    #[test]
+    fn any_quota_parses_the_same(input in any::<String>()) {
+        check_quota(&input);
+    }
+
+    #[test]
+    fn quota_numbers_of_every_size_parse_the_same(whole in any::<u128>(), digits in 0u32..=39) {
+        let whole = 10u128.checked_pow(digits).map_or(whole, |bound| whole % bound);
+        check_quota(&whole.to_string());
     }
 }
 

@@ -23,6 +23,8 @@ pub(crate) enum Key {
     Jitter,
     Timeout,
     AttemptTimeout,
+    Quota,
+    LongPolling,
     Scope,
     Strategy,
     Classifier,
@@ -34,7 +36,7 @@ pub(crate) enum Key {
 
 impl Key {
     /// Every argument, in the order the documentation lists them.
-    pub(crate) const ALL: [Key; 15] = [
+    pub(crate) const ALL: [Key; 17] = [
         Key::Preset,
         Key::MaxAttempts,
         Key::Mode,
@@ -43,6 +45,8 @@ impl Key {
         Key::Jitter,
         Key::Timeout,
         Key::AttemptTimeout,
+        Key::Quota,
+        Key::LongPolling,
         Key::Scope,
         Key::Strategy,
         Key::Classifier,
@@ -53,7 +57,7 @@ impl Key {
     ];
 
     /// The arguments that configure the function's own strategy: meaningless with `strategy`.
-    pub(crate) const TUNING: [Key; 8] = [
+    pub(crate) const TUNING: [Key; 10] = [
         Key::Preset,
         Key::MaxAttempts,
         Key::Mode,
@@ -61,6 +65,8 @@ impl Key {
         Key::MaxBackoff,
         Key::Jitter,
         Key::Timeout,
+        Key::Quota,
+        Key::LongPolling,
         Key::Scope,
     ];
 
@@ -75,6 +81,8 @@ impl Key {
             Key::Jitter => "jitter",
             Key::Timeout => "timeout",
             Key::AttemptTimeout => "attempt_timeout",
+            Key::Quota => "quota",
+            Key::LongPolling => "long_polling",
             Key::Scope => "scope",
             Key::Strategy => "strategy",
             Key::Classifier => "classifier",
@@ -96,6 +104,8 @@ impl Key {
             Key::Jitter => "jitter = \"full\"",
             Key::Timeout => "timeout = \"30s\"",
             Key::AttemptTimeout => "attempt_timeout = \"2s\"",
+            Key::Quota => "quota = \"off\"",
+            Key::LongPolling => "long_polling = true",
             Key::Scope => "scope = \"store\"",
             Key::Strategy => "strategy = self.strategy",
             Key::Classifier => "classifier = MyClassifier",

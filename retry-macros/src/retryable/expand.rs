@@ -26,6 +26,11 @@
 //! }
 //! ```
 //!
+//! A function that may long-poll (`long_polling = true`, or a given `strategy`) returns
+//! `(__retry_outcome, __retry.take_linger())` from the loop instead, the loop written
+//! `Settled::new(async move { ... }).await`: `Settled` sleeps a long-polling call's backoff
+//! before it gives the outcome back (a blocking one calls `linger_blocking()` before returning).
+//!
 //! * The `if false { return fake }` (the technique of `tracing`'s `#[instrument]`) fixes the
 //!   inner async block's output type to the declared return type before the body is checked, so
 //!   `?` conversions and type mismatches are reported at the user's expressions. Each
@@ -49,6 +54,7 @@ use super::item::{BodyKind, FnShape, RetryableFn};
 use super::lower::{ClassifierSource, Config, Setting, StrategySource};
 use super::receiver;
 use crate::diagnostics::Errors;
+use crate::parse::quota::Quota;
 use crate::runtime::private_module;
 use crate::spans::{parenthesized, respan, span_range, strip_type, user_amp};
 
@@ -89,6 +95,25 @@ pub(crate) fn expand(function: &RetryableFn, shape: &FnShape, config: &Config) -
     let as_result = &types.result;
     let result = local("__retry_result");
     let pinned = receiver.pinned();
+    let blocking = matches!(shape.body, BodyKind::Blocking);
+    // An async call that may long-poll returns its outcome from the loop with what to sleep
+    // before returning it, and the loop is awaited through `Settled`, which sleeps it: a
+    // suspension point after the attempt, even one never reached, would cost every call.
+    let settles = config.lingers && !blocking;
+    let finished = if settles {
+        let linger = local("__retry_linger");
+        quote! {
+            let #linger = #retry.take_linger();
+            return (#outcome, #linger);
+        }
+    } else if config.lingers {
+        quote! {
+            #retry.linger_blocking();
+            return #outcome;
+        }
+    } else {
+        quote!(return #outcome;)
+    };
 
     let looped = quote! {
         #strategy
@@ -107,9 +132,14 @@ pub(crate) fn expand(function: &RetryableFn, shape: &FnShape, config: &Config) -
             #attempt
             let #result: &#as_result = &#outcome;
             if #retry.finish(#result).is_break() {
-                return #outcome;
+                #finished
             }
         }
+    };
+    let looped = if settles {
+        quote!(#private::Settled::new(async move { #looped }).await)
+    } else {
+        looped
     };
     let body = match &shape.body {
         BodyKind::AsyncTrait(body) => {
@@ -375,6 +405,15 @@ fn setting(setting: &Setting, private: &TokenStream) -> TokenStream {
             let value = duration(*value, private);
             quote!(.timeout(#value))
         }
+        Setting::Quota(quota) => {
+            let quota = match quota {
+                Quota::Off => quote!(#private::Quota::Off),
+                Quota::Fixed(tokens) => quote!(#private::Quota::Fixed(#tokens)),
+                Quota::Traffic => quote!(#private::Quota::Traffic),
+            };
+            quote!(.quota(#quota))
+        }
+        Setting::LongPolling(on) => quote!(.long_polling(#on)),
     }
 }
 
@@ -491,12 +530,12 @@ fn attempt(
     let body = match &shape.body {
         BodyKind::AsyncTrait(body) => {
             let mut group = Group::new(Delimiter::Brace, receiver.async_trait_stmts(&body.stmts));
-            group.set_span(body.span);
+            group.set_span(generated_at(body.span));
             group
         }
         BodyKind::Async | BodyKind::Blocking => {
             let mut group = Group::new(Delimiter::Brace, receiver.body(&function.body));
-            group.set_span(function.body_span);
+            group.set_span(generated_at(function.body_span));
             group
         }
     };
@@ -545,6 +584,14 @@ fn attempt(
         None => quote!(#block.await),
     };
     quote!(let #outcome = #value;)
+}
+
+/// A span located at the user's `braces` but belonging to the expansion: the braces the
+/// expansion puts around the body (now the value of an inner block) are its own, so rustc's
+/// `unused_braces`, which skips generated blocks, does not advise removing them from a
+/// one-line body (`{ Ok(1) }`), which is not valid Rust. Errors still point at the braces.
+fn generated_at(braces: Span) -> Span {
+    Span::call_site().located_at(braces)
 }
 
 /// Whether `expr` reads `self` (then, in a `&mut self` method, it is cloned for the call).

@@ -155,6 +155,15 @@ pub(crate) fn check(function: &RetryableFn, errors: &mut Errors) -> Option<FnSha
         );
         ok = false;
     }
+    if let Some(constness) = &sig.constness {
+        errors.spanned(
+            constness,
+            "`#[retryable]` cannot make a `const fn` retry: retrying sleeps between attempts and \
+             keeps a quota at run time, which a `const fn` cannot do; remove `const` (the \
+             retries then run where the function is called), or remove `#[retryable]`",
+        );
+        ok = false;
+    }
     let receiver = receiver(sig, errors);
     ok &= receiver.is_some();
     let declared = match &sig.output {

@@ -13,6 +13,7 @@ use crate::parse::defaults;
 use crate::parse::jitter::Jitter;
 use crate::parse::mode::RetryMode;
 use crate::parse::preset::RetryPreset;
+use crate::parse::quota::Quota;
 use crate::spans::span_range;
 
 /// What the expansion generates from.
@@ -27,6 +28,10 @@ pub(crate) struct Config {
     pub(crate) attempt_timeout: Option<(Duration, (Span, Span))>,
     /// `shed = true`: the first and last spans of the argument.
     pub(crate) shed: Option<(Span, Span)>,
+    /// Whether a call may have to sleep after its last attempt before returning its error (a
+    /// long-polling strategy whose quota refused a retry): with `long_polling = true`, or a
+    /// given `strategy`, whose configuration only the run time knows.
+    pub(crate) lingers: bool,
 }
 
 /// Where a call's strategy comes from.
@@ -54,6 +59,8 @@ pub(crate) enum Setting {
     ThrottlingBackoff(Duration),
     Jitter(Jitter),
     Timeout(Duration),
+    Quota(Quota),
+    LongPolling(bool),
 }
 
 /// How outcomes are classified.
@@ -77,6 +84,7 @@ pub(crate) fn lower(args: &Args, values: Values) -> Config {
         .get(Key::Shed)
         .filter(|_| values.shed == Some(true))
         .map(|arg| (arg.ident.span(), span_range(&arg.value).1));
+    let lingers = values.long_polling == Some(true) || values.strategy.is_some();
     let strategy = match values.strategy {
         Some(strategy) => StrategySource::Expr(strategy),
         None => StrategySource::Default {
@@ -97,6 +105,7 @@ pub(crate) fn lower(args: &Args, values: Values) -> Config {
         on_retry: values.on_retry,
         attempt_timeout,
         shed,
+        lingers,
     }
 }
 
@@ -114,6 +123,8 @@ fn settings(values: &Values) -> Vec<Setting> {
         throttling_cap.map(Setting::ThrottlingBackoff),
         values.jitter.map(Setting::Jitter),
         values.timeout.map(Setting::Timeout),
+        values.quota.map(Setting::Quota),
+        values.long_polling.map(Setting::LongPolling),
     ]
     .into_iter()
     .flatten()

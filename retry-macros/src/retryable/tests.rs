@@ -166,6 +166,7 @@ mod against_the_runtime {
     use super::super::configure;
     use super::super::lower::{Config, Setting, StrategySource};
     use crate::diagnostics::Errors;
+    use crate::parse::quota::Quota;
 
     /// The runtime's configuration built from what the expansion passes it: the preset, then
     /// each builder call.
@@ -189,9 +190,38 @@ mod against_the_runtime {
                     builder.jitter(jitter.as_str().parse().expect("a jitter"))
                 }
                 Setting::Timeout(value) => builder.timeout(value),
+                Setting::Quota(quota) => builder.quota(match quota {
+                    Quota::Off => retry_core::Quota::Off,
+                    Quota::Fixed(tokens) => retry_core::Quota::Fixed(tokens),
+                    Quota::Traffic => retry_core::Quota::Traffic,
+                }),
+                Setting::LongPolling(on) => builder.long_polling(on),
             };
         }
         builder.build()
+    }
+
+    /// Every quota the attribute accepts, on every preset, beside long polling: the runtime
+    /// builds the configuration the expansion generates, and reports the quota asked for.
+    #[test]
+    fn every_quota_the_attribute_accepts_is_built() {
+        let quotas = [
+            (quote!("off"), retry_core::Quota::Off),
+            (quote!(" Traffic "), retry_core::Quota::Traffic),
+            (quote!(1), retry_core::Quota::Fixed(1)),
+            (quote!(2000), retry_core::Quota::Fixed(2000)),
+            (quote!(4294967295u32), retry_core::Quota::Fixed(u32::MAX)),
+        ];
+        for preset in retry_core::RetryPreset::NAMES {
+            for (written, expected) in &quotas {
+                let mut errors = Errors::default();
+                let args = quote!(preset = #preset, quota = #written, long_polling = true);
+                let config = configure(args, &mut errors).expect("valid arguments");
+                let built = generated_config(&config).expect("the runtime accepts it");
+                assert_eq!(built.quota(), *expected, "{preset}, {written}");
+                assert!(built.long_polling());
+            }
+        }
     }
 
     /// Durations around every preset's backoff numbers.
@@ -354,6 +384,49 @@ fn a_blocking_fn_runs_its_body_as_a_closure_between_thread_sleeps() {
     assert!(code.contains("__retry.wait_blocking();"), "{code}");
     assert!(code.contains("let__retry_outcome=(||{"), "{code}");
     assert!(!code.contains(".await"), "{code}");
+}
+
+#[test]
+fn only_a_call_that_may_long_poll_lingers_before_returning() {
+    let item = || {
+        quote! {
+            async fn get(&self) -> Result<u32, E> {
+                Ok(1)
+            }
+        }
+    };
+    let blocking = quote! {
+        fn get(&self) -> Result<u32, E> {
+            Ok(1)
+        }
+    };
+    let settles = "let__retry_linger=__retry.take_linger();return(__retry_outcome,__retry_linger);";
+    for args in [
+        quote!(long_polling = true),
+        quote!(strategy = self.strategy),
+    ] {
+        let code = expand(args, item());
+        assert!(code.contains(settles), "{code}");
+        assert!(
+            code.contains("::__private::Settled::new(asyncmove{"),
+            "{code}"
+        );
+        assert!(!code.contains(".linger().await"), "{code}");
+    }
+    for args in [
+        quote!(),
+        quote!(long_polling = false),
+        quote!(quota = "off"),
+    ] {
+        let code = expand(args, item());
+        assert!(!code.contains("linger"), "{code}");
+    }
+    let code = expand(quote!(long_polling = true), blocking);
+    assert!(
+        code.contains("__retry.linger_blocking();return__retry_outcome;"),
+        "{code}"
+    );
+    assert!(!code.contains("Settled"), "{code}");
 }
 
 #[test]

@@ -16,6 +16,7 @@ use crate::parse::duration::parse_duration;
 use crate::parse::jitter::Jitter;
 use crate::parse::mode::RetryMode;
 use crate::parse::preset::RetryPreset;
+use crate::parse::quota::Quota;
 use crate::spans::strip_expr;
 
 /// The values of the arguments that are valid on their own.
@@ -29,6 +30,9 @@ pub(crate) struct Values {
     pub(crate) jitter: Option<Jitter>,
     pub(crate) timeout: Option<Duration>,
     pub(crate) attempt_timeout: Option<Duration>,
+    pub(crate) quota: Option<Quota>,
+    /// `long_polling = true | false`.
+    pub(crate) long_polling: Option<bool>,
     pub(crate) scope: Option<LitStr>,
     pub(crate) strategy: Option<Expr>,
     pub(crate) classifier: Option<Expr>,
@@ -59,6 +63,8 @@ pub(crate) fn parse(args: &Args, errors: &mut Errors) -> Values {
                 "leave `attempt_timeout` out to let attempts run to completion",
             )
             .map(|value| v.attempt_timeout = Some(value)),
+            Key::Quota => quota(arg).map(|value| v.quota = Some(value)),
+            Key::LongPolling => boolean(arg).map(|value| v.long_polling = Some(value)),
             Key::Scope => scope(arg).map(|value| v.scope = Some(value)),
             Key::Strategy => {
                 v.strategy = Some(arg.value.clone());
@@ -171,6 +177,69 @@ fn max_attempts(arg: &Arg) -> syn::Result<u32> {
         ));
     }
     Ok(value)
+}
+
+/// `quota = "off" | "traffic" | N`, N >= 1 tokens, unquoted.
+fn quota(arg: &Arg) -> syn::Result<Quota> {
+    match literal(arg) {
+        Some(Lit::Str(lit)) => {
+            let value = lit.value();
+            let trimmed = value.trim();
+            if !trimmed.is_empty() && trimmed.bytes().all(|byte| byte.is_ascii_digit()) {
+                // The number's own mistakes first, so that the fix offered is valid.
+                fixed_quota(trimmed.parse::<u32>().ok(), lit.span())?;
+                return Err(syn::Error::new(
+                    lit.span(),
+                    format!("`quota` takes a number of tokens unquoted: write `quota = {trimmed}`"),
+                ));
+            }
+            value
+                .parse()
+                .map_err(|error| syn::Error::new(lit.span(), format!("`quota`: {error}")))
+        }
+        Some(Lit::Int(lit)) => quota_tokens(lit),
+        _ => Err(syn::Error::new_spanned(
+            &arg.value,
+            format!(
+                "`quota` takes \"off\", \"traffic\" or a whole number of tokens, found {}: \
+                 write `quota = \"off\"`, `quota = \"traffic\"` or `quota = 2000`",
+                describe(&arg.value)
+            ),
+        )),
+    }
+}
+
+/// `quota = N`: a fixed quota of N tokens, 1 <= N <= `u32::MAX`, whatever the digits.
+fn quota_tokens(lit: &LitInt) -> syn::Result<Quota> {
+    if !matches!(lit.suffix(), "" | "u32") {
+        return Err(syn::Error::new(
+            lit.span(),
+            format!(
+                "`quota` is a number of tokens (a `u32`): write `quota = {}` without the `{}` \
+                 suffix",
+                lit.base10_digits(),
+                lit.suffix()
+            ),
+        ));
+    }
+    fixed_quota(lit.base10_parse::<u32>().ok(), lit.span())
+}
+
+/// A fixed quota of `tokens` (`None`: more than a `u32` holds), or the error at `span`.
+fn fixed_quota(tokens: Option<u32>, span: Span) -> syn::Result<Quota> {
+    match tokens {
+        Some(0) => Err(syn::Error::new(
+            span,
+            "`quota = 0` would refuse every retry: write `quota = \"off\"` for no quota, or \
+             `max_attempts = 1` for no retries",
+        )),
+        Some(tokens) => Ok(Quota::Fixed(tokens)),
+        None => Err(syn::Error::new(
+            span,
+            "`quota` holds at most 4294967295 tokens (a `u32`): write a smaller number such as \
+             `quota = 2000`, or `quota = \"off\"` for no quota",
+        )),
+    }
 }
 
 fn parse_u32(lit: &LitInt) -> syn::Result<u32> {

@@ -6,6 +6,7 @@ use std::ops::ControlFlow;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
+use std::time::Duration;
 
 use pin_project_lite::pin_project;
 use tower_service::Service;
@@ -36,16 +37,19 @@ pin_project! {
         L: ShedPolicy,
     {
         #[pin]
-        attempt: Attempt<Svc::Future, L::Refusal>,
+        attempt: Attempt<Svc::Future, L::Refusal, Result<Svc::Response, Svc::Error>>,
         call: Call<Svc, Req, S, C, P, L>,
     }
 }
 
 pin_project! {
     #[project = AttemptProj]
-    enum Attempt<F, R> {
+    enum Attempt<F, R, O> {
         /// An attempt is in flight.
         InFlight { #[pin] future: F },
+        /// Long polling: the quota refused a retry; the outcome is returned once the backoff
+        /// computed for it has been slept.
+        Lingering { outcome: Option<O> },
         /// The call was shed before its first attempt: fails with the refusal when polled.
         Refused { refusal: Option<R> },
         /// The next attempt waits for its backoff, its permit, then the service's readiness.
@@ -68,6 +72,8 @@ struct Call<Svc, Req, S: RetryStrategy, C, P, L> {
     /// Whether the token's attempt was sent (the service called).
     sent: bool,
     wait: PermitWait,
+    /// Long polling: what to sleep before returning the outcome the strategy stopped at.
+    linger: Option<Duration>,
 }
 
 impl<Svc, Req, S, C, P, L> ResponseFuture<Svc, Req, S, C, P, L>
@@ -93,6 +99,7 @@ where
                 permitted: true,
                 sent: true,
                 wait: PermitWait::default(),
+                linger: None,
             },
         }
     }
@@ -114,6 +121,7 @@ where
                 permitted: false,
                 sent: false,
                 wait: PermitWait::default(),
+                linger: None,
             },
         }
     }
@@ -133,6 +141,7 @@ where
                 permitted: false,
                 sent: false,
                 wait: PermitWait::default(),
+                linger: None,
             },
         }
     }
@@ -156,10 +165,24 @@ where
                 AttemptProj::InFlight { future } => {
                     let outcome = ready!(future.poll(cx));
                     if this.call.finish(&outcome).is_break() {
+                        if let Some(wait) = this.call.linger.take() {
+                            this.call.wait.start_linger(wait);
+                            let outcome = Some(outcome);
+                            this.attempt.set(Attempt::Lingering { outcome });
+                            continue;
+                        }
                         this.attempt.set(Attempt::Done);
                         return Poll::Ready(outcome);
                     }
                     this.attempt.set(Attempt::Waiting);
+                }
+                AttemptProj::Lingering { outcome } => {
+                    ready!(this.call.wait.poll_linger(cx));
+                    let outcome = outcome.take();
+                    this.attempt.set(Attempt::Done);
+                    if let Some(outcome) = outcome {
+                        return Poll::Ready(outcome);
+                    }
                 }
                 AttemptProj::Waiting => match ready!(this.call.poll_send(cx)) {
                     Ok(future) => this.attempt.set(Attempt::InFlight { future }),
@@ -239,6 +262,7 @@ impl<Svc, Req, S: RetryStrategy, C, P, L: ShedPolicy> Call<Svc, Req, S, C, P, L>
                     reason = error.as_str(),
                     "not retrying: {error}"
                 );
+                self.linger = error.wait_before_returning();
                 ControlFlow::Break(())
             }
         }
@@ -336,6 +360,7 @@ where
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let state = match &self.attempt {
             Attempt::InFlight { .. } => "in flight",
+            Attempt::Lingering { .. } => "lingering",
             Attempt::Refused { .. } => "refused",
             Attempt::Waiting => "waiting",
             Attempt::Done => "done",

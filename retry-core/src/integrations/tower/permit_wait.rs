@@ -76,6 +76,26 @@ impl PermitWait {
         }
     }
 
+    /// Long polling: starts the sleep of the backoff a refused retry computed, to be slept
+    /// before the call returns ([`poll_linger`](Self::poll_linger)).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn start_linger(&mut self, wait: Duration) {
+        self.start_sleep(wait);
+    }
+
+    /// Ready once the sleep [`start_linger`](Self::start_linger) started is over.
+    pub(super) fn poll_linger(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        if let Some(waiting) = self.waiting.as_mut() {
+            let waiting = waiting.as_mut().project();
+            if *waiting.sleeping {
+                ready!(waiting.sleep.poll(cx));
+                *waiting.sleeping = false;
+            }
+        }
+        Poll::Ready(())
+    }
+
     /// The boxed state, made on the first wait.
     #[cold]
     #[inline(never)]
