@@ -35,10 +35,14 @@ pub(crate) fn is_valid_refill(rate: f64) -> bool {
     rate.is_finite() && rate >= MIN_REFILL_PER_SECOND
 }
 
-/// `rate` tokens per second in the fixed-point unit of [`RATE_FRACTION_BITS`] (saturating: a
-/// rate past `u128::MAX` of that unit fills any bucket within a nanosecond anyway).
+/// `rate` tokens per second in the fixed-point unit of [`RATE_FRACTION_BITS`], rounded to the
+/// nearest unit (saturating: a rate past `u128::MAX` of that unit fills any bucket within a
+/// nanosecond anyway). Rounded, not truncated: a decimal rate such as 0.0001 tokens/s is not a
+/// whole number of units, and truncated it would credit 999.99 thousandths of a token in
+/// 10,000 s instead of one token (smithy-rs' refill vectors, tested below). Rounding errs by
+/// at most half a unit, 2^-33 thousandths of a token per second.
 fn fixed_point_rate(rate: f64) -> u128 {
-    (rate * MILLI as f64 * (1u64 << RATE_FRACTION_BITS) as f64) as u128
+    (rate * MILLI as f64 * (1u64 << RATE_FRACTION_BITS) as f64).round() as u128
 }
 
 /// A shared, lock-free bucket of retry tokens.
@@ -338,6 +342,32 @@ mod tests {
         assert!(quota.try_acquire(10));
         clock.set(Duration::from_secs(2_000));
         assert_eq!(quota.level(), 3);
+    }
+
+    /// smithy-rs' published refill vectors (`aws-smithy-runtime`, `client/retries/
+    /// token_bucket.rs`, test `test_refill_rates`): (tokens per second, seconds elapsed, whole
+    /// tokens refilled, the fraction left over) from an empty bucket of 100. The fraction is
+    /// kept here in thousandths of a token.
+    #[test]
+    fn the_smithy_rs_refill_vectors_hold_exactly() {
+        let vectors = [
+            (10.0, 2, 20, 0),
+            (0.001, 1_100, 1, 100),
+            (0.0001, 11_000, 1, 100),
+            (0.001, 1_200, 1, 200),
+            (0.0001, 10_000, 1, 0),
+            (0.001, 500, 0, 500),
+        ];
+        for (rate, elapsed, tokens, thousandths) in vectors {
+            let clock = Arc::new(SteppingClock::default());
+            let quota = RetryQuota::starting_at(100, 0, Some(rate), clock.clone());
+            clock.set(Duration::from_secs(elapsed));
+            assert_eq!(
+                (quota.level(), quota.level.load(Ordering::Acquire) % MILLI),
+                (tokens, thousandths),
+                "{rate} tokens/s for {elapsed} s"
+            );
+        }
     }
 
     #[test]
