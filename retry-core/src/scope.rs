@@ -197,12 +197,16 @@ impl Scope {
     }
 
     /// Takes `cost` from the quota for a retry, within the bounds of the scope's traffic when
-    /// it has a `quota_window` (this reads the clock, once: it is on the retry path, never on
-    /// the success path). `Err` with the whole tokens the retry found when it is not paid for.
-    pub(crate) fn try_acquire_retry(&self, cost: u32) -> Result<(), u32> {
+    /// it has a `quota_window`. The first retry of a call (`first`) reads the clock, once: it
+    /// is on the retry path, never on the success path; a later retry of the call is sized from
+    /// that reading. `Err` with the whole tokens the retry found when it is not paid for.
+    pub(crate) fn try_acquire_retry(&self, cost: u32, first: bool) -> Result<(), u32> {
         let inner = &self.inner;
         let bounds = match &inner.traffic_quota {
-            Some(traffic) => traffic.retry_bounds(|| inner.clock.now(), || self.calls_ended()),
+            Some(traffic) if first => {
+                traffic.first_retry_bounds(|| inner.clock.now(), || self.calls_ended())
+            }
+            Some(traffic) => traffic.later_retry_bounds(),
             None => RetryBounds::NONE,
         };
         inner.quota.try_acquire_within(cost, bounds)

@@ -30,6 +30,8 @@ use crate::sync::{AtomicU64, Ordering};
 pub(crate) struct TrafficQuota {
     /// `quota_window`, in nanoseconds.
     window: u64,
+    /// `quota_window`, in seconds.
+    window_secs: f64,
     floor: u32,
     /// What a young scope starts with and the least its cap is: [`YOUNG_SCOPE_QUOTA`], or the
     /// floor if that is more, at most `quota_capacity`.
@@ -37,10 +39,11 @@ pub(crate) struct TrafficQuota {
     most: u32,
     /// When the scope was made (clock reading, nanoseconds).
     born: u64,
-    /// When a retry was last asked for (clock reading, nanoseconds); `born` before any. The
-    /// retry that finds a quiet window claims it by compare-and-swap, so that one floor is
-    /// granted per quiet window however many retries race for it; other retries store their
-    /// reading plainly (two racing may leave either's, which differ by far less than a window).
+    /// When the first retry of a call was last asked for (clock reading, nanoseconds); `born`
+    /// before any. The retry that finds a quiet window claims it by compare-and-swap, so that
+    /// one floor is granted per quiet window however many retries race for it; other retries
+    /// store their reading plainly (two racing may leave either's, which differ by far less
+    /// than a window).
     last_retry: AtomicU64,
     rate: RequestRate,
 }
@@ -55,6 +58,7 @@ impl TrafficQuota {
         let born = duration_to_nanos(now);
         Some(Self {
             window: duration_to_nanos(window),
+            window_secs: window.as_secs_f64(),
             floor,
             young: YOUNG_SCOPE_QUOTA.max(floor).min(most),
             most,
@@ -69,10 +73,10 @@ impl TrafficQuota {
         self.young
     }
 
-    /// The bounds a retry asked for now meets, `now()` reading the clock (once, within a
+    /// The bounds the first retry of a call meets, `now()` reading the clock (once, within a
     /// sample period) and `calls()` the calls ended so far (asked for only when a new sample of
     /// the traffic is taken, at most once a second). Counts as a retry asked for.
-    pub(crate) fn retry_bounds(
+    pub(crate) fn first_retry_bounds(
         &self,
         now: impl Fn() -> Duration,
         calls: impl FnOnce() -> u64,
@@ -88,9 +92,21 @@ impl TrafficQuota {
         }
     }
 
-    /// Records a retry asked for at `now`; whether it is the first after a quiet window (no
-    /// retry asked for in the whole window before `now`), claimed for this retry alone. A
-    /// reading earlier than the last retry's (a clock that stepped back) is not quiet.
+    /// The bounds a later retry of a call meets: sized like its first retry's, from the last
+    /// reading a retry took and the traffic's last sample, without a clock read (a clock read
+    /// costs more than the rest of a retry's bookkeeping; the window is a minute, a sample a
+    /// second). It is no first retry after a quiet window: its call's first retry was that.
+    pub(crate) fn later_retry_bounds(&self) -> RetryBounds {
+        RetryBounds {
+            limit: self.limit_at(self.last_retry.load(Ordering::Relaxed), self.rate.rate()),
+            at_least: 0,
+        }
+    }
+
+    /// Records the first retry of a call asked for at `now`; whether it is the first after a
+    /// quiet window (no call's first retry asked for in the whole window before `now`), claimed
+    /// for this retry alone. A reading earlier than the last one (a clock that stepped back) is
+    /// not quiet.
     fn claim_quiet_window(&self, now: u64) -> bool {
         let last = self.last_retry.load(Ordering::Relaxed);
         if !Self::is_quiet(last, now, self.window) {
@@ -125,7 +141,7 @@ impl TrafficQuota {
     /// [`SAMPLE_PERIOD`](crate::request_rate::SAMPLE_PERIOD), that is the cap).
     fn limit_at(&self, now: u64, rate: Option<f64>) -> u32 {
         let sized = rate.map_or(self.floor, |rate| {
-            let tokens = rate * self.window as f64 / 1e9;
+            let tokens = rate * self.window_secs;
             (tokens.min(f64::from(self.most)) as u32).max(self.floor)
         });
         let young = now.saturating_sub(self.born) < self.window;
@@ -172,7 +188,7 @@ mod tests {
 
     /// The limit a retry meets at `at`, `calls` having ended (a retry is asked for).
     fn limit(quota: &TrafficQuota, at: Duration, calls: u64) -> u32 {
-        quota.retry_bounds(|| at, || calls).limit
+        quota.first_retry_bounds(|| at, || calls).limit
     }
 
     #[test]
@@ -234,7 +250,7 @@ mod tests {
     #[test]
     fn a_retry_after_a_quiet_window_finds_at_least_the_floor() {
         let quota = sized(RetryConfig::aws_2026());
-        let at_least = |at: u64| quota.retry_bounds(|| secs(at), || 0).at_least;
+        let at_least = |at: u64| quota.first_retry_bounds(|| secs(at), || 0).at_least;
         // The scope was made at 0 and asked for no retry until 59 s: not a whole window.
         assert_eq!(at_least(59), 0);
         // Asked at 59 s, then 30 s later: not quiet; then a whole window later: quiet.
@@ -250,7 +266,7 @@ mod tests {
     #[test]
     fn a_clock_that_steps_back_is_not_a_quiet_window() {
         let quota = sized(RetryConfig::aws_2026());
-        let at_least = |at: u64| quota.retry_bounds(|| secs(at), || 0).at_least;
+        let at_least = |at: u64| quota.first_retry_bounds(|| secs(at), || 0).at_least;
         assert_eq!(at_least(100), 28);
         // The clock steps back 90 s (a later tokio runtime): no time passed; the window
         // starts over from the new reading.
@@ -279,7 +295,7 @@ mod loom_model {
                 .map(|_| {
                     let quota = Arc::clone(&quota);
                     loom::thread::spawn(move || {
-                        quota.retry_bounds(|| Duration::from_secs(100), || 0)
+                        quota.first_retry_bounds(|| Duration::from_secs(100), || 0)
                     })
                 })
                 .collect();

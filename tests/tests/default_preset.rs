@@ -236,3 +236,30 @@ fn the_success_path_reads_no_clock() {
     strategy.record_failure(token);
     assert!(clock.readings.load(Ordering::SeqCst) > before);
 }
+
+#[test]
+fn a_call_reads_the_clock_once_at_its_first_retry_and_not_at_later_ones() {
+    let clock = Arc::new(CountingClock::default());
+    let config = RetryConfig::builder()
+        .max_attempts(8)
+        .build()
+        .expect("valid");
+    let strategy = StandardStrategy::builder(config)
+        .clock(clock.clone())
+        .build();
+    let before = clock.readings.load(Ordering::SeqCst);
+    let mut token = strategy.acquire_initial_token();
+    for retry in 1..=7 {
+        token = strategy
+            .refresh_retry_token(token, &RetryReason::error(ErrorKind::Server))
+            .expect("granted");
+        // The first retry sizes the quota by the traffic (one reading: no sample is due); the
+        // later ones are sized from that reading.
+        assert_eq!(
+            clock.readings.load(Ordering::SeqCst) - before,
+            1,
+            "after retry {retry}"
+        );
+    }
+    strategy.record_success(token);
+}

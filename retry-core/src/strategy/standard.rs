@@ -254,7 +254,7 @@ impl StandardStrategy {
             return Err(self.give_up(sent, error));
         }
         let cost = self.cost(reason.kind());
-        if let Err(level) = self.scope.try_acquire_retry(cost) {
+        if let Err(level) = self.scope.try_acquire_retry(cost, sent == 1) {
             self.scope.count(Counter::QuotaExhausted);
             observe::quota_exhausted(self.scope.name(), cost, level);
             return Err(self.give_up(sent, RetryError::QuotaExhausted { cost, level }));
