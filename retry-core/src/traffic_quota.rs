@@ -11,10 +11,13 @@
 //! * a scope younger than its window has not seen a window of traffic yet: it starts with the
 //!   AWS SDKs' 500 tokens and its cap is at least that ([`YOUNG_SCOPE_QUOTA`]), so it never
 //!   grants fewer retries than `aws-2026` would;
-//! * a retry asked for after a whole window in which the scope asked for none (granted or
-//!   refused) finds at least the floor, one whole call's retries: a call an hour after the
-//!   last failure is not refused for it. A client in an outage asks at every call, so it gets
-//!   no such refill while the outage lasts.
+//! * the first retry of a call, asked for after a whole window in which no call of the scope
+//!   started retrying (granted or refused), finds at least the floor, one whole call's
+//!   retries: a call an hour after the last failure is not refused for it. A client in an
+//!   outage asks at every call, so it gets no such refill while the outage lasts.
+//!
+//! A call reads the clock once, at its first retry: its later retries are sized from that
+//! reading and the traffic's last sample.
 
 use std::time::Duration;
 
@@ -23,7 +26,7 @@ use crate::clock::duration_to_nanos;
 use crate::config::defaults::YOUNG_SCOPE_QUOTA;
 use crate::quota::RetryBounds;
 use crate::request_rate::RequestRate;
-use crate::sync::{AtomicU64, Ordering};
+use crate::sync::{AtomicU32, AtomicU64, Ordering};
 
 /// The cap a traffic-sized scope puts on its quota when a retry is paid for.
 #[derive(Debug)]
@@ -45,6 +48,9 @@ pub(crate) struct TrafficQuota {
     /// store their reading plainly (two racing may leave either's, which differ by far less
     /// than a window).
     last_retry: AtomicU64,
+    /// The cap the last first retry of a call met, for the later retries of calls (a plain
+    /// store and load: racing first retries leave either's cap, sized a moment apart).
+    later_limit: AtomicU32,
     rate: RequestRate,
 }
 
@@ -55,15 +61,17 @@ impl TrafficQuota {
         let window = config.quota_window()?;
         let floor = floor(config);
         let most = config.quota_capacity();
+        let young = YOUNG_SCOPE_QUOTA.max(floor).min(most);
         let born = duration_to_nanos(now);
         Some(Self {
             window: duration_to_nanos(window),
             window_secs: window.as_secs_f64(),
             floor,
-            young: YOUNG_SCOPE_QUOTA.max(floor).min(most),
+            young,
             most,
             born,
             last_retry: AtomicU64::new(born),
+            later_limit: AtomicU32::new(young),
             rate: RequestRate::new(now, window),
         })
     }
@@ -82,8 +90,12 @@ impl TrafficQuota {
         calls: impl FnOnce() -> u64,
     ) -> RetryBounds {
         let (rate, now) = self.rate.measure(now, calls);
+        let limit = self.limit_at(now, rate);
+        if self.later_limit.load(Ordering::Relaxed) != limit {
+            self.later_limit.store(limit, Ordering::Relaxed);
+        }
         RetryBounds {
-            limit: self.limit_at(now, rate),
+            limit,
             at_least: if self.claim_quiet_window(now) {
                 self.floor
             } else {
@@ -92,13 +104,13 @@ impl TrafficQuota {
         }
     }
 
-    /// The bounds a later retry of a call meets: sized like its first retry's, from the last
-    /// reading a retry took and the traffic's last sample, without a clock read (a clock read
-    /// costs more than the rest of a retry's bookkeeping; the window is a minute, a sample a
-    /// second). It is no first retry after a quiet window: its call's first retry was that.
+    /// The bounds a later retry of a call meets: the cap the last first retry met, without a
+    /// clock read (a clock read costs more than the rest of a retry's bookkeeping; the window
+    /// is a minute, a sample a second). It is no first retry after a quiet window: its call's
+    /// first retry was that.
     pub(crate) fn later_retry_bounds(&self) -> RetryBounds {
         RetryBounds {
-            limit: self.limit_at(self.last_retry.load(Ordering::Relaxed), self.rate.rate()),
+            limit: self.later_limit.load(Ordering::Relaxed),
             at_least: 0,
         }
     }
@@ -245,6 +257,29 @@ mod tests {
         assert_eq!(limit(&quota, Duration::from_millis(59_900), 60), 500);
         // A window old: the traffic's cap, 1/s x 60 s.
         assert_eq!(limit(&quota, secs(60), 60), 60);
+    }
+
+    #[test]
+    fn a_later_retry_meets_the_cap_of_the_last_first_retry_and_no_floor() {
+        let quota = sized(RetryConfig::aws_2026());
+        // Before any first retry: the young scope's cap.
+        assert_eq!(quota.later_retry_bounds().limit, 500);
+        // A first retry after 120 s at 7 calls/s, a quiet window (no retry since the start):
+        // 420 tokens at most, the floor at least.
+        let first = quota.first_retry_bounds(|| secs(120), || 840);
+        assert_eq!(
+            first,
+            RetryBounds {
+                limit: 420,
+                at_least: 28
+            }
+        );
+        // The call's later retries: the same cap, and the quiet window was the first retry's.
+        let later = RetryBounds {
+            limit: 420,
+            at_least: 0,
+        };
+        assert_eq!(quota.later_retry_bounds(), later);
     }
 
     #[test]

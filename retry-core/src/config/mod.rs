@@ -70,7 +70,8 @@ impl Default for RetryConfig {
     /// retry costs 14 (throttling 5) and finds at most one token per call of the last 60 s, at
     /// least one whole call's retries, at most 5000; a scope younger than 60 s starts with the
     /// AWS SDKs' 500 and is capped no lower; a success gives back every retry it paid for; a
-    /// retry after a minute without any finds one whole call's retries — and a server's
+    /// call that starts retrying after a minute without any finds one whole call's retries —
+    /// and a server's
     /// `retry_after` honoured as a minimum. The AWS SDKs' costs and backoff of 2026, with a
     /// quota that does not grow with the number of clients, and that never grants a new scope,
     /// a caller whose retried calls succeed, or a call after a quiet minute fewer retries than
@@ -293,9 +294,13 @@ impl RetryConfig {
     ///   old, so it never grants fewer retries than `aws-2026`;
     /// * a success gives back every retry cost its call paid (not only the last retry's): the
     ///   quota drains only through calls that fail, as in an outage;
-    /// * a retry asked for when the scope asked for none (granted or refused) during the whole
-    ///   last `window` finds at least the floor: a call ten minutes after a failed one makes
-    ///   every attempt. A client in an outage asks at each call, so it gets no such refill.
+    /// * the first retry of a call, asked for when no call of the scope started retrying
+    ///   (granted or refused) during the whole last `window`, finds at least the floor: a call
+    ///   ten minutes after a failed one makes every attempt. A client in an outage asks at each
+    ///   call, so it gets no such refill.
+    ///
+    /// A call reads the clock once, at its first retry; its later retries are sized from that
+    /// reading (the success path reads none).
     ///
     /// When unset (the AWS presets), the quota is a fixed bucket of `quota_capacity`, full at
     /// first, under the AWS SDKs' rules. (A process-wide scope is sized by the configuration

@@ -20,8 +20,9 @@ use crate::{
 ///   fail); a first-try success adds the reward; no quota, no retry. With a `quota_window`, a
 ///   retry finds at most one token per call the scope made in that window (at least one whole
 ///   call's retries; at least the AWS SDKs' 500 while the scope is younger than the window), and
-///   after a window in which the scope asked for no retry, at least one whole call's retries;
-///   this is sized on the retry path only: the success path reads no clock;
+///   a call that starts retrying after a window in which no call of the scope did finds at
+///   least one whole call's retries; this is sized on the retry path only, with one clock read
+///   per call at its first retry: the success path reads no clock;
 /// * a server's `retry_after` is never undercut: the delay is `max(backoff, retry_after)`, and a
 ///   `retry_after` above `max_backoff` stops the retries (with `retry_after_slack` set, as in
 ///   `aws-2026`, it is clamped to `[t_i, t_i + slack]` instead);
