@@ -107,9 +107,8 @@ impl RequestRate {
             .is_some_and(|elapsed| elapsed < duration_to_nanos(SAMPLE_PERIOD))
     }
 
-    /// The average last published, without a sample (nor a clock read); `None` before the
-    /// first sample.
-    pub(crate) fn rate(&self) -> Option<f64> {
+    /// The average last published; `None` before the first sample.
+    fn rate(&self) -> Option<f64> {
         let bits = self.rate_bits.load(Ordering::Acquire);
         (bits != NO_RATE).then(|| f64::from_bits(bits))
     }

@@ -28,7 +28,7 @@ use crate::quota::RetryBounds;
 use crate::request_rate::RequestRate;
 use crate::sync::{AtomicU32, AtomicU64, Ordering};
 
-/// The cap a traffic-sized scope puts on its quota when a retry is paid for.
+/// The bounds a traffic-sized scope puts on what a retry finds in its quota.
 #[derive(Debug)]
 pub(crate) struct TrafficQuota {
     /// `quota_window`, in nanoseconds.
@@ -47,7 +47,7 @@ pub(crate) struct TrafficQuota {
     /// one floor is granted per quiet window however many retries race for it; other retries
     /// store their reading plainly (two racing may leave either's, which differ by far less
     /// than a window).
-    last_retry: AtomicU64,
+    last_first_retry: AtomicU64,
     /// The cap the last first retry of a call met, for the later retries of calls (a plain
     /// store and load: racing first retries leave either's cap, sized a moment apart).
     later_limit: AtomicU32,
@@ -70,7 +70,7 @@ impl TrafficQuota {
             young,
             most,
             born,
-            last_retry: AtomicU64::new(born),
+            last_first_retry: AtomicU64::new(born),
             later_limit: AtomicU32::new(young),
             rate: RequestRate::new(now, window),
         })
@@ -120,14 +120,14 @@ impl TrafficQuota {
     /// for this retry alone. A reading earlier than the last one (a clock that stepped back) is
     /// not quiet.
     fn claim_quiet_window(&self, now: u64) -> bool {
-        let last = self.last_retry.load(Ordering::Relaxed);
+        let last = self.last_first_retry.load(Ordering::Relaxed);
         if !Self::is_quiet(last, now, self.window) {
             if last != now {
-                self.last_retry.store(now, Ordering::Relaxed);
+                self.last_first_retry.store(now, Ordering::Relaxed);
             }
             return false;
         }
-        self.last_retry
+        self.last_first_retry
             .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
             .is_ok()
     }
@@ -139,7 +139,11 @@ impl TrafficQuota {
         calls: impl FnOnce() -> u64,
     ) -> RetryBounds {
         let (rate, now) = self.rate.measure(now, calls);
-        let quiet = Self::is_quiet(self.last_retry.load(Ordering::Relaxed), now, self.window);
+        let quiet = Self::is_quiet(
+            self.last_first_retry.load(Ordering::Relaxed),
+            now,
+            self.window,
+        );
         RetryBounds {
             limit: self.limit_at(now, rate),
             at_least: if quiet { self.floor } else { 0 },
@@ -341,7 +345,7 @@ mod loom_model {
             let floors: Vec<u32> = bounds.iter().map(|b| b.at_least).collect();
             assert!(floors == [28, 0] || floors == [0, 28], "{bounds:?}");
             assert_eq!(
-                quota.last_retry.load(Ordering::Relaxed),
+                quota.last_first_retry.load(Ordering::Relaxed),
                 duration_to_nanos(Duration::from_secs(100))
             );
         });
