@@ -8,7 +8,7 @@
 //! * `zero_backoff_retry/<attempts>`: one call that fails `attempts - 1` times and then succeeds,
 //!   every backoff set to zero, so the cost of a retry is the slope over `attempts`
 //!   (`retry_core_retry_default`: on the default configuration, whose quota is sized by the
-//!   traffic on each retry).
+//!   traffic at each call's first retry, with its real costs).
 //!
 //! Every contender gets the same policy: at most 3 attempts (8 in the retry group), exponential
 //! backoff with jitter, a retry on `BenchError::Transient` only. Each batch of calls runs in one

@@ -1,5 +1,5 @@
-//! Success-path calls for an instruction count under callgrind, which other processes on the
-//! machine do not disturb (criterion's times do move with them):
+//! Calls for an instruction count under callgrind, which other processes on the machine do not
+//! disturb (criterion's times do move with them):
 //!
 //! ```text
 //! cargo build --release -p retry-bench --example instructions
@@ -7,32 +7,62 @@
 //! valgrind --tool=callgrind target/release/examples/instructions adaptive 20000
 //! ```
 //!
-//! The difference of the two totals over 10,000 is the instructions per call of that path
-//! (`plain`, `standard` or `adaptive`), the program's start-up cancelled out.
+//! The difference of the two totals over 10,000 is the instructions per call of that path, the
+//! program's start-up cancelled out: the success path (`plain`, `standard` or `adaptive`), or
+//! a call that fails 7 times and then succeeds, backoff zero (`retries-classic`: the classic
+//! preset with a quota that never runs out; `retries-default`: the default configuration, as
+//! in the `zero_backoff_retry` benchmark group).
 
 use std::process::ExitCode;
 
-use retry_bench::{adaptive, current_thread_runtime, op, standard, success_config};
+use std::cell::Cell;
+
+use retry_bench::{
+    RETRY_MAX_ATTEMPTS, adaptive, current_thread_runtime, default_zero_backoff_config, flaky, op,
+    standard, success_config, zero_backoff_config,
+};
 use retry_core::retry;
+
+/// The paths this program can run.
+const PATHS: [&str; 5] = [
+    "plain",
+    "standard",
+    "adaptive",
+    "retries-classic",
+    "retries-default",
+];
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
     let (Some(path), Some(Ok(calls))) = (args.get(1), args.get(2).map(|n| n.parse::<u64>())) else {
-        eprintln!("usage: instructions plain|standard|adaptive CALLS");
+        eprintln!("usage: instructions {} CALLS", PATHS.join("|"));
         return ExitCode::FAILURE;
     };
-    if !["plain", "standard", "adaptive"].contains(&path.as_str()) {
-        eprintln!("unknown path `{path}`: expected plain, standard or adaptive");
+    if !PATHS.contains(&path.as_str()) {
+        eprintln!(
+            "unknown path `{path}`: expected one of {}",
+            PATHS.join(", ")
+        );
         return ExitCode::FAILURE;
     }
     let runtime = current_thread_runtime();
     let standard = standard(success_config());
     let adaptive = adaptive("instructions-adaptive");
+    let classic_retries = retry_bench::standard(zero_backoff_config());
+    let default_retries = retry_bench::standard(default_zero_backoff_config());
+    let attempts = Cell::new(0);
     runtime.block_on(async {
         for i in 0..calls {
+            attempts.set(0);
             let outcome = match path.as_str() {
                 "standard" => retry(&standard, || op(i)).await,
                 "adaptive" => retry(&adaptive, || op(i)).await,
+                "retries-classic" => {
+                    retry(&classic_retries, || flaky(&attempts, RETRY_MAX_ATTEMPTS, i)).await
+                }
+                "retries-default" => {
+                    retry(&default_retries, || flaky(&attempts, RETRY_MAX_ATTEMPTS, i)).await
+                }
                 _ => op(i).await, // "plain", checked above
             };
             std::hint::black_box(outcome).ok();

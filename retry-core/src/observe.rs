@@ -141,8 +141,8 @@ impl ScopeCounters {
 /// let scope = Scope::new("docs-stats", &RetryConfig::default());
 /// let stats = scope.stats();
 /// assert_eq!(stats.attempts, 0);
-/// // A new scope's quota holds one whole call's retries: 2 retries x 14.
-/// assert_eq!(stats.quota_level, 28);
+/// // A new scope's quota holds the AWS SDKs' 500 tokens until it has seen a window of traffic.
+/// assert_eq!(stats.quota_level, 500);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[non_exhaustive]
@@ -162,9 +162,10 @@ pub struct ScopeStats {
     pub throttles: u64,
     /// Retries refused because the rate limiter's expected wait exceeded `max_wait`.
     pub rate_limited: u64,
-    /// Retry tokens in the quota now.
+    /// Retry tokens a retry would find in the quota now.
     pub quota_level: u32,
-    /// The quota's capacity.
+    /// The most a retry may find in the quota now: its capacity, or with a `quota_window` the
+    /// cap in force (sized by the scope's traffic and age), which is usually lower.
     pub quota_capacity: u32,
     /// The adaptive rate limiter.
     pub limiter: LimiterStats,

@@ -6,8 +6,8 @@
 //! a retry, the call stops retrying. Lock-free: the level is one atomic updated by
 //! compare-and-swap, and the optional refill claims elapsed time by compare-and-swap on the last
 //! refill instant (model-checked with loom in `tests/loom_quota.rs` and `loom_model` below).
-//! A scope whose quota follows its traffic ([`TrafficQuota`](crate::traffic_quota)) caps what a
-//! retry may find in it with [`try_acquire_within`](RetryQuota::try_acquire_within).
+//! A scope whose quota follows its traffic ([`TrafficQuota`](crate::traffic_quota)) bounds what
+//! a retry may find in it with [`try_acquire_within`](RetryQuota::try_acquire_within).
 
 use crate::ConfigError;
 use crate::clock::{SharedClock, duration_to_nanos};
@@ -35,10 +35,37 @@ pub(crate) fn is_valid_refill(rate: f64) -> bool {
     rate.is_finite() && rate >= MIN_REFILL_PER_SECOND
 }
 
-/// `rate` tokens per second in the fixed-point unit of [`RATE_FRACTION_BITS`] (saturating: a
-/// rate past `u128::MAX` of that unit fills any bucket within a nanosecond anyway).
+/// `rate` tokens per second in the fixed-point unit of [`RATE_FRACTION_BITS`], rounded to the
+/// nearest unit (saturating: a rate past `u128::MAX` of that unit fills any bucket within a
+/// nanosecond anyway). Rounded, not truncated: a decimal rate such as 0.0001 tokens/s is not a
+/// whole number of units, and truncated it would credit 999.99 thousandths of a token in
+/// 10,000 s instead of one token (smithy-rs' refill vectors, tested below). Rounding errs by
+/// at most half a unit, 2^-33 thousandths of a token per second.
 fn fixed_point_rate(rate: f64) -> u128 {
-    (rate * MILLI as f64 * (1u64 << RATE_FRACTION_BITS) as f64) as u128
+    (rate * MILLI as f64 * (1u64 << RATE_FRACTION_BITS) as f64).round() as u128
+}
+
+/// What a retry may find in the quota: a traffic-sized scope's bounds
+/// ([`TrafficQuota`](crate::traffic_quota::TrafficQuota)), or none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RetryBounds {
+    /// The most: the tokens above it are dropped when a retry is paid.
+    pub(crate) limit: u32,
+    /// The least: the level is raised to it when a retry is paid.
+    pub(crate) at_least: u32,
+}
+
+impl RetryBounds {
+    /// No bounds: the level as it is.
+    pub(crate) const NONE: RetryBounds = RetryBounds {
+        limit: u32::MAX,
+        at_least: 0,
+    };
+
+    /// The whole tokens a retry finds in a quota holding `level`.
+    pub(crate) fn found(self, level: u32) -> u32 {
+        level.max(self.at_least).min(self.limit)
+    }
 }
 
 /// A shared, lock-free bucket of retry tokens.
@@ -144,20 +171,27 @@ impl RetryQuota {
     /// # Ok::<(), retry_core::ConfigError>(())
     /// ```
     pub fn try_acquire(&self, cost: u32) -> bool {
-        self.try_acquire_within(cost, u32::MAX)
+        self.try_acquire_within(cost, RetryBounds::NONE).is_ok()
     }
 
-    /// [`try_acquire`](Self::try_acquire) from at most `limit` tokens: the tokens above `limit`
-    /// are dropped when the retry is paid (a traffic-sized scope's limit: one token per call of
-    /// its last window), and kept when it is not.
-    pub(crate) fn try_acquire_within(&self, cost: u32, limit: u32) -> bool {
+    /// [`try_acquire`](Self::try_acquire) from what `bounds` let a retry find: the level raised
+    /// to `at_least` and lowered to `limit` (a traffic-sized scope's bounds: one token per call
+    /// of its last window; one whole call's retries after a quiet window). The level moves
+    /// only when the retry is paid; when it is not, the whole tokens the retry found.
+    pub(crate) fn try_acquire_within(&self, cost: u32, bounds: RetryBounds) -> Result<(), u32> {
         self.refill();
-        let (cost, limit) = (u64::from(cost) * MILLI, u64::from(limit) * MILLI);
+        let cost = u64::from(cost) * MILLI;
+        let (limit, at_least) = (
+            u64::from(bounds.limit) * MILLI,
+            u64::from(bounds.at_least) * MILLI,
+        );
+        let found = |level: u64| level.max(at_least).min(limit);
         self.level
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |level| {
-                level.min(limit).checked_sub(cost)
+                found(level).checked_sub(cost)
             })
-            .is_ok()
+            .map(drop)
+            .map_err(|level| u32::try_from(found(level) / MILLI).unwrap_or(u32::MAX))
     }
 
     /// Puts `amount` tokens back, never above capacity.
@@ -340,6 +374,32 @@ mod tests {
         assert_eq!(quota.level(), 3);
     }
 
+    /// smithy-rs' published refill vectors (`aws-smithy-runtime`, `client/retries/
+    /// token_bucket.rs`, test `test_refill_rates`): (tokens per second, seconds elapsed, whole
+    /// tokens refilled, the fraction left over) from an empty bucket of 100. The fraction is
+    /// kept here in thousandths of a token.
+    #[test]
+    fn the_smithy_rs_refill_vectors_hold_exactly() {
+        let vectors = [
+            (10.0, 2, 20, 0),
+            (0.001, 1_100, 1, 100),
+            (0.0001, 11_000, 1, 100),
+            (0.001, 1_200, 1, 200),
+            (0.0001, 10_000, 1, 0),
+            (0.001, 500, 0, 500),
+        ];
+        for (rate, elapsed, tokens, thousandths) in vectors {
+            let clock = Arc::new(SteppingClock::default());
+            let quota = RetryQuota::starting_at(100, 0, Some(rate), clock.clone());
+            clock.set(Duration::from_secs(elapsed));
+            assert_eq!(
+                (quota.level(), quota.level.load(Ordering::Acquire) % MILLI),
+                (tokens, thousandths),
+                "{rate} tokens/s for {elapsed} s"
+            );
+        }
+    }
+
     #[test]
     fn a_refill_too_slow_to_ever_credit_is_rejected() {
         // 1e-20 tokens/s: a thousandth of a token every 3 billion years, far past the ~584 years
@@ -372,17 +432,36 @@ mod loom_model {
     /// and the tokens above the limit are dropped by the one that pays.
     #[test]
     fn loom_racing_retries_within_a_limit_pay_once() {
-        loom::model(|| {
+        assert_eq!(race_two_retries(10, 4, 6, [0, 0]), (1, 2));
+    }
+
+    /// Two retries race for an empty quota after a quiet window (at most 6), one of them
+    /// having claimed the window's floor of 6: only one of two retries costing 4 is paid,
+    /// whichever runs first.
+    #[test]
+    fn loom_racing_retries_after_a_quiet_window_find_the_floor_once() {
+        assert_eq!(race_two_retries(0, 4, 6, [6, 0]), (1, 2));
+    }
+
+    /// Two retries costing `cost` race for a quota of 10 holding `level`, both capped at
+    /// `limit`, each raising the level to its `at_least`: the retries paid and the level left,
+    /// the same in every interleaving (checked by loom).
+    fn race_two_retries(level: u32, cost: u32, limit: u32, at_least: [u32; 2]) -> (usize, u32) {
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(None));
+        let outcome = std::sync::Arc::clone(&seen);
+        loom::model(move || {
             let quota = Arc::new(RetryQuota::starting_at(
                 10,
-                10,
+                level,
                 None,
                 std::sync::Arc::new(ManualClock::new()),
             ));
-            let retries: Vec<_> = (0..2)
-                .map(|_| {
+            let retries: Vec<_> = at_least
+                .into_iter()
+                .map(|at_least| {
                     let quota = Arc::clone(&quota);
-                    loom::thread::spawn(move || quota.try_acquire_within(4, 6))
+                    let bounds = RetryBounds { limit, at_least };
+                    loom::thread::spawn(move || quota.try_acquire_within(cost, bounds).is_ok())
                 })
                 .collect();
             let paid = retries
@@ -390,8 +469,15 @@ mod loom_model {
                 .map(|retry| retry.join().expect("no panic"))
                 .filter(|paid| *paid)
                 .count();
-            assert_eq!(paid, 1);
-            assert_eq!(quota.level(), 2);
+            let this = (paid, quota.level());
+            let mut seen = outcome.lock().expect("not poisoned");
+            assert!(
+                seen.is_none_or(|first| first == this),
+                "{seen:?} then {this:?}"
+            );
+            *seen = Some(this);
         });
+        let seen = *seen.lock().expect("not poisoned");
+        seen.expect("loom ran the model")
     }
 }

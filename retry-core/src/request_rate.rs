@@ -50,7 +50,8 @@ impl RequestRate {
 
     /// The average rate now, `now()` reading the clock: folds in a new sample, `calls()` being
     /// the calls counted in all (asked for only then), if [`SAMPLE_PERIOD`] has passed since the
-    /// last one. `None` before the first sample.
+    /// last one. `None` before the first sample. Also returns the clock's last reading, so that
+    /// the caller needs no other (within a period, the clock is read once).
     ///
     /// A reading earlier than the last sample (a clock that stepped back, as tokio's does in a
     /// later runtime) counts as no time passing: sampling starts over from it. The clock is read
@@ -60,27 +61,28 @@ impl RequestRate {
         &self,
         now: impl Fn() -> Duration,
         calls: impl FnOnce() -> u64,
-    ) -> Option<f64> {
+    ) -> (Option<f64>, u64) {
         let sampled_at = self.sampled_at.load(Ordering::Acquire);
-        if Self::within_period(sampled_at, duration_to_nanos(now())) {
-            return self.rate();
+        let first = duration_to_nanos(now());
+        if Self::within_period(sampled_at, first) {
+            return (self.rate(), first);
         }
         let mut last = match self.last.try_lock() {
             Ok(last) => last,
-            Err(TryLockError::WouldBlock) => return self.rate(),
+            Err(TryLockError::WouldBlock) => return (self.rate(), first),
             // Nothing panics while holding it; were it poisoned, the sample is still whole.
             Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
         };
         let now = duration_to_nanos(now());
         // Another caller may have sampled since the check above.
         if Self::within_period(last.at, now) {
-            return self.rate();
+            return (self.rate(), now);
         }
         let calls = calls();
         let Some(elapsed) = now.checked_sub(last.at) else {
             *last = Sample { at: now, calls };
             self.sampled_at.store(now, Ordering::Release);
-            return self.rate();
+            return (self.rate(), now);
         };
         let elapsed = Duration::from_nanos(elapsed);
         let measured = calls.saturating_sub(last.calls) as f64 / elapsed.as_secs_f64();
@@ -95,7 +97,7 @@ impl RequestRate {
         *last = Sample { at: now, calls };
         self.rate_bits.store(average.to_bits(), Ordering::Release);
         self.sampled_at.store(now, Ordering::Release);
-        Some(average)
+        (Some(average), now)
     }
 
     /// Whether `now` is less than a [`SAMPLE_PERIOD`] after a sample taken `at` (and not
@@ -105,6 +107,7 @@ impl RequestRate {
             .is_some_and(|elapsed| elapsed < duration_to_nanos(SAMPLE_PERIOD))
     }
 
+    /// The average last published; `None` before the first sample.
     fn rate(&self) -> Option<f64> {
         let bits = self.rate_bits.load(Ordering::Acquire);
         (bits != NO_RATE).then(|| f64::from_bits(bits))
@@ -125,31 +128,34 @@ mod tests {
     fn the_first_sample_measures_from_the_start_and_later_ones_are_averaged() {
         let rate = RequestRate::new(secs(100), MINUTE);
         // Less than a period: nothing measured yet.
-        assert_eq!(rate.measure(|| Duration::from_millis(100_500), || 3), None);
+        assert_eq!(
+            rate.measure(|| Duration::from_millis(100_500), || 3).0,
+            None
+        );
         // 120 calls in the first 60 s: 2/s.
-        assert_eq!(rate.measure(|| secs(160), || 120), Some(2.0));
+        assert_eq!(rate.measure(|| secs(160), || 120).0, Some(2.0));
         // Within a period of that sample: the same rate, no new sample.
         assert_eq!(
-            rate.measure(|| Duration::from_millis(160_900), || 1_000),
+            rate.measure(|| Duration::from_millis(160_900), || 1_000).0,
             Some(2.0)
         );
         // 60 s later, 600 more calls (10/s), weighted 1 - e^-1 = 0.632: 2 + 0.632 * 8 = 7.057.
-        let average = rate.measure(|| secs(220), || 720).expect("a rate");
+        let average = rate.measure(|| secs(220), || 720).0.expect("a rate");
         assert!((average - 7.057).abs() < 0.001, "{average}");
         // After ten windows the old rate weighs e^-10: the average is the new rate, 0/s.
-        let idle = rate.measure(|| secs(820), || 720).expect("a rate");
+        let idle = rate.measure(|| secs(820), || 720).0.expect("a rate");
         assert!(idle < 0.001, "{idle}");
     }
 
     #[test]
     fn a_clock_that_steps_back_does_not_freeze_the_rate() {
         let rate = RequestRate::new(secs(100), MINUTE);
-        assert_eq!(rate.measure(|| secs(160), || 60), Some(1.0));
+        assert_eq!(rate.measure(|| secs(160), || 60).0, Some(1.0));
         // The clock steps back 150 s (a later tokio runtime): sampling starts over from the
         // new reading, and the next sample is 1 s later, not 151 s later.
-        assert_eq!(rate.measure(|| secs(10), || 60), Some(1.0));
+        assert_eq!(rate.measure(|| secs(10), || 60).0, Some(1.0));
         // No call in that second: the average falls (1 - e^(-1/60) of the way to 0).
-        let after = rate.measure(|| secs(11), || 60).expect("a rate");
+        let after = rate.measure(|| secs(11), || 60).0.expect("a rate");
         assert!(
             (after - 0.9835).abs() < 0.0001,
             "a sample 1 s after the step back: {after}"
@@ -172,7 +178,7 @@ mod loom_model {
             let callers: Vec<_> = (0..2)
                 .map(|_| {
                     let rate = Arc::clone(&rate);
-                    loom::thread::spawn(move || rate.measure(|| Duration::from_secs(2), || 10))
+                    loom::thread::spawn(move || rate.measure(|| Duration::from_secs(2), || 10).0)
                 })
                 .collect();
             let seen: Vec<Option<f64>> = callers
@@ -204,12 +210,12 @@ mod loom_model {
                 let (clock, rate) = (Arc::clone(&clock), Arc::clone(&rate));
                 loom::thread::spawn(move || {
                     clock.store(2, Ordering::Release);
-                    rate.measure(|| read(&clock), || 10)
+                    rate.measure(|| read(&clock), || 10).0
                 })
             };
             let other = {
                 let (clock, rate) = (Arc::clone(&clock), Arc::clone(&rate));
-                loom::thread::spawn(move || rate.measure(|| read(&clock), || 10))
+                loom::thread::spawn(move || rate.measure(|| read(&clock), || 10).0)
             };
             mover.join().expect("no panic");
             other.join().expect("no panic");

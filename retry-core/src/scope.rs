@@ -6,6 +6,7 @@ use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use crate::adaptive::ClientRateLimiter;
 use crate::observe::{Counter, ScopeCounters};
+use crate::quota::RetryBounds;
 use crate::traffic_quota::TrafficQuota;
 use crate::{RetryConfig, RetryQuota, ScopeStats, SharedClock, TokioClock};
 
@@ -65,10 +66,10 @@ impl Scope {
     pub fn with_clock(name: &str, config: &RetryConfig, clock: SharedClock) -> Self {
         let now = clock.now();
         let traffic_quota = TrafficQuota::new(config, now);
-        // A traffic-sized quota starts with one whole call's retries; a fixed one full.
+        // A traffic-sized quota starts with the young scope's tokens; a fixed one full.
         let level = traffic_quota
             .as_ref()
-            .map_or(config.quota_capacity(), TrafficQuota::floor);
+            .map_or(config.quota_capacity(), TrafficQuota::initial_level);
         Self {
             inner: Arc::new(ScopeInner {
                 name: name.into(),
@@ -134,15 +135,16 @@ impl Scope {
         &self.inner.name
     }
 
-    /// The retry quota. With a `quota_window`, what a retry may take from it is capped by the
-    /// scope's traffic: [`stats`](Self::stats) shows the level a retry finds.
+    /// The retry quota. With a `quota_window`, what a retry may take from it is bounded by the
+    /// scope's traffic (and by its age, and by how long it asked for no retry; see
+    /// [`RetryConfig::quota_window`]): [`stats`](Self::stats) shows the level a retry finds.
     ///
     /// ```
     /// # use retry_core::{RetryConfig, Scope};
     /// let classic = Scope::new("q", &RetryConfig::aws_classic().build().unwrap());
     /// assert_eq!(classic.quota().level(), 500);
-    /// // The default quota starts with one whole call's retries: 2 x 14.
-    /// assert_eq!(Scope::new("q", &RetryConfig::default()).quota().level(), 28);
+    /// // A young default scope starts with the AWS SDKs' 500 tokens too.
+    /// assert_eq!(Scope::new("q", &RetryConfig::default()).quota().level(), 500);
     /// ```
     pub fn quota(&self) -> &RetryQuota {
         &self.inner.quota
@@ -160,13 +162,21 @@ impl Scope {
     }
 
     /// Counters and levels, for metrics. With a `quota_window`, the quota's level and capacity
-    /// are those a retry would find now (capped by the scope's traffic; this reads the clock).
+    /// are those a retry would meet now: the level it would find and the cap in force (sized by
+    /// the scope's traffic and age; this reads the clock).
+    ///
+    /// ```
+    /// # use retry_core::{RetryConfig, Scope};
+    /// let stats = Scope::new("docs-young", &RetryConfig::default()).stats();
+    /// // A young scope: the AWS SDKs' 500, until it has seen a window of traffic.
+    /// assert_eq!((stats.quota_level, stats.quota_capacity), (500, 500));
+    /// ```
     pub fn stats(&self) -> ScopeStats {
         let inner = &self.inner;
-        let limit = self.quota_limit();
+        let bounds = self.peek_bounds();
         inner.counters.snapshot(
-            inner.quota.level().min(limit),
-            inner.quota.capacity().min(limit),
+            bounds.found(inner.quota.level()),
+            inner.quota.capacity().min(bounds.limit),
             inner.limiter.stats(),
         )
     }
@@ -186,26 +196,40 @@ impl Scope {
         Arc::ptr_eq(&self.inner, &other.inner)
     }
 
-    /// Takes `cost` from the quota for a retry, within the cap of the scope's traffic when it
-    /// has a `quota_window` (this reads the clock: it is on the retry path, never on the
-    /// success path). Whether the retry is paid for.
-    pub(crate) fn try_acquire_retry(&self, cost: u32) -> bool {
-        self.inner
-            .quota
-            .try_acquire_within(cost, self.quota_limit())
+    /// Takes `cost` from the quota for a retry, within the bounds of the scope's traffic when
+    /// it has a `quota_window`. The first retry of a call (`first`) reads the clock, once: it
+    /// is on the retry path, never on the success path; a later retry of the call is sized from
+    /// that reading. `Err` with the whole tokens the retry found when it is not paid for.
+    pub(crate) fn try_acquire_retry(&self, cost: u32, first: bool) -> Result<(), u32> {
+        let inner = &self.inner;
+        let bounds = match &inner.traffic_quota {
+            Some(traffic) if first => {
+                traffic.first_retry_bounds(|| inner.clock.now(), || self.calls_ended())
+            }
+            Some(traffic) => traffic.later_retry_bounds(),
+            None => RetryBounds::NONE,
+        };
+        inner.quota.try_acquire_within(cost, bounds)
     }
 
     /// The whole tokens a retry finds in the quota now.
     pub(crate) fn quota_level(&self) -> u32 {
-        self.inner.quota.level().min(self.quota_limit())
+        self.peek_bounds().found(self.inner.quota.level())
     }
 
-    /// The most a retry may find in the quota now: the traffic's cap, or no cap.
-    fn quota_limit(&self) -> u32 {
+    /// Whether a success after retries gives back every retry it paid for (a traffic-sized
+    /// quota), rather than the last one (the AWS SDKs' rule, a fixed quota).
+    #[inline]
+    pub(crate) fn refunds_every_retry(&self) -> bool {
+        self.inner.traffic_quota.is_some()
+    }
+
+    /// The bounds a retry would meet now (without counting one as asked for).
+    fn peek_bounds(&self) -> RetryBounds {
         let inner = &self.inner;
         match &inner.traffic_quota {
-            Some(traffic) => traffic.limit(|| inner.clock.now(), || self.calls_ended()),
-            None => u32::MAX,
+            Some(traffic) => traffic.peek_bounds(|| inner.clock.now(), || self.calls_ended()),
+            None => RetryBounds::NONE,
         }
     }
 

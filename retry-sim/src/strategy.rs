@@ -439,8 +439,9 @@ impl fmt::Display for StrategySpec {
                 if let Some(window) = config.quota_window() {
                     write!(
                         f,
-                        ", quota sized by traffic (one token per call of the last {window:?}, at least one whole call's retries, at most {})",
-                        config.quota_capacity()
+                        ", quota sized by traffic (one token per call of the last {window:?}, at least one whole call's retries, at most {}; at least {} while the scope is younger than {window:?}; a success gives back every retry it paid for; one whole call's retries after {window:?} without a retry asked)",
+                        config.quota_capacity(),
+                        retry_core::defaults::YOUNG_SCOPE_QUOTA.min(config.quota_capacity())
                     )?;
                 }
                 match quota {

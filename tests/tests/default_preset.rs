@@ -43,9 +43,9 @@ async fn a_lone_call_makes_every_attempt_it_asks_for_through_retry() {
         let attempts = AtomicU32::new(0);
         let outcome = retry(&strategy, || fails_until(&attempts, n)).await;
         assert_eq!(outcome.expect("succeeds at its last attempt"), n, "n = {n}");
-        // It took (n - 1) x 14 tokens, one whole call's retries, and the success gave the
-        // last retry's 14 back.
-        assert_eq!(strategy.scope().stats().quota_level, 14, "n = {n}");
+        // It took (n - 1) x 14 tokens from the young scope's 500, and the success gave every
+        // one of them back.
+        assert_eq!(strategy.scope().stats().quota_level, 500, "n = {n}");
     }
 }
 
@@ -161,17 +161,23 @@ fn an_outage_costs_a_busy_client_one_token_per_call_of_the_last_minute() {
 #[test]
 fn an_outage_costs_an_idle_client_one_call_of_retries() {
     let (strategy, clock) = on_manual_clock(RetryConfig::default());
-    // A client that calls once a minute, then meets an outage: its first failing call makes
-    // all 3 attempts (the floor, 2 x 14), the next ones no retry: the quota comes back only
-    // with successes.
-    let calls: Vec<u32> = (0..5)
+    // A client that calls every 30 s: two minutes of successes (its scope is then older than
+    // its window; 2 calls a minute buy 2 tokens, below the floor of 2 x 14 = 28).
+    for _ in 0..4 {
+        let token = strategy.acquire_initial_token();
+        strategy.record_success(token);
+        clock.advance(Duration::from_secs(30));
+    }
+    // Then an outage: its first failing call makes all 3 attempts (the floor), the next ones
+    // no retry: it asks for one every 30 s, so no quiet minute refills the floor.
+    let calls: Vec<u32> = (0..10)
         .map(|_| {
             let retries = failing_call(&strategy);
-            clock.advance(Duration::from_secs(60));
+            clock.advance(Duration::from_secs(30));
             retries
         })
         .collect();
-    assert_eq!(calls, [2, 0, 0, 0, 0]);
+    assert_eq!(calls, [2, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
 }
 
 #[test]
@@ -229,4 +235,31 @@ fn the_success_path_reads_no_clock() {
         .expect("granted");
     strategy.record_failure(token);
     assert!(clock.readings.load(Ordering::SeqCst) > before);
+}
+
+#[test]
+fn a_call_reads_the_clock_once_at_its_first_retry_and_not_at_later_ones() {
+    let clock = Arc::new(CountingClock::default());
+    let config = RetryConfig::builder()
+        .max_attempts(8)
+        .build()
+        .expect("valid");
+    let strategy = StandardStrategy::builder(config)
+        .clock(clock.clone())
+        .build();
+    let before = clock.readings.load(Ordering::SeqCst);
+    let mut token = strategy.acquire_initial_token();
+    for retry in 1..=7 {
+        token = strategy
+            .refresh_retry_token(token, &RetryReason::error(ErrorKind::Server))
+            .expect("granted");
+        // The first retry sizes the quota by the traffic (one reading: no sample is due); the
+        // later ones are sized from that reading.
+        assert_eq!(
+            clock.readings.load(Ordering::SeqCst) - before,
+            1,
+            "after retry {retry}"
+        );
+    }
+    strategy.record_success(token);
 }

@@ -124,8 +124,10 @@ async fn nested_retries_multiply() {
     assert_eq!(outer(&attempts).await, Err(Unavailable(9)));
 }
 
-// Under the default, the inner scope's quota holds one whole call's retries: its first call
-// retries twice, and the outer layer's retries find it empty.
+// Under the default, a young scope grants what a fixed quota of 500 would, so nested retries
+// multiply at first; once the inner scope is a window (60 s) old, its traffic-sized quota holds
+// one whole call's retries: its first call retries twice, and the outer layer's retries find
+// it empty.
 #[retryable(
     max_attempts = 3,
     initial_backoff = "10ms",
@@ -145,7 +147,10 @@ async fn default_outer(attempts: &AtomicU32) -> Result<u32, Unavailable> {
 }
 
 #[tokio::test(start_paused = true)]
-async fn the_default_quota_bounds_nested_retries() {
+async fn the_default_quota_bounds_nested_retries_once_the_scope_is_a_window_old() {
+    let attempts = AtomicU32::new(0);
+    assert_eq!(default_outer(&attempts).await, Err(Unavailable(9)));
+    tokio::time::advance(std::time::Duration::from_secs(61)).await;
     let attempts = AtomicU32::new(0);
     assert_eq!(default_outer(&attempts).await, Err(Unavailable(5)));
 }

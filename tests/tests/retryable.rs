@@ -534,17 +534,19 @@ async fn separate() -> Result<(), StoreError> {
 
 #[tokio::test(start_paused = true)]
 async fn scope_shares_the_quota_between_functions() {
-    // A new scope holds one call's retries: (2 - 1) x 14. The first function's retry takes it.
+    // A new scope holds the AWS SDKs' 500 tokens. The first function's retry takes 14.
     shared_a().await.unwrap_err();
-    assert_eq!(quota_level("retryable-test-shared"), 0);
-    // The other function of the scope pays from the same, empty, quota: no retry.
+    assert_eq!(quota_level("retryable-test-shared"), 486);
+    // The other function of the scope pays from the same quota.
     shared_b().await.unwrap_err();
+    assert_eq!(quota_level("retryable-test-shared"), 472);
     let stats = Scope::lookup("retryable-test-shared").unwrap().stats();
-    assert_eq!((stats.retries, stats.quota_exhausted), (1, 1));
-    assert_eq!(stats.attempts, 3);
+    assert_eq!((stats.retries, stats.quota_exhausted), (2, 0));
+    assert_eq!(stats.attempts, 4);
 
     // Another scope has its own quota.
     separate().await.unwrap_err();
+    assert_eq!(quota_level("retryable-test-separate"), 486);
     let stats = Scope::lookup("retryable-test-separate").unwrap().stats();
     assert_eq!((stats.retries, stats.quota_exhausted), (1, 0));
 }
@@ -558,7 +560,7 @@ async fn default_scope() -> Result<(), StoreError> {
 async fn the_default_scope_is_the_functions_path() {
     default_scope().await.unwrap_err();
     let name = concat!(module_path!(), "::default_scope");
-    // The call's retry took the new scope's one call's worth, (2 - 1) x 14.
+    // The call's retry took 14 of the new scope's 500.
     assert_eq!(
         Scope::lookup(name)
             .expect("the scope exists")
@@ -566,7 +568,7 @@ async fn the_default_scope_is_the_functions_path() {
             .retries,
         1
     );
-    assert_eq!(quota_level(name), 0);
+    assert_eq!(quota_level(name), 486);
 }
 
 // ---- strategy --------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 //! A retry quota sized by the scope's traffic (`quota_window`, on by default): a retry finds at
 //! most one token per call of the last window and at least one whole call's retries, so a
 //! fleet's retries during an outage do not grow with the number of clients that carry the same
-//! load. Every expected figure below is derived by hand in its comment.
+//! load (once the scope is a window old: `default_quota.rs` tests a young scope). Every
+//! expected figure below is derived by hand in its comment.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -75,9 +76,9 @@ fn a_busy_client_is_capped_at_the_capacity_and_a_quiet_one_keeps_one_call() {
     assert_eq!(retries_until_exhausted(&busy), 357);
 
     let (quiet, quiet_clock) = default_strategy();
-    // One call every 10 s for 50 s: 0.1/s x 60 s = 6 tokens, below the floor of one whole
-    // call's retries, (3 - 1) x 14 = 28: 2 retries.
-    for _ in 0..5 {
+    // One call every 10 s for 100 s (older than its window): 0.1/s x 60 s = 6 tokens, below
+    // the floor of one whole call's retries, (3 - 1) x 14 = 28: 2 retries.
+    for _ in 0..10 {
         traffic(&quiet, &quiet_clock, 1, 1);
         quiet_clock.advance(Duration::from_secs(9));
     }

@@ -2,8 +2,9 @@
 //!
 //! The constants at the top are this crate's default ([`RetryConfig::default`], a bare
 //! `#[retryable]`): the AWS SDKs' 2026 costs and backoff, with a retry quota sized by the
-//! scope's own traffic and a floor of one whole call, and a server's `retry_after` always
-//! honoured as a minimum. [`aws_classic`] and [`aws_2026`] hold the AWS SDKs' presets.
+//! scope's own traffic and a floor of one whole call (the AWS SDKs' 500 while a scope is
+//! young), and a server's `retry_after` always honoured as a minimum. [`aws_classic`] and
+//! [`aws_2026`] hold the AWS SDKs' presets.
 //!
 //! The figures quoted are from the storm simulator (`cargo run -p retry-sim --release`,
 //! `docs/sim/`): 100 clients × 7 req/s against a 1000 req/s server, 20 seeds; S1 is a 60 s
@@ -51,12 +52,15 @@ pub const SUCCESS_REWARD: u32 = aws_classic::SUCCESS_REWARD;
 
 /// The window of traffic that sizes the quota: a retry finds at most one token per call the
 /// scope made in the last 60 s (at least one whole call's retries, `(max_attempts − 1) × 14`,
-/// so a lone call makes every attempt it asks for). A fleet's retries in an outage then follow
-/// its load, not its number of clients: at most `1 + 60 / (14 × 60) = 1.071` attempts per call
-/// over a 60 s outage. Measured: S1 1.070 attempts per request over the outage, 1.000 from 10 s
-/// in; S4 1.071 / 1.070 / 1.058 with 10 / 100 / 1000 clients (a fixed quota of 500: 1.008 /
-/// 1.083 / 1.834 with `aws-2026`'s costs, 1.024 / 1.238 / 2.953 with the classic ones). The
-/// floor's price: 10,000 clients at 0.07 calls/s each, too few to buy one retry, keep one call's
+/// so a lone call makes every attempt it asks for; at least [`YOUNG_SCOPE_QUOTA`] while the
+/// scope is younger than 60 s). A call that starts retrying after 60 s in which no call did
+/// finds one whole call's retries again, and a success gives back every retry its call paid
+/// for, so the quota drains only through calls that fail. A fleet's retries in an outage then
+/// follow its load, not its number of clients: at most `1 + 60 / (14 × 60) = 1.071` attempts
+/// per call over a 60 s outage. Measured: S1 1.070 attempts per request over the outage, 1.000 from 10 s in;
+/// S4 1.071 / 1.070 / 1.058 with 10 / 100 / 1000 clients (a fixed quota of 500: 1.008 / 1.083
+/// / 1.834 with `aws-2026`'s costs, 1.024 / 1.238 / 2.953 with the classic ones). The floor's
+/// price: 10,000 clients at 0.07 calls/s each, too few to buy one retry, keep one call's
 /// retries each and make 1.469 attempts per request in S1's outage (the fixed quotas: 2.967 and
 /// 2.998).
 pub const QUOTA_WINDOW: Duration = Duration::from_secs(60);
@@ -64,6 +68,15 @@ pub const QUOTA_WINDOW: Duration = Duration::from_secs(60);
 /// The most the traffic-sized quota holds, 5000 tokens: 60 s of 83 calls/s. Above that rate a client's retry
 /// budget stops growing with its traffic.
 pub const QUOTA_CAPACITY: u32 = 5_000;
+
+/// What a traffic-sized scope younger than its [`QUOTA_WINDOW`] starts with, and the least its
+/// cap is until it is one window old (or one whole call's retries, if that is more): the AWS
+/// SDKs' initial retry quota ([`aws_classic::QUOTA_CAPACITY`], `INITIAL_RETRY_TOKENS = 500`).
+/// A scope that has not yet seen a window of traffic cannot tell a lone script from one of many
+/// clients, so it grants what `aws-2026` would: never fewer retries (in the newcomer's program
+/// of 20 workers against a store that fails each key twice, 0 of 190 keys were served when a
+/// new scope started with one call's retries).
+pub const YOUNG_SCOPE_QUOTA: u32 = aws_classic::QUOTA_CAPACITY;
 
 /// The AWS SDKs' classic standard mode (`RetryConfig::aws_classic()`). Sources: the AWS SDKs and
 /// Tools Reference Guide, "Retry behavior"; botocore's and smithy-rs's standard retry strategy

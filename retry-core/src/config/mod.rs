@@ -95,7 +95,11 @@ impl Default for RetryConfig {
     /// The AWS SDKs' costs and backoff of 2026, with a retry quota sized by the scope's
     /// traffic — a retry finds at most one token per call of the last `quota_window`, at least
     /// one whole call's retries, at most `quota_capacity` — that does not grow with the number
-    /// of clients, and that lets a lone call make every attempt it asks for.
+    /// of clients. A scope younger than its window starts with the AWS SDKs' 500 tokens and is
+    /// capped no lower; a success gives back every retry its call paid for; a call that starts
+    /// retrying after a window without any finds one whole call's retries. So a new scope, a
+    /// caller whose retried calls succeed, or a call after a quiet window never gets fewer
+    /// retries than `aws-2026` would.
     fn default() -> Self {
         Self {
             mode: RetryMode::Standard,
@@ -301,23 +305,44 @@ impl RetryConfig {
 
     /// When set (60 s by default), the quota follows the scope's traffic: a retry finds at most
     /// one token per call of the last `window` (at most `quota_capacity`), and at least one
-    /// whole call's retries, `(max_attempts − 1) ×` the dearest retry cost, which is also what
-    /// a new scope starts with. When unset (the AWS presets), the quota is a fixed bucket of
-    /// `quota_capacity`, full at first. (A process-wide scope is sized by the configuration
+    /// whole call's retries, `(max_attempts − 1) ×` the dearest retry cost (the floor). Where
+    /// a process cannot tell a lone caller from one of many clients, it is generous:
+    /// * a scope younger than `window` starts with the AWS SDKs' 500 tokens (or the floor, if
+    ///   more; [`defaults::YOUNG_SCOPE_QUOTA`]) and finds at least that until it is one window
+    ///   old, so it never grants fewer retries than `aws-2026`;
+    /// * a success gives back every retry cost its call paid (not only the last retry's): the
+    ///   quota drains only through calls that fail, as in an outage;
+    /// * the first retry of a call, asked for when no call of the scope started retrying
+    ///   (granted or refused) during the whole last `window`, finds at least the floor: a call
+    ///   ten minutes after a failed one makes every attempt. A client in an outage asks at each
+    ///   call, so it gets no such refill.
+    ///
+    /// A call reads the clock once, at its first retry; its later retries are sized from that
+    /// reading (the success path reads none).
+    ///
+    /// When unset (the AWS presets), the quota is a fixed bucket of `quota_capacity`, full at
+    /// first, under the AWS SDKs' rules. (A process-wide scope is sized by the configuration
     /// that created it: [`Scope::named`](crate::Scope::named).)
     ///
     /// ```
-    /// use retry_core::{ErrorKind, RetryConfig, RetryReason, RetryStrategy, StandardStrategy};
+    /// use retry_core::{ErrorKind, ManualClock, RetryConfig, RetryReason, RetryStrategy, StandardStrategy};
+    /// use std::{sync::Arc, time::Duration};
     ///
-    /// // A lone call on a new scope makes all of its 5 attempts: 4 retries x 14 = 56 tokens.
+    /// let clock = Arc::new(ManualClock::new());
     /// let config = RetryConfig::builder().max_attempts(5).build().unwrap();
-    /// let strategy = StandardStrategy::new(config);
-    /// let mut token = strategy.acquire_initial_token();
-    /// for _ in 0..4 {
-    ///     token = strategy.refresh_retry_token(token, &RetryReason::error(ErrorKind::Server)).unwrap();
+    /// let strategy = StandardStrategy::builder(config).clock(clock.clone()).build();
+    /// // A call whose every attempt fails, then ten minutes later another: each makes all of
+    /// // its 5 attempts (4 retries x 14 = 56 tokens).
+    /// for _ in 0..2 {
+    ///     let mut token = strategy.acquire_initial_token();
+    ///     for _ in 0..4 {
+    ///         let server = RetryReason::error(ErrorKind::Server);
+    ///         token = strategy.refresh_retry_token(token, &server).unwrap();
+    ///     }
+    ///     assert_eq!(token.attempt(), 5);
+    ///     strategy.record_failure(token);
+    ///     clock.advance(Duration::from_secs(600));
     /// }
-    /// assert_eq!(token.attempt(), 5);
-    /// # strategy.record_failure(token);
     /// ```
     pub fn quota_window(&self) -> Option<Duration> {
         self.quota_window

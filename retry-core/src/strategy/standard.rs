@@ -15,10 +15,14 @@ use crate::{
 ///
 /// * at most `max_attempts` attempts; backoff before retry `i` from [`ExponentialBackoff`];
 /// * a retry takes its cost from the scope's quota (timeouts and throttling may cost more or
-///   less); a success after retries returns the last retry's cost; a first-try success adds the
-///   reward; no quota, no retry. With a `quota_window` (the default), a retry finds at most one
-///   token per call the scope made in that window, and at least one whole call's retries;
-///   this is sized on the retry path only: the success path reads no clock;
+///   less); a success after retries returns the last retry's cost (with a `quota_window`, the
+///   default: every retry's cost of the call, so that the quota drains only through calls that
+///   fail); a first-try success adds the reward; no quota, no retry. With a `quota_window`, a
+///   retry finds at most one token per call the scope made in that window (at least one whole
+///   call's retries; at least the AWS SDKs' 500 while the scope is younger than the window), and
+///   a call that starts retrying after a window in which no call of the scope did finds at
+///   least one whole call's retries; this is sized on the retry path only, with one clock read
+///   per call at its first retry: the success path reads no clock;
 /// * a server's `retry_after` is never undercut: the delay is `max(backoff, retry_after)`, and a
 ///   `retry_after` above `max_backoff` stops the retries (with `retry_after_slack` set, as in
 ///   `aws-2026`, it is clamped to `[t_i, t_i + slack]` instead);
@@ -35,8 +39,9 @@ use crate::{
 /// let token = strategy.acquire_initial_token();
 /// let token = strategy.refresh_retry_token(token, &RetryReason::error(ErrorKind::Timeout)).unwrap();
 /// assert_eq!(token.delay(), Duration::from_millis(50)); // 50 ms x 2^0, jitter drew 1.0
-/// assert_eq!(strategy.scope().quota().level(), 14); // one call's 2 x 14, less this retry's 14
-/// # strategy.record_failure(token);
+/// assert_eq!(strategy.scope().quota().level(), 486); // a young scope's 500, less this retry's 14
+/// strategy.record_success(token); // the retry succeeded: its 14 come back
+/// assert_eq!(strategy.scope().quota().level(), 500);
 /// ```
 #[derive(Debug, Clone)]
 pub struct StandardStrategy {
@@ -173,7 +178,7 @@ impl StandardStrategy {
     ///
     /// ```
     /// let s = retry_core::StandardStrategy::new(retry_core::RetryConfig::default());
-    /// assert_eq!(s.scope().quota().level(), 28); // a new scope: one whole call's retries, 2 x 14
+    /// assert_eq!(s.scope().quota().level(), 500); // a new scope: the AWS SDKs' 500 tokens
     /// ```
     #[inline]
     pub fn scope(&self) -> &Scope {
@@ -250,8 +255,7 @@ impl StandardStrategy {
             return Err(self.give_up(sent, error));
         }
         let cost = self.cost(reason.kind());
-        if !self.scope.try_acquire_retry(cost) {
-            let level = self.scope.quota_level();
+        if let Err(level) = self.scope.try_acquire_retry(cost, sent == 1) {
             self.scope.count(Counter::QuotaExhausted);
             observe::quota_exhausted(self.scope.name(), cost, level);
             // Long polling: the call still sleeps its backoff before it returns the error.
@@ -273,6 +277,7 @@ impl StandardStrategy {
             attempt: sent + 1,
             delay: delay.into(),
             retry_cost: cost,
+            paid: token.paid.saturating_add(cost),
             permit_wait: Nanos::ZERO,
             ..token
         })
@@ -313,7 +318,14 @@ impl RetryStrategy for StandardStrategy {
         } else {
             // The success counts the first attempt; these are the retries sent before it.
             self.scope.count_attempts(token.attempt - 1);
-            token.retry_cost
+            // Retries that ended in a success did not storm: a traffic-sized quota gets all of
+            // them back, so it drains only through calls that fail. A fixed quota keeps the
+            // AWS SDKs' rule (and their published vectors): the last retry's cost.
+            if self.scope.refunds_every_retry() {
+                token.paid
+            } else {
+                token.retry_cost
+            }
         };
         self.scope.quota().release(refund);
     }

@@ -238,8 +238,8 @@ impl<S, C, P, L> RetryLayer<S, C, P, L> {
     /// ```
     /// use retry_core::{RetryConfig, RetryStrategy, StandardStrategy, tower::RetryLayer};
     /// let layer = RetryLayer::new(StandardStrategy::new(RetryConfig::default()));
-    /// // A new scope of the default holds one whole call's retries: 2 × 14 tokens.
-    /// assert_eq!(layer.strategy().scope().quota().level(), 28);
+    /// // A new scope of the default holds the AWS SDKs' 500 tokens.
+    /// assert_eq!(layer.strategy().scope().quota().level(), 500);
     /// ```
     pub fn strategy(&self) -> &S {
         &self.strategy
