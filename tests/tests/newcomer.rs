@@ -255,7 +255,6 @@ async fn the_bare_attribute_serves_at_least_what_aws_2026_does_and_sends_nothing
 }
 
 #[tokio::test(start_paused = true)]
-#[ignore = "needs adaptive engage-rate fix (issue 15 item 3)"]
 async fn adaptive_mode_finishes_within_twice_the_standard_modes_time() {
     let standard = run!(timed_program, Configuration::Bare);
     let adaptive = run!(timed_program, Configuration::Adaptive);
