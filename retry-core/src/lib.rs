@@ -114,18 +114,16 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod adaptive;
-mod backoff;
+pub mod backoff;
 mod classify;
 mod clock;
 mod config;
 mod driver;
 mod info;
 mod integrations;
-mod jitter;
 mod name;
 mod observe;
 mod quota;
-mod random;
 mod request_rate;
 mod scope;
 mod strategy;
@@ -139,7 +137,12 @@ mod traffic_quota;
 pub mod __private_0_1_0;
 
 pub use adaptive::{LoadShed, ShedReason};
+#[cfg(feature = "rand")]
+pub use backoff::RngRandom;
 pub use backoff::{Backoff, ExponentialBackoff};
+pub use backoff::{
+    FixedRandom, Jitter, JitterParseError, RandomSource, SeededRandom, ThreadRandom,
+};
 pub use classify::{
     ClassifierChain, ClassifierPriority, ClassifyRetry, ErrorCodeClassifier, ErrorKind,
     FnClassifier, ProvideErrorCode, RetryAction, RetryIf, RetryInfoClassifier, RetryReason,
@@ -166,12 +169,8 @@ pub use integrations::GrpcStatusClassifier;
 pub use integrations::tower;
 #[cfg(feature = "http")]
 pub use integrations::{CheckStatus, HttpStatusError, RetryAfter};
-pub use jitter::{Jitter, JitterParseError};
 pub use observe::ScopeStats;
 pub use quota::RetryQuota;
-#[cfg(feature = "rand")]
-pub use random::RngRandom;
-pub use random::{FixedRandom, RandomSource, SeededRandom, ThreadRandom};
 pub use scope::Scope;
 pub use strategy::{
     AdaptiveStrategy, ConfiguredStrategy, RetryError, RetryStrategy, RetryToken, SendPermit,

@@ -1,7 +1,7 @@
 //! Reading a configuration from environment variables.
 
 use super::{ConfigError, Quota, RetryConfig, RetryConfigBuilder, RetryMode, parse_duration};
-use crate::Jitter;
+use crate::backoff::Jitter;
 
 /// The variables [`RetryConfig::from_env`] reads, in the order it reads them.
 pub const ENV_VARIABLES: [&str; 8] = [

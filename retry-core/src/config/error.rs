@@ -4,7 +4,7 @@ use std::fmt;
 use std::time::Duration;
 
 use super::{DurationParseError, Quota, QuotaParseError, RetryModeParseError};
-use crate::JitterParseError;
+use crate::backoff::JitterParseError;
 
 /// An invalid retry configuration. Every variant's message names the setting and the fix.
 ///

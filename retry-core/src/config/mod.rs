@@ -18,7 +18,7 @@ pub use quota::{Quota, QuotaParseError};
 
 use quota::{GivenSettings, QuotaSetting};
 
-use crate::Jitter;
+use crate::backoff::Jitter;
 
 /// Validated retry settings. Build one with [`RetryConfig::builder`] (this crate's defaults),
 /// [`RetryConfig::aws_classic`] or [`RetryConfig::aws_2026`] (the AWS SDKs' presets),

@@ -2,6 +2,7 @@
 //! interface of the Smithy client guide "Retries").
 
 mod adaptive;
+mod builder;
 mod configured;
 mod error;
 mod standard;
@@ -11,9 +12,10 @@ use std::fmt;
 use std::time::Duration;
 
 pub use adaptive::AdaptiveStrategy;
+pub use builder::StrategyBuilder;
 pub use configured::{ConfiguredStrategy, strategy_for};
 pub use error::RetryError;
-pub use standard::{StandardStrategy, StrategyBuilder};
+pub use standard::StandardStrategy;
 pub use token::RetryToken;
 
 use crate::{LoadShed, RetryReason};

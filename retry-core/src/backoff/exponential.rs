@@ -1,30 +1,8 @@
-//! Backoff: how long to wait before a retry.
+//! Exponential backoff with a cap, spread by a jitter.
 
-use std::fmt;
 use std::time::Duration;
 
-use crate::{Jitter, RandomSource};
-
-/// A stateless backoff policy: the delay before retry number `retry` (1 for the first retry).
-///
-/// Policies that depend on the previous delay (decorrelated jitter) get it as an argument, so one
-/// policy serves every call concurrently.
-///
-/// ```
-/// use retry_core::{Backoff, ExponentialBackoff, FixedRandom, Jitter};
-/// use std::time::Duration;
-///
-/// let backoff = ExponentialBackoff::new(Duration::from_millis(100), Duration::from_secs(1), Jitter::None);
-/// let delays: Vec<_> = (1..=5)
-///     .map(|retry| backoff.delay(retry, Duration::ZERO, &FixedRandom(0.5)).as_millis())
-///     .collect();
-/// assert_eq!(delays, [100, 200, 400, 800, 1000]);
-/// ```
-pub trait Backoff: Send + Sync + fmt::Debug {
-    /// The delay before retry number `retry` (1-based). `previous` is the delay that was slept
-    /// before the previous retry (zero before the first). `random` supplies the jitter.
-    fn delay(&self, retry: u32, previous: Duration, random: &dyn RandomSource) -> Duration;
-}
+use super::{Backoff, Jitter, RandomSource};
 
 /// Exponential backoff with a cap and jitter: `min(initial * 2^(retry-1), max)` spread by
 /// [`Jitter`]. Saturates at `max` for any retry number, `u32::MAX` included.
