@@ -123,12 +123,10 @@ mod info;
 mod integrations;
 mod name;
 mod observe;
-mod quota;
-mod request_rate;
+pub mod quota;
 mod scope;
 mod strategy;
 mod sync;
-mod traffic_quota;
 
 /// Support for the code the macros generate. Named after the crate's version: `retry-macros`
 /// names it after its own, so macros of another version than this runtime do not compile.

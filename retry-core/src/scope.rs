@@ -6,9 +6,8 @@ use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use crate::adaptive::ClientRateLimiter;
 use crate::observe::{Counter, ScopeCounters};
-use crate::quota::RetryBounds;
-use crate::traffic_quota::TrafficQuota;
-use crate::{RetryConfig, RetryQuota, ScopeStats, SharedClock, TokioClock};
+use crate::quota::{RetryBounds, RetryQuota, TrafficQuota};
+use crate::{RetryConfig, ScopeStats, SharedClock, TokioClock};
 
 /// The state shared by every call in a scope: a retry quota, an adaptive rate limiter and
 /// counters. Cloning a scope shares it.

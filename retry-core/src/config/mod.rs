@@ -568,7 +568,7 @@ impl RetryConfigBuilder {
             }
         }
         if let Some(rate) = config.quota_refill_per_second
-            && !crate::quota::is_valid_refill(rate)
+            && !is_valid_refill(rate)
         {
             return Err(ConfigError::InvalidRate {
                 setting: "quota_refill_per_second",
@@ -580,4 +580,16 @@ impl RetryConfigBuilder {
         }
         Ok(config)
     }
+}
+
+/// The slowest refill honoured, in tokens per second: 2^-32 thousandths of a token per second,
+/// the resolution of the quota's fixed-point rate (`quota/bucket.rs` checks that they agree).
+/// At this rate a thousandth of a token takes 2^32 s (136 years), within the ~584 years a clock
+/// reading in nanoseconds spans; a slower rate would never credit anything, so it is rejected
+/// rather than accepted and ignored.
+pub(crate) const MIN_REFILL_PER_SECOND: f64 = 1.0 / (1_000.0 * (1u64 << 32) as f64);
+
+/// Whether `rate` tokens per second is a refill the quota honours.
+pub(crate) fn is_valid_refill(rate: f64) -> bool {
+    rate.is_finite() && rate >= MIN_REFILL_PER_SECOND
 }

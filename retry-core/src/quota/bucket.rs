@@ -1,16 +1,8 @@
-//! The retry quota: a token bucket of retries shared by a scope, which stops retry storms.
-//!
-//! The AWS SDKs' retry quota (smithy-kotlin's retry design and the Smithy client guide call it a
-//! token bucket): each retry takes a cost out of the bucket, a success after retries puts the last
-//! retry's cost back, and a first-try success adds a small reward. When the bucket cannot pay for
-//! a retry, the call stops retrying. Lock-free: the level is one atomic updated by
-//! compare-and-swap, and the optional refill claims elapsed time by compare-and-swap on the last
-//! refill instant (model-checked with loom in `tests/loom_quota.rs` and `loom_model` below).
-//! A scope whose quota follows its traffic ([`TrafficQuota`](crate::traffic_quota)) bounds what
-//! a retry may find in it with [`try_acquire_within`](RetryQuota::try_acquire_within).
+//! The bucket of retry tokens a scope's calls share: [`RetryQuota`], and the bounds a
+//! traffic-sized scope puts on what a retry finds in it.
 
-use crate::ConfigError;
 use crate::clock::{SharedClock, duration_to_nanos};
+use crate::config::{ConfigError, is_valid_refill};
 use crate::sync::{AtomicU64, Ordering};
 use std::fmt;
 
@@ -22,18 +14,6 @@ const NANOS_PER_SEC: u128 = 1_000_000_000;
 /// this many fractional bits, so that a rate between two thousandths, or far below one, is kept
 /// (to within 2^-32 thousandths of a token per second) rather than rounded down to nothing.
 const RATE_FRACTION_BITS: u32 = 32;
-
-/// The slowest refill honoured, in tokens per second: 2^-32 thousandths of a token per second,
-/// the resolution of the fixed-point rate. At this rate a thousandth of a token takes 2^32 s
-/// (136 years), within the ~584 years a clock reading in nanoseconds spans; a slower rate would
-/// never credit anything, so it is rejected rather than accepted and ignored.
-pub(crate) const MIN_REFILL_PER_SECOND: f64 =
-    1.0 / (MILLI as f64 * (1u64 << RATE_FRACTION_BITS) as f64);
-
-/// Whether `rate` tokens per second is a refill the quota honours.
-pub(crate) fn is_valid_refill(rate: f64) -> bool {
-    rate.is_finite() && rate >= MIN_REFILL_PER_SECOND
-}
 
 /// `rate` tokens per second in the fixed-point unit of [`RATE_FRACTION_BITS`], rounded to the
 /// nearest unit (saturating: a rate past `u128::MAX` of that unit fills any bucket within a
@@ -318,9 +298,21 @@ impl fmt::Debug for RetryQuota {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Clock;
+    use crate::clock::Clock;
+    use crate::config::MIN_REFILL_PER_SECOND;
     use std::sync::Arc;
     use std::time::Duration;
+
+    /// The configuration's slowest refill is this bucket's resolution: one unit of the
+    /// fixed-point rate.
+    #[test]
+    fn the_slowest_refill_is_one_unit_of_the_fixed_point_rate() {
+        assert_eq!(
+            MIN_REFILL_PER_SECOND,
+            1.0 / (MILLI as f64 * (1u64 << RATE_FRACTION_BITS) as f64)
+        );
+        assert_eq!(fixed_point_rate(MIN_REFILL_PER_SECOND), 1);
+    }
 
     /// A clock set by hand that may step back, as tokio's does when a process-wide scope is
     /// first used in one runtime and then in a later one (its time starts over).
@@ -424,7 +416,7 @@ mod tests {
 #[cfg(all(test, loom))]
 mod loom_model {
     use super::*;
-    use crate::ManualClock;
+    use crate::clock::ManualClock;
     use loom::sync::Arc;
 
     /// Two retries of a traffic-sized scope race for a quota whose level (10) is above the

@@ -21,11 +21,11 @@
 
 use std::time::Duration;
 
-use crate::RetryConfig;
+use super::bucket::RetryBounds;
+use super::request_rate::RequestRate;
 use crate::clock::duration_to_nanos;
+use crate::config::RetryConfig;
 use crate::config::defaults::YOUNG_SCOPE_QUOTA;
-use crate::quota::RetryBounds;
-use crate::request_rate::RequestRate;
 use crate::sync::{AtomicU32, AtomicU64, Ordering};
 
 /// The bounds a traffic-sized scope puts on what a retry finds in its quota.
