@@ -124,7 +124,7 @@ mod integrations;
 mod name;
 mod observe;
 pub mod quota;
-mod scope;
+pub mod scope;
 mod strategy;
 mod sync;
 
@@ -167,9 +167,8 @@ pub use integrations::GrpcStatusClassifier;
 pub use integrations::tower;
 #[cfg(feature = "http")]
 pub use integrations::{CheckStatus, HttpStatusError, RetryAfter};
-pub use observe::ScopeStats;
 pub use quota::RetryQuota;
-pub use scope::Scope;
+pub use scope::{Scope, ScopeStats};
 pub use strategy::{
     AdaptiveStrategy, ConfiguredStrategy, RetryError, RetryStrategy, RetryToken, SendPermit,
     StandardStrategy, StrategyBuilder, strategy_for,

@@ -6,7 +6,8 @@ use std::time::Duration;
 use super::{RetryError, RetryStrategy, RetryToken};
 use crate::backoff::{Backoff, RandomSource};
 use crate::clock::Nanos;
-use crate::observe::{self, Counter};
+use crate::observe;
+use crate::scope::Counter;
 use crate::{ErrorKind, RetryConfig, RetryReason, Scope};
 
 /// Standard mode: the AWS SDKs' `standard` retry behavior.

@@ -1,13 +1,18 @@
 //! Scopes: the quota, rate limiter and counters that calls share.
 
+mod stats;
+
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
+pub(crate) use stats::Counter;
+use stats::ScopeCounters;
+pub use stats::ScopeStats;
+
 use crate::adaptive::ClientRateLimiter;
-use crate::observe::{Counter, ScopeCounters};
 use crate::quota::{RetryBounds, RetryQuota, TrafficQuota};
-use crate::{RetryConfig, ScopeStats, SharedClock, TokioClock};
+use crate::{RetryConfig, SharedClock, TokioClock};
 
 /// The state shared by every call in a scope: a retry quota, an adaptive rate limiter and
 /// counters. Cloning a scope shares it.
