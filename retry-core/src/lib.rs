@@ -119,14 +119,22 @@ mod classify;
 mod clock;
 mod config;
 mod driver;
+#[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+pub mod http;
 mod info;
-mod integrations;
 mod name;
 mod observe;
 pub mod quota;
 pub mod scope;
 mod strategy;
 mod sync;
+#[cfg(feature = "tonic")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tonic")))]
+pub mod tonic;
+#[cfg(feature = "tower")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
+pub mod tower;
 
 /// Support for the code the macros generate. Named after the crate's version: `retry-macros`
 /// names it after its own, so macros of another version than this runtime do not compile.
@@ -147,8 +155,6 @@ pub use classify::{
     TransientErrorClassifier,
 };
 pub use classify::{DynErrorClassifier, RetryDescription};
-#[cfg(feature = "http")]
-pub use classify::{HttpStatusClassifier, parse_retry_after};
 pub use clock::{Clock, ManualClock, SharedClock, TokioClock};
 pub use config::{
     ConfigError, DurationParseError, Quota, QuotaParseError, RetryConfig, RetryConfigBuilder,
@@ -159,20 +165,17 @@ pub use driver::{
     RetryEvent, RetryLoop, TryReady, retry, retry_or_shed, with_attempt_timeout,
 };
 pub use driver::{Sleeper, ThreadSleeper, retry_blocking, with_sleeper};
-pub use info::{Fault, RetryInfo, RetrySafety};
-#[cfg(feature = "tonic")]
-pub use integrations::GrpcStatusClassifier;
-#[cfg(feature = "tower")]
-#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
-pub use integrations::tower;
 #[cfg(feature = "http")]
-pub use integrations::{CheckStatus, HttpStatusError, RetryAfter};
+pub use http::{CheckStatus, HttpStatusClassifier, HttpStatusError, RetryAfter, parse_retry_after};
+pub use info::{Fault, RetryInfo, RetrySafety};
 pub use quota::RetryQuota;
 pub use scope::{Scope, ScopeStats};
 pub use strategy::{
     AdaptiveStrategy, ConfiguredStrategy, RetryError, RetryStrategy, RetryToken, SendPermit,
     StandardStrategy, StrategyBuilder, strategy_for,
 };
+#[cfg(feature = "tonic")]
+pub use tonic::GrpcStatusClassifier;
 
 /// `#[retryable(...)]`: retries an `async fn` (or a blocking `fn`) returning a `Result` under a
 /// strategy.

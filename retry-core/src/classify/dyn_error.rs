@@ -116,7 +116,7 @@ fn described(error: &(dyn Error + 'static)) -> Option<RetryAction> {
         return Some(RetryInfoClassifier::classify_error(overloaded));
     }
     #[cfg(feature = "hyper-util")]
-    if let Some(connect) = crate::integrations::connect_failure::ConnectFailure::of(error) {
+    if let Some(connect) = super::connect_failure::ConnectFailure::of(error) {
         return Some(RetryInfoClassifier::classify_error(&connect));
     }
     None

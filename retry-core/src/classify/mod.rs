@@ -4,15 +4,11 @@
 mod action;
 mod chain;
 mod classifier;
+#[cfg(feature = "hyper-util")]
+mod connect_failure;
 mod description;
 mod dyn_error;
 mod error_code;
-#[cfg(feature = "http")]
-mod http;
-#[cfg(feature = "http")]
-mod http_date;
-#[cfg(feature = "http")]
-pub(crate) mod http_status;
 mod priority;
 mod retry_if;
 mod retry_info;
@@ -26,8 +22,6 @@ pub use classifier::{ClassifyRetry, FnClassifier};
 pub use description::RetryDescription;
 pub use dyn_error::DynErrorClassifier;
 pub use error_code::{ErrorCodeClassifier, ProvideErrorCode};
-#[cfg(feature = "http")]
-pub use http::{HttpStatusClassifier, parse_retry_after};
 pub use priority::ClassifierPriority;
 pub use retry_if::RetryIf;
 pub use retry_info::RetryInfoClassifier;

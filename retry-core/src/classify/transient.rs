@@ -61,7 +61,7 @@ impl TransientErrorClassifier {
                 return RetryAction::retryable(ErrorKind::Timeout);
             }
             #[cfg(feature = "hyper-util")]
-            if let Some(connect) = crate::integrations::connect_failure::ConnectFailure::of(error) {
+            if let Some(connect) = super::connect_failure::ConnectFailure::of(error) {
                 let kind = if connect.timed_out() {
                     ErrorKind::Timeout
                 } else {

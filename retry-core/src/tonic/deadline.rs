@@ -5,7 +5,7 @@ use std::error::Error;
 
 use tonic::{Status, TimeoutExpired};
 
-use crate::{RetryInfo, RetrySafety};
+use crate::info::{RetryInfo, RetrySafety};
 
 /// The deadline of a gRPC call expired on the client: never retried.
 ///
@@ -59,7 +59,7 @@ pub(crate) fn deadline_expired(status: &Status) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{RetryAction, RetryInfoClassifier};
+    use crate::classify::{RetryAction, RetryInfoClassifier};
     use tonic::Code;
 
     #[test]

@@ -5,9 +5,9 @@ use std::time::{Duration, SystemTime};
 
 use http::{HeaderMap, StatusCode};
 
-use super::RetryAfter;
-use crate::classify::http_status::{StatusClass, status_fault};
-use crate::{Fault, RetryInfo, RetrySafety};
+use super::retry_after::RetryAfter;
+use super::status_table::{StatusClass, status_fault};
+use crate::info::{Fault, RetryInfo, RetrySafety};
 
 /// A response whose status is a client or server error (4xx, 5xx), with the server's requested
 /// delay: what [`CheckStatus::check_status`](crate::CheckStatus::check_status) turns such a
@@ -161,7 +161,7 @@ impl RetryInfo for HttpStatusError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{ErrorKind, RetryAction, RetryInfoClassifier};
+    use crate::classify::{ErrorKind, RetryAction, RetryInfoClassifier};
 
     fn verdict(status: u16, retry_after: RetryAfter) -> RetryAction {
         let status = StatusCode::from_u16(status).expect("valid test status");
@@ -170,7 +170,7 @@ mod tests {
 
     #[test]
     fn every_status_by_the_table() {
-        use crate::classify::http_status::tests::{every_retry_after, expected};
+        use crate::http::status_table::tests::{every_retry_after, expected};
         for code in 100..=599 {
             for retry_after in every_retry_after() {
                 assert_eq!(

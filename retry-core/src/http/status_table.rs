@@ -8,8 +8,9 @@
 
 use http::StatusCode;
 
-use super::{ErrorKind, RetryAction};
-use crate::{Fault, RetryAfter, RetrySafety};
+use super::retry_after::RetryAfter;
+use crate::classify::{ErrorKind, RetryAction};
+use crate::info::{Fault, RetrySafety};
 
 /// The 5xx statuses a retry cannot cure: the server does not support what the request asks, or
 /// is misconfigured, or wants something only a person can give.

@@ -3,7 +3,7 @@
 use std::error::Error;
 use std::io;
 
-use crate::{Fault, RetryInfo, RetrySafety};
+use crate::info::{Fault, RetryInfo, RetrySafety};
 
 /// The client could not open a connection (`hyper_util::client::legacy::Error::is_connect`): the
 /// name did not resolve, the connection was refused or unreachable, or the connect timeout
@@ -64,7 +64,7 @@ impl RetryInfo for ConnectFailure {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{ErrorKind, RetryAction, RetryInfoClassifier};
+    use crate::classify::{ErrorKind, RetryAction, RetryInfoClassifier};
 
     #[test]
     fn other_errors_are_not_connect_failures() {

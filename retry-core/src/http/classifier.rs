@@ -1,17 +1,17 @@
-//! The HTTP status-code classifier and `Retry-After` parsing (feature `http`).
+//! The HTTP status-code classifier.
 
 use std::borrow::Cow;
 use std::time::{Duration, SystemTime};
 
 use http::{HeaderMap, Response, StatusCode};
 
-use super::http_status::StatusClass;
-use super::server_delay::MAX_SERVER_DELAY;
-use super::{ClassifierPriority, ClassifyRetry, ErrorKind, RetryAction};
-use crate::RetryAfter;
+use super::retry_after::RetryAfter;
+use super::status_table::StatusClass;
+use crate::classify::server_delay::MAX_SERVER_DELAY;
+use crate::classify::{ClassifierPriority, ClassifyRetry, ErrorKind, RetryAction};
 
 /// Classifies HTTP responses by status code and `Retry-After`, by the crate's one table of
-/// statuses, which [`HttpStatusError`](crate::HttpStatusError) (`check_status()`, reqwest) and
+/// statuses, which [`HttpStatusError`](super::HttpStatusError) (`check_status()`, reqwest) and
 /// `reqwest::Error`'s status errors follow too: the same response gets the same verdict on every
 /// path.
 ///
@@ -38,7 +38,7 @@ use crate::RetryAfter;
 /// gives 503 one meaning (a temporary overload or maintenance) and makes `Retry-After` only
 /// advice on how long it lasts, and the AWS SDKs count 503 among the transient statuses (an
 /// error *code* such as S3's `SlowDown`, not the status, makes throttling; see
-/// [`ErrorCodeClassifier`](crate::ErrorCodeClassifier)). So a maintenance window announced with
+/// [`ErrorCodeClassifier`](crate::classify::ErrorCodeClassifier)). So a maintenance window announced with
 /// `Retry-After` does not cut the adaptive rate limiter's rate; the delay is honoured all the
 /// same. Every `Err` outcome indicates no action (leave it to other classifiers).
 ///
@@ -234,53 +234,10 @@ impl<B, E> ClassifyRetry<Response<B>, E> for HttpStatusClassifier {
     }
 }
 
-/// The delay a server asked for before the next attempt, measured from `now`.
-///
-/// * `x-amz-retry-after` (integer milliseconds, the AWS SDKs' header) wins when it is valid.
-/// * Otherwise `Retry-After` (RFC 9110 §10.2.3), in either form: delta-seconds (`1*DIGIT`), or an
-///   HTTP-date (any of the three RFC 9110 §5.6.7 formats); a date at or before `now` gives
-///   [`Duration::ZERO`]. HTTP-dates are read as RFC 9110 says: case-sensitive; the day name must
-///   be the date's; a leap second (`23:59:60`) is the next minute's first second; a four-digit
-///   year may be any, before 1970 too; a two-digit year (rfc850-date) is the one with those
-///   digits at most 50 years after `now`'s year and less than 50 before.
-///
-/// Leading and trailing spaces and tabs are trimmed first (RFC 9110 §5.5: they are not part of the
-/// field value). Only the first value of each header is read. A value that is malformed (a sign,
-/// a fraction, an exponent, an empty value, non-ASCII bytes, trailing text), that overflows, or
-/// that exceeds [`HttpStatusClassifier::MAX_RETRY_AFTER`] is ignored: `x-amz-retry-after` then
-/// falls through to `Retry-After`, and `Retry-After` to `None`. Never panics.
-///
-/// This is [`RetryAfter::from_headers`]'s [`delay`](RetryAfter::delay): the crate has one reader
-/// of these headers, and `RetryAfter` also tells a delay too long from an unreadable one.
-///
-/// ```
-/// use http::{HeaderMap, HeaderValue};
-/// use retry_core::parse_retry_after;
-/// use std::time::{Duration, UNIX_EPOCH};
-///
-/// let now = UNIX_EPOCH + Duration::from_secs(784_111_767); // Sun, 06 Nov 1994 08:49:27 GMT
-/// let mut headers = HeaderMap::new();
-/// headers.insert("retry-after", HeaderValue::from_static("120"));
-/// assert_eq!(parse_retry_after(&headers, now), Some(Duration::from_secs(120)));
-///
-/// headers.insert("retry-after", HeaderValue::from_static("Sun, 06 Nov 1994 08:49:37 GMT"));
-/// assert_eq!(parse_retry_after(&headers, now), Some(Duration::from_secs(10)));
-///
-/// headers.insert("x-amz-retry-after", HeaderValue::from_static("250"));
-/// assert_eq!(parse_retry_after(&headers, now), Some(Duration::from_millis(250)));
-///
-/// headers.insert("x-amz-retry-after", HeaderValue::from_static("-1"));
-/// headers.insert("retry-after", HeaderValue::from_static("1e9"));
-/// assert_eq!(parse_retry_after(&headers, now), None);
-/// ```
-pub fn parse_retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
-    RetryAfter::from_headers(headers, now).delay()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::integrations::X_AMZ_RETRY_AFTER;
+    use crate::http::retry_after::{X_AMZ_RETRY_AFTER, parse_retry_after};
     use http::HeaderValue;
     use http::header::RETRY_AFTER;
     use proptest::prelude::*;
@@ -317,7 +274,7 @@ mod tests {
 
     #[test]
     fn every_status_code_by_the_table() {
-        use crate::classify::http_status::tests::expected;
+        use crate::http::status_table::tests::expected;
         let classifier = HttpStatusClassifier::new().with_clock(fixed_now);
         let header_sets: [&[(&'static str, &[u8])]; 6] = [
             &[],

@@ -1,6 +1,6 @@
 //! Turning a response with an error status into an error.
 
-use crate::HttpStatusError;
+use super::status_error::HttpStatusError;
 
 /// Turns a response whose status is a client or server error (4xx, 5xx) into an
 /// [`HttpStatusError`] carrying the status and the server's `Retry-After`; any other response is

@@ -1,17 +1,16 @@
-//! `tonic`: gRPC statuses describe their retryability (gRFC A6), with the server's pushback.
+//! gRPC statuses: their retryability (gRFC A6), with the server's pushback, and the classifier
+//! of responses by their `grpc-status`.
 
 use std::time::Duration;
 
 use http::{HeaderMap, StatusCode};
 use tonic::{Code, Status};
 
-use super::deadline_expired;
-use super::grpc_http_status::code_of_http_status;
+use super::deadline::deadline_expired;
+use super::http_status::code_of_http_status;
 use crate::classify::server_delay::{DelayUnit, ServerDelay, read_integer_delay};
-use crate::{
-    ClassifierPriority, ClassifyRetry, Fault, RetryAction, RetryInfo, RetryInfoClassifier,
-    RetrySafety,
-};
+use crate::classify::{ClassifierPriority, ClassifyRetry, RetryAction, RetryInfoClassifier};
+use crate::info::{Fault, RetryInfo, RetrySafety};
 
 /// The trailer (or trailers-only header) in which a gRPC server asks the client to wait before
 /// retrying, in integer milliseconds. Source: gRFC A6 "gRPC Retry Design", "Pushback".
@@ -295,7 +294,7 @@ impl<B, E> ClassifyRetry<http::Response<B>, E> for GrpcStatusClassifier {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ErrorKind;
+    use crate::classify::ErrorKind;
     use crate::classify::server_delay::MAX_SERVER_DELAY;
     use http::HeaderValue;
     use proptest::prelude::*;

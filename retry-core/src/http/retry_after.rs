@@ -6,8 +6,10 @@ use std::time::{Duration, SystemTime};
 use http::HeaderMap;
 use http::header::RETRY_AFTER;
 
-use crate::HttpStatusClassifier;
-use crate::classify::server_delay::{DelayUnit, ServerDelay, read_integer_delay, read_retry_after};
+use super::date::parse_http_date;
+use crate::classify::server_delay::{
+    DelayUnit, MAX_SERVER_DELAY, ServerDelay, at_most_max, read_integer_delay, trim_ows,
+};
 
 /// AWS's retry-delay header, in integer milliseconds. Source: the AWS SDKs (the Rust SDK's
 /// `AwsErrorCodeClassifier` in `aws-runtime` reads it before `Retry-After`). Lowercase, so the
@@ -15,11 +17,11 @@ use crate::classify::server_delay::{DelayUnit, ServerDelay, read_integer_delay, 
 pub(crate) const X_AMZ_RETRY_AFTER: &str = "x-amz-retry-after";
 
 /// The server's requested delay before the next attempt, as read from a response's headers by
-/// [`parse_retry_after`](crate::parse_retry_after), with the two ways a present header can fail told apart:
+/// [`parse_retry_after`], with the two ways a present header can fail told apart:
 ///
 /// * [`After`](Self::After): a usable delay (an HTTP-date in the past is [`Duration::ZERO`]);
 /// * [`TooLong`](Self::TooLong): a well-formed value further away than
-///   [`HttpStatusClassifier::MAX_RETRY_AFTER`] (one day), whatever its number of digits: the
+///   [`HttpStatusClassifier::MAX_RETRY_AFTER`](super::HttpStatusClassifier::MAX_RETRY_AFTER) (one day), whatever its number of digits: the
 ///   server asks for more than any client waits, so the request is not retried;
 /// * [`Invalid`](Self::Invalid): present but neither delta-seconds, an HTTP-date nor integer
 ///   milliseconds: it says nothing, and the client's own backoff applies;
@@ -59,7 +61,7 @@ pub enum RetryAfter {
 impl RetryAfter {
     /// Reads `x-amz-retry-after` (integer milliseconds), then `Retry-After` (delta-seconds or an
     /// HTTP-date measured from `now`), the first value of each, by the rules
-    /// [`parse_retry_after`](crate::parse_retry_after) documents: the crate's one reader of
+    /// [`parse_retry_after`] documents: the crate's one reader of
     /// these headers (`parse_retry_after` is this function's [`delay`](Self::delay)). A usable
     /// delay in either header wins; otherwise a well-formed value more than a day away makes
     /// [`TooLong`](Self::TooLong), and a present but unreadable one [`Invalid`](Self::Invalid).
@@ -118,13 +120,67 @@ impl fmt::Display for RetryAfter {
         match self {
             RetryAfter::Absent => f.write_str("no Retry-After"),
             RetryAfter::After(delay) => write!(f, "retry after {delay:?}"),
-            RetryAfter::TooLong => write!(
-                f,
-                "Retry-After beyond {:?}: not retried",
-                HttpStatusClassifier::MAX_RETRY_AFTER
-            ),
+            RetryAfter::TooLong => {
+                write!(f, "Retry-After beyond {:?}: not retried", MAX_SERVER_DELAY)
+            }
             RetryAfter::Invalid => f.write_str("unreadable Retry-After ignored"),
         }
+    }
+}
+
+/// The delay a server asked for before the next attempt, measured from `now`.
+///
+/// * `x-amz-retry-after` (integer milliseconds, the AWS SDKs' header) wins when it is valid.
+/// * Otherwise `Retry-After` (RFC 9110 §10.2.3), in either form: delta-seconds (`1*DIGIT`), or an
+///   HTTP-date (any of the three RFC 9110 §5.6.7 formats); a date at or before `now` gives
+///   [`Duration::ZERO`]. HTTP-dates are read as RFC 9110 says: case-sensitive; the day name must
+///   be the date's; a leap second (`23:59:60`) is the next minute's first second; a four-digit
+///   year may be any, before 1970 too; a two-digit year (rfc850-date) is the one with those
+///   digits at most 50 years after `now`'s year and less than 50 before.
+///
+/// Leading and trailing spaces and tabs are trimmed first (RFC 9110 §5.5: they are not part of the
+/// field value). Only the first value of each header is read. A value that is malformed (a sign,
+/// a fraction, an exponent, an empty value, non-ASCII bytes, trailing text), that overflows, or
+/// that exceeds [`HttpStatusClassifier::MAX_RETRY_AFTER`](super::HttpStatusClassifier::MAX_RETRY_AFTER) is ignored: `x-amz-retry-after` then
+/// falls through to `Retry-After`, and `Retry-After` to `None`. Never panics.
+///
+/// This is [`RetryAfter::from_headers`]'s [`delay`](RetryAfter::delay): the crate has one reader
+/// of these headers, and `RetryAfter` also tells a delay too long from an unreadable one.
+///
+/// ```
+/// use http::{HeaderMap, HeaderValue};
+/// use retry_core::parse_retry_after;
+/// use std::time::{Duration, UNIX_EPOCH};
+///
+/// let now = UNIX_EPOCH + Duration::from_secs(784_111_767); // Sun, 06 Nov 1994 08:49:27 GMT
+/// let mut headers = HeaderMap::new();
+/// headers.insert("retry-after", HeaderValue::from_static("120"));
+/// assert_eq!(parse_retry_after(&headers, now), Some(Duration::from_secs(120)));
+///
+/// headers.insert("retry-after", HeaderValue::from_static("Sun, 06 Nov 1994 08:49:37 GMT"));
+/// assert_eq!(parse_retry_after(&headers, now), Some(Duration::from_secs(10)));
+///
+/// headers.insert("x-amz-retry-after", HeaderValue::from_static("250"));
+/// assert_eq!(parse_retry_after(&headers, now), Some(Duration::from_millis(250)));
+///
+/// headers.insert("x-amz-retry-after", HeaderValue::from_static("-1"));
+/// headers.insert("retry-after", HeaderValue::from_static("1e9"));
+/// assert_eq!(parse_retry_after(&headers, now), None);
+/// ```
+pub fn parse_retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
+    RetryAfter::from_headers(headers, now).delay()
+}
+
+/// A `Retry-After` value (RFC 9110 §10.2.3): delta-seconds, or an HTTP-date measured from `now`
+/// (a date at or before `now` is [`Duration::ZERO`]). Never panics.
+pub(crate) fn read_retry_after(value: &[u8], now: SystemTime) -> ServerDelay {
+    let value = trim_ows(value);
+    if value.first().is_some_and(u8::is_ascii_digit) {
+        return read_integer_delay(value, DelayUnit::Seconds);
+    }
+    match parse_http_date(value, now) {
+        Some(date) => at_most_max(date.duration_since(now).unwrap_or(Duration::ZERO)),
+        None => ServerDelay::Invalid,
     }
 }
 
@@ -256,8 +312,29 @@ mod tests {
             }
             let outcome = RetryAfter::from_headers(&headers, now());
             if let Some(delay) = outcome.delay() {
-                prop_assert!(delay <= HttpStatusClassifier::MAX_RETRY_AFTER);
+                prop_assert!(delay <= MAX_SERVER_DELAY);
             }
         }
+    }
+
+    #[test]
+    fn retry_after_values() {
+        use std::time::UNIX_EPOCH;
+        let now = UNIX_EPOCH + Duration::from_secs(784_111_767); // Sun, 06 Nov 1994 08:49:27 GMT
+        let read = |value: &[u8]| read_retry_after(value, now);
+        assert_eq!(read(b"86400"), ServerDelay::After(MAX_SERVER_DELAY));
+        assert_eq!(read(b"86401"), ServerDelay::TooLong);
+        assert_eq!(read(b"99999999999999999999999"), ServerDelay::TooLong);
+        assert_eq!(
+            read(b" Sun, 06 Nov 1994 08:49:37 GMT "),
+            ServerDelay::After(Duration::from_secs(10))
+        );
+        assert_eq!(read(b"Mon, 07 Nov 1994 08:49:28 GMT"), ServerDelay::TooLong);
+        assert_eq!(
+            read(b"Sat, 01 Jan 0000 00:00:00 GMT"),
+            ServerDelay::After(Duration::ZERO)
+        );
+        assert_eq!(read(b"Mon, 06 Nov 1994 08:49:37 GMT"), ServerDelay::Invalid);
+        assert_eq!(read(b"5s"), ServerDelay::Invalid);
     }
 }

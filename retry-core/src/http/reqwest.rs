@@ -1,7 +1,10 @@
 //! `reqwest`: its errors describe their retryability, and its responses check their status.
 
-use crate::classify::http_status::{StatusClass, status_fault};
-use crate::{CheckStatus, Fault, HttpStatusError, RetryAfter, RetryInfo, RetrySafety};
+use super::check_status::CheckStatus;
+use super::retry_after::RetryAfter;
+use super::status_error::HttpStatusError;
+use super::status_table::{StatusClass, status_fault};
+use crate::info::{Fault, RetryInfo, RetrySafety};
 
 /// A `reqwest` error's retryability, from what reqwest knows of where it failed:
 ///
