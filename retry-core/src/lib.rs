@@ -146,9 +146,7 @@ pub use adaptive::{LoadShed, ShedReason};
 #[cfg(feature = "rand")]
 pub use backoff::RngRandom;
 pub use backoff::{Backoff, ExponentialBackoff};
-pub use backoff::{
-    FixedRandom, Jitter, JitterParseError, RandomSource, SeededRandom, ThreadRandom,
-};
+pub use backoff::{FixedRandom, Jitter, RandomSource, SeededRandom, ThreadRandom};
 pub use classify::{
     ClassifierChain, ClassifierPriority, ClassifyRetry, ErrorCodeClassifier, ErrorKind,
     FnClassifier, ProvideErrorCode, RetryAction, RetryIf, RetryInfoClassifier, RetryReason,
@@ -157,8 +155,8 @@ pub use classify::{
 pub use classify::{DynErrorClassifier, RetryDescription};
 pub use clock::{Clock, ManualClock, SharedClock, TokioClock};
 pub use config::{
-    ConfigError, DurationParseError, Quota, QuotaParseError, RetryConfig, RetryConfigBuilder,
-    RetryMode, RetryModeParseError, RetryPreset, RetryPresetParseError, defaults, parse_duration,
+    ConfigError, DurationParseError, Quota, RetryConfig, RetryConfigBuilder, RetryMode,
+    RetryPreset, ValueParseError, defaults, parse_duration,
 };
 pub use driver::{
     AttemptLimit, AttemptTimeout, Linger, NoAttemptTimeout, NoHook, OnRetry, Ready, Retry,

@@ -3,10 +3,7 @@
 //! `retry-macros` keeps a copy (`retry-macros/src/parse/jitter.rs`) to check `jitter = "..."` at
 //! compile time; its tests fail when the two parse any string differently.
 
-use std::fmt;
-use std::str::FromStr;
-
-use crate::name::find_by_name;
+use crate::name::named_values;
 
 /// How randomness spreads the exponential delay `t = min(initial * 2^(retry-1), max)`.
 ///
@@ -32,69 +29,17 @@ pub enum Jitter {
     Decorrelated,
 }
 
-impl Jitter {
-    /// Every jitter, in the order of [`Jitter::NAMES`].
-    pub const ALL: [Jitter; 4] = [
-        Jitter::None,
-        Jitter::Full,
-        Jitter::Equal,
-        Jitter::Decorrelated,
-    ];
-
-    /// The names configuration accepts.
-    pub const NAMES: [&'static str; 4] = ["none", "full", "equal", "decorrelated"];
-
-    /// The name configuration uses (`"none"`, `"full"`, `"equal"`, `"decorrelated"`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Jitter::None => "none",
-            Jitter::Full => "full",
-            Jitter::Equal => "equal",
-            Jitter::Decorrelated => "decorrelated",
-        }
+named_values!(
+    Jitter,
+    "jitter",
+    "expected one of \"none\", \"full\", \"equal\", \"decorrelated\"",
+    {
+        None => "none",
+        Full => "full",
+        Equal => "equal",
+        Decorrelated => "decorrelated",
     }
-}
-
-impl fmt::Display for Jitter {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// A jitter name that is not one of [`Jitter::NAMES`].
-///
-/// ```
-/// let error = "random".parse::<retry_core::Jitter>().unwrap_err();
-/// assert_eq!(
-///     error.to_string(),
-///     "unknown jitter `random`: expected one of \"none\", \"full\", \"equal\", \"decorrelated\""
-/// );
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct JitterParseError {
-    input: String,
-}
-
-impl fmt::Display for JitterParseError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "unknown jitter `{}`: expected one of \"none\", \"full\", \"equal\", \"decorrelated\"",
-            self.input
-        )
-    }
-}
-
-impl std::error::Error for JitterParseError {}
-
-impl FromStr for Jitter {
-    type Err = JitterParseError;
-
-    /// Parses a jitter name, trimmed and case-insensitive.
-    fn from_str(value: &str) -> Result<Self, Self::Err> {
-        find_by_name(Jitter::ALL, Jitter::as_str, value).map_err(|input| JitterParseError { input })
-    }
-}
+);
 
 #[cfg(test)]
 mod tests {

@@ -11,7 +11,7 @@ use std::fmt;
 use std::time::Duration;
 
 pub use exponential::ExponentialBackoff;
-pub use jitter::{Jitter, JitterParseError};
+pub use jitter::Jitter;
 #[cfg(feature = "rand")]
 pub use random::RngRandom;
 pub use random::{FixedRandom, RandomSource, SeededRandom, ThreadRandom};

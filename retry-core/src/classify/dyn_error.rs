@@ -5,10 +5,8 @@ use std::error::Error;
 use std::io;
 
 use super::{ClassifierPriority, ClassifyRetry, RetryAction, RetryInfoClassifier};
-use crate::{
-    ConfigError, DurationParseError, JitterParseError, LoadShed, RetryModeParseError,
-    RetryPresetParseError,
-};
+use crate::adaptive::LoadShed;
+use crate::config::{ConfigError, DurationParseError, ValueParseError};
 
 /// Classifies an error that erases its type, by walking its [`source`](Error::source) chain:
 /// the first cause the library knows decides.
@@ -128,9 +126,7 @@ fn described(error: &(dyn Error + 'static)) -> Option<RetryAction> {
 fn refused_locally(error: &(dyn Error + 'static)) -> bool {
     error.is::<ConfigError>()
         || error.is::<DurationParseError>()
-        || error.is::<RetryModeParseError>()
-        || error.is::<RetryPresetParseError>()
-        || error.is::<JitterParseError>()
+        || error.is::<ValueParseError>()
         || error.is::<LoadShed>()
 }
 
@@ -151,5 +147,46 @@ where
 
     fn priority(&self) -> ClassifierPriority {
         ClassifierPriority::transient_error()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An error of the caller's that wraps another as its source.
+    #[derive(Debug)]
+    struct CallFailed(Box<dyn Error + Send + Sync>);
+
+    impl std::fmt::Display for CallFailed {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("the call failed")
+        }
+    }
+
+    impl Error for CallFailed {
+        fn source(&self) -> Option<&(dyn Error + 'static)> {
+            Some(self.0.as_ref())
+        }
+    }
+
+    fn verdict_on_wrapped(error: impl Error + Send + Sync + 'static) -> RetryAction {
+        let outcome: Result<(), Box<dyn Error + Send + Sync>> =
+            Err(Box::new(CallFailed(Box::new(error))));
+        DynErrorClassifier.classify(&outcome)
+    }
+
+    /// Every parse error of a setting written as text is this library's own refusal: a retry
+    /// cannot fix a configuration.
+    #[test]
+    fn every_settings_parse_error_is_refused_in_a_source_chain() {
+        let refused = [
+            verdict_on_wrapped("legacy".parse::<crate::RetryMode>().unwrap_err()),
+            verdict_on_wrapped("aws".parse::<crate::RetryPreset>().unwrap_err()),
+            verdict_on_wrapped("random".parse::<crate::Jitter>().unwrap_err()),
+            verdict_on_wrapped("0".parse::<crate::Quota>().unwrap_err()),
+            verdict_on_wrapped(crate::parse_duration("soon").unwrap_err()),
+        ];
+        assert_eq!(refused, [RetryAction::RetryForbidden; 5]);
     }
 }

@@ -12,9 +12,11 @@ use std::time::Duration;
 
 pub use duration::{DurationParseError, parse_duration};
 pub use error::ConfigError;
-pub use mode::{RetryMode, RetryModeParseError};
-pub use preset::{RetryPreset, RetryPresetParseError};
-pub use quota::{Quota, QuotaParseError};
+pub use mode::RetryMode;
+pub use preset::RetryPreset;
+pub use quota::Quota;
+
+pub use crate::name::ValueParseError;
 
 use quota::{GivenSettings, QuotaSetting};
 

@@ -10,6 +10,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use super::{ConfigError, RetryConfig, defaults};
+use crate::name::ValueParseError;
 
 /// How a scope's retry quota is sized: the one setting for it, given to
 /// [`RetryConfigBuilder::quota`](super::RetryConfigBuilder::quota), `#[retryable(quota = ...)]`
@@ -71,58 +72,8 @@ impl fmt::Display for Quota {
     }
 }
 
-/// What is wrong with a quota written as text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum QuotaProblem {
-    /// Neither a name nor a number.
-    Unknown,
-    /// `0`: a quota that refuses every retry.
-    Zero,
-    /// More tokens than a `u32` holds.
-    TooLarge,
-}
-
-/// A quota that [`Quota`]'s parser rejects; the message says what to write instead.
-///
-/// ```
-/// let error = "unlimited".parse::<retry_core::Quota>().unwrap_err();
-/// assert_eq!(
-///     error.to_string(),
-///     "invalid quota `unlimited`: expected \"off\", \"traffic\" or a number of tokens such as 2000"
-/// );
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct QuotaParseError {
-    input: String,
-    problem: QuotaProblem,
-}
-
-impl fmt::Display for QuotaParseError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let input = &self.input;
-        match self.problem {
-            QuotaProblem::Unknown => write!(
-                f,
-                "invalid quota `{input}`: expected \"off\", \"traffic\" or a number of tokens \
-                 such as 2000"
-            ),
-            QuotaProblem::Zero => write!(
-                f,
-                "invalid quota `{input}`: a quota of 0 tokens would refuse every retry; write \
-                 \"off\" for no quota, or set max_attempts to 1 for no retries"
-            ),
-            QuotaProblem::TooLarge => write!(
-                f,
-                "invalid quota `{input}`: at most 4294967295 tokens; write \"off\" for no quota"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for QuotaParseError {}
-
 impl FromStr for Quota {
-    type Err = QuotaParseError;
+    type Err = ValueParseError;
 
     /// Parses `off` or `traffic` (trimmed, case-insensitive), or a whole number of tokens
     /// from 1 to `u32::MAX` (a fixed quota).
@@ -135,10 +86,7 @@ impl FromStr for Quota {
     /// ```
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         let trimmed = value.trim();
-        let error = |problem| QuotaParseError {
-            input: trimmed.to_owned(),
-            problem,
-        };
+        let error = |reason| ValueParseError::invalid("quota", trimmed.to_owned(), reason);
         if trimmed.eq_ignore_ascii_case("off") {
             return Ok(Quota::Off);
         }
@@ -146,13 +94,20 @@ impl FromStr for Quota {
             return Ok(Quota::Traffic);
         }
         if trimmed.is_empty() || !trimmed.bytes().all(|byte| byte.is_ascii_digit()) {
-            return Err(error(QuotaProblem::Unknown));
+            return Err(error(
+                "expected \"off\", \"traffic\" or a number of tokens such as 2000",
+            ));
         }
         // Digits only: parsing fails on overflow alone, whatever the number of digits.
         match trimmed.parse::<u32>() {
-            Ok(0) => Err(error(QuotaProblem::Zero)),
+            Ok(0) => Err(error(
+                "a quota of 0 tokens would refuse every retry; write \"off\" for no quota, or set \
+                 max_attempts to 1 for no retries",
+            )),
             Ok(tokens) => Ok(Quota::Fixed(tokens)),
-            Err(_) => Err(error(QuotaProblem::TooLarge)),
+            Err(_) => Err(error(
+                "at most 4294967295 tokens; write \"off\" for no quota",
+            )),
         }
     }
 }

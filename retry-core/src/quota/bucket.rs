@@ -26,7 +26,7 @@ fn fixed_point_rate(rate: f64) -> u128 {
 }
 
 /// What a retry may find in the quota: a traffic-sized scope's bounds
-/// ([`TrafficQuota`](crate::traffic_quota::TrafficQuota)), or none.
+/// ([`TrafficQuota`](super::TrafficQuota)), or none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct RetryBounds {
     /// The most: the tokens above it are dropped when a retry is paid.

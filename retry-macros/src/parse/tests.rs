@@ -249,7 +249,7 @@ fn check_jitter(input: &str) {
     });
     assert_same(
         "retry-macros/src/parse/jitter.rs",
-        "retry-core/src/jitter.rs",
+        "retry-core/src/backoff/jitter.rs",
         input,
         copy,
         runtime,
@@ -306,7 +306,7 @@ fn jitters_parse_the_same() {
         names,
         retry_core::Jitter::NAMES,
         "the jitters of retry-macros/src/parse/jitter.rs are not the runtime's: sync it with \
-         retry-core/src/jitter.rs"
+         retry-core/src/backoff/jitter.rs"
     );
     for input in name_inputs(&names) {
         check_jitter(&input);
