@@ -156,7 +156,7 @@ pub use classify::{DynErrorClassifier, RetryDescription};
 pub use clock::{Clock, ManualClock, SharedClock, TokioClock};
 pub use config::{
     ConfigError, DurationParseError, Quota, RetryConfig, RetryConfigBuilder, RetryMode,
-    RetryPreset, ValueParseError, defaults, parse_duration,
+    RetryPreset, ValueParseError, parse_duration,
 };
 pub use driver::{
     AttemptLimit, AttemptTimeout, Linger, NoAttemptTimeout, NoHook, OnRetry, Ready, Retry,

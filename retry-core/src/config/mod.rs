@@ -1,6 +1,6 @@
 //! Configuration: the validated settings a strategy is built from.
 
-pub mod defaults;
+pub(crate) mod defaults;
 mod duration;
 mod env;
 mod error;
@@ -72,7 +72,8 @@ enum ThrottlingBackoff {
 }
 
 impl Default for RetryConfig {
-    /// This crate's defaults ([`defaults`]), those of a bare `#[retryable]`:
+    /// This crate's defaults, those of a bare `#[retryable]` (each number's source is cited in
+    /// `config/defaults.rs`):
     ///
     /// | setting | default |
     /// |---|---|
@@ -151,7 +152,7 @@ impl RetryConfig {
         }
     }
 
-    /// A builder starting from the AWS SDKs' classic standard mode ([`defaults::aws_classic`]):
+    /// A builder starting from the AWS SDKs' classic standard mode:
     /// 3 attempts, backoff `1 s × 2^i` capped at 20 s, full jitter, a fixed quota of 500 per
     /// scope where a retry costs 5 and a retry after a timeout 10, and a first-try success
     /// returns 1.
@@ -186,7 +187,7 @@ impl RetryConfig {
         })
     }
 
-    /// A builder starting from the `aws-2026` preset ([`defaults::aws_2026`]): the classic
+    /// A builder starting from the `aws-2026` preset: the classic
     /// standard mode with retry cost 14, throttling cost 5, timeout cost 14, backoff base 50 ms
     /// (1 s for throttling), and a server's `retry_after` clamped to `[t_i, t_i + 5 s]`.
     ///
@@ -310,7 +311,7 @@ impl RetryConfig {
     /// whole call's retries, `(max_attempts − 1) ×` the dearest retry cost (the floor). Where
     /// a process cannot tell a lone caller from one of many clients, it is generous:
     /// * a scope younger than `window` starts with the AWS SDKs' 500 tokens (or the floor, if
-    ///   more; [`defaults::YOUNG_SCOPE_QUOTA`]) and finds at least that until it is one window
+    ///   more; the AWS SDKs' `INITIAL_RETRY_TOKENS`) and finds at least that until it is one window
     ///   old, so it never grants fewer retries than `aws-2026`;
     /// * a success gives back every retry cost its call paid (not only the last retry's): the
     ///   quota drains only through calls that fail, as in an outage;
