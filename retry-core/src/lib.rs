@@ -118,7 +118,7 @@ pub mod backoff;
 mod classify;
 mod clock;
 mod config;
-mod driver;
+pub mod driver;
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod http;
@@ -160,7 +160,7 @@ pub use config::{
 };
 pub use driver::{
     AttemptLimit, AttemptTimeout, Linger, NoAttemptTimeout, NoHook, OnRetry, Ready, Retry,
-    RetryEvent, RetryLoop, TryReady, retry, retry_or_shed, with_attempt_timeout,
+    RetryEvent, RetryLoop, retry, with_attempt_timeout,
 };
 pub use driver::{Sleeper, ThreadSleeper, retry_blocking, with_sleeper};
 #[cfg(feature = "http")]

@@ -8,7 +8,8 @@
 pub use std::sync::LazyLock;
 pub use std::time::Duration;
 
-pub use crate::driver::{Settled, cut_after};
+pub use crate::driver::attempt_timeout::cut_after;
+pub use crate::driver::linger::Settled;
 pub use crate::{
     ClassifyRetry, ConfiguredStrategy, Jitter, NoHook, OnRetry, Quota, RetryConfig,
     RetryConfigBuilder, RetryIf, RetryInfo, RetryInfoClassifier, RetryLoop, RetryMode, RetryPreset,

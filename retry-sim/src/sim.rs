@@ -414,7 +414,7 @@ impl<'a> Engine<'a> {
         match call.token.as_mut() {
             Some(Token::Ours(retry)) => {
                 // Before the first attempt waits for its permit and after each of its waits,
-                // as `RetryLoop::try_ready` does.
+                // as a shedding `RetryLoop::ready` does.
                 if call.attempts == 0 && retry.try_shed().is_some() {
                     return Permit::Refused;
                 }

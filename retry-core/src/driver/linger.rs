@@ -10,7 +10,7 @@ use std::time::Duration;
 use pin_project_lite::pin_project;
 use tokio::time::Sleep;
 
-use super::RetryLoop;
+use super::{NeverShed, RetryLoop};
 use crate::RetryStrategy;
 
 /// Sleeps the backoff a long-polling call computed for the retry the quota refused, then
@@ -25,7 +25,7 @@ use crate::RetryStrategy;
 /// use retry_core::{NoHook, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
 /// let strategy = StandardStrategy::new(RetryConfig::default());
 /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
-/// retry.ready().await;
+/// let Ok(()) = retry.ready().await;
 /// let outcome: Result<u32, std::io::Error> = Ok(1);
 /// assert!(retry.finish(&outcome).is_break());
 /// let linger: retry_core::Linger<'_, '_, _, _, _> = retry.linger();
@@ -33,15 +33,15 @@ use crate::RetryStrategy;
 /// # }
 /// ```
 #[must_use = "futures do nothing unless you `.await` or poll them"]
-pub struct Linger<'r, 's, S: RetryStrategy + ?Sized, C, H> {
-    retry: &'r mut RetryLoop<'s, S, C, H>,
+pub struct Linger<'r, 's, S: RetryStrategy + ?Sized, C, H, L = NeverShed> {
+    retry: &'r mut RetryLoop<'s, S, C, H, L>,
     /// Whether the loop's timer runs for this wait.
     sleeping: bool,
 }
 
-impl<'r, 's, S: RetryStrategy + ?Sized, C, H> Linger<'r, 's, S, C, H> {
+impl<'r, 's, S: RetryStrategy + ?Sized, C, H, L> Linger<'r, 's, S, C, H, L> {
     #[inline(always)]
-    pub(super) fn new(retry: &'r mut RetryLoop<'s, S, C, H>) -> Self {
+    pub(super) fn new(retry: &'r mut RetryLoop<'s, S, C, H, L>) -> Self {
         Self {
             retry,
             sleeping: false,
@@ -49,7 +49,7 @@ impl<'r, 's, S: RetryStrategy + ?Sized, C, H> Linger<'r, 's, S, C, H> {
     }
 }
 
-impl<S: RetryStrategy + ?Sized, C, H> Future for Linger<'_, '_, S, C, H> {
+impl<S: RetryStrategy + ?Sized, C, H, L> Future for Linger<'_, '_, S, C, H, L> {
     type Output = ();
 
     #[inline(always)]
@@ -68,7 +68,7 @@ impl<S: RetryStrategy + ?Sized, C, H> Future for Linger<'_, '_, S, C, H> {
     }
 }
 
-impl<S: RetryStrategy + ?Sized, C, H> std::fmt::Debug for Linger<'_, '_, S, C, H> {
+impl<S: RetryStrategy + ?Sized, C, H, L> std::fmt::Debug for Linger<'_, '_, S, C, H, L> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Linger")
             .field("sleeping", &self.sleeping)

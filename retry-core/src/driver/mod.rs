@@ -1,27 +1,29 @@
 //! The plain API: run an async operation under a strategy, no macro needed.
 
-mod attempt_timeout;
+// `Settled` and `cut_after` are the generated code's, reached by `__private` through the modules.
+pub(crate) mod attempt_timeout;
 mod blocking;
 mod hook;
-mod linger;
+pub(crate) mod linger;
 mod ready;
 mod retry_loop;
+mod shed;
 mod sleeper;
 
 use std::future::Future;
 use std::time::Duration;
 
-pub use attempt_timeout::{
-    AttemptLimit, AttemptTimeout, NoAttemptTimeout, cut_after, with_attempt_timeout,
-};
+pub use attempt_timeout::{AttemptLimit, AttemptTimeout, NoAttemptTimeout, with_attempt_timeout};
 pub use blocking::retry_blocking;
 pub use hook::{NoHook, OnRetry, RetryEvent};
-pub use linger::{Linger, Settled};
-pub use ready::{Ready, TryReady};
+pub use linger::Linger;
+use linger::Settled;
+pub use ready::Ready;
 pub use retry_loop::RetryLoop;
+pub use shed::{NeverShed, ShedInto, ShedLoad, ShedPolicy};
 pub use sleeper::{Sleeper, ThreadSleeper, with_sleeper};
 
-use crate::{ClassifyRetry, LoadShed, RetryInfo, RetryInfoClassifier, RetryStrategy};
+use crate::{ClassifyRetry, RetryInfo, RetryInfoClassifier, RetryStrategy};
 
 /// Runs `operation` under `strategy`, classifying errors by their [`RetryInfo`], and returns
 /// the first success or the last attempt's own error, unchanged.
@@ -64,44 +66,8 @@ where
     Retry::new(strategy).run(operation).await
 }
 
-/// [`retry`] for an error type that can hold a [`LoadShed`]: in adaptive mode, a call whose
-/// first attempt's send permit is expected after its deadline (`timeout`) or later than
-/// `max_wait` fails at once with `E::from(LoadShed)`, and nothing is sent. Without a deadline
-/// or `max_wait`, or in standard mode, it is [`retry`].
-///
-/// ```
-/// use retry_core::{AdaptiveStrategy, LoadShed, RetryConfig, RetryInfo, retry_or_shed};
-///
-/// #[derive(Debug)]
-/// enum Error {
-///     Shed(LoadShed),
-///     Io(std::io::Error),
-/// }
-/// impl RetryInfo for Error {}
-/// impl From<LoadShed> for Error {
-///     fn from(shed: LoadShed) -> Self {
-///         Error::Shed(shed)
-///     }
-/// }
-///
-/// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-/// let strategy = AdaptiveStrategy::new(RetryConfig::builder().max_wait(std::time::Duration::from_secs(1)).build().unwrap());
-/// let value = retry_or_shed(&strategy, || async { Ok::<_, Error>(1) }).await;
-/// assert_eq!(value.unwrap(), 1); // no throttle yet: nothing to shed
-/// # let _ = Error::Io(std::io::ErrorKind::Other.into());
-/// # }
-/// ```
-pub async fn retry_or_shed<S, F, Fut, T, E>(strategy: &S, operation: F) -> Result<T, E>
-where
-    S: RetryStrategy + ?Sized,
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Result<T, E>>,
-    E: RetryInfo + From<LoadShed>,
-{
-    Retry::new(strategy).run_or_shed(operation).await
-}
-
-/// The plain API with options: a classifier, an `on_retry` hook, an attempt timeout.
+/// The plain API with options: a classifier, an `on_retry` hook, an attempt timeout, load
+/// shedding.
 ///
 /// ```
 /// use retry_core::{ErrorKind, FnClassifier, Retry, RetryAction, RetryConfig, RetryEvent, StandardStrategy};
@@ -130,11 +96,19 @@ where
 /// ```
 #[derive(Debug)]
 #[must_use = "call .run(operation) to run it"]
-pub struct Retry<'s, S: ?Sized, C = RetryInfoClassifier, H = NoHook, A = NoAttemptTimeout> {
+pub struct Retry<
+    's,
+    S: ?Sized,
+    C = RetryInfoClassifier,
+    H = NoHook,
+    A = NoAttemptTimeout,
+    L = NeverShed,
+> {
     strategy: &'s S,
     classifier: C,
     on_retry: H,
     attempt_timeout: A,
+    shedding: L,
 }
 
 impl<'s, S: RetryStrategy + ?Sized> Retry<'s, S> {
@@ -151,11 +125,12 @@ impl<'s, S: RetryStrategy + ?Sized> Retry<'s, S> {
             classifier: RetryInfoClassifier,
             on_retry: NoHook,
             attempt_timeout: NoAttemptTimeout,
+            shedding: NeverShed,
         }
     }
 }
 
-impl<'s, S: RetryStrategy + ?Sized, C, H, A> Retry<'s, S, C, H, A> {
+impl<'s, S: RetryStrategy + ?Sized, C, H, A, L> Retry<'s, S, C, H, A, L> {
     /// Classifies outcomes with `classifier` instead of [`RetryInfoClassifier`].
     ///
     /// ```
@@ -164,12 +139,13 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, A> Retry<'s, S, C, H, A> {
     /// let r = Retry::new(&strategy).classifier(TransientErrorClassifier);
     /// # let _ = r;
     /// ```
-    pub fn classifier<C2>(self, classifier: C2) -> Retry<'s, S, C2, H, A> {
+    pub fn classifier<C2>(self, classifier: C2) -> Retry<'s, S, C2, H, A, L> {
         Retry {
             strategy: self.strategy,
             classifier,
             on_retry: self.on_retry,
             attempt_timeout: self.attempt_timeout,
+            shedding: self.shedding,
         }
     }
 
@@ -181,12 +157,13 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, A> Retry<'s, S, C, H, A> {
     /// let r = Retry::new(&strategy).on_retry(|e: &RetryEvent<'_, std::io::Error>| eprintln!("{e:?}"));
     /// # let _ = r;
     /// ```
-    pub fn on_retry<H2>(self, hook: H2) -> Retry<'s, S, C, H2, A> {
+    pub fn on_retry<H2>(self, hook: H2) -> Retry<'s, S, C, H2, A, L> {
         Retry {
             strategy: self.strategy,
             classifier: self.classifier,
             on_retry: hook,
             attempt_timeout: self.attempt_timeout,
+            shedding: self.shedding,
         }
     }
 
@@ -199,20 +176,73 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, A> Retry<'s, S, C, H, A> {
     /// let r = Retry::new(&strategy).attempt_timeout(std::time::Duration::from_secs(2));
     /// # let _ = r;
     /// ```
-    pub fn attempt_timeout(self, timeout: Duration) -> Retry<'s, S, C, H, AttemptTimeout> {
+    pub fn attempt_timeout(self, timeout: Duration) -> Retry<'s, S, C, H, AttemptTimeout, L> {
         Retry {
             strategy: self.strategy,
             classifier: self.classifier,
             on_retry: self.on_retry,
             attempt_timeout: AttemptTimeout(timeout),
+            shedding: self.shedding,
+        }
+    }
+
+    /// Sheds load rather than queue past the deadline, for an error type that can hold a
+    /// [`LoadShed`](crate::LoadShed) (`E: From<LoadShed>`): in adaptive mode, a call whose first
+    /// attempt's send permit is expected after its deadline (`timeout`) or later than `max_wait`
+    /// fails at once with `E::from(LoadShed)`, and nothing is sent. Without a deadline or
+    /// `max_wait`, or in standard mode, nothing is shed. Retries are not shed: their waits are
+    /// bounded by the strategy.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// use retry_core::{AdaptiveStrategy, LoadShed, Retry, RetryConfig, RetryInfo};
+    ///
+    /// #[derive(Debug)]
+    /// enum Error {
+    ///     Shed(LoadShed),
+    ///     Elapsed,
+    /// }
+    /// impl RetryInfo for Error {}
+    /// impl From<LoadShed> for Error {
+    ///     fn from(shed: LoadShed) -> Self {
+    ///         Error::Shed(shed)
+    ///     }
+    /// }
+    /// impl From<tokio::time::error::Elapsed> for Error {
+    ///     fn from(_: tokio::time::error::Elapsed) -> Self {
+    ///         Error::Elapsed
+    ///     }
+    /// }
+    ///
+    /// let config = RetryConfig::builder().max_wait(std::time::Duration::from_secs(1)).build().unwrap();
+    /// let strategy = AdaptiveStrategy::new(config);
+    /// let value = Retry::new(&strategy).shed_load().run(|| async { Ok::<_, Error>(1) }).await;
+    /// assert_eq!(value.unwrap(), 1); // no throttle yet: nothing to shed
+    /// let value = Retry::new(&strategy)
+    ///     .attempt_timeout(std::time::Duration::from_secs(1))
+    ///     .shed_load()
+    ///     .run(|| async { Ok::<_, Error>(2) })
+    ///     .await;
+    /// assert_eq!(value.unwrap(), 2);
+    /// # let _ = Error::Elapsed;
+    /// # }
+    /// ```
+    pub fn shed_load(self) -> Retry<'s, S, C, H, A, ShedLoad> {
+        Retry {
+            strategy: self.strategy,
+            classifier: self.classifier,
+            on_retry: self.on_retry,
+            attempt_timeout: self.attempt_timeout,
+            shedding: ShedLoad,
         }
     }
 }
 
-impl<S: RetryStrategy + ?Sized, C, H, A> Retry<'_, S, C, H, A> {
+impl<S: RetryStrategy + ?Sized, C, H, A, L> Retry<'_, S, C, H, A, L> {
     /// Runs `operation` until it succeeds or the strategy stops retrying, each attempt cut
     /// after the [attempt timeout](Self::attempt_timeout) when one is set; returns the last
-    /// outcome unchanged.
+    /// outcome unchanged (or, with [`shed_load`](Self::shed_load), `E::from(LoadShed)` for a
+    /// call shed before its first attempt).
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
@@ -234,61 +264,15 @@ impl<S: RetryStrategy + ?Sized, C, H, A> Retry<'_, S, C, H, A> {
         C: ClassifyRetry<T, E>,
         H: OnRetry<E>,
         A: AttemptLimit<T, E>,
+        L: ShedInto<E>,
     {
         Settled::new(async move {
             let limit = self.attempt_timeout;
-            let mut attempts = RetryLoop::new(self.strategy, self.classifier, self.on_retry);
+            let mut attempts = RetryLoop::new(self.strategy, self.classifier, self.on_retry)
+                .with_shedding(self.shedding);
             loop {
-                attempts.ready().await;
-                let outcome = limit.limit(operation()).await;
-                if attempts.finish(&outcome).is_break() {
-                    let linger = attempts.take_linger();
-                    return (outcome, linger);
-                }
-            }
-        })
-    }
-}
-
-impl<S: RetryStrategy + ?Sized, C, H, A> Retry<'_, S, C, H, A> {
-    /// [`run`](Self::run) for an error type that can hold a [`LoadShed`]: a call the strategy
-    /// sheds before its first attempt (see [`retry_or_shed`]) fails at once with
-    /// `E::from(LoadShed)`, nothing sent.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-    /// use retry_core::{LoadShed, Retry, RetryConfig, RetryInfo, StandardStrategy};
-    /// #[derive(Debug)]
-    /// enum E { Shed, Elapsed }
-    /// impl RetryInfo for E {}
-    /// impl From<LoadShed> for E { fn from(_: LoadShed) -> Self { E::Shed } }
-    /// impl From<tokio::time::error::Elapsed> for E { fn from(_: tokio::time::error::Elapsed) -> Self { E::Elapsed } }
-    /// let strategy = StandardStrategy::new(RetryConfig::default());
-    /// let out = Retry::new(&strategy).run_or_shed(|| async { Ok::<_, E>(7) }).await;
-    /// assert_eq!(out.unwrap(), 7);
-    /// let out = Retry::new(&strategy)
-    ///     .attempt_timeout(std::time::Duration::from_secs(1))
-    ///     .run_or_shed(|| async { Ok::<_, E>(8) })
-    ///     .await;
-    /// assert_eq!(out.unwrap(), 8);
-    /// # let _ = (E::Shed, E::Elapsed);
-    /// # }
-    /// ```
-    pub fn run_or_shed<F, Fut, T, E>(self, mut operation: F) -> impl Future<Output = Result<T, E>>
-    where
-        F: FnMut() -> Fut,
-        Fut: Future<Output = Result<T, E>>,
-        E: From<LoadShed>,
-        C: ClassifyRetry<T, E>,
-        H: OnRetry<E>,
-        A: AttemptLimit<T, E>,
-    {
-        Settled::new(async move {
-            let limit = self.attempt_timeout;
-            let mut attempts = RetryLoop::new(self.strategy, self.classifier, self.on_retry);
-            loop {
-                if let Err(shed) = attempts.try_ready().await {
-                    return (Err(E::from(shed)), None);
+                if let Err(refusal) = attempts.ready().await {
+                    return (Err(L::into_error(refusal)), None);
                 }
                 let outcome = limit.limit(operation()).await;
                 if attempts.finish(&outcome).is_break() {

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use tokio::time::{Instant, Sleep};
 
-use super::{Linger, OnRetry, Ready, RetryEvent, TryReady};
+use super::{Linger, NeverShed, OnRetry, Ready, RetryEvent, ShedLoad, ShedPolicy};
 use crate::{
     ClassifyRetry, LoadShed, RetryAction, RetryError, RetryReason, RetryStrategy, RetryToken,
     SendPermit,
@@ -39,6 +39,10 @@ use crate::{
 /// failure, one not yet sent is abandoned (a retry's quota goes back, a place among the rate
 /// limiter's waiters is given up).
 ///
+/// The loop never refuses a call: `ready` resolves to `Result<(), Infallible>`. With
+/// [`shed_load`](Self::shed_load) it may ([`ShedLoad`]): `ready` then resolves to
+/// `Err(LoadShed)` for a call the strategy sheds before its first attempt.
+///
 /// ```
 /// use retry_core::{NoHook, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
 ///
@@ -58,18 +62,26 @@ use crate::{
 /// assert_eq!(result.unwrap(), 1);
 /// # }
 /// ```
-pub struct RetryLoop<'s, S: RetryStrategy + ?Sized, C, H> {
-    strategy: &'s S,
+pub struct RetryLoop<'s, S: RetryStrategy + ?Sized, C, H, L = NeverShed> {
+    /// The call's token, settled when the loop is dropped.
+    call: Call<'s, S>,
     classifier: C,
     on_retry: H,
-    /// The current attempt's token; `None` once the call's outcome is final.
-    token: Option<RetryToken>,
-    /// Whether the token's attempt has been sent (a retry not yet sent is refunded on drop).
-    sent: bool,
     /// The timer of the waits: boxed on the call's first wait, reused after it.
     sleep: Option<Pin<Box<Sleep>>>,
     /// What the call sleeps after its last attempt before returning (long polling).
     linger: Option<Duration>,
+    /// Whether the call may be refused before its first attempt.
+    shedding: L,
+}
+
+/// A call's token under its strategy: settled when dropped (a cancelled call).
+struct Call<'s, S: RetryStrategy + ?Sized> {
+    strategy: &'s S,
+    /// The current attempt's token; `None` once the call's outcome is final.
+    token: Option<RetryToken>,
+    /// Whether the token's attempt has been sent (a retry not yet sent is refunded on drop).
+    sent: bool,
 }
 
 impl<'s, S: RetryStrategy + ?Sized, C, H> RetryLoop<'s, S, C, H> {
@@ -84,57 +96,77 @@ impl<'s, S: RetryStrategy + ?Sized, C, H> RetryLoop<'s, S, C, H> {
     #[inline(always)]
     pub fn new(strategy: &'s S, classifier: C, on_retry: H) -> Self {
         Self {
-            strategy,
+            call: Call {
+                strategy,
+                token: Some(strategy.acquire_initial_token()),
+                sent: false,
+            },
             classifier,
             on_retry,
-            token: Some(strategy.acquire_initial_token()),
-            sent: false,
             sleep: None,
             linger: None,
+            shedding: NeverShed,
+        }
+    }
+}
+
+impl<'s, S: RetryStrategy + ?Sized, C, H, L> RetryLoop<'s, S, C, H, L> {
+    /// Sheds load rather than queue past the deadline (adaptive mode): before the first attempt
+    /// waits for its send permit and after each of its waits, the strategy may
+    /// [`shed`](RetryStrategy::shed) the call (when the permit is expected after the deadline or
+    /// later than `max_wait`). Then no attempt is made: [`ready`](Self::ready) (or
+    /// [`wait_blocking`](Self::wait_blocking)) resolves to the [`LoadShed`] at once, the call's
+    /// token is abandoned, and a later [`finish`](Self::finish) ends the call. The caller
+    /// returns the refusal as its own error; `#[retryable(shed = true)]` expands to this.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// use retry_core::{LoadShed, NoHook, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
+    /// let strategy = StandardStrategy::new(RetryConfig::default());
+    /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook).shed_load();
+    /// let ready: Result<(), LoadShed> = retry.ready().await;
+    /// assert!(ready.is_ok(), "standard mode never sheds");
+    /// # }
+    /// ```
+    #[inline(always)]
+    pub fn shed_load(self) -> RetryLoop<'s, S, C, H, ShedLoad> {
+        self.with_shedding(ShedLoad)
+    }
+
+    /// The loop under the shedding policy `shedding`.
+    #[inline(always)]
+    pub(super) fn with_shedding<L2>(self, shedding: L2) -> RetryLoop<'s, S, C, H, L2> {
+        RetryLoop {
+            call: self.call,
+            classifier: self.classifier,
+            on_retry: self.on_retry,
+            sleep: self.sleep,
+            linger: self.linger,
+            shedding,
         }
     }
 
     /// Waits until the next attempt may be sent: sleeps its backoff, then waits for its send
-    /// permit. Only waits: whether to make the attempt was decided by `finish`.
+    /// permit. Only waits: whether to make the attempt was decided by `finish`. Never fails
+    /// (`Result<(), Infallible>`), unless the loop sheds load ([`shed_load`](Self::shed_load)).
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
     /// use retry_core::{NoHook, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
     /// let strategy = StandardStrategy::new(RetryConfig::default());
     /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
-    /// retry.ready().await; // the first attempt: nothing to wait for
+    /// let Ok(()) = retry.ready().await; // the first attempt: nothing to wait for
     /// # }
     /// ```
-    pub fn ready(&mut self) -> Ready<'_, 's, S, C, H> {
+    pub fn ready(&mut self) -> Ready<'_, 's, S, C, H, L> {
         Ready::new(self)
     }
 
-    /// [`ready`](Self::ready) for a caller that can return a refusal: before a first attempt
-    /// waits for its send permit and after each of its waits, the strategy may
-    /// [`shed`](RetryStrategy::shed) the call (adaptive mode, when the permit is expected after
-    /// the deadline or later than `max_wait`). Then no attempt is made: the future completes with the [`LoadShed`] at once,
-    /// the call's token is abandoned, and a later [`finish`](Self::finish) ends the call. The
-    /// caller returns the refusal as its own error (the tower layer, opted in with
-    /// `RetryLayer::shed_load`, as its service error).
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-    /// use retry_core::{LoadShed, NoHook, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
-    /// let strategy = StandardStrategy::new(RetryConfig::default());
-    /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
-    /// let ready: Result<(), LoadShed> = retry.try_ready().await;
-    /// assert!(ready.is_ok(), "standard mode never sheds");
-    /// # }
-    /// ```
-    pub fn try_ready(&mut self) -> TryReady<'_, 's, S, C, H> {
-        TryReady::new(self)
-    }
-
     /// For a driver that keeps its own time (a simulator, a service layer with its own
-    /// timer), the synchronous part of [`try_ready`](Self::try_ready): asks the strategy whether
-    /// to shed the call before its first attempt; a shed call's token is abandoned (nothing was
-    /// sent). Ask before the first attempt waits and after each of its waits; `None` once an
-    /// attempt was sent, and for retries.
+    /// timer), the synchronous part of a shedding [`ready`](Self::ready): asks the strategy
+    /// whether to shed the call before its first attempt; a shed call's token is abandoned
+    /// (nothing was sent). Ask before the first attempt waits and after each of its waits;
+    /// `None` once an attempt was sent, and for retries.
     ///
     /// ```
     /// use retry_core::{NoHook, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
@@ -143,16 +175,17 @@ impl<'s, S: RetryStrategy + ?Sized, C, H> RetryLoop<'s, S, C, H> {
     /// assert!(retry.try_shed().is_none());
     /// ```
     pub fn try_shed(&mut self) -> Option<LoadShed> {
-        let token = self.token.as_ref()?;
-        if self.sent || token.attempt() != 1 {
-            return None;
-        }
-        let shed = self.strategy.shed(token)?;
-        if let Some(token) = RetryToken::take(&mut self.token) {
-            self.strategy.abandon(token);
-        }
-        tracing::debug!(target: "retry_core", reason = shed.reason().as_str(), "{shed}");
-        Some(shed)
+        self.call.refuse(&ShedLoad)
+    }
+
+    /// The loop's policy's refusal of the call, if it sheds it now (see
+    /// [`try_shed`](Self::try_shed)); never for a loop that does not shed.
+    #[inline(always)]
+    pub(super) fn refuse(&mut self) -> Option<L::Refusal>
+    where
+        L: ShedPolicy,
+    {
+        self.call.refuse(&self.shedding)
     }
 
     /// For a driver that keeps its own time, the synchronous part of [`ready`](Self::ready):
@@ -173,13 +206,13 @@ impl<'s, S: RetryStrategy + ?Sized, C, H> RetryLoop<'s, S, C, H> {
     /// ```
     #[inline(always)]
     pub fn next_wait(&mut self, backoff: bool) -> Option<Duration> {
-        let token = self.token.as_mut()?;
+        let token = self.call.token.as_mut()?;
         if backoff && token.has_delay() {
             return Some(token.delay());
         }
-        match self.strategy.acquire_send_permit(token) {
+        match self.call.strategy.acquire_send_permit(token) {
             SendPermit::Granted => {
-                self.sent = true;
+                self.call.sent = true;
                 None
             }
             SendPermit::Wait(wait) => Some(wait),
@@ -206,7 +239,7 @@ impl<'s, S: RetryStrategy + ?Sized, C, H> RetryLoop<'s, S, C, H> {
     /// assert_eq!(started.elapsed(), Duration::from_millis(50)); // the backoff it would have slept
     /// # }
     /// ```
-    pub fn linger(&mut self) -> Linger<'_, 's, S, C, H> {
+    pub fn linger(&mut self) -> Linger<'_, 's, S, C, H, L> {
         Linger::new(self)
     }
 
@@ -272,11 +305,11 @@ impl<'s, S: RetryStrategy + ?Sized, C, H> RetryLoop<'s, S, C, H> {
         if let RetryAction::RetryIndicated(reason) = action {
             return self.retry(reason, outcome);
         }
-        let Some(token) = RetryToken::take(&mut self.token) else {
+        let Some(token) = RetryToken::take(&mut self.call.token) else {
             return ControlFlow::Break(());
         };
         if outcome.is_ok() {
-            self.strategy.record_success(token);
+            self.call.strategy.record_success(token);
         } else {
             self.fail(token);
         }
@@ -288,7 +321,7 @@ impl<'s, S: RetryStrategy + ?Sized, C, H> RetryLoop<'s, S, C, H> {
     #[inline(never)]
     fn fail(&self, token: RetryToken) {
         let attempt = token.attempt();
-        self.strategy.record_failure(token);
+        self.call.strategy.record_failure(token);
         log_stop(attempt, &RetryError::NotRetryable);
     }
 
@@ -298,11 +331,11 @@ impl<'s, S: RetryStrategy + ?Sized, C, H> RetryLoop<'s, S, C, H> {
     where
         H: OnRetry<E>,
     {
-        let Some(token) = RetryToken::take(&mut self.token) else {
+        let Some(token) = RetryToken::take(&mut self.call.token) else {
             return ControlFlow::Break(());
         };
         let attempt = token.attempt();
-        let token = match self.strategy.refresh_retry_token(token, &reason) {
+        let token = match self.call.strategy.refresh_retry_token(token, &reason) {
             Ok(token) => token,
             Err(error) => {
                 log_stop(attempt, &error);
@@ -313,8 +346,8 @@ impl<'s, S: RetryStrategy + ?Sized, C, H> RetryLoop<'s, S, C, H> {
         // Keep the granted retry before the hook runs: should the hook panic, the drop gives
         // the unsent retry's cost back.
         let delay = token.delay();
-        self.token = Some(token);
-        self.sent = false;
+        self.call.token = Some(token);
+        self.call.sent = false;
         self.on_retry.on_retry(&RetryEvent {
             attempt,
             error: outcome.as_ref().err(),
@@ -325,7 +358,24 @@ impl<'s, S: RetryStrategy + ?Sized, C, H> RetryLoop<'s, S, C, H> {
     }
 }
 
-impl<S: RetryStrategy + ?Sized, C, H> Drop for RetryLoop<'_, S, C, H> {
+impl<S: RetryStrategy + ?Sized> Call<'_, S> {
+    /// `shedding`'s refusal of the call, if it sheds it now: then its unsent token is
+    /// abandoned. Never once an attempt was sent.
+    #[inline(always)]
+    fn refuse<P: ShedPolicy>(&mut self, shedding: &P) -> Option<P::Refusal> {
+        let token = self.token.as_ref()?;
+        if self.sent {
+            return None;
+        }
+        let refusal = shedding.shed(self.strategy, token)?;
+        if let Some(token) = RetryToken::take(&mut self.token) {
+            self.strategy.abandon(token);
+        }
+        Some(refusal)
+    }
+}
+
+impl<S: RetryStrategy + ?Sized> Drop for Call<'_, S> {
     #[inline(always)]
     fn drop(&mut self) {
         if let Some(token) = RetryToken::take(&mut self.token) {

@@ -145,8 +145,8 @@ pub trait RetryStrategy: Send + Sync + fmt::Debug {
     }
 
     /// Whether to refuse the call before the token's first attempt is sent, asked by the drivers
-    /// whose caller can return the refusal ([`RetryLoop::try_ready`](crate::RetryLoop::try_ready),
-    /// [`Retry::run_or_shed`](crate::Retry::run_or_shed), `#[retryable(shed = true)]`, the tower
+    /// whose caller can return the refusal ([`RetryLoop::shed_load`](crate::RetryLoop::shed_load),
+    /// [`Retry::shed_load`](crate::Retry::shed_load), `#[retryable(shed = true)]`, the tower
     /// layer's `shed_load`) before the attempt waits for its send
     /// permit and after each wait. Default: never. Adaptive mode refuses a first attempt whose
     /// permit is expected after the call's deadline or later than what is left of `max_wait`;

@@ -11,9 +11,10 @@ use std::time::Duration;
 use pin_project_lite::pin_project;
 use tower_service::Service;
 
+use super::CopyRequest;
 use super::permit_wait::PermitWait;
 use super::shared::Shared;
-use super::{CopyRequest, ShedInto, ShedPolicy};
+use crate::driver::{NeverShed, ShedInto, ShedPolicy};
 use crate::{ClassifyRetry, RetryAction, RetryReason, RetryStrategy, RetryToken};
 
 pin_project! {
@@ -30,7 +31,7 @@ pin_project! {
     ///
     /// If polled again after it completed, like any `async fn`'s future.
     #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
-    pub struct ResponseFuture<Svc, Req, S, C, P, L = super::NeverShed>
+    pub struct ResponseFuture<Svc, Req, S, C, P, L = NeverShed>
     where
         Svc: Service<Req>,
         S: RetryStrategy,

@@ -5,7 +5,8 @@ use std::sync::Arc;
 use tower_layer::Layer;
 
 use super::shared::Shared;
-use super::{CloneRequest, NeverShed, RetryService, ShedLoad, ShedPolicy};
+use super::{CloneRequest, RetryService};
+use crate::driver::{NeverShed, ShedLoad, ShedPolicy};
 use crate::{RetryInfoClassifier, RetryStrategy};
 
 /// Retries calls to the wrapped [`Service`](tower_service::Service) under a
@@ -21,7 +22,7 @@ use crate::{RetryInfoClassifier, RetryStrategy};
 /// * the requests are copied for retries with `Clone` (default [`CloneRequest`]), or with the
 ///   hook given to [`copy_requests_with`](Self::copy_requests_with);
 /// * a throttled first attempt waits for its send permit and is always made (default
-///   [`NeverShed`](super::NeverShed)), or, with [`shed_load`](Self::shed_load), fails at once
+///   [`NeverShed`](crate::driver::NeverShed)), or, with [`shed_load`](Self::shed_load), fails at once
 ///   with `Svc::Error::from(LoadShed)` when its permit is expected after the call's deadline or
 ///   later than `max_wait`.
 ///

@@ -14,12 +14,13 @@
 //! future, after its backoff.
 //!
 //! Load shedding is opt-in, as for `#[retryable(shed = true)]` and
-//! [`retry_or_shed`](crate::retry_or_shed): with [`RetryLayer::shed_load`] a call whose first
+//! [`Retry::shed_load`](crate::Retry::shed_load): with [`RetryLayer::shed_load`] a call whose first
 //! attempt's permit is expected after its deadline or later than `max_wait` fails at once with
 //! `Svc::Error::from(`[`LoadShed`](crate::LoadShed)`)`, the wrapped service never called. As
 //! with tower's own load-shed layer, `poll_ready` then reports ready and the call's response
-//! future resolves to the refusal. The policy is a type parameter ([`ShedPolicy`]: the default
-//! [`NeverShed`], or [`ShedLoad`]): a layer that does not shed asks nothing of the service's
+//! future resolves to the refusal. The policy is a type parameter (the drivers'
+//! [`ShedPolicy`](crate::driver::ShedPolicy): the default [`NeverShed`](crate::driver::NeverShed),
+//! or [`ShedLoad`](crate::driver::ShedLoad)): a layer that does not shed asks nothing of the service's
 //! error type, and its first attempt is always made.
 
 mod buffer_body;
@@ -30,11 +31,9 @@ mod layer_errors;
 mod permit_wait;
 mod service;
 mod shared;
-mod shed_policy;
 
 pub use buffer_body::{BoxError, BufferBody, BufferBodyLayer, BufferedRequest};
 pub use copy_request::{CloneRequest, CopyRequest};
 pub use future::ResponseFuture;
 pub use layer::RetryLayer;
 pub use service::RetryService;
-pub use shed_policy::{NeverShed, ShedInto, ShedLoad, ShedPolicy};

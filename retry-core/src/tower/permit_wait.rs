@@ -9,7 +9,7 @@ use std::time::Duration;
 use pin_project_lite::pin_project;
 use tokio::time::{Instant, Sleep};
 
-use super::ShedPolicy;
+use crate::driver::ShedPolicy;
 use crate::{RetryStrategy, RetryToken, SendPermit};
 
 /// Waits until a token's attempt may be sent, without a task of its own: polled from

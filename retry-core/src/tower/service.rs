@@ -10,7 +10,8 @@ use tower_service::Service;
 use super::future::ResponseFuture;
 use super::permit_wait::PermitWait;
 use super::shared::Shared;
-use super::{CloneRequest, CopyRequest, NeverShed, ShedInto, ShedPolicy};
+use super::{CloneRequest, CopyRequest};
+use crate::driver::{NeverShed, ShedInto, ShedPolicy};
 use crate::{ClassifyRetry, RetryInfoClassifier, RetryStrategy, RetryToken};
 
 /// A [`Service`] whose calls are retried: made by [`RetryLayer`](super::RetryLayer).

@@ -1,21 +1,23 @@
-//! Whether a [`RetryService`](super::RetryService) may refuse a call before its first attempt:
-//! the layer's load-shedding policy, chosen by type so that a layer that never sheds pays
-//! nothing for it and asks nothing of the service's error type.
+//! Whether a call may be refused before its first attempt: the load-shedding policy of every
+//! driver ([`Retry`](super::Retry), [`RetryLoop`](super::RetryLoop), `#[retryable(shed = true)]`
+//! and the tower layer), chosen by type so that a driver that never sheds pays nothing for it and
+//! asks nothing of the caller's error type.
 
 use std::convert::Infallible;
 
-use crate::{LoadShed, RetryStrategy, RetryToken};
+use crate::adaptive::LoadShed;
+use crate::strategy::{RetryStrategy, RetryToken};
 
 mod sealed {
     /// Only this module's policies exist: the service relies on what they do.
     pub trait Sealed {}
 }
 
-/// What a [`RetryService`](super::RetryService) does when the strategy would
-/// [`shed`](RetryStrategy::shed) a call: [`NeverShed`] (the default: the first attempt is
-/// always made) or [`ShedLoad`] (set with [`RetryLayer::shed_load`](super::RetryLayer::shed_load):
-/// the call fails at once). Sealed: the layer's methods choose it.
-#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
+/// What a driver does when the strategy would [`shed`](RetryStrategy::shed) a call:
+/// [`NeverShed`] (the default: the first attempt is always made) or [`ShedLoad`] (set with
+/// [`Retry::shed_load`](super::Retry::shed_load), [`RetryLoop::shed_load`](super::RetryLoop::shed_load)
+/// or the tower layer's `shed_load`: the call fails at once). Sealed: the drivers' methods
+/// choose it.
 pub trait ShedPolicy: sealed::Sealed {
     /// What a refused call fails with, before it becomes the service's error: a [`LoadShed`],
     /// or [`Infallible`] for a policy that never refuses.
@@ -30,12 +32,15 @@ pub trait ShedPolicy: sealed::Sealed {
     ) -> Option<Self::Refusal>;
 }
 
-/// How a [`ShedPolicy`]'s refusal becomes the wrapped service's error `E`: what
-/// [`RetryService`](super::RetryService) requires of `E` (nothing for [`NeverShed`],
-/// `E: From<LoadShed>` for [`ShedLoad`]).
-#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
+/// How a [`ShedPolicy`]'s refusal becomes the caller's error `E`: what a driver requires of
+/// `E` (nothing for [`NeverShed`], `E: From<LoadShed>` for [`ShedLoad`]).
+#[diagnostic::on_unimplemented(
+    message = "`{E}` cannot hold a `LoadShed`: a call shed before its first attempt fails with the caller's own error type",
+    label = "`shed_load()` needs `{E}: From<LoadShed>`",
+    note = "implement `From<LoadShed>` for `{E}`, e.g. with a variant `Shed(#[from] LoadShed)` marked `#[retry(never)]`, or drop `shed_load()`"
+)]
 pub trait ShedInto<E>: ShedPolicy {
-    /// The service error a refused call's response future resolves to.
+    /// The error a refused call fails with.
     fn into_error(refusal: Self::Refusal) -> E;
 }
 
@@ -43,7 +48,7 @@ pub trait ShedInto<E>: ShedPolicy {
 /// to `max_wait`) and is always made.
 ///
 /// ```
-/// use retry_core::tower::{NeverShed, ShedPolicy};
+/// use retry_core::driver::{NeverShed, ShedPolicy};
 /// use retry_core::{RetryConfig, RetryStrategy, StandardStrategy};
 /// let strategy = StandardStrategy::new(RetryConfig::default());
 /// let token = strategy.acquire_initial_token();
@@ -51,7 +56,6 @@ pub trait ShedInto<E>: ShedPolicy {
 /// # strategy.abandon(token);
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 pub struct NeverShed;
 
 impl sealed::Sealed for NeverShed {}
@@ -73,11 +77,10 @@ impl<E> ShedInto<E> for NeverShed {
 }
 
 /// Refuse a call whose first attempt the strategy sheds (adaptive mode: its send permit
-/// expected after the call's deadline or later than `max_wait`): its response future fails at
-/// once with `E::from(LoadShed)`, and the wrapped service never sees it. Set with
-/// [`RetryLayer::shed_load`](super::RetryLayer::shed_load).
+/// expected after the call's deadline or later than `max_wait`): the call fails at once with
+/// `E::from(LoadShed)`, nothing sent. Set with [`Retry::shed_load`](super::Retry::shed_load),
+/// [`RetryLoop::shed_load`](super::RetryLoop::shed_load) or the tower layer's `shed_load`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 pub struct ShedLoad;
 
 impl sealed::Sealed for ShedLoad {}
