@@ -112,3 +112,30 @@ fn parse_number(value: &str) -> Result<u32, ConfigError> {
         input: trimmed.to_owned(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn from_lookup_rejects_an_overflowing_retry_timeout() {
+        let error = RetryConfig::from_lookup(|name| {
+            (name == "RETRY_TIMEOUT").then(|| "340282366920938463463374607431.9s".to_owned())
+        })
+        .expect_err("more than a year");
+        assert!(
+            matches!(
+                &error,
+                ConfigError::Env {
+                    variable: "RETRY_TIMEOUT",
+                    ..
+                }
+            ),
+            "{error:?}"
+        );
+        assert!(
+            error.to_string().contains("longer than one year"),
+            "{error}"
+        );
+    }
+}

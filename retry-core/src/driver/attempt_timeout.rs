@@ -92,26 +92,3 @@ where
         Err(elapsed) => Err(on_elapsed(elapsed)),
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use std::io;
-    use std::time::Duration;
-
-    use crate::{Retry, RetryConfig, StandardStrategy};
-
-    fn assert_send<T: Send>(_: &T) {}
-
-    /// The futures of both `Retry::run`s can be spawned: the attempt limit's future is `Send`
-    /// when the attempt's is (checked at compile time).
-    #[test]
-    fn run_is_send_with_and_without_an_attempt_timeout() {
-        let strategy = StandardStrategy::new(RetryConfig::default());
-        let plain = Retry::new(&strategy).run(|| async { Ok::<_, io::Error>(1) });
-        assert_send(&plain);
-        let cut = Retry::new(&strategy)
-            .attempt_timeout(Duration::from_secs(1))
-            .run(|| async { Ok::<_, io::Error>(1) });
-        assert_send(&cut);
-    }
-}

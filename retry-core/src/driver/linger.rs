@@ -39,9 +39,35 @@ pub struct Linger<'r, 's, S: RetryStrategy + ?Sized, C, H, L = NeverShed> {
     sleeping: bool,
 }
 
+impl<'s, S: RetryStrategy + ?Sized, C, H, L> RetryLoop<'s, S, C, H, L> {
+    /// Waits, once `finish` ended the call, until its outcome may be returned: a long-polling
+    /// call whose retry the quota refused sleeps the backoff it computed for that retry
+    /// ([`RetryError::wait_before_returning`]), so that a consumer loop calling again at once
+    /// does not spin against a failing queue; every other call completes at once.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// use retry_core::{FixedRandom, NoHook, Quota, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
+    /// use std::{sync::Arc, time::Duration};
+    /// let config = RetryConfig::builder().quota(Quota::Fixed(1)).long_polling(true).build().unwrap();
+    /// let strategy = StandardStrategy::builder(config).random(Arc::new(FixedRandom(1.0))).build();
+    /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
+    /// retry.ready().await;
+    /// let reset: Result<(), std::io::Error> = Err(std::io::ErrorKind::ConnectionReset.into());
+    /// assert!(retry.finish(&reset).is_break()); // 1 token: a retry (14) is refused
+    /// let started = tokio::time::Instant::now();
+    /// retry.linger().await;
+    /// assert_eq!(started.elapsed(), Duration::from_millis(50)); // the backoff it would have slept
+    /// # }
+    /// ```
+    pub fn linger(&mut self) -> Linger<'_, 's, S, C, H, L> {
+        Linger::new(self)
+    }
+}
+
 impl<'r, 's, S: RetryStrategy + ?Sized, C, H, L> Linger<'r, 's, S, C, H, L> {
     #[inline(always)]
-    pub(super) fn new(retry: &'r mut RetryLoop<'s, S, C, H, L>) -> Self {
+    fn new(retry: &'r mut RetryLoop<'s, S, C, H, L>) -> Self {
         Self {
             retry,
             sleeping: false,

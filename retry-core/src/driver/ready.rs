@@ -36,9 +36,27 @@ pub struct Ready<'r, 's, S: RetryStrategy + ?Sized, C, H, L = NeverShed> {
     sleeping: bool,
 }
 
+impl<'s, S: RetryStrategy + ?Sized, C, H, L> RetryLoop<'s, S, C, H, L> {
+    /// Waits until the next attempt may be sent: sleeps its backoff, then waits for its send
+    /// permit. Only waits: whether to make the attempt was decided by `finish`. Never fails
+    /// (`Result<(), Infallible>`), unless the loop sheds load ([`shed_load`](Self::shed_load)).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use retry_core::{NoHook, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
+    /// let strategy = StandardStrategy::new(RetryConfig::default());
+    /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
+    /// let Ok(()) = retry.ready().await; // the first attempt: nothing to wait for
+    /// # }
+    /// ```
+    pub fn ready(&mut self) -> Ready<'_, 's, S, C, H, L> {
+        Ready::new(self)
+    }
+}
+
 impl<'r, 's, S: RetryStrategy + ?Sized, C, H, L> Ready<'r, 's, S, C, H, L> {
     #[inline(always)]
-    pub(super) fn new(retry: &'r mut RetryLoop<'s, S, C, H, L>) -> Self {
+    fn new(retry: &'r mut RetryLoop<'s, S, C, H, L>) -> Self {
         Self {
             retry,
             backoff_considered: false,

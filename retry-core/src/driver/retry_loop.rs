@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use tokio::time::{Instant, Sleep};
 
-use super::{Linger, NeverShed, OnRetry, Ready, RetryEvent, ShedLoad, ShedPolicy};
+use super::{NeverShed, OnRetry, RetryEvent, ShedLoad, ShedPolicy};
 use crate::{
     ClassifyRetry, LoadShed, RetryAction, RetryError, RetryReason, RetryStrategy, RetryToken,
     SendPermit,
@@ -146,22 +146,6 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, L> RetryLoop<'s, S, C, H, L> {
         }
     }
 
-    /// Waits until the next attempt may be sent: sleeps its backoff, then waits for its send
-    /// permit. Only waits: whether to make the attempt was decided by `finish`. Never fails
-    /// (`Result<(), Infallible>`), unless the loop sheds load ([`shed_load`](Self::shed_load)).
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// use retry_core::{NoHook, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
-    /// let strategy = StandardStrategy::new(RetryConfig::default());
-    /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
-    /// let Ok(()) = retry.ready().await; // the first attempt: nothing to wait for
-    /// # }
-    /// ```
-    pub fn ready(&mut self) -> Ready<'_, 's, S, C, H, L> {
-        Ready::new(self)
-    }
-
     /// For a driver that keeps its own time (a simulator, a service layer with its own
     /// timer), the synchronous part of a shedding [`ready`](Self::ready): asks the strategy
     /// whether to shed the call before its first attempt; a shed call's token is abandoned
@@ -217,30 +201,6 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, L> RetryLoop<'s, S, C, H, L> {
             }
             SendPermit::Wait(wait) => Some(wait),
         }
-    }
-
-    /// Waits, once `finish` ended the call, until its outcome may be returned: a long-polling
-    /// call whose retry the quota refused sleeps the backoff it computed for that retry
-    /// ([`RetryError::wait_before_returning`]), so that a consumer loop calling again at once
-    /// does not spin against a failing queue; every other call completes at once.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-    /// use retry_core::{FixedRandom, NoHook, Quota, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
-    /// use std::{sync::Arc, time::Duration};
-    /// let config = RetryConfig::builder().quota(Quota::Fixed(1)).long_polling(true).build().unwrap();
-    /// let strategy = StandardStrategy::builder(config).random(Arc::new(FixedRandom(1.0))).build();
-    /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
-    /// retry.ready().await;
-    /// let reset: Result<(), std::io::Error> = Err(std::io::ErrorKind::ConnectionReset.into());
-    /// assert!(retry.finish(&reset).is_break()); // 1 token: a retry (14) is refused
-    /// let started = tokio::time::Instant::now();
-    /// retry.linger().await;
-    /// assert_eq!(started.elapsed(), Duration::from_millis(50)); // the backoff it would have slept
-    /// # }
-    /// ```
-    pub fn linger(&mut self) -> Linger<'_, 's, S, C, H, L> {
-        Linger::new(self)
     }
 
     /// For a driver that keeps its own time, the synchronous part of [`linger`](Self::linger):
