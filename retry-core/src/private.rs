@@ -8,13 +8,14 @@
 pub use std::sync::LazyLock;
 pub use std::time::Duration;
 
+pub use crate::backoff::Jitter;
+pub use crate::classify::{ClassifyRetry, RetryIf, RetryInfoClassifier};
+pub use crate::config::{Quota, RetryConfig, RetryConfigBuilder, RetryMode, RetryPreset};
 pub use crate::driver::attempt_timeout::cut_after;
 pub use crate::driver::linger::Settled;
-pub use crate::{
-    ClassifyRetry, ConfiguredStrategy, Jitter, NoHook, OnRetry, Quota, RetryConfig,
-    RetryConfigBuilder, RetryIf, RetryInfo, RetryInfoClassifier, RetryLoop, RetryMode, RetryPreset,
-    RetryStrategy,
-};
+pub use crate::driver::{NoHook, OnRetry, RetryLoop};
+pub use crate::info::RetryInfo;
+pub use crate::strategy::{ConfiguredStrategy, RetryStrategy};
 
 /// A function's default strategy, built once on first call.
 pub type FnStrategy = LazyLock<ConfiguredStrategy>;
@@ -32,7 +33,7 @@ pub fn default_strategy(
         tracing::error!(target: "retry_core", scope, %error, "invalid #[retryable] configuration: using the defaults");
         RetryConfig::default()
     });
-    crate::strategy_for(config, scope)
+    crate::strategy::strategy_for(config, scope)
 }
 
 // ---- `#[retryable]`: checks that report at the user's tokens ----------------------------------
@@ -140,7 +141,7 @@ pub struct DynHook<'a, E>(pub &'a dyn OnRetry<E>);
 
 impl<E> OnRetry<E> for DynHook<'_, E> {
     #[inline]
-    fn on_retry(&self, event: &crate::RetryEvent<'_, E>) {
+    fn on_retry(&self, event: &crate::driver::RetryEvent<'_, E>) {
         self.0.on_retry(event);
     }
 }
@@ -178,13 +179,13 @@ impl<E: From<tokio::time::error::Elapsed>> FromElapsed for E {
 )]
 pub trait FromLoadShed {
     /// The error for a shed call.
-    fn from_load_shed(shed: crate::LoadShed) -> Self;
+    fn from_load_shed(shed: crate::adaptive::LoadShed) -> Self;
 }
 
 #[diagnostic::do_not_recommend]
-impl<E: From<crate::LoadShed>> FromLoadShed for E {
+impl<E: From<crate::adaptive::LoadShed>> FromLoadShed for E {
     #[inline]
-    fn from_load_shed(shed: crate::LoadShed) -> Self {
+    fn from_load_shed(shed: crate::adaptive::LoadShed) -> Self {
         E::from(shed)
     }
 }
@@ -201,7 +202,7 @@ impl<E: From<crate::LoadShed>> FromLoadShed for E {
 )]
 pub trait WrappedError {
     /// `RetryInfo::retry_safety` of the wrapped error.
-    fn wrapped_retry_safety(&self) -> crate::RetrySafety;
+    fn wrapped_retry_safety(&self) -> crate::info::RetrySafety;
     /// `RetryInfo::is_throttling` of the wrapped error.
     fn wrapped_is_throttling(&self) -> bool;
     /// `RetryInfo::is_timeout` of the wrapped error.
@@ -209,13 +210,13 @@ pub trait WrappedError {
     /// `RetryInfo::retry_after` of the wrapped error.
     fn wrapped_retry_after(&self) -> Option<Duration>;
     /// `RetryInfo::fault` of the wrapped error.
-    fn wrapped_fault(&self) -> crate::Fault;
+    fn wrapped_fault(&self) -> crate::info::Fault;
 }
 
 #[diagnostic::do_not_recommend]
 impl<T: RetryInfo + ?Sized> WrappedError for T {
     #[inline]
-    fn wrapped_retry_safety(&self) -> crate::RetrySafety {
+    fn wrapped_retry_safety(&self) -> crate::info::RetrySafety {
         self.retry_safety()
     }
     #[inline]
@@ -231,7 +232,7 @@ impl<T: RetryInfo + ?Sized> WrappedError for T {
         self.retry_after()
     }
     #[inline]
-    fn wrapped_fault(&self) -> crate::Fault {
+    fn wrapped_fault(&self) -> crate::info::Fault {
         self.fault()
     }
 }

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::{Fault, RetryInfo, RetrySafety};
+use crate::info::{Fault, RetryInfo, RetrySafety};
 
 /// The five answers of [`RetryInfo`] as plain data. Start from one of the constants, which
 /// match the derive's keys (`TRANSIENT` is `#[retry(transient)]`, ...), and adjust with

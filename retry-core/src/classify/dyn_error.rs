@@ -90,7 +90,7 @@ fn described(error: &(dyn Error + 'static)) -> Option<RetryAction> {
         return Some(RetryInfoClassifier::classify_error(elapsed));
     }
     #[cfg(feature = "http")]
-    if let Some(status) = error.downcast_ref::<crate::HttpStatusError>() {
+    if let Some(status) = error.downcast_ref::<crate::http::HttpStatusError>() {
         return Some(RetryInfoClassifier::classify_error(status));
     }
     #[cfg(feature = "reqwest")]
@@ -181,11 +181,11 @@ mod tests {
     #[test]
     fn every_settings_parse_error_is_refused_in_a_source_chain() {
         let refused = [
-            verdict_on_wrapped("legacy".parse::<crate::RetryMode>().unwrap_err()),
-            verdict_on_wrapped("aws".parse::<crate::RetryPreset>().unwrap_err()),
-            verdict_on_wrapped("random".parse::<crate::Jitter>().unwrap_err()),
-            verdict_on_wrapped("0".parse::<crate::Quota>().unwrap_err()),
-            verdict_on_wrapped(crate::parse_duration("soon").unwrap_err()),
+            verdict_on_wrapped("legacy".parse::<crate::config::RetryMode>().unwrap_err()),
+            verdict_on_wrapped("aws".parse::<crate::config::RetryPreset>().unwrap_err()),
+            verdict_on_wrapped("random".parse::<crate::backoff::Jitter>().unwrap_err()),
+            verdict_on_wrapped("0".parse::<crate::config::Quota>().unwrap_err()),
+            verdict_on_wrapped(crate::config::parse_duration("soon").unwrap_err()),
         ];
         assert_eq!(refused, [RetryAction::RetryForbidden; 5]);
     }

@@ -1,7 +1,7 @@
 //! The classifier of modeled errors: errors that implement [`RetryInfo`].
 
 use super::{ClassifierPriority, ClassifyRetry, ErrorKind, RetryAction};
-use crate::{Fault, RetryInfo, RetrySafety};
+use crate::info::{Fault, RetryInfo, RetrySafety};
 
 /// Classifies errors by what they say of themselves through [`RetryInfo`] (Smithy's
 /// `ModeledAsRetryableClassifier`). This is the default classifier of `#[retryable]` and

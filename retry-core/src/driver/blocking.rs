@@ -3,7 +3,9 @@
 
 use super::sleeper::sleep_blocking;
 use super::{NoAttemptTimeout, OnRetry, Retry, RetryLoop, ShedInto, ShedPolicy};
-use crate::{ClassifyRetry, RetryInfo, RetryStrategy};
+use crate::classify::ClassifyRetry;
+use crate::info::RetryInfo;
+use crate::strategy::RetryStrategy;
 
 /// [`retry`](crate::retry) for a blocking operation: runs `operation` under `strategy` on the
 /// calling thread, classifying errors by their [`RetryInfo`], and returns the first success or

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::RetryReason;
+use crate::classify::RetryReason;
 
 /// What a hook learns about a retry.
 ///

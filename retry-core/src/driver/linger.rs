@@ -11,7 +11,7 @@ use pin_project_lite::pin_project;
 use tokio::time::Sleep;
 
 use super::{NeverShed, RetryLoop};
-use crate::RetryStrategy;
+use crate::strategy::RetryStrategy;
 
 /// Sleeps the backoff a long-polling call computed for the retry the quota refused, then
 /// completes; completes on its first poll for every other call. Returned by

@@ -5,7 +5,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
 use super::{NeverShed, RetryLoop, ShedPolicy};
-use crate::RetryStrategy;
+use crate::strategy::RetryStrategy;
 
 /// Waits until the loop's next attempt may be sent: its backoff, then each wait the strategy
 /// asks for before granting the send permit. Returned by [`RetryLoop::ready`]. A loop that

@@ -9,7 +9,9 @@ use super::hook::{NoHook, OnRetry};
 use super::linger::Settled;
 use super::retry_loop::RetryLoop;
 use super::shed::{NeverShed, ShedInto, ShedLoad};
-use crate::{ClassifyRetry, RetryInfo, RetryInfoClassifier, RetryStrategy};
+use crate::classify::{ClassifyRetry, RetryInfoClassifier};
+use crate::info::RetryInfo;
+use crate::strategy::RetryStrategy;
 
 /// Runs `operation` under `strategy`, classifying errors by their [`RetryInfo`], and returns
 /// the first success or the last attempt's own error, unchanged.
@@ -276,7 +278,8 @@ mod tests {
     use std::time::Duration;
 
     use super::Retry;
-    use crate::{RetryConfig, StandardStrategy};
+    use crate::config::RetryConfig;
+    use crate::strategy::StandardStrategy;
 
     fn assert_send<T: Send>(_: &T) {}
 

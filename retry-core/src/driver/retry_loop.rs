@@ -9,10 +9,9 @@ use std::time::Duration;
 use tokio::time::{Instant, Sleep};
 
 use super::{NeverShed, OnRetry, RetryEvent, ShedLoad, ShedPolicy};
-use crate::{
-    ClassifyRetry, LoadShed, RetryAction, RetryError, RetryReason, RetryStrategy, RetryToken,
-    SendPermit,
-};
+use crate::adaptive::LoadShed;
+use crate::classify::{ClassifyRetry, RetryAction, RetryReason};
+use crate::strategy::{RetryError, RetryStrategy, RetryToken, SendPermit};
 
 /// The state of one call between its attempts.
 ///

@@ -6,7 +6,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::ManualClock;
+use crate::clock::ManualClock;
 
 /// Blocks the current thread for a backoff or a wait for a send permit: the blocking drivers
 /// ([`retry_blocking`](crate::retry_blocking), [`Retry::run_blocking`](crate::Retry::run_blocking)

@@ -405,7 +405,7 @@ mod tests {
             })
         ));
         assert!(
-            crate::RetryConfig::builder()
+            crate::config::RetryConfig::builder()
                 .quota_refill_per_second(1e-20)
                 .build()
                 .is_err()

@@ -193,7 +193,7 @@ mod tests {
         Duration::from_secs(s)
     }
 
-    fn sized(builder: crate::RetryConfigBuilder) -> TrafficQuota {
+    fn sized(builder: crate::config::RetryConfigBuilder) -> TrafficQuota {
         let config = builder
             .quota_window(secs(60))
             .quota_capacity(5_000)

@@ -7,8 +7,9 @@ use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use super::stats::{Counter, ScopeCounters, ScopeStats};
 use crate::adaptive::ClientRateLimiter;
+use crate::clock::{SharedClock, TokioClock};
+use crate::config::RetryConfig;
 use crate::quota::{RetryBounds, RetryQuota, TrafficQuota};
-use crate::{RetryConfig, SharedClock, TokioClock};
 
 /// The state shared by every call in a scope: a retry quota, an adaptive rate limiter and
 /// counters. Cloning a scope shares it.

@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use super::StandardStrategy;
 use crate::backoff::{Backoff, ExponentialBackoff, RandomSource, ThreadRandom};
-use crate::{RetryConfig, Scope, SharedClock};
+use crate::clock::SharedClock;
+use crate::config::RetryConfig;
+use crate::scope::Scope;
 
 /// Builds a [`StandardStrategy`] or [`AdaptiveStrategy`](super::AdaptiveStrategy): the scope,
 /// the randomness and the backoff policies can be injected.
@@ -124,7 +126,8 @@ impl StandardStrategy {
 mod tests {
     use super::*;
     use crate::backoff::RngRandom;
-    use crate::{ErrorKind, RetryReason, RetryStrategy};
+    use crate::classify::{ErrorKind, RetryReason};
+    use crate::strategy::RetryStrategy;
     use rand::{SeedableRng, rngs::StdRng};
 
     #[test]

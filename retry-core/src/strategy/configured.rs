@@ -3,7 +3,10 @@
 use super::{
     AdaptiveStrategy, RetryError, RetryStrategy, RetryToken, SendPermit, StandardStrategy,
 };
-use crate::{LoadShed, RetryConfig, RetryMode, RetryReason, Scope};
+use crate::adaptive::LoadShed;
+use crate::classify::RetryReason;
+use crate::config::{RetryConfig, RetryMode};
+use crate::scope::Scope;
 
 /// The strategy `config.mode()` names: standard or adaptive, chosen at run time (a
 /// configuration read from the environment) yet dispatched without a virtual call, so that the

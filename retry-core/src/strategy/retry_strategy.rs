@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use super::error::RetryError;
 use super::token::RetryToken;
-use crate::{LoadShed, RetryReason};
+use crate::adaptive::LoadShed;
+use crate::classify::RetryReason;
 
 /// Whether an attempt may be sent now.
 ///

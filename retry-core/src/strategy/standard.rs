@@ -5,10 +5,12 @@ use std::time::Duration;
 
 use super::{RetryError, RetryStrategy, RetryToken};
 use crate::backoff::{Backoff, RandomSource};
+use crate::classify::{ErrorKind, RetryReason};
 use crate::clock::Nanos;
+use crate::config::RetryConfig;
 use crate::observe;
 use crate::scope::Counter;
-use crate::{ErrorKind, RetryConfig, RetryReason, Scope};
+use crate::scope::Scope;
 
 /// Standard mode: the AWS SDKs' `standard` retry behavior.
 ///

@@ -14,8 +14,9 @@ use tower_service::Service;
 use super::CopyRequest;
 use super::permit_wait::PermitWait;
 use super::shared::Shared;
+use crate::classify::{ClassifyRetry, RetryAction, RetryReason};
 use crate::driver::{NeverShed, ShedInto, ShedPolicy};
-use crate::{ClassifyRetry, RetryAction, RetryReason, RetryStrategy, RetryToken};
+use crate::strategy::{RetryStrategy, RetryToken};
 
 pin_project! {
     /// The future of one call to a [`RetryService`](super::RetryService): the first attempt,

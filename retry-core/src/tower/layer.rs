@@ -6,8 +6,9 @@ use tower_layer::Layer;
 
 use super::shared::Shared;
 use super::{CloneRequest, RetryService};
+use crate::classify::RetryInfoClassifier;
 use crate::driver::{NeverShed, ShedLoad, ShedPolicy};
-use crate::{RetryInfoClassifier, RetryStrategy};
+use crate::strategy::RetryStrategy;
 
 /// Retries calls to the wrapped [`Service`](tower_service::Service) under a
 /// [`RetryStrategy`](crate::RetryStrategy): the tower form of `#[retryable]`.

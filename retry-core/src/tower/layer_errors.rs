@@ -4,7 +4,7 @@
 use ::tower::load_shed::error::Overloaded;
 use ::tower::timeout::error::Elapsed;
 
-use crate::{Fault, RetryInfo, RetrySafety};
+use crate::info::{Fault, RetryInfo, RetrySafety};
 
 /// tower's `TimeoutLayer` cut the attempt: retried as a timeout (it costs more quota), as the AWS
 /// SDKs retry timeouts. The timer may have struck after the request reached the server, so the
@@ -66,7 +66,7 @@ impl RetryInfo for Overloaded {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{ErrorKind, RetryAction, RetryInfoClassifier};
+    use crate::classify::{ErrorKind, RetryAction, RetryInfoClassifier};
 
     #[test]
     fn elapsed_is_a_timeout_that_may_have_been_sent() {

@@ -10,7 +10,7 @@ use pin_project_lite::pin_project;
 use tokio::time::{Instant, Sleep};
 
 use crate::driver::ShedPolicy;
-use crate::{RetryStrategy, RetryToken, SendPermit};
+use crate::strategy::{RetryStrategy, RetryToken, SendPermit};
 
 /// Waits until a token's attempt may be sent, without a task of its own: polled from
 /// `poll_ready` (a call's first attempt) or from the response future (a retry).

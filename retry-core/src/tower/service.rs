@@ -11,8 +11,9 @@ use super::future::ResponseFuture;
 use super::permit_wait::PermitWait;
 use super::shared::Shared;
 use super::{CloneRequest, CopyRequest};
+use crate::classify::{ClassifyRetry, RetryInfoClassifier};
 use crate::driver::{NeverShed, ShedInto, ShedPolicy};
-use crate::{ClassifyRetry, RetryInfoClassifier, RetryStrategy, RetryToken};
+use crate::strategy::{RetryStrategy, RetryToken};
 
 /// A [`Service`] whose calls are retried: made by [`RetryLayer`](super::RetryLayer).
 ///
