@@ -1,4 +1,4 @@
-//! `retry_core::RetryAfter::from_headers` and `parse_retry_after` on `name=value` header lines
+//! `retry_core::http::RetryAfter::from_headers` and `parse_retry_after` on `name=value` header lines
 //! and a clock: see `retry_core_fuzz::retry_after::check`.
 #![no_main]
 

@@ -1,4 +1,4 @@
-//! `retry_core::RetryAfter::from_headers` and `retry_core::parse_retry_after` (the crate's one
+//! `retry_core::http::RetryAfter::from_headers` and `retry_core::http::parse_retry_after` (the crate's one
 //! reader of `x-amz-retry-after` and `Retry-After`, which gRPC's pushback shares): a reference
 //! model of both headers.
 //!
@@ -9,7 +9,7 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use http::{HeaderMap, HeaderName, HeaderValue};
-use retry_core::{RetryAfter, parse_retry_after};
+use retry_core::http::{RetryAfter, parse_retry_after};
 
 use crate::decimal::{Decimal, digits};
 use crate::{http_date, lines};

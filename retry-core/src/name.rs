@@ -5,10 +5,10 @@
 //! `retry-macros` keeps a copy (`retry-macros/src/parse/name.rs`) to check the attribute's
 //! values at compile time; its tests fail when the two parse any string differently.
 //!
-//! [`RetryMode`]: crate::config::RetryMode
-//! [`RetryPreset`]: crate::config::RetryPreset
+//! [`RetryMode`]: crate::RetryMode
+//! [`RetryPreset`]: crate::RetryPreset
 //! [`Jitter`]: crate::backoff::Jitter
-//! [`Quota`]: crate::config::Quota
+//! [`Quota`]: crate::Quota
 
 use std::fmt;
 
@@ -26,8 +26,8 @@ pub(crate) fn find_by_name<T: Copy, const N: usize>(
 }
 
 /// A setting's value written as text that its type does not accept: an unknown
-/// [`RetryMode`](crate::config::RetryMode), [`RetryPreset`](crate::config::RetryPreset) or
-/// [`Jitter`](crate::backoff::Jitter) name, or an invalid [`Quota`](crate::config::Quota). The
+/// [`RetryMode`](crate::RetryMode), [`RetryPreset`](crate::RetryPreset) or
+/// [`Jitter`](crate::backoff::Jitter) name, or an invalid [`Quota`](crate::Quota). The
 /// message names the setting, the value (trimmed) and what to write instead.
 ///
 /// ```

@@ -9,13 +9,19 @@ pub use std::sync::LazyLock;
 pub use std::time::Duration;
 
 pub use crate::backoff::Jitter;
-pub use crate::classify::{ClassifyRetry, RetryIf, RetryInfoClassifier};
-pub use crate::config::{Quota, RetryConfig, RetryConfigBuilder, RetryMode, RetryPreset};
+pub use crate::classify::classifier::ClassifyRetry;
+pub use crate::classify::{RetryIf, RetryInfoClassifier};
+pub use crate::config::RetryConfigBuilder;
+pub use crate::config::mode::RetryMode;
+pub use crate::config::preset::RetryPreset;
+pub use crate::config::quota::Quota;
+pub use crate::config::retry_config::RetryConfig;
 pub use crate::driver::attempt_timeout::cut_after;
 pub use crate::driver::linger::Settled;
 pub use crate::driver::{NoHook, OnRetry, RetryLoop};
 pub use crate::info::RetryInfo;
-pub use crate::strategy::{ConfiguredStrategy, RetryStrategy};
+pub use crate::strategy::ConfiguredStrategy;
+pub use crate::strategy::retry_strategy::RetryStrategy;
 
 /// A function's default strategy, built once on first call.
 pub type FnStrategy = LazyLock<ConfiguredStrategy>;

@@ -398,7 +398,11 @@ impl<'a> Engine<'a> {
         match ours[layer as usize].get(instance as usize) {
             Some(strategy) => {
                 let strategy: &'a (dyn RetryStrategy + 'static) = strategy.as_ref();
-                Token::Ours(OursLoop::new(strategy, SimClassifier, retry_core::NoHook))
+                Token::Ours(OursLoop::new(
+                    strategy,
+                    SimClassifier,
+                    retry_core::driver::NoHook,
+                ))
             }
             None => {
                 Token::Baseline(self.baselines[layer as usize][instance as usize].start(self.now))

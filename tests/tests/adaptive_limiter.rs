@@ -10,9 +10,12 @@ use retry_core::adaptive::{
     Admission, BETA, ClientRateLimiter, Cubic, MAX_SLEEP_BEFORE_RECHECK, MIN_CAPACITY,
     MIN_FILL_RATE, MeasuredRate, REFERENCE_RATE, Reservation, SCALE_CONSTANT, SMOOTH,
 };
+use retry_core::backoff::{FixedRandom, RandomSource, SeededRandom};
+use retry_core::clock::{Clock, ManualClock};
+use retry_core::strategy::SendPermit;
 use retry_core::{
-    AdaptiveStrategy, Clock, ErrorKind, FixedRandom, ManualClock, RandomSource, RetryConfig,
-    RetryError, RetryReason, RetryStrategy, SeededRandom, SendPermit, StandardStrategy,
+    AdaptiveStrategy, ErrorKind, RetryConfig, RetryError, RetryReason, RetryStrategy,
+    StandardStrategy,
 };
 
 /// Floating-point results are compared to the hand-derived values within this tolerance.

@@ -6,10 +6,14 @@
 use std::cell::Cell;
 use std::time::Duration;
 
+use retry_core::adaptive::ShedReason;
+use retry_core::classify::RetryInfoClassifier;
+use retry_core::config::RetryConfigBuilder;
+use retry_core::driver::{NoHook, RetryLoop};
+use retry_core::strategy::SendPermit;
 use retry_core::{
-    AdaptiveStrategy, ClassifyRetry, ErrorKind, LoadShed, NoHook, Retry, RetryConfig,
-    RetryConfigBuilder, RetryInfo, RetryInfoClassifier, RetryLoop, RetryReason, RetryStrategy,
-    SendPermit, ShedReason, retry,
+    AdaptiveStrategy, ClassifyRetry, ErrorKind, LoadShed, Retry, RetryConfig, RetryInfo,
+    RetryReason, RetryStrategy, retry,
 };
 
 mod common;

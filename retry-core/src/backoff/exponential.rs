@@ -8,7 +8,7 @@ use super::{Backoff, Jitter, RandomSource};
 /// [`Jitter`]. Saturates at `max` for any retry number, `u32::MAX` included.
 ///
 /// ```
-/// use retry_core::{Backoff, ExponentialBackoff, FixedRandom, Jitter};
+/// use retry_core::backoff::{Backoff, ExponentialBackoff, FixedRandom, Jitter};
 /// use std::time::Duration;
 ///
 /// let backoff = ExponentialBackoff::new(Duration::from_secs(1), Duration::from_secs(20), Jitter::Full);
@@ -30,7 +30,7 @@ impl ExponentialBackoff {
     /// [`RetryConfig`](crate::RetryConfig).
     ///
     /// ```
-    /// use retry_core::{ExponentialBackoff, Jitter};
+    /// use retry_core::backoff::{ExponentialBackoff, Jitter};
     /// use std::time::Duration;
     /// let b = ExponentialBackoff::new(Duration::from_millis(50), Duration::from_secs(20), Jitter::Full);
     /// assert_eq!(b.initial(), Duration::from_millis(50));
@@ -46,7 +46,7 @@ impl ExponentialBackoff {
     /// The delay before the first retry, before jitter.
     ///
     /// ```
-    /// # use retry_core::{ExponentialBackoff, Jitter};
+    /// # use retry_core::backoff::{ExponentialBackoff, Jitter};
     /// # use std::time::Duration;
     /// let b = ExponentialBackoff::new(Duration::from_secs(1), Duration::from_secs(20), Jitter::None);
     /// assert_eq!(b.initial(), Duration::from_secs(1));
@@ -58,7 +58,7 @@ impl ExponentialBackoff {
     /// The cap on every delay.
     ///
     /// ```
-    /// # use retry_core::{ExponentialBackoff, Jitter};
+    /// # use retry_core::backoff::{ExponentialBackoff, Jitter};
     /// # use std::time::Duration;
     /// let b = ExponentialBackoff::new(Duration::from_secs(1), Duration::from_secs(20), Jitter::None);
     /// assert_eq!(b.max(), Duration::from_secs(20));
@@ -70,7 +70,7 @@ impl ExponentialBackoff {
     /// The jitter.
     ///
     /// ```
-    /// # use retry_core::{ExponentialBackoff, Jitter};
+    /// # use retry_core::backoff::{ExponentialBackoff, Jitter};
     /// # use std::time::Duration;
     /// let b = ExponentialBackoff::new(Duration::from_secs(1), Duration::from_secs(20), Jitter::Equal);
     /// assert_eq!(b.jitter(), Jitter::Equal);
@@ -82,7 +82,7 @@ impl ExponentialBackoff {
     /// `min(initial * 2^(retry-1), max)` without jitter, saturating.
     ///
     /// ```
-    /// # use retry_core::{ExponentialBackoff, Jitter};
+    /// # use retry_core::backoff::{ExponentialBackoff, Jitter};
     /// # use std::time::Duration;
     /// let b = ExponentialBackoff::new(Duration::from_secs(1), Duration::from_secs(20), Jitter::Full);
     /// assert_eq!(b.ceiling(1), Duration::from_secs(1));

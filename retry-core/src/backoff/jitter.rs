@@ -11,7 +11,7 @@ use crate::name::named_values;
 /// which the AWS SDKs follow; full jitter is their default.
 ///
 /// ```
-/// use retry_core::Jitter;
+/// use retry_core::backoff::Jitter;
 /// assert_eq!(" Decorrelated ".parse::<Jitter>(), Ok(Jitter::Decorrelated));
 /// assert_eq!(Jitter::default(), Jitter::Full);
 /// ```

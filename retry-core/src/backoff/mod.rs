@@ -22,7 +22,7 @@ pub use random::{FixedRandom, RandomSource, SeededRandom, ThreadRandom};
 /// policy serves every call concurrently.
 ///
 /// ```
-/// use retry_core::{Backoff, ExponentialBackoff, FixedRandom, Jitter};
+/// use retry_core::backoff::{Backoff, ExponentialBackoff, FixedRandom, Jitter};
 /// use std::time::Duration;
 ///
 /// let backoff = ExponentialBackoff::new(Duration::from_millis(100), Duration::from_secs(1), Jitter::None);

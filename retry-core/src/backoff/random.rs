@@ -7,7 +7,7 @@ use crate::sync::{AtomicU64, Ordering};
 /// Random numbers for jitter, uniform in `[0, 1)`.
 ///
 /// ```
-/// use retry_core::{RandomSource, SeededRandom};
+/// use retry_core::backoff::{RandomSource, SeededRandom};
 /// let a = SeededRandom::new(7);
 /// let b = SeededRandom::new(7);
 /// assert_eq!(a.next_f64(), b.next_f64());
@@ -20,7 +20,7 @@ pub trait RandomSource: Send + Sync + fmt::Debug {
 /// Fast thread-local randomness (`fastrand`, seeded from the OS): the default.
 ///
 /// ```
-/// use retry_core::{RandomSource, ThreadRandom};
+/// use retry_core::backoff::{RandomSource, ThreadRandom};
 /// let u = ThreadRandom.next_f64();
 /// assert!((0.0..1.0).contains(&u));
 /// ```
@@ -37,7 +37,7 @@ impl RandomSource for ThreadRandom {
 /// tests and simulations. Lock-free; under concurrency the sequence is shared among callers.
 ///
 /// ```
-/// use retry_core::{RandomSource, SeededRandom};
+/// use retry_core::backoff::{RandomSource, SeededRandom};
 /// let rng = SeededRandom::new(42);
 /// let u = rng.next_f64();
 /// assert!((0.0..1.0).contains(&u));
@@ -50,7 +50,7 @@ impl SeededRandom {
     /// A generator starting from `seed`.
     ///
     /// ```
-    /// let rng = retry_core::SeededRandom::new(1);
+    /// let rng = retry_core::backoff::SeededRandom::new(1);
     /// # let _ = rng;
     /// ```
     pub fn new(seed: u64) -> Self {
@@ -92,7 +92,7 @@ impl fmt::Debug for SeededRandom {
 /// Always the same number: pins jitter in tests (`FixedRandom(1.0)` means "no jitter reduction").
 ///
 /// ```
-/// use retry_core::{FixedRandom, RandomSource};
+/// use retry_core::backoff::{FixedRandom, RandomSource};
 /// assert_eq!(FixedRandom(1.0).next_f64(), 1.0);
 /// ```
 #[derive(Debug, Clone, Copy)]
@@ -110,7 +110,8 @@ impl RandomSource for FixedRandom {
 ///
 /// ```
 /// use rand::{SeedableRng, rngs::StdRng};
-/// use retry_core::{RandomSource, RetryConfig, RngRandom, StandardStrategy};
+/// use retry_core::backoff::{RandomSource, RngRandom};
+/// use retry_core::{RetryConfig, StandardStrategy};
 /// use std::sync::Arc;
 ///
 /// let a = RngRandom::new(StdRng::seed_from_u64(7));
@@ -134,7 +135,7 @@ impl<R: rand_core::Rng> RngRandom<R> {
     ///
     /// ```
     /// use rand::{SeedableRng, rngs::StdRng};
-    /// let random = retry_core::RngRandom::new(StdRng::seed_from_u64(1));
+    /// let random = retry_core::backoff::RngRandom::new(StdRng::seed_from_u64(1));
     /// # let _ = random;
     /// ```
     pub fn new(rng: R) -> Self {
@@ -147,7 +148,7 @@ impl<R: rand_core::Rng> RngRandom<R> {
     ///
     /// ```
     /// use rand::{SeedableRng, rngs::StdRng};
-    /// let random = retry_core::RngRandom::new(StdRng::seed_from_u64(1));
+    /// let random = retry_core::backoff::RngRandom::new(StdRng::seed_from_u64(1));
     /// let _rng: StdRng = random.into_inner();
     /// ```
     pub fn into_inner(self) -> R {

@@ -33,7 +33,8 @@ use crate::config::{ConfigError, DurationParseError, ValueParseError};
 /// or `Retry::new(&strategy).classifier(DynErrorClassifier)`.
 ///
 /// ```
-/// use retry_core::{ClassifyRetry, DynErrorClassifier, ErrorKind, RetryAction};
+/// use retry_core::{ClassifyRetry, ErrorKind, RetryAction};
+/// use retry_core::classify::DynErrorClassifier;
 /// use std::{error::Error, io};
 ///
 /// type BoxError = Box<dyn Error + Send + Sync>;
@@ -58,7 +59,7 @@ impl DynErrorClassifier {
     /// The verdict on one error: the first cause in its chain that the library knows.
     ///
     /// ```
-    /// use retry_core::DynErrorClassifier;
+    /// use retry_core::classify::DynErrorClassifier;
     /// let timeout = std::io::Error::from(std::io::ErrorKind::TimedOut);
     /// assert!(DynErrorClassifier::classify_error(&timeout).should_retry());
     /// ```
@@ -182,7 +183,11 @@ mod tests {
     fn every_settings_parse_error_is_refused_in_a_source_chain() {
         let refused = [
             verdict_on_wrapped("legacy".parse::<crate::config::RetryMode>().unwrap_err()),
-            verdict_on_wrapped("aws".parse::<crate::config::RetryPreset>().unwrap_err()),
+            verdict_on_wrapped(
+                "aws"
+                    .parse::<crate::config::preset::RetryPreset>()
+                    .unwrap_err(),
+            ),
             verdict_on_wrapped("random".parse::<crate::backoff::Jitter>().unwrap_err()),
             verdict_on_wrapped("0".parse::<crate::config::Quota>().unwrap_err()),
             verdict_on_wrapped(crate::config::parse_duration("soon").unwrap_err()),

@@ -1,9 +1,9 @@
 //! Classification: deciding from an attempt's outcome whether to retry it (after the smithy-rs RFC
 //! "User-configurable retry classification").
 
-mod action;
+pub(crate) mod action;
 mod chain;
-mod classifier;
+pub(crate) mod classifier;
 #[cfg(feature = "hyper-util")]
 mod connect_failure;
 mod description;
@@ -16,9 +16,10 @@ mod retry_info;
 pub(crate) mod server_delay;
 mod transient;
 
-pub use action::{ErrorKind, RetryAction, RetryReason};
+pub(crate) use action::{ErrorKind, RetryAction, RetryReason};
 pub use chain::ClassifierChain;
-pub use classifier::{ClassifyRetry, FnClassifier};
+pub(crate) use classifier::ClassifyRetry;
+pub use classifier::FnClassifier;
 pub use description::RetryDescription;
 pub use dyn_error::DynErrorClassifier;
 pub use error_code::{ErrorCodeClassifier, ProvideErrorCode};

@@ -26,7 +26,7 @@ const MAX_NANOS: u128 = 365 * 24 * 3_600_000_000_000;
 /// setting that uses it.
 ///
 /// ```
-/// use retry_core::parse_duration;
+/// use retry_core::config::parse_duration;
 /// use std::time::Duration;
 ///
 /// assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
@@ -99,7 +99,7 @@ enum DurationProblem {
 /// A duration string that [`parse_duration`] rejects; the message says what to write instead.
 ///
 /// ```
-/// let error = retry_core::parse_duration("5 minutes").unwrap_err();
+/// let error = retry_core::config::parse_duration("5 minutes").unwrap_err();
 /// assert!(error.to_string().contains("unknown unit"));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -14,7 +14,7 @@ use crate::name::ValueParseError;
 
 /// How a scope's retry quota is sized: the one setting for it, given to
 /// [`RetryConfigBuilder::quota`](super::RetryConfigBuilder::quota), `#[retryable(quota = ...)]`
-/// or `RETRY_QUOTA`, and reported by [`RetryConfig::quota`].
+/// or `RETRY_QUOTA`, and reported by [`RetryConfig::quota`](crate::RetryConfig::quota).
 ///
 /// The quota is what stops retry storms: each retry takes tokens from its scope's quota (14 for
 /// an error, 5 for a throttling error, by default), a success gives some back, and when the

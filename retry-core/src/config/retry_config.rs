@@ -128,7 +128,7 @@ impl RetryConfig {
     }
 
     /// The backoff base for throttling errors: the one set with
-    /// [`throttling_backoff`](RetryConfigBuilder::throttling_backoff); else the preset's (1 s
+    /// [`throttling_backoff`](super::RetryConfigBuilder::throttling_backoff); else the preset's (1 s
     /// in the default and `aws-2026`), capped by `max_backoff`; else `initial_backoff`.
     ///
     /// ```
@@ -217,7 +217,8 @@ impl RetryConfig {
     /// that created it: [`Scope::named`](crate::Scope::named).)
     ///
     /// ```
-    /// use retry_core::{ErrorKind, ManualClock, RetryConfig, RetryReason, RetryStrategy, StandardStrategy};
+    /// use retry_core::{ErrorKind, RetryConfig, RetryReason, RetryStrategy, StandardStrategy};
+    /// use retry_core::clock::ManualClock;
     /// use std::{sync::Arc, time::Duration};
     ///
     /// let clock = Arc::new(ManualClock::new());
@@ -253,7 +254,7 @@ impl RetryConfig {
         self.max_wait
     }
 
-    /// Whether calls are long polls (see [`RetryConfigBuilder::long_polling`]): when the quota
+    /// Whether calls are long polls (see [`RetryConfigBuilder::long_polling`](super::RetryConfigBuilder::long_polling)): when the quota
     /// refuses a retry, the call still sleeps the backoff it computed before it returns its
     /// error.
     pub fn long_polling(&self) -> bool {

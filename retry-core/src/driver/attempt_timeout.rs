@@ -60,7 +60,7 @@ mod sealed {
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
 /// use std::time::Duration;
 /// let outcome: Result<(), std::io::Error> =
-///     retry_core::with_attempt_timeout(Duration::from_millis(10), std::future::pending()).await;
+///     retry_core::driver::with_attempt_timeout(Duration::from_millis(10), std::future::pending()).await;
 /// assert_eq!(outcome.unwrap_err().kind(), std::io::ErrorKind::TimedOut);
 /// # }
 /// ```

@@ -13,8 +13,8 @@ use crate::strategy::RetryStrategy;
 ///
 /// The strategy decides exactly as for an async call (attempts, backoff, quota, deadline, and
 /// in adaptive mode the send permit, shared with async calls of the same scope); only the waits
-/// differ: the thread sleeps through its [`Sleeper`](crate::Sleeper) ([`std::thread::sleep`]
-/// unless [`with_sleeper`](crate::with_sleeper) replaced it). Do not call it on an async
+/// differ: the thread sleeps through its [`Sleeper`](crate::driver::Sleeper) ([`std::thread::sleep`]
+/// unless [`with_sleeper`](crate::driver::with_sleeper) replaced it). Do not call it on an async
 /// runtime's worker thread: it blocks that thread for the whole backoff (use [`retry`](crate::retry)
 /// there, or `tokio::task::spawn_blocking`).
 ///
@@ -48,12 +48,15 @@ where
 impl<S: RetryStrategy + ?Sized, C, H, L> Retry<'_, S, C, H, NoAttemptTimeout, L> {
     /// [`run`](Self::run) for a blocking operation: runs it on the calling thread until it
     /// succeeds or the strategy stops retrying, sleeping through the thread's
-    /// [`Sleeper`](crate::Sleeper); returns the last outcome unchanged (or, with
+    /// [`Sleeper`](crate::driver::Sleeper); returns the last outcome unchanged (or, with
     /// [`shed_load`](Self::shed_load), `E::from(LoadShed)` for a call shed before its first
     /// attempt). A blocking attempt cannot be cut, so there is no attempt timeout.
     ///
     /// ```
-    /// use retry_core::{Retry, RetryConfig, RetryIf, StandardStrategy, with_sleeper, ManualClock};
+    /// use retry_core::{Retry, RetryConfig, StandardStrategy};
+    /// use retry_core::classify::RetryIf;
+    /// use retry_core::driver::with_sleeper;
+    /// use retry_core::clock::ManualClock;
     ///
     /// let strategy = StandardStrategy::new(RetryConfig::builder().max_attempts(4).build().unwrap());
     /// let mut calls = 0;
@@ -115,7 +118,7 @@ impl<S: RetryStrategy + ?Sized, C, H, L> Retry<'_, S, C, H, NoAttemptTimeout, L>
 impl<S: RetryStrategy + ?Sized, C, H, L: ShedPolicy> RetryLoop<'_, S, C, H, L> {
     /// [`ready`](Self::ready) for a blocking caller: blocks the thread until the next attempt
     /// may be sent (its backoff, then each wait for its send permit), sleeping through the
-    /// thread's [`Sleeper`](crate::Sleeper). Returns at once when there is nothing to wait for
+    /// thread's [`Sleeper`](crate::driver::Sleeper). Returns at once when there is nothing to wait for
     /// (every first attempt in standard mode). A loop that sheds load
     /// ([`shed_load`](Self::shed_load)) may refuse the call instead, before the first attempt
     /// waits for its send permit and after each of its waits: then nothing is sent and the
@@ -125,7 +128,9 @@ impl<S: RetryStrategy + ?Sized, C, H, L: ShedPolicy> RetryLoop<'_, S, C, H, L> {
     /// [`linger_blocking`](Self::linger_blocking)).
     ///
     /// ```
-    /// use retry_core::{NoHook, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
+    /// use retry_core::driver::{NoHook, RetryLoop};
+    /// use retry_core::{RetryConfig, StandardStrategy};
+    /// use retry_core::classify::RetryInfoClassifier;
     /// let strategy = StandardStrategy::new(RetryConfig::default());
     /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
     /// let result = loop {
@@ -149,11 +154,13 @@ impl<S: RetryStrategy + ?Sized, C, H, L: ShedPolicy> RetryLoop<'_, S, C, H, L> {
     }
 
     /// [`linger`](Self::linger) for a blocking caller: once `finish` ended the call, sleeps
-    /// (through the thread's [`Sleeper`](crate::Sleeper)) the backoff of a long-polling call
+    /// (through the thread's [`Sleeper`](crate::driver::Sleeper)) the backoff of a long-polling call
     /// whose retry the quota refused; returns at once for every other call.
     ///
     /// ```
-    /// use retry_core::{NoHook, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
+    /// use retry_core::driver::{NoHook, RetryLoop};
+    /// use retry_core::{RetryConfig, StandardStrategy};
+    /// use retry_core::classify::RetryInfoClassifier;
     /// let strategy = StandardStrategy::new(RetryConfig::default());
     /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
     /// let result = loop {

@@ -110,7 +110,8 @@ impl<'a, E> RetryEvent<'a, E> {
 /// Something told about each retry: a closure `Fn(&RetryEvent<'_, E>)`, or [`NoHook`].
 ///
 /// ```
-/// use retry_core::{OnRetry, RetryEvent};
+/// use retry_core::driver::OnRetry;
+/// use retry_core::RetryEvent;
 /// fn count(_: &RetryEvent<'_, std::io::Error>) {}
 /// fn takes(_: impl OnRetry<std::io::Error>) {}
 /// takes(count);
@@ -132,7 +133,7 @@ where
 /// No hook.
 ///
 /// ```
-/// use retry_core::{NoHook, OnRetry};
+/// use retry_core::driver::{NoHook, OnRetry};
 /// fn takes(_: impl OnRetry<std::io::Error>) {}
 /// takes(NoHook);
 /// ```

@@ -22,13 +22,15 @@ use crate::strategy::RetryStrategy;
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-/// use retry_core::{NoHook, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
+/// use retry_core::driver::{NoHook, RetryLoop};
+/// use retry_core::{RetryConfig, StandardStrategy};
+/// use retry_core::classify::RetryInfoClassifier;
 /// let strategy = StandardStrategy::new(RetryConfig::default());
 /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
 /// let Ok(()) = retry.ready().await;
 /// let outcome: Result<u32, std::io::Error> = Ok(1);
 /// assert!(retry.finish(&outcome).is_break());
-/// let linger: retry_core::Linger<'_, '_, _, _, _> = retry.linger();
+/// let linger: retry_core::driver::Linger<'_, '_, _, _, _> = retry.linger();
 /// linger.await; // nothing to wait for: the call succeeded
 /// # }
 /// ```
@@ -42,12 +44,15 @@ pub struct Linger<'r, 's, S: RetryStrategy + ?Sized, C, H, L = NeverShed> {
 impl<'s, S: RetryStrategy + ?Sized, C, H, L> RetryLoop<'s, S, C, H, L> {
     /// Waits, once `finish` ended the call, until its outcome may be returned: a long-polling
     /// call whose retry the quota refused sleeps the backoff it computed for that retry
-    /// ([`RetryError::wait_before_returning`]), so that a consumer loop calling again at once
+    /// ([`RetryError::wait_before_returning`](crate::RetryError::wait_before_returning)), so that a consumer loop calling again at once
     /// does not spin against a failing queue; every other call completes at once.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-    /// use retry_core::{FixedRandom, NoHook, Quota, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
+    /// use retry_core::backoff::FixedRandom;
+    /// use retry_core::driver::{NoHook, RetryLoop};
+    /// use retry_core::{Quota, RetryConfig, StandardStrategy};
+    /// use retry_core::classify::RetryInfoClassifier;
     /// use std::{sync::Arc, time::Duration};
     /// let config = RetryConfig::builder().quota(Quota::Fixed(1)).long_polling(true).build().unwrap();
     /// let strategy = StandardStrategy::builder(config).random(Arc::new(FixedRandom(1.0))).build();

@@ -20,10 +20,12 @@ use crate::strategy::RetryStrategy;
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-/// use retry_core::{NoHook, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
+/// use retry_core::driver::{NoHook, RetryLoop};
+/// use retry_core::{RetryConfig, StandardStrategy};
+/// use retry_core::classify::RetryInfoClassifier;
 /// let strategy = StandardStrategy::new(RetryConfig::default());
 /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
-/// let ready: retry_core::Ready<'_, '_, _, _, _> = retry.ready();
+/// let ready: retry_core::driver::Ready<'_, '_, _, _, _> = retry.ready();
 /// let Ok(()) = ready.await;
 /// # }
 /// ```
@@ -43,7 +45,9 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, L> RetryLoop<'s, S, C, H, L> {
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// use retry_core::{NoHook, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
+    /// use retry_core::driver::{NoHook, RetryLoop};
+    /// use retry_core::{RetryConfig, StandardStrategy};
+    /// use retry_core::classify::RetryInfoClassifier;
     /// let strategy = StandardStrategy::new(RetryConfig::default());
     /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
     /// let Ok(()) = retry.ready().await; // the first attempt: nothing to wait for

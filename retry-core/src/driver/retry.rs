@@ -58,7 +58,8 @@ where
 /// shedding.
 ///
 /// ```
-/// use retry_core::{ErrorKind, FnClassifier, Retry, RetryAction, RetryConfig, RetryEvent, StandardStrategy};
+/// use retry_core::{ErrorKind, Retry, RetryAction, RetryConfig, RetryEvent, StandardStrategy};
+/// use retry_core::classify::FnClassifier;
 /// use std::time::Duration;
 ///
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
@@ -122,7 +123,8 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, A, L> Retry<'s, S, C, H, A, L> {
     /// Classifies outcomes with `classifier` instead of [`RetryInfoClassifier`].
     ///
     /// ```
-    /// use retry_core::{Retry, RetryConfig, StandardStrategy, TransientErrorClassifier};
+    /// use retry_core::{Retry, RetryConfig, StandardStrategy};
+    /// use retry_core::classify::TransientErrorClassifier;
     /// let strategy = StandardStrategy::new(RetryConfig::default());
     /// let r = Retry::new(&strategy).classifier(TransientErrorClassifier);
     /// # let _ = r;

@@ -43,7 +43,9 @@ use crate::strategy::{RetryError, RetryStrategy, RetryToken, SendPermit};
 /// `Err(LoadShed)` for a call the strategy sheds before its first attempt.
 ///
 /// ```
-/// use retry_core::{NoHook, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
+/// use retry_core::driver::{NoHook, RetryLoop};
+/// use retry_core::{RetryConfig, StandardStrategy};
+/// use retry_core::classify::RetryInfoClassifier;
 ///
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
 /// let strategy = StandardStrategy::new(RetryConfig::default());
@@ -87,7 +89,9 @@ impl<'s, S: RetryStrategy + ?Sized, C, H> RetryLoop<'s, S, C, H> {
     /// Acquires the call's first token.
     ///
     /// ```
-    /// use retry_core::{NoHook, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
+    /// use retry_core::driver::{NoHook, RetryLoop};
+    /// use retry_core::{RetryConfig, StandardStrategy};
+    /// use retry_core::classify::RetryInfoClassifier;
     /// let strategy = StandardStrategy::new(RetryConfig::default());
     /// let retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
     /// # drop(retry);
@@ -120,7 +124,9 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, L> RetryLoop<'s, S, C, H, L> {
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-    /// use retry_core::{LoadShed, NoHook, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
+    /// use retry_core::{LoadShed, RetryConfig, StandardStrategy};
+    /// use retry_core::driver::{NoHook, RetryLoop};
+    /// use retry_core::classify::RetryInfoClassifier;
     /// let strategy = StandardStrategy::new(RetryConfig::default());
     /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook).shed_load();
     /// let ready: Result<(), LoadShed> = retry.ready().await;
@@ -152,7 +158,9 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, L> RetryLoop<'s, S, C, H, L> {
     /// `None` once an attempt was sent, and for retries.
     ///
     /// ```
-    /// use retry_core::{NoHook, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
+    /// use retry_core::driver::{NoHook, RetryLoop};
+    /// use retry_core::{RetryConfig, StandardStrategy};
+    /// use retry_core::classify::RetryInfoClassifier;
     /// let strategy = StandardStrategy::new(RetryConfig::default());
     /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
     /// assert!(retry.try_shed().is_none());
@@ -178,7 +186,9 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, L> RetryLoop<'s, S, C, H, L> {
     /// wait, which asks the strategy for the send permit. `None` too once the call is over.
     ///
     /// ```
-    /// use retry_core::{NoHook, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
+    /// use retry_core::driver::{NoHook, RetryLoop};
+    /// use retry_core::{RetryConfig, StandardStrategy};
+    /// use retry_core::classify::RetryInfoClassifier;
     /// let strategy = StandardStrategy::new(RetryConfig::default());
     /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
     /// assert_eq!(retry.next_wait(true), None); // the first attempt: send it now
@@ -207,7 +217,9 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, L> RetryLoop<'s, S, C, H, L> {
     /// again, `None`).
     ///
     /// ```
-    /// use retry_core::{NoHook, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
+    /// use retry_core::driver::{NoHook, RetryLoop};
+    /// use retry_core::{RetryConfig, StandardStrategy};
+    /// use retry_core::classify::RetryInfoClassifier;
     /// let strategy = StandardStrategy::new(RetryConfig::default());
     /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
     /// let outcome: Result<(), std::io::Error> = Err(std::io::ErrorKind::InvalidInput.into());
@@ -244,7 +256,9 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, L> RetryLoop<'s, S, C, H, L> {
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// use retry_core::{NoHook, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
+    /// use retry_core::driver::{NoHook, RetryLoop};
+    /// use retry_core::{RetryConfig, StandardStrategy};
+    /// use retry_core::classify::RetryInfoClassifier;
     /// let strategy = StandardStrategy::new(RetryConfig::default());
     /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
     /// retry.ready().await;

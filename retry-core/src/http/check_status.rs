@@ -8,7 +8,8 @@ use super::status_error::HttpStatusError;
 /// `reqwest::Response`: one `?` in an attempt turns an error status into a retryable error.
 ///
 /// ```
-/// use retry_core::{CheckStatus, RetryInfo};
+/// use retry_core::http::CheckStatus;
+/// use retry_core::RetryInfo;
 ///
 /// let ok = http::Response::builder().status(200).body(()).unwrap();
 /// assert!(ok.check_status().is_ok());

@@ -27,7 +27,7 @@ use crate::classify::{ClassifierPriority, ClassifyRetry, ErrorKind, RetryAction}
 /// | every other 5xx (509, 512-599) | retried, [`ErrorKind::Server`] | RFC 9110 §15: an unrecognized status is treated as the x00 of its class, here 500 |
 ///
 /// A retried status reads the server's delay, [`RetryAfter::from_headers`] (`x-amz-retry-after`,
-/// then `Retry-After`; [`parse_retry_after`] documents the forms):
+/// then `Retry-After`; [`parse_retry_after`](super::parse_retry_after) documents the forms):
 ///
 /// * a usable delay goes with the verdict: the retry waits at least that long;
 /// * a delay beyond [`MAX_RETRY_AFTER`](Self::MAX_RETRY_AFTER) (a day) forbids the retry: the
@@ -46,7 +46,8 @@ use crate::classify::{ClassifierPriority, ClassifyRetry, ErrorKind, RetryAction}
 /// [`classify_parts`](Self::classify_parts) from your classifier.
 ///
 /// ```
-/// use retry_core::{ClassifyRetry, ErrorKind, HttpStatusClassifier, RetryAction};
+/// use retry_core::{ClassifyRetry, ErrorKind, RetryAction};
+/// use retry_core::http::HttpStatusClassifier;
 /// use std::time::Duration;
 ///
 /// let classifier = HttpStatusClassifier::new();
@@ -75,19 +76,19 @@ impl HttpStatusClassifier {
     /// Source: RFC 6585 §4 ("the user has sent too many requests in a given amount of time").
     ///
     /// ```
-    /// use retry_core::HttpStatusClassifier;
+    /// use retry_core::http::HttpStatusClassifier;
     /// assert_eq!(HttpStatusClassifier::THROTTLING_STATUS_CODE.as_u16(), 429);
     /// ```
     pub const THROTTLING_STATUS_CODE: StatusCode = StatusCode::TOO_MANY_REQUESTS;
 
-    /// The longest server-requested delay [`parse_retry_after`] accepts: one day. A response
+    /// The longest server-requested delay [`parse_retry_after`](super::parse_retry_after) accepts: one day. A response
     /// asking for longer is not retried ([`RetryAfter::TooLong`]), so a hostile or broken server
     /// can neither park a client nor have its request repeated on the client's own backoff.
     ///
     /// Source: this crate's choice, far above the AWS SDKs' 20-second cap on a backoff delay.
     ///
     /// ```
-    /// use retry_core::HttpStatusClassifier;
+    /// use retry_core::http::HttpStatusClassifier;
     /// assert_eq!(HttpStatusClassifier::MAX_RETRY_AFTER.as_secs(), 86_400);
     /// ```
     pub const MAX_RETRY_AFTER: Duration = MAX_SERVER_DELAY;
@@ -95,7 +96,7 @@ impl HttpStatusClassifier {
     /// A classifier by the table of statuses, reading the system clock for `Retry-After` dates.
     ///
     /// ```
-    /// use retry_core::HttpStatusClassifier;
+    /// use retry_core::http::HttpStatusClassifier;
     /// assert_eq!(HttpStatusClassifier::new().retryable_status_codes(), None);
     /// ```
     pub const fn new() -> Self {
@@ -113,7 +114,8 @@ impl HttpStatusClassifier {
     ///
     /// ```
     /// use http::StatusCode;
-    /// use retry_core::{ErrorKind, HttpStatusClassifier, RetryAction};
+    /// use retry_core::{ErrorKind, RetryAction};
+    /// use retry_core::http::HttpStatusClassifier;
     ///
     /// let classifier = HttpStatusClassifier::new()
     ///     .with_retryable_status_codes([StatusCode::SERVICE_UNAVAILABLE, StatusCode::CONFLICT]);
@@ -136,7 +138,8 @@ impl HttpStatusClassifier {
     /// [`SystemTime::now`]). For deterministic tests.
     ///
     /// ```
-    /// use retry_core::{ErrorKind, HttpStatusClassifier, RetryAction};
+    /// use retry_core::{ErrorKind, RetryAction};
+    /// use retry_core::http::HttpStatusClassifier;
     /// use std::time::{Duration, SystemTime, UNIX_EPOCH};
     ///
     /// fn fixed_now() -> SystemTime {
@@ -161,7 +164,7 @@ impl HttpStatusClassifier {
     /// need not be listed); `None` when the table decides.
     ///
     /// ```
-    /// use retry_core::HttpStatusClassifier;
+    /// use retry_core::http::HttpStatusClassifier;
     /// let classifier = HttpStatusClassifier::new()
     ///     .with_retryable_status_codes([http::StatusCode::BAD_GATEWAY]);
     /// assert_eq!(classifier.retryable_status_codes().map(<[_]>::len), Some(1));
@@ -175,7 +178,8 @@ impl HttpStatusClassifier {
     ///
     /// ```
     /// use http::{HeaderMap, HeaderValue, StatusCode};
-    /// use retry_core::{ErrorKind, HttpStatusClassifier, RetryAction};
+    /// use retry_core::{ErrorKind, RetryAction};
+    /// use retry_core::http::HttpStatusClassifier;
     /// use std::time::Duration;
     ///
     /// let mut headers = HeaderMap::new();

@@ -22,7 +22,7 @@ use crate::info::{Fault, RetryInfo, RetrySafety};
 /// * any other error happened after the request may have reached the server (the connection
 ///   broke mid-exchange, the body or its decoding failed): not retried blindly
 ///   ([`RetrySafety::Maybe`] with an unknown fault). For an idempotent request, add a classifier
-///   that retries it, e.g. [`TransientErrorClassifier`](crate::TransientErrorClassifier),
+///   that retries it, e.g. [`TransientErrorClassifier`](crate::classify::TransientErrorClassifier),
 ///   which finds the broken connection's `io::Error` in the source chain.
 ///
 /// ```no_run
@@ -78,7 +78,7 @@ impl RetryInfo for reqwest::Error {
 /// status and the server's `Retry-After` (the response, and its body, are dropped).
 ///
 /// ```no_run
-/// use retry_core::CheckStatus;
+/// use retry_core::http::CheckStatus;
 /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 /// let body = reqwest::get("http://127.0.0.1:8080/item").await?.check_status()?.text().await?;
 /// # let _ = body; Ok(()) }

@@ -29,7 +29,7 @@ pub(crate) const X_AMZ_RETRY_AFTER: &str = "x-amz-retry-after";
 ///
 /// ```
 /// use http::{HeaderMap, HeaderValue};
-/// use retry_core::RetryAfter;
+/// use retry_core::http::RetryAfter;
 /// use std::time::{Duration, SystemTime};
 ///
 /// let mut headers = HeaderMap::new();
@@ -69,7 +69,7 @@ impl RetryAfter {
     ///
     /// ```
     /// use http::{HeaderMap, HeaderValue};
-    /// use retry_core::RetryAfter;
+    /// use retry_core::http::RetryAfter;
     /// use std::time::{Duration, UNIX_EPOCH};
     ///
     /// let now = UNIX_EPOCH + Duration::from_secs(784_111_767); // Sun, 06 Nov 1994 08:49:27 GMT
@@ -104,7 +104,7 @@ impl RetryAfter {
     /// The usable delay, if any.
     ///
     /// ```
-    /// use retry_core::RetryAfter;
+    /// use retry_core::http::RetryAfter;
     /// assert_eq!(RetryAfter::TooLong.delay(), None);
     /// ```
     pub fn delay(&self) -> Option<Duration> {
@@ -149,7 +149,7 @@ impl fmt::Display for RetryAfter {
 ///
 /// ```
 /// use http::{HeaderMap, HeaderValue};
-/// use retry_core::parse_retry_after;
+/// use retry_core::http::parse_retry_after;
 /// use std::time::{Duration, UNIX_EPOCH};
 ///
 /// let now = UNIX_EPOCH + Duration::from_secs(784_111_767); // Sun, 06 Nov 1994 08:49:27 GMT

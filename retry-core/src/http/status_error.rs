@@ -10,9 +10,9 @@ use super::status_table::{StatusClass, status_fault};
 use crate::info::{Fault, RetryInfo, RetrySafety};
 
 /// A response whose status is a client or server error (4xx, 5xx), with the server's requested
-/// delay: what [`CheckStatus::check_status`](crate::CheckStatus::check_status) turns such a
+/// delay: what [`CheckStatus::check_status`](crate::http::CheckStatus::check_status) turns such a
 /// response into. Its [`RetryInfo`] says what the crate's one table of statuses says, the
-/// table [`HttpStatusClassifier`](crate::HttpStatusClassifier) documents with its reasons: the
+/// table [`HttpStatusClassifier`](crate::http::HttpStatusClassifier) documents with its reasons: the
 /// same response gets the same verdict here as from `HttpStatusClassifier` under a `RetryLayer`.
 ///
 /// | status | retried | kind |
@@ -30,7 +30,8 @@ use crate::info::{Fault, RetryInfo, RetrySafety};
 ///
 /// ```
 /// use http::StatusCode;
-/// use retry_core::{HttpStatusError, RetryAfter, RetryInfo, RetrySafety};
+/// use retry_core::http::{HttpStatusError, RetryAfter};
+/// use retry_core::{RetryInfo, RetrySafety};
 /// use std::time::Duration;
 ///
 /// let throttled = HttpStatusError::new(StatusCode::TOO_MANY_REQUESTS, RetryAfter::After(Duration::from_secs(2)));
@@ -53,7 +54,7 @@ impl HttpStatusError {
     /// An error for `status` with the server's delay `retry_after`.
     ///
     /// ```
-    /// use retry_core::{HttpStatusError, RetryAfter};
+    /// use retry_core::http::{HttpStatusError, RetryAfter};
     /// let error = HttpStatusError::new(http::StatusCode::BAD_GATEWAY, RetryAfter::Absent);
     /// assert_eq!(error.status(), 502);
     /// ```
@@ -69,7 +70,7 @@ impl HttpStatusError {
     ///
     /// ```
     /// use http::{HeaderMap, HeaderValue, StatusCode};
-    /// use retry_core::{HttpStatusError, RetryAfter};
+    /// use retry_core::http::{HttpStatusError, RetryAfter};
     /// use std::time::Duration;
     ///
     /// let mut headers = HeaderMap::new();
@@ -86,7 +87,7 @@ impl HttpStatusError {
     ///
     /// ```
     /// use http::{HeaderMap, HeaderValue, StatusCode};
-    /// use retry_core::{HttpStatusError, RetryAfter};
+    /// use retry_core::http::{HttpStatusError, RetryAfter};
     /// use std::time::{Duration, UNIX_EPOCH};
     ///
     /// let now = UNIX_EPOCH + Duration::from_secs(784_111_767); // Sun, 06 Nov 1994 08:49:27 GMT
@@ -103,7 +104,7 @@ impl HttpStatusError {
     /// The response's status.
     ///
     /// ```
-    /// # use retry_core::{HttpStatusError, RetryAfter};
+    /// # use retry_core::http::{HttpStatusError, RetryAfter};
     /// let error = HttpStatusError::new(http::StatusCode::CONFLICT, RetryAfter::Absent);
     /// assert_eq!(error.status(), http::StatusCode::CONFLICT);
     /// ```
@@ -115,7 +116,7 @@ impl HttpStatusError {
     /// ([`RetryInfo::retry_after`] gives the usable delay only).
     ///
     /// ```
-    /// # use retry_core::{HttpStatusError, RetryAfter};
+    /// # use retry_core::http::{HttpStatusError, RetryAfter};
     /// let error = HttpStatusError::new(http::StatusCode::SERVICE_UNAVAILABLE, RetryAfter::Invalid);
     /// assert_eq!(error.retry_after_header(), RetryAfter::Invalid);
     /// ```

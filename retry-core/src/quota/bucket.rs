@@ -51,7 +51,8 @@ impl RetryBounds {
 /// A shared, lock-free bucket of retry tokens.
 ///
 /// ```
-/// use retry_core::{RetryQuota, TokioClock};
+/// use retry_core::quota::RetryQuota;
+/// use retry_core::clock::TokioClock;
 /// use std::sync::Arc;
 ///
 /// let quota = RetryQuota::new(500, None, Arc::new(TokioClock::new()))?;
@@ -83,7 +84,9 @@ impl RetryQuota {
     /// error, as it is in [`RetryConfig`](crate::RetryConfig).
     ///
     /// ```
-    /// use retry_core::{ConfigError, ManualClock, RetryQuota};
+    /// use retry_core::ConfigError;
+    /// use retry_core::clock::ManualClock;
+    /// use retry_core::quota::RetryQuota;
     /// use std::{sync::Arc, time::Duration};
     ///
     /// let clock = Arc::new(ManualClock::new());
@@ -142,7 +145,8 @@ impl RetryQuota {
     /// the quota.
     ///
     /// ```
-    /// # use retry_core::{RetryQuota, TokioClock};
+    /// # use retry_core::quota::RetryQuota;
+    /// # use retry_core::clock::TokioClock;
     /// # use std::sync::Arc;
     /// let quota = RetryQuota::new(12, None, Arc::new(TokioClock::new()))?;
     /// assert!(quota.try_acquire(10));
@@ -177,7 +181,8 @@ impl RetryQuota {
     /// Puts `amount` tokens back, never above capacity.
     ///
     /// ```
-    /// # use retry_core::{RetryQuota, TokioClock};
+    /// # use retry_core::quota::RetryQuota;
+    /// # use retry_core::clock::TokioClock;
     /// # use std::sync::Arc;
     /// let quota = RetryQuota::new(10, None, Arc::new(TokioClock::new()))?;
     /// quota.release(100);

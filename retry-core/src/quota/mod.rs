@@ -6,8 +6,7 @@
 //! a retry, the call stops retrying. Lock-free: the level is one atomic updated by
 //! compare-and-swap, and the optional refill claims elapsed time by compare-and-swap on the last
 //! refill instant (model-checked with loom in `tests/loom_quota.rs` and the `loom_model` tests of its files).
-//! A scope whose quota follows its traffic ([`TrafficQuota`](traffic::TrafficQuota)) bounds what
-//! a retry may find in it with [`try_acquire_within`](RetryQuota::try_acquire_within).
+//! A scope whose quota follows its traffic (the default) bounds what a retry may find in it.
 
 mod bucket;
 mod request_rate;

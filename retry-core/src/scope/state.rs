@@ -58,7 +58,8 @@ impl Scope {
     /// A private scope on the given clock: for simulations and virtual-time tests.
     ///
     /// ```
-    /// use retry_core::{ManualClock, RetryConfig, Scope};
+    /// use retry_core::clock::ManualClock;
+    /// use retry_core::{RetryConfig, Scope};
     /// use std::sync::Arc;
     /// let clock = Arc::new(ManualClock::new());
     /// let scope = Scope::with_clock("sim", &RetryConfig::default(), clock);

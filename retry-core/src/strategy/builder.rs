@@ -13,7 +13,9 @@ use crate::scope::Scope;
 /// the randomness and the backoff policies can be injected.
 ///
 /// ```
-/// use retry_core::{ManualClock, RetryConfig, SeededRandom, StandardStrategy};
+/// use retry_core::clock::ManualClock;
+/// use retry_core::{RetryConfig, StandardStrategy};
+/// use retry_core::backoff::SeededRandom;
 /// use std::sync::Arc;
 ///
 /// let strategy = StandardStrategy::builder(RetryConfig::default())
@@ -67,7 +69,8 @@ impl StrategyBuilder {
     /// A backoff policy for every error kind, replacing the configured exponential ones.
     ///
     /// ```
-    /// use retry_core::{ExponentialBackoff, Jitter, RetryConfig, StandardStrategy};
+    /// use retry_core::backoff::{ExponentialBackoff, Jitter};
+    /// use retry_core::{RetryConfig, StandardStrategy};
     /// use std::{sync::Arc, time::Duration};
     /// let fixed = ExponentialBackoff::new(Duration::from_millis(10), Duration::from_millis(10), Jitter::None);
     /// let s = StandardStrategy::builder(RetryConfig::default()).backoff(Arc::new(fixed)).build();

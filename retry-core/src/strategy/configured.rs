@@ -14,7 +14,8 @@ use crate::scope::Scope;
 /// given.
 ///
 /// ```
-/// use retry_core::{ConfiguredStrategy, RetryConfig, RetryMode, RetryStrategy, strategy_for};
+/// use retry_core::strategy::ConfiguredStrategy;
+/// use retry_core::{RetryConfig, RetryMode, RetryStrategy, strategy_for};
 /// let config = RetryConfig::builder().mode(RetryMode::Adaptive).build().unwrap();
 /// let strategy = strategy_for(config, "docs-configured-strategy");
 /// assert!(matches!(strategy, ConfiguredStrategy::Adaptive(_)));

@@ -1,18 +1,20 @@
 //! Retry strategies: when to retry and how long to wait (the `RetryStrategy` / `RetryToken`
 //! interface of the Smithy client guide "Retries").
 
-mod adaptive;
+pub(crate) mod adaptive;
 mod builder;
-mod configured;
-mod error;
-mod retry_strategy;
-mod standard;
+pub(crate) mod configured;
+pub(crate) mod error;
+pub(crate) mod retry_strategy;
+pub(crate) mod standard;
 mod token;
 
-pub use adaptive::AdaptiveStrategy;
+pub(crate) use adaptive::AdaptiveStrategy;
 pub use builder::StrategyBuilder;
-pub use configured::{ConfiguredStrategy, strategy_for};
-pub use error::RetryError;
-pub use retry_strategy::{RetryStrategy, SendPermit};
-pub use standard::StandardStrategy;
+pub use configured::ConfiguredStrategy;
+pub(crate) use configured::strategy_for;
+pub(crate) use error::RetryError;
+pub(crate) use retry_strategy::RetryStrategy;
+pub use retry_strategy::SendPermit;
+pub(crate) use standard::StandardStrategy;
 pub use token::RetryToken;

@@ -11,7 +11,7 @@ use crate::classify::RetryReason;
 /// Whether an attempt may be sent now.
 ///
 /// ```
-/// assert_ne!(retry_core::SendPermit::Granted, retry_core::SendPermit::Wait(std::time::Duration::ZERO));
+/// assert_ne!(retry_core::strategy::SendPermit::Granted, retry_core::strategy::SendPermit::Wait(std::time::Duration::ZERO));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SendPermit {
@@ -22,7 +22,7 @@ pub enum SendPermit {
 }
 
 /// A retry strategy: synchronous and object safe. All waiting is done by the caller (the
-/// [`retry`](crate::retry) driver, [`RetryLoop`](crate::RetryLoop) or the `#[retryable]` loop):
+/// [`retry`](crate::retry) driver, [`RetryLoop`](crate::driver::RetryLoop) or the `#[retryable]` loop):
 ///
 /// 1. [`acquire_initial_token`](Self::acquire_initial_token) before the first attempt;
 /// 2. before each attempt, sleep the token's [`delay`](RetryToken::delay), then call
@@ -50,7 +50,7 @@ pub enum SendPermit {
 /// wrapper that forgets to forward `abandon` delays the waiters behind for one lease, and
 /// blocks no one).
 ///
-/// [`RetryLoop`]: crate::RetryLoop
+/// [`RetryLoop`]: crate::driver::RetryLoop
 ///
 /// Tokens move by value, so each is resolved once; they own nothing (no drop glue), so moving
 /// one costs a few plain copies, and the success path of a call neither allocates nor drops.
@@ -59,7 +59,8 @@ pub enum SendPermit {
 /// turned back while waiting.
 ///
 /// ```
-/// use retry_core::{ErrorKind, RetryConfig, RetryReason, RetryStrategy, SendPermit, StandardStrategy};
+/// use retry_core::{ErrorKind, RetryConfig, RetryReason, RetryStrategy, StandardStrategy};
+/// use retry_core::strategy::SendPermit;
 ///
 /// let strategy = StandardStrategy::new(RetryConfig::aws_classic().build().unwrap());
 /// let mut token = strategy.acquire_initial_token();
@@ -76,7 +77,8 @@ pub enum SendPermit {
 /// A strategy of one's own: retry twice, 100 ms apart, whatever the failure.
 ///
 /// ```
-/// use retry_core::{RetryError, RetryReason, RetryStrategy, RetryToken, retry};
+/// use retry_core::{RetryError, RetryReason, RetryStrategy, retry};
+/// use retry_core::strategy::RetryToken;
 /// use std::time::Duration;
 ///
 /// #[derive(Debug)]
@@ -133,7 +135,7 @@ pub trait RetryStrategy: Send + Sync + fmt::Debug {
     }
 
     /// Whether to refuse the call before the token's first attempt is sent, asked by the drivers
-    /// whose caller can return the refusal ([`RetryLoop::shed_load`](crate::RetryLoop::shed_load),
+    /// whose caller can return the refusal ([`RetryLoop::shed_load`](crate::driver::RetryLoop::shed_load),
     /// [`Retry::shed_load`](crate::Retry::shed_load), `#[retryable(shed = true)]`, the tower
     /// layer's `shed_load`) before the attempt waits for its send
     /// permit and after each wait. Default: never. Adaptive mode refuses a first attempt whose

@@ -14,7 +14,7 @@ use crate::scope::Scope;
 
 /// Standard mode: the AWS SDKs' `standard` retry behavior.
 ///
-/// * at most `max_attempts` attempts; backoff before retry `i` from [`ExponentialBackoff`];
+/// * at most `max_attempts` attempts; backoff before retry `i` from [`ExponentialBackoff`](crate::backoff::ExponentialBackoff);
 /// * a retry takes its cost from the scope's quota (timeouts and throttling may cost more or
 ///   less); a success after retries returns the last retry's cost (with a `quota_window`, the
 ///   default: every retry's cost of the call, so that the quota drains only through calls that
@@ -31,7 +31,8 @@ use crate::scope::Scope;
 ///   mode, counting the wait the rate limiter expects for its send permit).
 ///
 /// ```
-/// use retry_core::{ErrorKind, FixedRandom, RetryConfig, RetryReason, RetryStrategy, StandardStrategy};
+/// use retry_core::{ErrorKind, RetryConfig, RetryReason, RetryStrategy, StandardStrategy};
+/// use retry_core::backoff::FixedRandom;
 /// use std::{sync::Arc, time::Duration};
 ///
 /// let strategy = StandardStrategy::builder(RetryConfig::default())

@@ -61,7 +61,7 @@ impl RetryToken {
     /// (kept for the strategy's deadline; [`Duration::ZERO`] when it has none).
     ///
     /// ```
-    /// use retry_core::RetryToken;
+    /// use retry_core::strategy::RetryToken;
     /// use std::time::Duration;
     /// let token = RetryToken::first_attempt(Duration::from_secs(3));
     /// assert_eq!((token.attempt(), token.delay(), token.retry_cost()), (1, Duration::ZERO, 0));
@@ -78,7 +78,7 @@ impl RetryToken {
     /// back to a traffic-sized quota). The call's start is kept.
     ///
     /// ```
-    /// use retry_core::RetryToken;
+    /// use retry_core::strategy::RetryToken;
     /// use std::time::Duration;
     /// let first = RetryToken::first_attempt(Duration::ZERO);
     /// let second = first.next_attempt(Duration::from_millis(250), 5);
@@ -103,7 +103,7 @@ impl RetryToken {
     /// only when a deadline needs it: zero otherwise).
     ///
     /// ```
-    /// let token = retry_core::RetryToken::first_attempt(std::time::Duration::from_secs(1));
+    /// let token = retry_core::strategy::RetryToken::first_attempt(std::time::Duration::from_secs(1));
     /// assert_eq!(token.started_at(), std::time::Duration::from_secs(1));
     /// ```
     pub fn started_at(&self) -> Duration {

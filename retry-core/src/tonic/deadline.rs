@@ -24,7 +24,8 @@ use crate::info::{RetryInfo, RetrySafety};
 /// `attempt_timeout`.
 ///
 /// ```
-/// use retry_core::{DynErrorClassifier, RetryAction, RetryInfo, RetrySafety};
+/// use retry_core::classify::DynErrorClassifier;
+/// use retry_core::{RetryAction, RetryInfo, RetrySafety};
 ///
 /// let expired = tonic::TimeoutExpired(());
 /// assert_eq!(expired.retry_safety(), RetrySafety::No);

@@ -185,7 +185,7 @@ impl RetryInfo for Status {
 /// before sending any message, which is when gRFC A6 allows a retry. A response with a
 /// message is committed: its status comes in trailers, after the body, and this classifier
 /// indicates no action. Errors (the connection failed) are left to other classifiers, e.g.
-/// [`TransientErrorClassifier`](crate::TransientErrorClassifier).
+/// [`TransientErrorClassifier`](crate::classify::TransientErrorClassifier).
 ///
 /// A response with no `grpc-status` and an HTTP status other than 200 came from something in
 /// front of the server (a proxy, a load balancer): it is read as gRPC reads it, by gRPC's "HTTP
@@ -193,12 +193,13 @@ impl RetryInfo for Status {
 /// 401, 403, 404: `UNAUTHENTICATED`, `PERMISSION_DENIED`, `UNIMPLEMENTED`, never; any other:
 /// `UNKNOWN`), so that it gets the verdict the `tonic::Status` a tonic client makes of it gets.
 /// gRPC calls are judged by gRPC's codes, not by the HTTP status table of
-/// [`HttpStatusClassifier`](crate::HttpStatusClassifier).
+/// [`HttpStatusClassifier`](crate::http::HttpStatusClassifier).
 ///
 /// Reads only the two headers it needs: it neither allocates nor decodes the status message.
 ///
 /// ```
-/// use retry_core::{ClassifyRetry, ErrorKind, GrpcStatusClassifier, RetryAction};
+/// use retry_core::{ClassifyRetry, ErrorKind, RetryAction};
+/// use retry_core::tonic::GrpcStatusClassifier;
 /// use std::time::Duration;
 ///
 /// let response = http::Response::builder()
@@ -221,7 +222,7 @@ impl GrpcStatusClassifier {
     /// (OK).
     ///
     /// ```
-    /// use retry_core::GrpcStatusClassifier;
+    /// use retry_core::tonic::GrpcStatusClassifier;
     /// let mut headers = http::HeaderMap::new();
     /// headers.insert("grpc-status", http::HeaderValue::from_static("14")); // UNAVAILABLE
     /// assert!(GrpcStatusClassifier::classify_headers(&headers).should_retry());
@@ -238,7 +239,8 @@ impl GrpcStatusClassifier {
     ///
     /// ```
     /// use http::{HeaderMap, StatusCode};
-    /// use retry_core::{ErrorKind, GrpcStatusClassifier, RetryAction};
+    /// use retry_core::{ErrorKind, RetryAction};
+    /// use retry_core::tonic::GrpcStatusClassifier;
     ///
     /// let headers = HeaderMap::new();
     /// // A load balancer's 503: UNAVAILABLE.

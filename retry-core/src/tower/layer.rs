@@ -17,9 +17,9 @@ use crate::strategy::RetryStrategy;
 ///   to share a process-wide scope with `#[retryable(scope = "scope")]` fns;
 /// * the classifier (default [`RetryInfoClassifier`], for errors that implement
 ///   [`RetryInfo`](crate::RetryInfo)) sees the whole outcome: for HTTP, chain
-///   [`HttpStatusClassifier`](crate::HttpStatusClassifier) (responses, with `Retry-After`) with
-///   [`TransientErrorClassifier`](crate::TransientErrorClassifier) (connection errors), or with
-///   [`DynErrorClassifier`](crate::DynErrorClassifier) when the error is a `BoxError`;
+///   [`HttpStatusClassifier`](crate::http::HttpStatusClassifier) (responses, with `Retry-After`) with
+///   [`TransientErrorClassifier`](crate::classify::TransientErrorClassifier) (connection errors), or with
+///   [`DynErrorClassifier`](crate::classify::DynErrorClassifier) when the error is a `BoxError`;
 /// * the requests are copied for retries with `Clone` (default [`CloneRequest`]), or with the
 ///   hook given to [`copy_requests_with`](Self::copy_requests_with);
 /// * a throttled first attempt waits for its send permit and is always made (default
@@ -31,15 +31,16 @@ use crate::strategy::RetryStrategy;
 ///
 /// For a per-attempt timeout, put tower's `TimeoutLayer` under this layer. Its error is a
 /// `BoxError` (tower's `Elapsed`, or the service's own error boxed), which
-/// [`TransientErrorClassifier`](crate::TransientErrorClassifier) cannot take: classify it with
-/// [`DynErrorClassifier`](crate::DynErrorClassifier), which retries a cut attempt as a timeout
+/// [`TransientErrorClassifier`](crate::classify::TransientErrorClassifier) cannot take: classify it with
+/// [`DynErrorClassifier`](crate::classify::DynErrorClassifier), which retries a cut attempt as a timeout
 /// and finds the service's error inside the box (its table lists every error it knows: with
 /// feature `hyper-util`, hyper-util's connect errors; tower's `Overloaded`, never retried):
 ///
 /// ```
 /// use retry_core::tower::{BoxError, RetryLayer};
-/// use retry_core::{ClassifierChain, DynErrorClassifier, HttpStatusClassifier, RetryConfig,
-///     strategy_for};
+/// use retry_core::classify::{ClassifierChain, DynErrorClassifier};
+/// use retry_core::http::HttpStatusClassifier;
+/// use retry_core::{RetryConfig, strategy_for};
 /// use std::time::Duration;
 /// use tower::{ServiceBuilder, ServiceExt};
 ///
@@ -128,8 +129,9 @@ impl<S, C, P, L> RetryLayer<S, C, P, L> {
     /// [`ClassifyRetry`](crate::ClassifyRetry)`<Response, Error>` of the wrapped service.
     ///
     /// ```
-    /// use retry_core::{ClassifierChain, HttpStatusClassifier, RetryConfig, StandardStrategy,
-    ///     TransientErrorClassifier, tower::RetryLayer};
+    /// use retry_core::classify::{ClassifierChain, TransientErrorClassifier};
+    /// use retry_core::http::HttpStatusClassifier;
+    /// use retry_core::{RetryConfig, StandardStrategy, tower::RetryLayer};
     ///
     /// let http = ClassifierChain::<http::Response<()>, std::io::Error>::new()
     ///     .with(HttpStatusClassifier::new())
@@ -190,8 +192,8 @@ impl<S, C, P, L> RetryLayer<S, C, P, L> {
     ///
     /// ```
     /// use retry_core::tower::RetryLayer;
-    /// use retry_core::{AdaptiveStrategy, ErrorKind, LoadShed, RetryConfig, RetryInfo,
-    ///     RetryReason, RetrySafety, RetryStrategy, ShedReason};
+    /// use retry_core::{AdaptiveStrategy, ErrorKind, LoadShed, RetryConfig, RetryInfo, RetryReason, RetrySafety, RetryStrategy};
+    /// use retry_core::adaptive::ShedReason;
     /// use std::time::Duration;
     /// use tower::{ServiceBuilder, ServiceExt};
     ///

@@ -9,14 +9,15 @@ use crate::info::{Fault, RetryInfo, RetrySafety};
 /// tower's `TimeoutLayer` cut the attempt: retried as a timeout (it costs more quota), as the AWS
 /// SDKs retry timeouts. The timer may have struck after the request reached the server, so the
 /// safety is [`RetrySafety::Maybe`] with the server's fault, which
-/// [`RetryInfoClassifier`](crate::RetryInfoClassifier) retries; for a request that must not run
+/// [`RetryInfoClassifier`](crate::classify::RetryInfoClassifier) retries; for a request that must not run
 /// twice, put a classifier first that forbids it.
 ///
 /// `TimeoutLayer`'s error is a `BoxError`: classify it with
-/// [`DynErrorClassifier`](crate::DynErrorClassifier), which finds the `Elapsed` in it.
+/// [`DynErrorClassifier`](crate::classify::DynErrorClassifier), which finds the `Elapsed` in it.
 ///
 /// ```
-/// use retry_core::{DynErrorClassifier, ErrorKind, Fault, RetryAction, RetryInfo, RetrySafety};
+/// use retry_core::classify::DynErrorClassifier;
+/// use retry_core::{ErrorKind, Fault, RetryAction, RetryInfo, RetrySafety};
 ///
 /// let elapsed = tower::timeout::error::Elapsed::new();
 /// assert!(elapsed.is_timeout());
@@ -49,7 +50,8 @@ impl RetryInfo for Elapsed {
 /// treated the same way.
 ///
 /// ```
-/// use retry_core::{DynErrorClassifier, RetryAction, RetryInfo, RetrySafety};
+/// use retry_core::classify::DynErrorClassifier;
+/// use retry_core::{RetryAction, RetryInfo, RetrySafety};
 ///
 /// let shed = tower::load_shed::error::Overloaded::new();
 /// assert_eq!(shed.retry_safety(), RetrySafety::No);

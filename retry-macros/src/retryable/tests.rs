@@ -256,7 +256,7 @@ mod against_the_runtime {
             let preset = preset.map_or(retry_core::RetryPreset::Default, |name| {
                 name.parse().expect("a preset")
             });
-            let parse = |value: &str| retry_core::parse_duration(value).expect("a duration");
+            let parse = |value: &str| retry_core::config::parse_duration(value).expect("a duration");
             let mut asked = RetryConfig::from_preset(preset);
             if let Some(value) = initial {
                 asked = asked.initial_backoff(parse(value));
