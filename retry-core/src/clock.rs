@@ -53,11 +53,6 @@ pub struct TokioClock {
 
 impl TokioClock {
     /// A clock whose origin is now.
-    ///
-    /// ```
-    /// let clock = retry_core::clock::TokioClock::new();
-    /// # let _ = clock;
-    /// ```
     pub fn new() -> Self {
         let tokio_now = tokio::time::Instant::now();
         let real_now = tokio::time::Instant::from_std(std::time::Instant::now());

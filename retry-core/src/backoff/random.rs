@@ -48,11 +48,6 @@ pub struct SeededRandom {
 
 impl SeededRandom {
     /// A generator starting from `seed`.
-    ///
-    /// ```
-    /// let rng = retry_core::backoff::SeededRandom::new(1);
-    /// # let _ = rng;
-    /// ```
     pub fn new(seed: u64) -> Self {
         Self {
             state: AtomicU64::new(seed),
@@ -145,12 +140,6 @@ impl<R: rand_core::Rng> RngRandom<R> {
     }
 
     /// The generator back, in the state the draws left it.
-    ///
-    /// ```
-    /// use rand::{SeedableRng, rngs::StdRng};
-    /// let random = retry_core::backoff::RngRandom::new(StdRng::seed_from_u64(1));
-    /// let _rng: StdRng = random.into_inner();
-    /// ```
     pub fn into_inner(self) -> R {
         self.rng
             .into_inner()

@@ -102,12 +102,6 @@ pub struct Retry<
 
 impl<'s, S: RetryStrategy + ?Sized> Retry<'s, S> {
     /// Retries under `strategy`, classifying errors by [`RetryInfo`].
-    ///
-    /// ```
-    /// let strategy = retry_core::StandardStrategy::new(retry_core::RetryConfig::default());
-    /// let r = retry_core::Retry::new(&strategy);
-    /// # let _ = r;
-    /// ```
     pub fn new(strategy: &'s S) -> Self {
         Self {
             strategy,

@@ -102,24 +102,12 @@ impl HttpStatusError {
     }
 
     /// The response's status.
-    ///
-    /// ```
-    /// # use retry_core::http::{HttpStatusError, RetryAfter};
-    /// let error = HttpStatusError::new(http::StatusCode::CONFLICT, RetryAfter::Absent);
-    /// assert_eq!(error.status(), http::StatusCode::CONFLICT);
-    /// ```
     pub fn status(&self) -> StatusCode {
         self.status
     }
 
     /// What the response's `Retry-After` / `x-amz-retry-after` said, failures included
     /// ([`RetryInfo::retry_after`] gives the usable delay only).
-    ///
-    /// ```
-    /// # use retry_core::http::{HttpStatusError, RetryAfter};
-    /// let error = HttpStatusError::new(http::StatusCode::SERVICE_UNAVAILABLE, RetryAfter::Invalid);
-    /// assert_eq!(error.retry_after_header(), RetryAfter::Invalid);
-    /// ```
     pub fn retry_after_header(&self) -> RetryAfter {
         self.retry_after
     }

@@ -60,11 +60,6 @@ macro_rules! dispatch {
 
 impl ConfiguredStrategy {
     /// The scope whose quota, limiter and counters this strategy uses.
-    ///
-    /// ```
-    /// let s = retry_core::strategy_for(retry_core::RetryConfig::default(), "docs-configured-scope");
-    /// assert_eq!(s.scope().name(), "docs-configured-scope");
-    /// ```
     pub fn scope(&self) -> &Scope {
         dispatch!(self.scope())
     }

@@ -66,11 +66,6 @@ impl StandardStrategy {
     }
 
     /// The scope whose quota, limiter and counters this strategy uses.
-    ///
-    /// ```
-    /// let s = retry_core::StandardStrategy::new(retry_core::RetryConfig::default());
-    /// assert_eq!(s.scope().quota().level(), 500); // a new scope: the AWS SDKs' 500 tokens
-    /// ```
     #[inline]
     pub fn scope(&self) -> &Scope {
         &self.scope

@@ -238,13 +238,6 @@ impl<S, C, P, L> RetryLayer<S, C, P, L> {
     }
 
     /// The strategy calls run under.
-    ///
-    /// ```
-    /// use retry_core::{RetryConfig, RetryStrategy, StandardStrategy, tower::RetryLayer};
-    /// let layer = RetryLayer::new(StandardStrategy::new(RetryConfig::default()));
-    /// // A new scope of the default holds the AWS SDKs' 500 tokens.
-    /// assert_eq!(layer.strategy().scope().quota().level(), 500);
-    /// ```
     pub fn strategy(&self) -> &S {
         &self.strategy
     }

@@ -64,28 +64,11 @@ impl<Svc, S: RetryStrategy, C, P, L: ShedPolicy> RetryService<Svc, S, C, P, L> {
     }
 
     /// The wrapped service.
-    ///
-    /// ```
-    /// use retry_core::{RetryConfig, StandardStrategy, tower::RetryLayer};
-    /// use tower::Layer;
-    /// let service = RetryLayer::new(StandardStrategy::new(RetryConfig::default()))
-    ///     .layer(tower::service_fn(|x: u32| async move { Ok::<_, std::io::Error>(x) }));
-    /// let _inner = service.get_ref();
-    /// ```
     pub fn get_ref(&self) -> &Svc {
         &self.inner
     }
 
     /// The strategy calls run under.
-    ///
-    /// ```
-    /// use retry_core::{RetryConfig, RetryStrategy, StandardStrategy, tower::RetryLayer};
-    /// use tower::Layer;
-    /// let classic = RetryConfig::aws_classic().build().unwrap();
-    /// let service = RetryLayer::new(StandardStrategy::new(classic))
-    ///     .layer(tower::service_fn(|x: u32| async move { Ok::<_, std::io::Error>(x) }));
-    /// assert_eq!(service.strategy().scope().quota().capacity(), 500);
-    /// ```
     pub fn strategy(&self) -> &S {
         &self.shared.strategy
     }
