@@ -1,4 +1,5 @@
-//! `retry_core::config::parse_duration`: a reference model and the properties every input must keep.
+//! `retry_core::config::parse_duration`: a reference model and the properties every input must
+//! keep.
 
 use std::time::Duration;
 

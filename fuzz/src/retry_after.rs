@@ -1,6 +1,6 @@
-//! `retry_core::http::RetryAfter::from_headers` and `retry_core::http::parse_retry_after` (the crate's one
-//! reader of `x-amz-retry-after` and `Retry-After`, which gRPC's pushback shares): a reference
-//! model of both headers.
+//! `retry_core::http::RetryAfter::from_headers` and `retry_core::http::parse_retry_after` (the
+//! crate's one reader of `x-amz-retry-after` and `Retry-After`, which gRPC's pushback shares): a
+//! reference model of both headers.
 //!
 //! Input: `name=value` lines ([`crate::lines`]). `now=<seconds since the epoch>` (and
 //! `now_nanos=`) sets the clock; every other line whose name and value make a valid header is

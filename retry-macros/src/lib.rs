@@ -91,9 +91,9 @@ use syn::{DeriveInput, parse_macro_input};
 ///   keys replace the enum's keys of the same category (the retry keys, `fault`, `transparent`).
 /// * `#[retry(with = path)]` on a variant with one field, on a field, or on a struct with one
 ///   field: every method asks `path`, a `fn(&Field) -> impl RetryInfo` (e.g. returning a
-///   `retry_core::classify::RetryDescription`, or an enum of yours deriving `RetryInfo`), about the field:
-///   a foreign error (`sqlx::Error`) classified without a newtype. One function rather than one
-///   per method: the five answers about one error are one decision, made in one `match`. It
+///   `retry_core::classify::RetryDescription`, or an enum of yours deriving `RetryInfo`), about the
+///   field: a foreign error (`sqlx::Error`) classified without a newtype. One function rather than
+///   one per method: the five answers about one error are one decision, made in one `match`. It
 ///   cannot be combined with other keys on the same variant, nor with `#[retry(after)]`.
 /// * `#[retry(crate = "path")]` on the enum or struct: the path of `retry_core` to use in the
 ///   generated code (default `::retry_core`).

@@ -1,8 +1,8 @@
 //! Every default a document states, checked against the configuration it describes: the
 //! `#[retryable]` argument tables (the macro's rustdoc and the README), the table of
 //! `RetryConfig::default`'s rustdoc, and the constants of `retry-core/src/config/defaults.rs`
-//! (private: each one's doc must state its value). The documents are read as text, so a doc that drifts from the
-//! code fails here, naming the document, the row and both values.
+//! (private: each one's doc must state its value). The documents are read as text, so a doc that
+//! drifts from the code fails here, naming the document, the row and both values.
 
 use std::time::Duration;
 

@@ -128,8 +128,8 @@ impl RetryConfig {
     }
 
     /// The backoff base for throttling errors: the one set with
-    /// [`throttling_backoff`](super::RetryConfigBuilder::throttling_backoff); else the preset's (1 s
-    /// in the default and `aws-2026`), capped by `max_backoff`; else `initial_backoff`.
+    /// [`throttling_backoff`](super::RetryConfigBuilder::throttling_backoff); else the preset's
+    /// (1 s in the default and `aws-2026`), capped by `max_backoff`; else `initial_backoff`.
     ///
     /// ```
     /// use std::time::Duration;
@@ -254,8 +254,9 @@ impl RetryConfig {
         self.max_wait
     }
 
-    /// Whether calls are long polls (see [`RetryConfigBuilder::long_polling`](super::RetryConfigBuilder::long_polling)): when the quota
-    /// refuses a retry, the call still sleeps the backoff it computed before it returns its
+    /// Whether calls are long polls (see
+    /// [`RetryConfigBuilder::long_polling`](super::RetryConfigBuilder::long_polling)): when the
+    /// quota refuses a retry, the call still sleeps the backoff it computed before it returns its
     /// error.
     pub fn long_polling(&self) -> bool {
         self.long_polling

@@ -11,12 +11,12 @@ use crate::strategy::RetryStrategy;
 /// calling thread, classifying errors by their [`RetryInfo`], and returns the first success or
 /// the last attempt's own error, unchanged.
 ///
-/// The strategy decides exactly as for an async call (attempts, backoff, quota, deadline, and
-/// in adaptive mode the send permit, shared with async calls of the same scope); only the waits
-/// differ: the thread sleeps through its [`Sleeper`](crate::driver::Sleeper) ([`std::thread::sleep`]
-/// unless [`with_sleeper`](crate::driver::with_sleeper) replaced it). Do not call it on an async
-/// runtime's worker thread: it blocks that thread for the whole backoff (use [`retry`](crate::retry)
-/// there, or `tokio::task::spawn_blocking`).
+/// The strategy decides exactly as for an async call (attempts, backoff, quota, deadline, and in
+/// adaptive mode the send permit, shared with async calls of the same scope); only the waits
+/// differ: the thread sleeps through its [`Sleeper`](crate::driver::Sleeper)
+/// ([`std::thread::sleep`] unless [`with_sleeper`](crate::driver::with_sleeper) replaced it). Do
+/// not call it on an async runtime's worker thread: it blocks that thread for the whole backoff
+/// (use [`retry`](crate::retry) there, or `tokio::task::spawn_blocking`).
 ///
 /// ```
 /// use retry_core::{RetryConfig, StandardStrategy, retry_blocking};
@@ -116,12 +116,12 @@ impl<S: RetryStrategy + ?Sized, C, H, L> Retry<'_, S, C, H, NoAttemptTimeout, L>
 }
 
 impl<S: RetryStrategy + ?Sized, C, H, L: ShedPolicy> RetryLoop<'_, S, C, H, L> {
-    /// [`ready`](Self::ready) for a blocking caller: blocks the thread until the next attempt
-    /// may be sent (its backoff, then each wait for its send permit), sleeping through the
-    /// thread's [`Sleeper`](crate::driver::Sleeper). Returns at once when there is nothing to wait for
+    /// [`ready`](Self::ready) for a blocking caller: blocks the thread until the next attempt may
+    /// be sent (its backoff, then each wait for its send permit), sleeping through the thread's
+    /// [`Sleeper`](crate::driver::Sleeper). Returns at once when there is nothing to wait for
     /// (every first attempt in standard mode). A loop that sheds load
-    /// ([`shed_load`](Self::shed_load)) may refuse the call instead, before the first attempt
-    /// waits for its send permit and after each of its waits: then nothing is sent and the
+    /// ([`shed_load`](Self::shed_load)) may refuse the call instead, before the first attempt waits
+    /// for its send permit and after each of its waits: then nothing is sent and the
     /// [`LoadShed`](crate::LoadShed) is returned, for the caller to return as its own error.
     /// `#[retryable]` on a plain `fn` expands to a loop of `wait_blocking`, the attempt and
     /// [`finish`](Self::finish) (then, when the function may long-poll,
@@ -154,8 +154,8 @@ impl<S: RetryStrategy + ?Sized, C, H, L: ShedPolicy> RetryLoop<'_, S, C, H, L> {
     }
 
     /// [`linger`](Self::linger) for a blocking caller: once `finish` ended the call, sleeps
-    /// (through the thread's [`Sleeper`](crate::driver::Sleeper)) the backoff of a long-polling call
-    /// whose retry the quota refused; returns at once for every other call.
+    /// (through the thread's [`Sleeper`](crate::driver::Sleeper)) the backoff of a long-polling
+    /// call whose retry the quota refused; returns at once for every other call.
     ///
     /// ```
     /// use retry_core::driver::{NoHook, RetryLoop};

@@ -42,10 +42,11 @@ pub struct Linger<'r, 's, S: RetryStrategy + ?Sized, C, H, L = NeverShed> {
 }
 
 impl<'s, S: RetryStrategy + ?Sized, C, H, L> RetryLoop<'s, S, C, H, L> {
-    /// Waits, once `finish` ended the call, until its outcome may be returned: a long-polling
-    /// call whose retry the quota refused sleeps the backoff it computed for that retry
-    /// ([`RetryError::wait_before_returning`](crate::RetryError::wait_before_returning)), so that a consumer loop calling again at once
-    /// does not spin against a failing queue; every other call completes at once.
+    /// Waits, once `finish` ended the call, until its outcome may be returned: a long-polling call
+    /// whose retry the quota refused sleeps the backoff it computed for that retry
+    /// ([`RetryError::wait_before_returning`](crate::RetryError::wait_before_returning)), so that a
+    /// consumer loop calling again at once does not spin against a failing queue; every other call
+    /// completes at once.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {

@@ -13,11 +13,11 @@ mod sealed {
     pub trait Sealed {}
 }
 
-/// What a driver does when the strategy would [`shed`](RetryStrategy::shed) a call:
-/// [`NeverShed`] (the default: the first attempt is always made) or [`ShedLoad`] (set with
-/// [`Retry::shed_load`](super::Retry::shed_load), [`RetryLoop::shed_load`](super::RetryLoop::shed_load)
-/// or the tower layer's `shed_load`: the call fails at once). Sealed: the drivers' methods
-/// choose it.
+/// What a driver does when the strategy would [`shed`](RetryStrategy::shed) a call: [`NeverShed`]
+/// (the default: the first attempt is always made) or [`ShedLoad`] (set with
+/// [`Retry::shed_load`](super::Retry::shed_load),
+/// [`RetryLoop::shed_load`](super::RetryLoop::shed_load) or the tower layer's `shed_load`: the call
+/// fails at once). Sealed: the drivers' methods choose it.
 pub trait ShedPolicy: sealed::Sealed {
     /// What a refused call fails with, before it becomes the service's error: a [`LoadShed`],
     /// or [`Infallible`] for a policy that never refuses.

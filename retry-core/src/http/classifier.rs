@@ -35,12 +35,12 @@ use crate::classify::{ClassifierPriority, ClassifyRetry, ErrorKind, RetryAction}
 /// * an unreadable or absent header leaves the client's own backoff.
 ///
 /// A 503 with a `Retry-After` is a server error like any 503, not throttling: RFC 9110 §15.6.4
-/// gives 503 one meaning (a temporary overload or maintenance) and makes `Retry-After` only
-/// advice on how long it lasts, and the AWS SDKs count 503 among the transient statuses (an
-/// error *code* such as S3's `SlowDown`, not the status, makes throttling; see
-/// [`ErrorCodeClassifier`](crate::classify::ErrorCodeClassifier)). So a maintenance window announced with
-/// `Retry-After` does not cut the adaptive rate limiter's rate; the delay is honoured all the
-/// same. Every `Err` outcome indicates no action (leave it to other classifiers).
+/// gives 503 one meaning (a temporary overload or maintenance) and makes `Retry-After` only advice
+/// on how long it lasts, and the AWS SDKs count 503 among the transient statuses (an error *code*
+/// such as S3's `SlowDown`, not the status, makes throttling; see
+/// [`ErrorCodeClassifier`](crate::classify::ErrorCodeClassifier)). So a maintenance window
+/// announced with `Retry-After` does not cut the adaptive rate limiter's rate; the delay is
+/// honoured all the same. Every `Err` outcome indicates no action (leave it to other classifiers).
 ///
 /// For an error type of your own that carries the response's status and headers, call
 /// [`classify_parts`](Self::classify_parts) from your classifier.
@@ -81,9 +81,10 @@ impl HttpStatusClassifier {
     /// ```
     pub const THROTTLING_STATUS_CODE: StatusCode = StatusCode::TOO_MANY_REQUESTS;
 
-    /// The longest server-requested delay [`parse_retry_after`](super::parse_retry_after) accepts: one day. A response
-    /// asking for longer is not retried ([`RetryAfter::TooLong`]), so a hostile or broken server
-    /// can neither park a client nor have its request repeated on the client's own backoff.
+    /// The longest server-requested delay [`parse_retry_after`](super::parse_retry_after) accepts:
+    /// one day. A response asking for longer is not retried ([`RetryAfter::TooLong`]), so a hostile
+    /// or broken server can neither park a client nor have its request repeated on the client's own
+    /// backoff.
     ///
     /// Source: this crate's choice, far above the AWS SDKs' 20-second cap on a backoff delay.
     ///

@@ -21,8 +21,9 @@ pub(crate) const X_AMZ_RETRY_AFTER: &str = "x-amz-retry-after";
 ///
 /// * [`After`](Self::After): a usable delay (an HTTP-date in the past is [`Duration::ZERO`]);
 /// * [`TooLong`](Self::TooLong): a well-formed value further away than
-///   [`HttpStatusClassifier::MAX_RETRY_AFTER`](super::HttpStatusClassifier::MAX_RETRY_AFTER) (one day), whatever its number of digits: the
-///   server asks for more than any client waits, so the request is not retried;
+///   [`HttpStatusClassifier::MAX_RETRY_AFTER`](super::HttpStatusClassifier::MAX_RETRY_AFTER) (one
+///   day), whatever its number of digits: the server asks for more than any client waits, so the
+///   request is not retried;
 /// * [`Invalid`](Self::Invalid): present but neither delta-seconds, an HTTP-date nor integer
 ///   milliseconds: it says nothing, and the client's own backoff applies;
 /// * [`Absent`](Self::Absent): no such header.
@@ -139,10 +140,11 @@ impl fmt::Display for RetryAfter {
 ///   digits at most 50 years after `now`'s year and less than 50 before.
 ///
 /// Leading and trailing spaces and tabs are trimmed first (RFC 9110 §5.5: they are not part of the
-/// field value). Only the first value of each header is read. A value that is malformed (a sign,
-/// a fraction, an exponent, an empty value, non-ASCII bytes, trailing text), that overflows, or
-/// that exceeds [`HttpStatusClassifier::MAX_RETRY_AFTER`](super::HttpStatusClassifier::MAX_RETRY_AFTER) is ignored: `x-amz-retry-after` then
-/// falls through to `Retry-After`, and `Retry-After` to `None`. Never panics.
+/// field value). Only the first value of each header is read. A value that is malformed (a sign, a
+/// fraction, an exponent, an empty value, non-ASCII bytes, trailing text), that overflows, or that
+/// exceeds [`HttpStatusClassifier::MAX_RETRY_AFTER`](super::HttpStatusClassifier::MAX_RETRY_AFTER)
+/// is ignored: `x-amz-retry-after` then falls through to `Retry-After`, and `Retry-After` to
+/// `None`. Never panics.
 ///
 /// This is [`RetryAfter::from_headers`]'s [`delay`](RetryAfter::delay): the crate has one reader
 /// of these headers, and `RetryAfter` also tells a delay too long from an unreadable one.

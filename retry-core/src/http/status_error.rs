@@ -11,9 +11,9 @@ use crate::info::{Fault, RetryInfo, RetrySafety};
 
 /// A response whose status is a client or server error (4xx, 5xx), with the server's requested
 /// delay: what [`CheckStatus::check_status`](crate::http::CheckStatus::check_status) turns such a
-/// response into. Its [`RetryInfo`] says what the crate's one table of statuses says, the
-/// table [`HttpStatusClassifier`](crate::http::HttpStatusClassifier) documents with its reasons: the
-/// same response gets the same verdict here as from `HttpStatusClassifier` under a `RetryLayer`.
+/// response into. Its [`RetryInfo`] says what the crate's one table of statuses says, the table
+/// [`HttpStatusClassifier`](crate::http::HttpStatusClassifier) documents with its reasons: the same
+/// response gets the same verdict here as from `HttpStatusClassifier` under a `RetryLayer`.
 ///
 /// | status | retried | kind |
 /// |---|---|---|

@@ -22,7 +22,8 @@ pub enum SendPermit {
 }
 
 /// A retry strategy: synchronous and object safe. All waiting is done by the caller (the
-/// [`retry`](crate::retry) driver, [`RetryLoop`](crate::driver::RetryLoop) or the `#[retryable]` loop):
+/// [`retry`](crate::retry) driver, [`RetryLoop`](crate::driver::RetryLoop) or the `#[retryable]`
+/// loop):
 ///
 /// 1. [`acquire_initial_token`](Self::acquire_initial_token) before the first attempt;
 /// 2. before each attempt, sleep the token's [`delay`](RetryToken::delay), then call
@@ -35,12 +36,12 @@ pub enum SendPermit {
 ///
 /// # Implementing it
 ///
-/// The trait is open: a strategy of your own (a circuit breaker, a fixed schedule, a wrapper
-/// that adds metrics) works with [`retry`](crate::retry), [`Retry`](crate::Retry),
-/// [`RetryLoop`] and `#[retryable(strategy = ...)]`. Only the three methods every call reaches
-/// are required; the send permit, the failure and cancellation records and the abandon have
-/// defaults that grant and do nothing, so a strategy without a rate limiter or shared state writes none of them.
-/// Tokens are built with [`RetryToken::first_attempt`] and [`RetryToken::next_attempt`].
+/// The trait is open: a strategy of your own (a circuit breaker, a fixed schedule, a wrapper that
+/// adds metrics) works with [`retry`](crate::retry), [`Retry`](crate::Retry), [`RetryLoop`] and
+/// `#[retryable(strategy = ...)]`. Only the three methods every call reaches are required; the send
+/// permit, the failure and cancellation records and the abandon have defaults that grant and do
+/// nothing, so a strategy without a rate limiter or shared state writes none of them. Tokens are
+/// built with [`RetryToken::first_attempt`] and [`RetryToken::next_attempt`].
 ///
 /// It is not sealed because nothing in the driver depends on a strategy being one of ours:
 /// every decision comes back through this interface, and state that spans attempts lives in
@@ -109,8 +110,8 @@ pub enum SendPermit {
 /// # }
 /// ```
 pub trait RetryStrategy: Send + Sync + fmt::Debug {
-    /// The token for a call's first attempt. Never fails: the first attempt is always made
-    /// (a strategy that sheds load refuses it in [`acquire_send_permit`](Self::acquire_send_permit)).
+    /// The token for a call's first attempt. Never fails: the first attempt is always made (a
+    /// strategy that sheds load refuses it in [`acquire_send_permit`](Self::acquire_send_permit)).
     fn acquire_initial_token(&self) -> RetryToken;
 
     /// The token for the next attempt after a retryable failure, with its backoff delay, or why
@@ -135,12 +136,13 @@ pub trait RetryStrategy: Send + Sync + fmt::Debug {
     }
 
     /// Whether to refuse the call before the token's first attempt is sent, asked by the drivers
-    /// whose caller can return the refusal ([`RetryLoop::shed_load`](crate::driver::RetryLoop::shed_load),
+    /// whose caller can return the refusal
+    /// ([`RetryLoop::shed_load`](crate::driver::RetryLoop::shed_load),
     /// [`Retry::shed_load`](crate::Retry::shed_load), `#[retryable(shed = true)]`, the tower
-    /// layer's `shed_load`) before the attempt waits for its send
-    /// permit and after each wait. Default: never. Adaptive mode refuses a first attempt whose
-    /// permit is expected after the call's deadline or later than what is left of `max_wait`;
-    /// the driver then abandons the token (giving its place in line up).
+    /// layer's `shed_load`) before the attempt waits for its send permit and after each wait.
+    /// Default: never. Adaptive mode refuses a first attempt whose permit is expected after the
+    /// call's deadline or later than what is left of `max_wait`; the driver then abandons the token
+    /// (giving its place in line up).
     fn shed(&self, token: &RetryToken) -> Option<LoadShed> {
         let _ = token;
         None

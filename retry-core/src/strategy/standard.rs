@@ -14,7 +14,8 @@ use crate::scope::Scope;
 
 /// Standard mode: the AWS SDKs' `standard` retry behavior.
 ///
-/// * at most `max_attempts` attempts; backoff before retry `i` from [`ExponentialBackoff`](crate::backoff::ExponentialBackoff);
+/// * at most `max_attempts` attempts; backoff before retry `i` from
+///   [`ExponentialBackoff`](crate::backoff::ExponentialBackoff);
 /// * a retry takes its cost from the scope's quota (timeouts and throttling may cost more or
 ///   less); a success after retries returns the last retry's cost (with a `quota_window`, the
 ///   default: every retry's cost of the call, so that the quota drains only through calls that

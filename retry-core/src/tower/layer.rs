@@ -17,24 +17,25 @@ use crate::strategy::RetryStrategy;
 ///   to share a process-wide scope with `#[retryable(scope = "scope")]` fns;
 /// * the classifier (default [`RetryInfoClassifier`], for errors that implement
 ///   [`RetryInfo`](crate::RetryInfo)) sees the whole outcome: for HTTP, chain
-///   [`HttpStatusClassifier`](crate::http::HttpStatusClassifier) (responses, with `Retry-After`) with
-///   [`TransientErrorClassifier`](crate::classify::TransientErrorClassifier) (connection errors), or with
-///   [`DynErrorClassifier`](crate::classify::DynErrorClassifier) when the error is a `BoxError`;
+///   [`HttpStatusClassifier`](crate::http::HttpStatusClassifier) (responses, with `Retry-After`)
+///   with [`TransientErrorClassifier`](crate::classify::TransientErrorClassifier) (connection
+///   errors), or with [`DynErrorClassifier`](crate::classify::DynErrorClassifier) when the error is
+///   a `BoxError`;
 /// * the requests are copied for retries with `Clone` (default [`CloneRequest`]), or with the
 ///   hook given to [`copy_requests_with`](Self::copy_requests_with);
 /// * a throttled first attempt waits for its send permit and is always made (default
-///   [`NeverShed`](crate::driver::NeverShed)), or, with [`shed_load`](Self::shed_load), fails at once
-///   with `Svc::Error::from(LoadShed)` when its permit is expected after the call's deadline or
-///   later than `max_wait`.
+///   [`NeverShed`](crate::driver::NeverShed)), or, with [`shed_load`](Self::shed_load), fails at
+///   once with `Svc::Error::from(LoadShed)` when its permit is expected after the call's deadline
+///   or later than `max_wait`.
 ///
 /// The call returns the last attempt's own outcome, unchanged.
 ///
 /// For a per-attempt timeout, put tower's `TimeoutLayer` under this layer. Its error is a
 /// `BoxError` (tower's `Elapsed`, or the service's own error boxed), which
-/// [`TransientErrorClassifier`](crate::classify::TransientErrorClassifier) cannot take: classify it with
-/// [`DynErrorClassifier`](crate::classify::DynErrorClassifier), which retries a cut attempt as a timeout
-/// and finds the service's error inside the box (its table lists every error it knows: with
-/// feature `hyper-util`, hyper-util's connect errors; tower's `Overloaded`, never retried):
+/// [`TransientErrorClassifier`](crate::classify::TransientErrorClassifier) cannot take: classify it
+/// with [`DynErrorClassifier`](crate::classify::DynErrorClassifier), which retries a cut attempt as
+/// a timeout and finds the service's error inside the box (its table lists every error it knows:
+/// with feature `hyper-util`, hyper-util's connect errors; tower's `Overloaded`, never retried):
 ///
 /// ```
 /// use retry_core::tower::{BoxError, RetryLayer};

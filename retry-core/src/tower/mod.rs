@@ -16,12 +16,12 @@
 //! Load shedding is opt-in, as for `#[retryable(shed = true)]` and
 //! [`Retry::shed_load`](crate::Retry::shed_load): with [`RetryLayer::shed_load`] a call whose first
 //! attempt's permit is expected after its deadline or later than `max_wait` fails at once with
-//! `Svc::Error::from(`[`LoadShed`](crate::LoadShed)`)`, the wrapped service never called. As
-//! with tower's own load-shed layer, `poll_ready` then reports ready and the call's response
-//! future resolves to the refusal. The policy is a type parameter (the drivers'
+//! `Svc::Error::from(`[`LoadShed`](crate::LoadShed)`)`, the wrapped service never called. As with
+//! tower's own load-shed layer, `poll_ready` then reports ready and the call's response future
+//! resolves to the refusal. The policy is a type parameter (the drivers'
 //! [`ShedPolicy`](crate::driver::ShedPolicy): the default [`NeverShed`](crate::driver::NeverShed),
-//! or [`ShedLoad`](crate::driver::ShedLoad)): a layer that does not shed asks nothing of the service's
-//! error type, and its first attempt is always made.
+//! or [`ShedLoad`](crate::driver::ShedLoad)): a layer that does not shed asks nothing of the
+//! service's error type, and its first attempt is always made.
 
 mod buffer_body;
 mod copy_request;
