@@ -1,0 +1,9 @@
+//! Fleet mode (placeholder doc, written below).
+
+pub mod error;
+pub mod keys;
+pub mod protocol;
+pub mod store_model;
+pub mod store_state;
+
+pub use error::{FleetError, ProtocolError};
