@@ -553,10 +553,7 @@ fn decode_lease(
         ));
     }
     let now_ms = bounded_item(items, 6, "now_ms", report.now_ms, MAX_TIME_MS)?;
-    let engaged = match bounded_item(items, 7, "engaged", 0, 1)? {
-        0 => false,
-        _ => true,
-    };
+    let engaged = bounded_item(items, 7, "engaged", 0, 1)? == 1;
     let (least_rate, most_rate) = if engaged {
         (MIN_FLEET_RATE, MAX_RATE)
     } else {

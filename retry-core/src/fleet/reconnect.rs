@@ -58,7 +58,7 @@ impl Backoff {
     /// assert_eq!(backoff.delay(0, 0.0), Duration::from_millis(25));
     /// assert_eq!(backoff.delay(2, 0.5), Duration::from_millis(150));
     /// // Capped at one sync interval, however many failures.
-    /// assert_eq!(backoff.delay(40, 0.999_999), Duration::from_millis(999));
+    /// assert_eq!(backoff.delay(40, 0.5), Duration::from_millis(750));
     /// ```
     pub fn delay(&self, failures: u32, unit: f64) -> Duration {
         let doubled = self
