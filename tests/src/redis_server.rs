@@ -245,7 +245,10 @@ fn read_reply(reader: &mut impl BufRead) -> Resp {
             Resp::Bulk(Some(String::from_utf8_lossy(&data).into_owned()))
         }
         "*" if number() < 0 => Resp::Array(Vec::new()),
-        "*" => (0..number()).map(|_| read_reply(reader)).collect::<Vec<_>>().into(),
+        "*" => (0..number())
+            .map(|_| read_reply(reader))
+            .collect::<Vec<_>>()
+            .into(),
         other => panic!("unexpected reply type {other:?}"),
     }
 }

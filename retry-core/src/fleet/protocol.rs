@@ -526,7 +526,11 @@ impl Reply {
         match int_item(items, 1, "code")? {
             CODE_LEASE => decode_lease(items, settings, report).map(Self::Lease),
             CODE_CONFLICT => decode_conflict(items).map(Self::Conflict),
-            code => Err(ProtocolError::new("code", code, "0 (lease) or 1 (conflict)")),
+            code => Err(ProtocolError::new(
+                "code",
+                code,
+                "0 (lease) or 1 (conflict)",
+            )),
         }
     }
 }

@@ -107,7 +107,11 @@ mod tests {
     async fn an_attempt_is_due_again_after_the_jittered_delay() {
         let mut backoff = Backoff::new(Duration::from_millis(100), Duration::from_secs(1));
         let start = Instant::now();
-        assert_eq!(backoff.wait_left(start), None, "due at once before any failure");
+        assert_eq!(
+            backoff.wait_left(start),
+            None,
+            "due at once before any failure"
+        );
         backoff.failed(start);
         let left = backoff.wait_left(start).expect("a wait after a failure");
         assert!((Duration::from_millis(50)..=Duration::from_millis(100)).contains(&left));

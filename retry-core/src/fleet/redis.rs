@@ -124,12 +124,7 @@ impl RedisStore {
         report: &Report,
     ) -> Result<Reply, FleetError> {
         let args = encode_args(settings, report)?;
-        let value = match self.query(&self.evalsha(keys, &args), "EVALSHA").await {
-            Err(FleetError::Server { reason }) if reason.starts_with("NOSCRIPT") => {
-                self.query(&eval(keys, &args), "EVAL").await?
-            }
-            other => other?,
-        };
+        let value = self.run_script(keys, &args).await?;
         decode_reply(value, settings, report)
     }
 
@@ -172,11 +167,9 @@ impl RedisStore {
                     "the pipeline returned fewer replies than commands",
                 )))
             });
-            let value = match answer.map_err(classify) {
-                Err(FleetError::Server { reason }) if reason.starts_with("NOSCRIPT") => {
-                    self.query(&eval(keys, &args), "EVAL").await
-                }
-                other => other,
+            let value = match answer {
+                Err(error) if is_noscript(&error) => self.query(&eval(keys, &args), "EVAL").await,
+                other => other.map_err(classify),
             };
             results.push(value.and_then(|value| decode_reply(value, settings, report)));
         }
@@ -209,12 +202,35 @@ impl RedisStore {
 
     fn evalsha(&self, keys: &ScopeKeys, args: &[String]) -> Cmd {
         let mut cmd = redis::cmd("EVALSHA");
-        cmd.arg(&self.script_sha).arg(3).arg(&keys.all()[..]).arg(args);
+        cmd.arg(&self.script_sha)
+            .arg(3)
+            .arg(&keys.all()[..])
+            .arg(args);
         cmd
+    }
+
+    /// Runs the store script: `EVALSHA`, and `EVAL` (which caches the script again) if the
+    /// server lost it.
+    async fn run_script(&self, keys: &ScopeKeys, args: &[String]) -> Result<Value, FleetError> {
+        match self.request(&self.evalsha(keys, args), "EVALSHA").await? {
+            Ok(value) => Ok(value),
+            Err(error) if is_noscript(&error) => self.query(&eval(keys, args), "EVAL").await,
+            Err(error) => Err(classify(error)),
+        }
     }
 
     /// Runs one command within the command timeout, connecting first if needed.
     async fn query(&self, cmd: &Cmd, operation: &'static str) -> Result<Value, FleetError> {
+        self.request(cmd, operation).await?.map_err(classify)
+    }
+
+    /// Runs one command within the command timeout, connecting first if needed: the outer
+    /// error is the connection's, the inner one the server's answer.
+    async fn request(
+        &self,
+        cmd: &Cmd,
+        operation: &'static str,
+    ) -> Result<Result<Value, RedisError>, FleetError> {
         let mut connection = self.connection().await?;
         let answer = tokio::time::timeout(
             self.options.command_timeout,
@@ -236,31 +252,29 @@ impl RedisStore {
             pipe.query_async::<Vec<Result<Value, RedisError>>>(&mut connection),
         )
         .await;
-        self.settle(answer, "pipeline")
+        self.settle(answer, "pipeline")?.map_err(classify)
     }
 
     /// The result of a command: a timeout or a broken connection drops the connection (the
-    /// next call makes a new one).
+    /// next call makes a new one) and is the outer error; the server's errors are inner.
     fn settle<T>(
         &self,
         answer: Result<Result<T, RedisError>, tokio::time::error::Elapsed>,
         operation: &'static str,
-    ) -> Result<T, FleetError> {
+    ) -> Result<Result<T, RedisError>, FleetError> {
         match answer {
-            Ok(Ok(value)) => Ok(value),
-            Ok(Err(error)) => {
-                let lost = error.is_io_error()
+            Ok(Err(error))
+                if error.is_io_error()
                     || error.is_connection_dropped()
-                    || error.is_unrecoverable_error();
-                if lost {
-                    self.drop_connection();
-                    return Err(FleetError::Unreachable {
-                        url: self.url.clone(),
-                        reason: error.to_string(),
-                    });
-                }
-                Err(classify(error))
+                    || error.is_unrecoverable_error() =>
+            {
+                self.drop_connection();
+                Err(FleetError::Unreachable {
+                    url: self.url.clone(),
+                    reason: error.to_string(),
+                })
             }
+            Ok(answer) => Ok(answer),
             Err(_) => {
                 self.drop_connection();
                 Err(FleetError::Timeout {
@@ -381,12 +395,12 @@ fn classify(error: RedisError) -> FleetError {
     if scripting_refused {
         return FleetError::NoScripting { reason };
     }
-    if matches!(error.kind(), ErrorKind::Server(ServerErrorKind::NoScript)) {
-        return FleetError::Server {
-            reason: format!("NOSCRIPT {reason}"),
-        };
-    }
     FleetError::Server { reason }
+}
+
+/// Whether the server lost the script (flushed, restarted empty, failed over).
+fn is_noscript(error: &RedisError) -> bool {
+    matches!(error.kind(), ErrorKind::Server(ServerErrorKind::NoScript))
 }
 
 fn decode_reply(value: Value, settings: &Settings, report: &Report) -> Result<Reply, FleetError> {
@@ -405,11 +419,13 @@ fn decode_reply(value: Value, settings: &Settings, report: &Report) -> Result<Re
 fn reply_item(value: Value) -> Result<ReplyItem, FleetError> {
     match value {
         Value::Int(value) => Ok(ReplyItem::Int(value)),
-        Value::BulkString(bytes) => String::from_utf8(bytes)
-            .map(ReplyItem::Text)
-            .map_err(|_| FleetError::Server {
-                reason: "the store script returned bytes that are not UTF-8".into(),
-            }),
+        Value::BulkString(bytes) => {
+            String::from_utf8(bytes)
+                .map(ReplyItem::Text)
+                .map_err(|_| FleetError::Server {
+                    reason: "the store script returned bytes that are not UTF-8".into(),
+                })
+        }
         Value::SimpleString(text) => Ok(ReplyItem::Text(text)),
         other => Err(FleetError::Server {
             reason: format!("the store script returned {other:?} in its array"),

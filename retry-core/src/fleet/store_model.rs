@@ -91,7 +91,9 @@ pub fn step(
     let s = Knobs::of(settings);
     let r = Seen::of(report);
     let stored = state.take_fleet();
-    let now = stored.as_ref().map_or(r.now, |fleet| fleet.now_ms.max(r.now));
+    let now = stored
+        .as_ref()
+        .map_or(r.now, |fleet| fleet.now_ms.max(r.now));
     let mut fleet = match stored {
         Some(mut fleet) => {
             fleet.now_ms = now;
@@ -115,8 +117,8 @@ pub fn step(
     let counted = count_holding(&mut fleet, &s, &r, previous, now);
     add_to_tick(&mut fleet, &s, &r, now);
     limiter_step(&mut fleet, &s, &r, now);
-    let live = i64::try_from(state.processes().len()).unwrap_or(i64::MAX)
-        + i64::from(previous.is_none());
+    let live =
+        i64::try_from(state.processes().len()).unwrap_or(i64::MAX) + i64::from(previous.is_none());
     let (lease, record) = budget_step(&mut fleet, &s, &r, counted, previous.is_none(), live, now);
     state.put_record(report.process, record);
     state.set_fleet(Some(fleet));
@@ -312,8 +314,7 @@ fn limiter_step(fleet: &mut FleetState, s: &Knobs, r: &Seen, now: i64) {
     if fleet.adopting && now >= fleet.relearn_until_ms {
         fleet.adopting = false;
     }
-    if fleet.adopting && r.known_rate > 0 && (!fleet.engaged || r.known_rate < fleet.fleet_rate)
-    {
+    if fleet.adopting && r.known_rate > 0 && (!fleet.engaged || r.known_rate < fleet.fleet_rate) {
         fleet.engaged = true;
         fleet.w_max = floor_div(r.known_rate * ppm(), s.beta).min(rate_bound());
         fleet.cut_at_ms = now;

@@ -22,7 +22,11 @@ fn report(id: u64, now_ms: u64) -> Report {
 
 #[tokio::test]
 async fn urls_that_are_not_redis_urls_are_refused_with_what_to_write() {
-    for url in ["http://127.0.0.1:6379/", "127.0.0.1:6379", "redis://127.0.0.1:notaport/"] {
+    for url in [
+        "http://127.0.0.1:6379/",
+        "127.0.0.1:6379",
+        "redis://127.0.0.1:notaport/",
+    ] {
         let error = RedisStore::connect(url, options())
             .await
             .expect_err("not a Redis URL");
@@ -60,7 +64,10 @@ async fn a_wrong_password_is_an_authentication_error_without_the_password() {
     let error = RedisStore::connect(&server.url_as("app", "wrong"), options())
         .await
         .expect_err("the wrong password");
-    assert!(matches!(error, FleetError::Authentication { .. }), "{error}");
+    assert!(
+        matches!(error, FleetError::Authentication { .. }),
+        "{error}"
+    );
     assert!(!error.to_string().contains("wrong@"), "{error}");
 }
 
@@ -99,7 +106,9 @@ async fn a_server_with_scripting_renamed_away_is_told_what_fleet_mode_needs() {
         "EVALSHA",
         "",
     ];
-    let Some(server) = server(&renamed) else { return };
+    let Some(server) = server(&renamed) else {
+        return;
+    };
     let error = RedisStore::connect(&server.url(), options())
         .await
         .expect_err("no scripting");
@@ -161,7 +170,10 @@ async fn a_corrupt_stored_state_is_dropped_and_relearned() {
         held: 500,
         ..report(1, 2_000)
     };
-    let reply = store.sync_once(&keys, &settings, &again).await.expect("synced");
+    let reply = store
+        .sync_once(&keys, &settings, &again)
+        .await
+        .expect("synced");
     // The state was dropped and re-learned from the report: nothing granted.
     assert_eq!(lease_of(reply).grant, 0);
     let state = store.read_state(&keys).await.expect("readable");
@@ -169,7 +181,10 @@ async fn a_corrupt_stored_state_is_dropped_and_relearned() {
     assert_eq!((fleet.pool, fleet.leased), (0, 500));
     // A corrupt record too.
     server.command(&["HSET", keys.procs(), "0000000000000001", "lots"]);
-    let reply = store.sync_once(&keys, &settings, &again).await.expect("synced");
+    let reply = store
+        .sync_once(&keys, &settings, &again)
+        .await
+        .expect("synced");
     assert_eq!(lease_of(reply).grant, 0);
     assert!(store.read_state(&keys).await.is_ok());
 }
@@ -189,7 +204,10 @@ async fn several_scopes_sync_in_one_pipeline_as_they_would_one_by_one() {
     for round in 0..3_u64 {
         if round == 2 {
             // The server lost the script: the pipeline's NOSCRIPTs are sent again by EVAL.
-            assert_eq!(server.command(&["SCRIPT", "FLUSH"]), Resp::Status("OK".into()));
+            assert_eq!(
+                server.command(&["SCRIPT", "FLUSH"]),
+                Resp::Status("OK".into())
+            );
         }
         let reports: Vec<Report> = (0..3_u64)
             .map(|i| Report {
@@ -220,7 +238,10 @@ async fn several_scopes_sync_in_one_pipeline_as_they_would_one_by_one() {
         ..report(7, 5_000)
     };
     let good = report(8, 5_000);
-    let batch = [(&scopes[0], &settings, &bad), (&scopes[1], &settings, &good)];
+    let batch = [
+        (&scopes[0], &settings, &bad),
+        (&scopes[1], &settings, &good),
+    ];
     let replies = store.sync_many(&batch).await.expect("one round trip");
     assert!(matches!(replies[0], Err(FleetError::Protocol(_))));
     assert!(matches!(replies[1], Ok(Reply::Lease(_))));

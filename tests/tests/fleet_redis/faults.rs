@@ -42,7 +42,9 @@ async fn sync_until_ok(
 
 #[tokio::test]
 async fn a_killed_server_gives_errors_then_a_new_one_on_the_port_is_used_and_relearned() {
-    let Some(mut server) = server(&[]) else { return };
+    let Some(mut server) = server(&[]) else {
+        return;
+    };
     let store = RedisStore::connect(&server.url(), options())
         .await
         .expect("connects");
@@ -153,7 +155,10 @@ async fn a_flushed_server_gets_the_script_again_and_relearns_the_fleet() {
         Resp::Status("OK".into())
     );
     let (first, errors) = sync_until_ok(&store, &keys, &mut a, 3_000).await;
-    assert!(errors.is_empty(), "NOSCRIPT is handled in the call: {errors:?}");
+    assert!(
+        errors.is_empty(),
+        "NOSCRIPT is handled in the call: {errors:?}"
+    );
     sync_until_ok(&store, &keys, &mut b, 3_100).await;
     let Reply::Lease(first) = first else {
         panic!("a lease")

@@ -80,7 +80,7 @@ fn a_hostile_reply_cannot_give_a_negative_share_or_a_rate_out_of_bounds() {
     assert_eq!(refused(10, Int(225_001)), "send_rate");
     assert_eq!(refused(7, Int(2)), "engaged");
     assert_eq!(refused(4, Int(0)), "live");
-    assert_eq!(refused(6, Int(1_999)), "now_ms", );
+    assert_eq!(refused(6, Int(1_999)), "now_ms",);
     assert_eq!(refused(5, Int(2_001)), "born_ms");
     assert_eq!(refused(2, Text("90".into())), "grant");
 }
@@ -89,7 +89,10 @@ fn a_hostile_reply_cannot_give_a_negative_share_or_a_rate_out_of_bounds() {
 fn a_reply_of_another_shape_or_version_is_an_error_not_a_panic() {
     use ReplyItem::Int;
     assert_eq!(decode(&[]).expect_err("empty").field(), "version");
-    assert_eq!(decode(&[Int(2), Int(0)]).expect_err("v2").field(), "version");
+    assert_eq!(
+        decode(&[Int(2), Int(0)]).expect_err("v2").field(),
+        "version"
+    );
     assert_eq!(decode(&[Int(1), Int(7)]).expect_err("code").field(), "code");
     let short = &lease_items()[..10];
     assert_eq!(decode(short).expect_err("short").field(), "reply length");
@@ -133,7 +136,9 @@ fn the_arguments_follow_the_declaration_order() {
     assert_eq!(args[1], "00000000000000ab");
     assert_eq!(
         numbers,
-        ["3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14"]
+        [
+            "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14"
+        ]
     );
     assert_eq!(args[14..].join(","), Settings::example().encode());
 }

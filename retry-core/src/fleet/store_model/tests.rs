@@ -120,7 +120,10 @@ fn a_young_fleet_is_capped_at_no_less_than_the_young_quota() {
     }
     let old = process.sync(&mut state, 61_000, 0, 0);
     assert_eq!(old.cap, 0, "a window old and no traffic: no tokens");
-    assert_eq!(old.grant, -500, "what it holds beyond the cap is asked back");
+    assert_eq!(
+        old.grant, -500,
+        "what it holds beyond the cap is asked back"
+    );
 }
 
 #[test]
@@ -198,7 +201,11 @@ fn leases_over_a_falling_cap_are_trimmed_in_proportion() {
         ..report(1, 71_000)
     };
     let lease = lease(&mut state, &rich);
-    assert!(lease.grant < 0, "over the cap: asked back, got {}", lease.grant);
+    assert!(
+        lease.grant < 0,
+        "over the cap: asked back, got {}",
+        lease.grant
+    );
     let after = i64::try_from(rich.held).expect("small") + lease.grant;
     assert!(u64::try_from(after).expect("non-negative") <= lease.cap);
     assert!(fleet(&state).pool == 0);
@@ -288,7 +295,11 @@ fn a_flushed_store_relearns_without_a_burst() {
     assert!(lease_a.grant <= 0 && lease_b.grant <= 0, "nothing granted");
     // The lowest fleet rate heard is adopted: 20/s (w_max = 20/0.9, back at the cut point).
     assert!(lease_b.engaged);
-    assert!((19_900..=20_000).contains(&lease_b.fleet_rate), "{}", lease_b.fleet_rate);
+    assert!(
+        (19_900..=20_000).contains(&lease_b.fleet_rate),
+        "{}",
+        lease_b.fleet_rate
+    );
 }
 
 #[test]
@@ -363,10 +374,19 @@ fn between_cuts_the_fleet_rate_follows_cubic() {
     // K = cbrt(25 × 0.1) s = 1.357 s: back at w_max then; (1 s)^3 / 25 = 4 % above it 1 s
     // later.
     assert_eq!(integer_cube_root(CUBIC_MS3_PER_PPM * 100_000), 1_357);
-    assert_eq!(lease(&mut state, &sending(4_357, 1_000, 0)).fleet_rate, 900_000);
-    assert_eq!(lease(&mut state, &sending(5_357, 1_000, 0)).fleet_rate, 936_000);
+    assert_eq!(
+        lease(&mut state, &sending(4_357, 1_000, 0)).fleet_rate,
+        900_000
+    );
+    assert_eq!(
+        lease(&mut state, &sending(5_357, 1_000, 0)).fleet_rate,
+        936_000
+    );
     // Never above twice the fleet's send rate: a tick of 100/s caps it at 200/s.
-    assert_eq!(lease(&mut state, &sending(6_357, 100, 0)).fleet_rate, 200_000);
+    assert_eq!(
+        lease(&mut state, &sending(6_357, 100, 0)).fleet_rate,
+        200_000
+    );
 }
 
 #[test]
@@ -401,7 +421,13 @@ fn arbitrary_report() -> impl Strategy<Value = (u64, u64, Report)> {
     (
         0..4_u64,
         prop_oneof![0..1_500_u64, Just(5_000), Just(0)],
-        (count.clone(), count.clone(), tokens, count.clone(), count.clone()),
+        (
+            count.clone(),
+            count.clone(),
+            tokens,
+            count.clone(),
+            count.clone(),
+        ),
         (count.clone(), count.clone(), count, rate.clone(), rate),
         prop_oneof![Just(0_u64), Just(1_000), 0..=MAX_TIME_MS],
     )
