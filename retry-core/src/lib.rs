@@ -119,6 +119,9 @@ mod classify;
 mod clock;
 mod config;
 mod driver;
+#[cfg(feature = "fleet")]
+#[cfg_attr(docsrs, doc(cfg(feature = "fleet")))]
+pub mod fleet;
 mod info;
 mod integrations;
 mod jitter;
