@@ -44,6 +44,8 @@ pub(crate) struct CountedRate {
     settled: Count,
     pending: Count,
     latest: Count,
+    /// When counting began (seconds): the scope has a rate [`MIN_SPAN`] later.
+    started: f64,
 }
 
 impl CountedRate {
@@ -60,7 +62,19 @@ impl CountedRate {
             settled: start,
             pending: start,
             latest: start,
+            started: now,
         }
+    }
+
+    /// When the scope's first burst is over ([`MIN_SPAN`] after counting began), in seconds.
+    pub(crate) fn first_burst_ends(&self) -> f64 {
+        self.started + MIN_SPAN
+    }
+
+    /// Whether the responses counted so far make a rate once the first burst is over: two
+    /// or more (one response is no rate).
+    pub(crate) fn makes_a_rate(&self) -> bool {
+        self.responses >= 2
     }
 
     /// Counts `fed` responses fed one by one, and, with `ended` (the scope's running count of
