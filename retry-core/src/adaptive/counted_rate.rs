@@ -109,7 +109,8 @@ impl CountedRate {
     /// higher. `None` when the response just counted is the first (one response is no rate)
     /// or the scope is younger than [`MIN_SPAN`]: the limiter then starts as the AWS SDKs'
     /// does, from the measured rate (0 before a first half-second closes, so at the 0.5/s
-    /// floor).
+    /// floor); in the scope's first burst, only until the burst is over
+    /// ([`first_burst_ends`](Self::first_burst_ends)).
     pub(crate) fn rate(&self, now: f64) -> Option<f64> {
         let base = if now - self.pending.at >= COUNTING_WINDOW {
             self.pending
