@@ -1,1 +1,4 @@
-//! Integration and compile-fail tests of `retry-core` and `retry-macros` (no library code).
+//! Integration and compile-fail tests of `retry-core` and `retry-macros`, and the fixtures they
+//! share.
+
+pub mod redis_server;

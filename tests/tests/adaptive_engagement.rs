@@ -125,3 +125,56 @@ async fn the_first_throttle_starts_the_limiter_at_beta_times_the_last_second_s_s
     }
     assert!(misses.is_empty(), "{}", misses.join("\n"));
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_throttle_in_the_first_burst_starts_the_limiter_at_the_burst_s_rate_once_it_is_over() {
+    // The newcomer's program: 20 workers start at once, and the service throttles one of the
+    // first calls. No rate is counted yet (the scope is younger than 100 ms): the limiter
+    // starts at the AWS SDKs' floor, and once the burst is over it starts over from the rate
+    // counted then. Without that, it stayed at the 0.5/s floor, the workers waiting seconds
+    // for permits while they had sent 100/s.
+    reseed_idle_sampling(3);
+    let config = RetryConfig::builder()
+        .mode(RetryMode::Adaptive)
+        .build()
+        .expect("valid");
+    let strategy = Arc::new(AdaptiveStrategy::new(config));
+    let throttled = Arc::new(AtomicBool::new(false));
+    let sends = Arc::new(Mutex::new(0u32));
+    let mut workers = Vec::new();
+    for _ in 0..WORKERS {
+        let (strategy, throttled, sends) = (strategy.clone(), throttled.clone(), sends.clone());
+        workers.push(tokio::spawn(async move {
+            loop {
+                let outcome = retry(&*strategy, || {
+                    *sends.lock().expect("not poisoned") += 1;
+                    let throttle = !throttled.swap(true, Ordering::SeqCst);
+                    async move {
+                        tokio::time::sleep(LATENCY).await;
+                        if throttle { Err(Throttled) } else { Ok(()) }
+                    }
+                })
+                .await;
+                drop(outcome);
+                tokio::time::sleep(THINK).await;
+            }
+        }));
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let limiter = strategy.scope().limiter().clone();
+    let fill_rate = limiter.stats().fill_rate;
+    let sent_in_the_first_second = *sends.lock().expect("not poisoned");
+    for worker in &workers {
+        worker.abort();
+    }
+    assert!(limiter.is_enabled());
+    // 20 workers at 5 calls/s each: 100/s (about 100 sends in the first second).
+    assert!(
+        fill_rate >= 0.8 * BETA * 100.0,
+        "fill rate {fill_rate}/s after the first second, {sent_in_the_first_second} sent"
+    );
+    assert!(
+        sent_in_the_first_second >= 80,
+        "{sent_in_the_first_second} sent in the first second (fill rate {fill_rate}/s)"
+    );
+}

@@ -457,11 +457,13 @@ fn only_throttling_engages_the_limiter() {
         .refresh_retry_token(token, &RetryReason::error(ErrorKind::Throttling))
         .expect("granted");
     assert!(strategy.scope().limiter().is_enabled());
-    // The retry needs a permit now: 0.5/s from an empty bucket, 2 s away; it sleeps the
-    // re-check interval first, and its place in line is kept in its token.
+    // The retry needs a permit now: 0.5/s from an empty bucket, 2 s away. The throttle came
+    // in the scope's first burst (its first 100 ms, three responses, no rate counted yet), so
+    // the retry asks again when the burst is over, when the limiter starts over from the
+    // burst's rate; its place in line is kept in its token.
     assert_eq!(
         strategy.acquire_send_permit(&mut token),
-        SendPermit::Wait(MAX_SLEEP_BEFORE_RECHECK)
+        SendPermit::Wait(Duration::from_millis(100))
     );
     assert_eq!(strategy.scope().limiter().stats().waiting, 1);
     let quota = strategy.scope().quota().level();

@@ -226,9 +226,9 @@ fn latency_far_above_its_baseline_keeps_the_service_queue_short() {
 #[test]
 fn a_standing_queue_keeps_lowering_the_rate_where_a_hot_key_would_hold_it() {
     // A queue that does not shrink: every response 0.5 s late for 9 s, whatever the rate (the
-    // share of slow responses stays 1), within the baseline's memory of 50 ms. A throttle at a steady share would hold the rate after it fell
-    // to 3/8 of the 10/s it started from (a hot key); a queue is the client's own load, so
-    // the rate goes on falling.
+    // share of slow responses stays 1), within the baseline's memory of 50 ms. A throttle at a
+    // steady share would hold the rate once it fell to a quarter of the 10/s it started from
+    // (a hot key); a queue is the client's own load, so the rate goes on falling.
     let limiter = new_limiter();
     let ms = Duration::from_millis;
     for i in 0..100 {

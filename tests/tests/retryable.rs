@@ -218,14 +218,25 @@ async fn adaptive_mode_throttling_in_one_function_slows_another_in_the_same_scop
     assert!(stats.limiter.enabled);
     assert_eq!(stats.throttles, 1);
 
-    // ...which now paces the first function's calls.
+    // ...which now paces the first function's calls, each on a permit of its own. The
+    // throttle came in the scope's first 100 ms (its first burst, six calls at once): the
+    // limiter started at the AWS SDKs' 0.5/s floor until the burst was over, then from the
+    // burst's rate (six per 100 ms, times 0.7): the first call waits for that, the others a
+    // permit each.
     let mut calls = Calls::new();
     for _ in 0..5 {
         fast_adaptive(&mut calls).await.unwrap();
     }
+    let fill_rate = Scope::lookup("retryable-test-adaptive")
+        .unwrap()
+        .limiter()
+        .stats()
+        .fill_rate;
+    let permit = Duration::from_secs_f64(0.9 / fill_rate);
     assert!(
-        calls.at[4] >= Duration::from_secs(2),
-        "calls were not slowed: {:?}",
+        calls.at[0] >= Duration::from_millis(100)
+            && calls.at.windows(2).all(|pair| pair[1] - pair[0] >= permit),
+        "calls were not slowed: {:?} at {fill_rate} permits/s",
         calls.at
     );
 

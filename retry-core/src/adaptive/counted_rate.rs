@@ -44,6 +44,8 @@ pub(crate) struct CountedRate {
     settled: Count,
     pending: Count,
     latest: Count,
+    /// When counting began (seconds): the scope has a rate [`MIN_SPAN`] later.
+    started: f64,
 }
 
 impl CountedRate {
@@ -60,7 +62,19 @@ impl CountedRate {
             settled: start,
             pending: start,
             latest: start,
+            started: now,
         }
+    }
+
+    /// When the scope's first burst is over ([`MIN_SPAN`] after counting began), in seconds.
+    pub(crate) fn first_burst_ends(&self) -> f64 {
+        self.started + MIN_SPAN
+    }
+
+    /// Whether the responses counted so far make a rate once the first burst is over: two
+    /// or more (one response is no rate).
+    pub(crate) fn makes_a_rate(&self) -> bool {
+        self.responses >= 2
     }
 
     /// Counts `fed` responses fed one by one, and, with `ended` (the scope's running count of
@@ -95,7 +109,8 @@ impl CountedRate {
     /// higher. `None` when the response just counted is the first (one response is no rate)
     /// or the scope is younger than [`MIN_SPAN`]: the limiter then starts as the AWS SDKs'
     /// does, from the measured rate (0 before a first half-second closes, so at the 0.5/s
-    /// floor).
+    /// floor); in the scope's first burst, only until the burst is over
+    /// ([`first_burst_ends`](Self::first_burst_ends)).
     pub(crate) fn rate(&self, now: f64) -> Option<f64> {
         let base = if now - self.pending.at >= COUNTING_WINDOW {
             self.pending

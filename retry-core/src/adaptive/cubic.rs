@@ -86,6 +86,23 @@ impl Cubic {
         absolute.max(scaled)
     }
 
+    /// Resumes the curve at `rate` at `now` (seconds), as if `rate` had been the last maximum
+    /// and the curve had just regained it: from here it grows as after a throttle's window
+    /// `K`. For a rate held after throttles that turned out not to depend on it: the cuts
+    /// bought nothing, and the rate goes back to where they began.
+    ///
+    /// ```
+    /// let mut cubic = retry_core::adaptive::Cubic::new(0.0);
+    /// cubic.on_throttle(10.0, 0.0); // 7/s
+    /// cubic.resume_at(10.0, 1.0);
+    /// assert!((cubic.on_success(1.0) - 10.0).abs() < 1e-9);
+    /// assert!(cubic.on_success(2.0) > 10.0);
+    /// ```
+    pub fn resume_at(&mut self, rate: f64, now: f64) {
+        self.on_throttle(rate, now);
+        self.last_throttle_time = now - self.time_window;
+    }
+
     /// When the last throttle happened (seconds), or the start time before any.
     ///
     /// ```

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::counted_rate::CountedRate;
 use super::line::Line;
-use super::{Cubic, LatencyBaseline, MeasuredRate, ThrottleShare, TimeoutEvidence};
+use super::{Cubic, LatencyBaseline, MeasuredRate, RateDependence, TimeoutEvidence};
 
 /// The lowest fill rate, in permits per second. Source: the AWS SDKs (`MIN_FILL_RATE = 0.5`).
 pub const MIN_FILL_RATE: f64 = 0.5;
@@ -49,15 +49,17 @@ pub const MAX_SLEEP_BEFORE_RECHECK: Duration = Duration::from_millis(500);
 /// Fed every response ([`record_response`](Self::record_response) and its kin, the AWS SDKs'
 /// model), the fill rate and measured rate follow the AWS SDKs' published vectors (smithy-rs'
 /// `test_client_sending_rates`) but for this crate's additions: one reduction per congestion
-/// event, the hot-key hold ([`ThrottleShare`]), the curve scaled above
-/// [`REFERENCE_RATE`](super::REFERENCE_RATE) (never in play below it). Adaptive mode feeds
-/// only a sample of its idle responses ([`record_idle_sample`](Self::record_idle_sample)):
-/// the measured rate then follows the samples, so the congestion that switches the limiter on
-/// starts instead from the rate counted over about the last second from the scope's running
-/// count of calls ended, exact whatever the samples' spacing, and the measured rate starts over
-/// from it. One exception: a scope's very first response, or a throttle within its first
-/// 100 ms (a burst, not a rate), starts from the measured rate as in the AWS SDKs (0, so the
-/// [`MIN_FILL_RATE`] floor).
+/// event, the hold through throttling that does not depend on the rate ([`RateDependence`]),
+/// the curve scaled above [`REFERENCE_RATE`](super::REFERENCE_RATE) (never in play below it).
+/// Adaptive mode feeds only a sample of its idle responses
+/// ([`record_idle_sample`](Self::record_idle_sample)): the measured rate then follows the
+/// samples, so the congestion that switches the limiter on starts instead from the rate counted
+/// over about the last second from the scope's running count of calls ended, exact whatever the
+/// samples' spacing, and the measured rate starts over from it. A scope's very first response
+/// starts from the measured rate as in the AWS SDKs (0, so the [`MIN_FILL_RATE`] floor); so
+/// does a throttle within the scope's first 100 ms (its first burst, not yet a rate), but only
+/// until the burst is over: the limiter then starts over from the rate counted, as if the
+/// throttle came then (its waiting callers are told to come back by then).
 ///
 /// ```
 /// use retry_core::adaptive::{Admission, ClientRateLimiter};
@@ -92,7 +94,14 @@ struct LimiterState {
     time: MonotonicTime,
     measured: MeasuredRate,
     cubic: Cubic,
-    throttle_share: ThrottleShare,
+    /// Whether the throttling depends on the rate: whether a throttle lowers it.
+    dependence: RateDependence,
+    /// Whether a caller has been told to wait since the last cut: the client sends at the
+    /// fill rate, not at the rate it sent at before the cut (from permits banked then).
+    slowed: bool,
+    /// The limiter was switched on in its scope's first burst, before a rate was counted: it
+    /// starts over from the rate counted once there is one.
+    provisional: bool,
     /// The smoothed latency of responses and its baseline (fed only by
     /// [`ClientRateLimiter::record_response_judging_latency`]).
     latency: LatencyBaseline,
@@ -266,7 +275,9 @@ impl ClientRateLimiter {
                 time: MonotonicTime::new(now),
                 measured: MeasuredRate::new(now),
                 cubic: Cubic::new(now),
-                throttle_share: ThrottleShare::default(),
+                dependence: RateDependence::default(),
+                slowed: false,
+                provisional: false,
                 latency: LatencyBaseline::default(),
                 queue_drained_at: now,
                 sampled: false,
@@ -337,6 +348,7 @@ impl ClientRateLimiter {
         let mut state = self.lock();
         let now = state.time.at(now);
         if state.enabled {
+            state.restart_if_provisional(now);
             state.refill(now);
         }
         state.line.expire(now);
@@ -356,12 +368,20 @@ impl ClientRateLimiter {
         }
         let missing = ahead as f64 + PERMIT - state.capacity;
         let expected = time_to_fill(missing, state.fill_rate);
+        state.slowed = true;
+        // Switched on in the scope's first burst: back when the burst is over, to be served
+        // at the rate counted then.
+        let recheck = if state.provisional && state.counted.makes_a_rate() {
+            time_to_fill(state.counted.first_burst_ends() - now, 1.0).min(MAX_SLEEP_BEFORE_RECHECK)
+        } else {
+            MAX_SLEEP_BEFORE_RECHECK
+        };
         let ticket = match place {
             Some(_) => ticket,
             None => state.line.join(now),
         };
         TicketAdmission::Wait {
-            wait: expected.min(MAX_SLEEP_BEFORE_RECHECK),
+            wait: expected.min(recheck),
             expected,
             ticket,
         }
@@ -443,7 +463,9 @@ impl ClientRateLimiter {
     /// per window): a throttle to an attempt sent before the last reduction reports the rate
     /// that was already reduced, and does not lower it again. (The AWS SDKs lower the rate on
     /// every throttling response; a burst of `n` throttled in-flight attempts then cuts the rate
-    /// by `0.7^n`, to the 0.5/s floor for a few dozen concurrent callers.)
+    /// by `0.7^n`, to the 0.5/s floor for a few dozen concurrent callers.) Throttling that does
+    /// not depend on the rate (a fixed share throttled whatever is sent) stops lowering it once
+    /// [`RateDependence`] has found so, and the rate goes back to where the throttling began.
     ///
     /// ```
     /// use retry_core::adaptive::ClientRateLimiter;
@@ -543,52 +565,70 @@ impl ClientRateLimiter {
         state.measured.record(now);
         state.sampled |= ended.is_some();
         state.counted.count(1, ended);
-        // The congestion that switches the limiter on starts from the rate measured then, as
-        // in the AWS SDKs, when every response was fed; when the idle ones were sampled, from
-        // the rate counted over the last second (the measured one followed the samples), which
-        // the measured rate then starts over from.
-        let counted = (congested && !state.enabled && state.sampled)
-            .then(|| state.counted.rate(now))
-            .flatten();
-        let measured = match counted {
-            Some(counted) => {
-                state.measured.restart(counted, now);
-                counted
-            }
-            None => state.measured.rate(),
-        };
-        if ended.is_some() {
-            state.counted.keep(now);
+        if state.enabled {
+            state.restart_if_provisional(now);
         }
-        // A slow response reports the queue at the service; after a reduction, the queue
-        // standing then takes about the latency of that moment to drain, and attempts sent
-        // meanwhile still find it: they report the reduced rate too.
-        let already_reduced = sent_at < state.cubic.last_throttle_time()
-            || (slow && !throttled && sent_at < state.queue_drained_at);
-        if congested && state.enabled && already_reduced {
-            state.throttle_share.record(throttled);
+        let was_holding = state.dependence.is_holding();
+        let lower = if !state.enabled {
+            congested
+        } else if slow && !throttled {
+            let sending = state.sending_rate();
+            state.dependence.record(false, sent_at, sending);
+            // A slow response reports the queue at the service; after a reduction, the queue
+            // standing then takes about the latency of that moment to drain, and attempts sent
+            // meanwhile still find it: they report the reduced rate too. A queue always
+            // shrinks when the rate falls: a fixed share's hold does not apply.
+            sent_at >= state.cubic.last_throttle_time() && sent_at >= state.queue_drained_at
+        } else {
+            // Every other answer goes to the rule that tells a rate limit from a fixed share.
+            let sending = state.sending_rate();
+            state.dependence.record(throttled, sent_at, sending)
+        };
+        if !was_holding && state.dependence.is_holding() {
+            // The throttling does not depend on the rate: the episode's cuts bought nothing,
+            // and the rate resumes where they began.
+            if let Some(start_rate) = state.dependence.start_rate() {
+                state.cubic.resume_at(start_rate, now);
+            }
+        }
+        if congested && !lower {
+            // A throttle in flight before the last cut, weighed far down, or held through:
+            // the rate stays.
+            if ended.is_some() {
+                state.counted.keep(now);
+            }
             return congested;
         }
-        // A throttle that sending slower did not make rarer (a hot key) holds the rate; a
-        // queue (latency) always shrinks when the rate falls, so it always lowers the rate.
-        // The share before this response: a throttle just recorded would always look like a rise.
-        let rate_in_use = state.fill_rate.min(measured);
-        let lower = !state.enabled || slow || state.throttle_share.should_lower_rate(rate_in_use);
-        state.throttle_share.record(throttled);
-        let throttled = congested && lower;
-        let new_rate = if throttled {
+        let new_rate = if lower {
+            // The congestion that switches the limiter on starts from the rate measured then,
+            // as in the AWS SDKs, when every response was fed; when the idle ones were
+            // sampled, from the rate counted over the last second (the measured one followed
+            // the samples), which the measured rate then starts over from. Counted nothing
+            // yet (a scope's first burst), it starts as the AWS SDKs do, provisionally.
+            if !state.enabled && state.sampled {
+                match state.counted.rate(now) {
+                    Some(counted) => state.measured.restart(counted, now),
+                    None => state.provisional = now < state.counted.first_burst_ends(),
+                }
+            }
+            let measured = state.measured.rate();
             let rate_to_use = if state.enabled {
                 measured.min(state.fill_rate)
             } else {
                 measured
             };
-            state.enabled = true;
-            self.enabled.store(true, Ordering::Release);
-            state.queue_drained_at = now + state.latency.smoothed().unwrap_or(0.0);
-            state.cubic.on_throttle(rate_to_use, now)
+            if !state.enabled {
+                state.enabled = true;
+                self.enabled.store(true, Ordering::Release);
+            }
+            state.lower_rate(rate_to_use, now)
         } else {
             state.cubic.on_success(now)
         };
+        if ended.is_some() {
+            state.counted.keep(now);
+        }
+        let measured = state.measured.rate();
         state.set_rate(new_rate.min(2.0 * measured), now);
         congested
     }
@@ -732,6 +772,42 @@ fn time_to_fill(missing: f64, fill_rate: f64) -> Duration {
 }
 
 impl LimiterState {
+    /// Lowers the rate from `rate_to_use` at `now`; returns the new rate.
+    fn lower_rate(&mut self, rate_to_use: f64, now: f64) -> f64 {
+        self.queue_drained_at = now + self.latency.smoothed().unwrap_or(0.0);
+        self.slowed = false;
+        self.dependence.cut(now, rate_to_use);
+        self.cubic.on_throttle(rate_to_use, now)
+    }
+
+    /// A limiter switched on in its scope's first burst, before a rate was counted, starts
+    /// over once the burst is over, from the rate counted then (as if the congestion came
+    /// then, at that rate); without one (a lone response), it goes on as it started.
+    fn restart_if_provisional(&mut self, now: f64) {
+        if !self.provisional || now < self.counted.first_burst_ends() {
+            return;
+        }
+        self.provisional = false;
+        let Some(counted) = self.counted.rate(now) else {
+            return;
+        };
+        self.measured.restart(counted, now);
+        self.dependence = RateDependence::default();
+        let new_rate = self.lower_rate(counted, now);
+        self.set_rate(new_rate.min(2.0 * counted), now);
+    }
+
+    /// The rate the client sends at: the measured rate, or the fill rate when lower once the
+    /// limiter holds callers back (the measured rate follows it half a second late). Before
+    /// that, the client sends what it wants, from permits banked at the old rate.
+    fn sending_rate(&self) -> f64 {
+        if self.slowed {
+            self.fill_rate.min(self.measured.rate())
+        } else {
+            self.measured.rate()
+        }
+    }
+
     fn refill(&mut self, now: f64) {
         if now > self.last_refill {
             let added = (now - self.last_refill) * self.fill_rate;

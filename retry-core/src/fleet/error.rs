@@ -1,0 +1,156 @@
+//! What can go wrong in fleet mode: a value outside the protocol's bounds, a bad URL or key, and
+//! the store's failures.
+
+use std::fmt;
+use std::time::Duration;
+
+/// A value outside the fleet protocol's bounds: in a report or settings about to be sent, or in
+/// what the store answered (a corrupt or hostile store). Names the field, its value and what
+/// it must be.
+///
+/// ```
+/// use retry_core::fleet::protocol::Settings;
+/// let settings = Settings { window_ms: 0, ..Settings::example() };
+/// let error = settings.check().unwrap_err();
+/// assert_eq!(error.field(), "window_ms");
+/// assert_eq!(error.to_string(), "fleet protocol: window_ms is 0, must be 1..=3600000");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProtocolError {
+    field: &'static str,
+    value: String,
+    expected: String,
+}
+
+impl ProtocolError {
+    pub(crate) fn new(field: &'static str, value: impl fmt::Display, expected: &str) -> Self {
+        Self {
+            field,
+            value: value.to_string(),
+            expected: expected.to_owned(),
+        }
+    }
+
+    /// The field that is out of bounds.
+    pub fn field(&self) -> &'static str {
+        self.field
+    }
+}
+
+impl fmt::Display for ProtocolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "fleet protocol: {} is {}, must be {}",
+            self.field, self.value, self.expected
+        )
+    }
+}
+
+impl std::error::Error for ProtocolError {}
+
+/// Why a fleet operation failed. Every message says what to check; none holds a password.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FleetError {
+    /// The store's URL cannot be used (not a `redis://` or `rediss://` URL, or `rediss://`
+    /// without the `fleet-tls` feature).
+    InvalidUrl {
+        /// What is wrong, and what to write instead.
+        reason: String,
+    },
+    /// A scope name or key prefix that the store's keys cannot hold.
+    InvalidKey {
+        /// What is wrong, and what to write instead.
+        reason: String,
+    },
+    /// No connection to the store within the connection timeout, or the connection was lost.
+    Unreachable {
+        /// The store's URL, without its password.
+        url: String,
+        /// The cause.
+        reason: String,
+    },
+    /// The store did not answer within the command timeout (a paused or overloaded server);
+    /// the connection is dropped and made anew at the next call.
+    Timeout {
+        /// What was waited for.
+        operation: &'static str,
+        /// The timeout that fired.
+        after: Duration,
+    },
+    /// The store refused the URL's user or password.
+    Authentication {
+        /// The store's URL, without its password.
+        url: String,
+        /// The store's message.
+        reason: String,
+    },
+    /// The store does not run scripts for this user (`EVAL`/`EVALSHA` refused by its ACL,
+    /// renamed or disabled): fleet mode needs `+@scripting`.
+    NoScripting {
+        /// The store's message.
+        reason: String,
+    },
+    /// Any other error the store returned.
+    Server {
+        /// The store's message.
+        reason: String,
+    },
+    /// The store answered outside the protocol's bounds, or a report or settings are outside
+    /// them.
+    Protocol(ProtocolError),
+    /// The last connection attempt failed and the next is not due yet (reconnects back off,
+    /// with jitter, up to one sync interval).
+    Reconnecting {
+        /// How long until the next attempt is due.
+        retry_in: Duration,
+    },
+}
+
+impl fmt::Display for FleetError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::InvalidUrl { reason } => write!(f, "fleet store URL: {reason}"),
+            Self::InvalidKey { reason } => write!(f, "fleet key: {reason}"),
+            Self::Unreachable { url, reason } => {
+                write!(f, "fleet store {url} is unreachable: {reason}")
+            }
+            Self::Timeout { operation, after } => write!(
+                f,
+                "fleet store did not answer {operation} within {after:?} (paused, overloaded or \
+                 cut off); the connection will be made anew"
+            ),
+            Self::Authentication { url, reason } => write!(
+                f,
+                "fleet store {url} refused the user or password of the URL: {reason}"
+            ),
+            Self::NoScripting { reason } => write!(
+                f,
+                "fleet store does not run scripts for this user ({reason}): fleet mode needs \
+                 EVAL and EVALSHA (ACL category +@scripting)"
+            ),
+            Self::Server { reason } => write!(f, "fleet store error: {reason}"),
+            Self::Protocol(error) => error.fmt(f),
+            Self::Reconnecting { retry_in } => write!(
+                f,
+                "fleet store unreachable at the last attempt; next attempt in {retry_in:?}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for FleetError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Protocol(error) => Some(error),
+            _ => None,
+        }
+    }
+}
+
+impl From<ProtocolError> for FleetError {
+    fn from(error: ProtocolError) -> Self {
+        Self::Protocol(error)
+    }
+}

@@ -1,0 +1,80 @@
+//! Fleet mode: processes that name the same scope share one retry budget and one adaptive
+//! limiter through Redis (or Valkey), while every call still decides locally.
+//!
+//! Every protection of a retry library stops at the process boundary: each process holds its
+//! own retry quota (the AWS SDKs' retry quota, gRPC's retry throttling, Finagle's and Linkerd's
+//! retry budgets) and learns a server's limit alone from its own throttles (the AWS SDKs'
+//! adaptive mode). A fleet of a thousand small processes then has a thousand budgets in an
+//! outage and a thousand limiters that each see too few throttles to learn anything. Asking a
+//! shared store on every request instead (as Envoy's global rate limiting asks its rate-limit
+//! service) puts a round trip on every call and makes the store's load follow the request
+//! rate.
+//!
+//! In fleet mode no call waits on the store. Each process syncs in the background, once per
+//! sync interval for all its fleet scopes: it reports what it saw since its last sync and
+//! receives its lease, a share of the fleet's retry tokens and of the fleet's send rate. The
+//! store's load follows the number of processes and the interval, never the request rate.
+//!
+//! # The protocol, in a few lines
+//! * A [`Report`](protocol::Report) (per process and scope, since its last sync): calls ended,
+//!   first-try successes, tokens held now, tokens its retries wanted, were granted and gave
+//!   back, attempts sent and throttled, its send demand, the fleet rate and store birth it last
+//!   knew; with the scope's [`Settings`](protocol::Settings) (the window, the quota's sizes,
+//!   the interval, the lease, the limiter's beta, a hash of the rest).
+//! * The store's step ([`store_model::step`], and the same step as a Lua script run by
+//!   `EVALSHA`): the fleet's cap is its calls per second times the window (the AWS SDKs' 500
+//!   at least while the fleet is younger than its window); tokens go to processes by their
+//!   share of the retry demand (one retry's cost at least), to a new process its fair share,
+//!   never a private budget; over the cap, leases are trimmed by negative grants. A throttle
+//!   cuts the fleet's rate once per sync interval (the fleet's round trip) to beta times the
+//!   rate the server admitted; between cuts the rate follows the library's CUBIC curve; each
+//!   process sends at its share of the fleet's send demand.
+//! * A [`Reply`](protocol::Reply): the grant (tokens to add or give back), the fleet's cap, the
+//!   live processes, whether the fleet limiter is engaged, the fleet's rate and the process's
+//!   share of it; or a conflict with the stored settings. Every value is checked against its
+//!   bounds when decoded: a corrupt or hostile store cannot grant more than the cap or a
+//!   negative share.
+//!
+//! All of it is integers below 2^53 (tokens, thousandths of a request per second, parts per
+//! million, milliseconds), so that the script (Lua's numbers are doubles) and the model give
+//! bit-identical results; a differential test runs one sequence through both.
+//!
+//! # Time: the processes' clocks, not Redis `TIME`
+//! Each report carries its process's clock (Unix milliseconds) and the store keeps the latest
+//! it has seen (`now = max(stored, reported)`: a process whose clock lags cannot move the
+//! store's time back). Redis before 5.0 refuses writes after a non-deterministic command such
+//! as `TIME` in a script unless the script calls `redis.replicate_commands()`, and managed
+//! offerings may not allow it (Redis docs, "Scripting with Lua", script replication): passing
+//! the time keeps the script deterministic everywhere and lets the model take the very same
+//! input. Skew between processes (NTP keeps it to milliseconds) shifts expiries by as much.
+//!
+//! # Keys
+//! Per scope, under a configurable prefix (default `retry:`), the protocol's version in every
+//! key so that a later version keeps its state apart ([`keys::ScopeKeys`]):
+//! * `retry:{<scope>}:v1:state`: a hash, the fleet's state ([`store_state::FleetState`]);
+//! * `retry:{<scope>}:v1:procs`: a hash, process id to `lease:owed:retry_demand:send_demand`;
+//! * `retry:{<scope>}:v1:seen`: a sorted set, process id by when it last reported, so that
+//!   silent processes expire in `O(log n)`.
+//!
+//! The scope's name, percent-encoded, is the keys' Redis Cluster hash tag (the part between
+//! `{` and `}`), so one scope's three keys live on one shard and one script can update them
+//! atomically (Redis docs, "Redis cluster specification", hash tags; scripts must name every
+//! key they touch in `KEYS`).
+//!
+//! # Faults
+//! [`redis::RedisStore`] times out every connection and command, drops a connection that timed
+//! out or broke, and reconnects with jittered exponential backoff capped at one sync interval.
+//! A server that lost the script (`NOSCRIPT`: flushed, restarted empty, failed over) is sent it
+//! again by `EVAL`; a store that lost the scope's state re-learns it from the reports: its pool
+//! starts at 0 and it adopts the lowest fleet rate the processes knew, so no burst follows.
+
+pub mod error;
+pub mod keys;
+pub mod protocol;
+pub mod reconnect;
+pub mod redis;
+pub mod state_codec;
+pub mod store_model;
+pub mod store_state;
+
+pub use error::{FleetError, ProtocolError};

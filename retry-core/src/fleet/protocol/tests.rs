@@ -1,0 +1,144 @@
+use super::*;
+
+fn lease_items() -> Vec<ReplyItem> {
+    Reply::Lease(Lease {
+        grant: 90,
+        cap: 500,
+        live: 2,
+        born_ms: 1_000,
+        now_ms: 2_000,
+        engaged: true,
+        fleet_rate: 450_000,
+        share_ppm: 500_000,
+        send_rate: 225_000,
+    })
+    .encode()
+}
+
+fn held(held: u64) -> Report {
+    Report {
+        now_ms: 2_000,
+        held,
+        ..Report::default()
+    }
+}
+
+fn decode(items: &[ReplyItem]) -> Result<Reply, ProtocolError> {
+    Reply::decode(items, &Settings::example(), &held(10))
+}
+
+/// `lease_items()` with item `index` replaced by `value`: the field its error names.
+fn refused(index: usize, value: ReplyItem) -> &'static str {
+    let mut items = lease_items();
+    items[index] = value;
+    decode(&items).expect_err("out of bounds").field()
+}
+
+#[test]
+fn a_lease_round_trips() {
+    let items = lease_items();
+    let reply = decode(&items).expect("valid");
+    assert_eq!(reply.encode(), items);
+}
+
+#[test]
+fn a_conflict_carries_the_stored_settings() {
+    let stored = Settings {
+        most: 2_000,
+        ..Settings::example()
+    };
+    let reply = decode(&Reply::Conflict(stored).encode()).expect("valid");
+    assert_eq!(reply, Reply::Conflict(stored));
+    let garbled = [
+        ReplyItem::Int(1),
+        ReplyItem::Int(1),
+        ReplyItem::Text("60000,500,5000".into()),
+    ];
+    assert_eq!(decode(&garbled).expect_err("garbled").field(), "settings");
+}
+
+#[test]
+fn a_hostile_reply_cannot_grant_beyond_the_cap_or_below_nothing() {
+    use ReplyItem::Int;
+    // held 10, cap 500: grants within -10..=490.
+    assert_eq!(refused(2, Int(491)), "grant");
+    assert_eq!(refused(2, Int(-11)), "grant");
+    assert_eq!(refused(2, Int(i64::MAX)), "grant");
+    assert_eq!(refused(2, Int(i64::MIN)), "grant");
+    // The cap itself never above the settings' most.
+    assert_eq!(refused(3, Int(5_001)), "cap");
+    assert_eq!(refused(3, Int(-1)), "cap");
+}
+
+#[test]
+fn a_hostile_reply_cannot_give_a_negative_share_or_a_rate_out_of_bounds() {
+    use ReplyItem::{Int, Text};
+    assert_eq!(refused(9, Int(-1)), "share_ppm");
+    assert_eq!(refused(9, Int(1_000_001)), "share_ppm");
+    assert_eq!(refused(8, Int(499)), "fleet_rate");
+    assert_eq!(refused(8, Int(1_000_000_001)), "fleet_rate");
+    assert_eq!(refused(10, Int(225_001)), "send_rate");
+    assert_eq!(refused(7, Int(2)), "engaged");
+    assert_eq!(refused(4, Int(0)), "live");
+    assert_eq!(refused(6, Int(1_999)), "now_ms",);
+    assert_eq!(refused(5, Int(2_001)), "born_ms");
+    assert_eq!(refused(2, Text("90".into())), "grant");
+}
+
+#[test]
+fn a_reply_of_another_shape_or_version_is_an_error_not_a_panic() {
+    use ReplyItem::Int;
+    assert_eq!(decode(&[]).expect_err("empty").field(), "version");
+    assert_eq!(
+        decode(&[Int(2), Int(0)]).expect_err("v2").field(),
+        "version"
+    );
+    assert_eq!(decode(&[Int(1), Int(7)]).expect_err("code").field(), "code");
+    let short = &lease_items()[..10];
+    assert_eq!(decode(short).expect_err("short").field(), "reply length");
+}
+
+#[test]
+fn the_arguments_are_checked_before_they_are_sent() {
+    let report = Report {
+        now_ms: MAX_TIME_MS + 1,
+        ..Report::default()
+    };
+    let error = encode_args(&Settings::example(), &report).expect_err("too late");
+    assert_eq!(error.field(), "now_ms");
+    let settings = Settings {
+        lease_ttl_ms: 999,
+        ..Settings::example()
+    };
+    let error = encode_args(&settings, &Report::default()).expect_err("ttl < interval");
+    assert_eq!(error.field(), "lease_ttl_ms");
+}
+
+#[test]
+fn the_arguments_follow_the_declaration_order() {
+    let report = Report {
+        process: ProcessId(0xab),
+        now_ms: 3,
+        known_born_ms: 4,
+        calls: 5,
+        first_try_successes: 6,
+        held: 7,
+        tokens_wanted: 8,
+        tokens_granted: 9,
+        tokens_returned: 10,
+        sends: 11,
+        throttles: 12,
+        send_demand: 13,
+        known_fleet_rate: 14,
+    };
+    let args = encode_args(&Settings::example(), &report).expect("valid");
+    let numbers: Vec<&str> = args[2..14].iter().map(String::as_str).collect();
+    assert_eq!(args[1], "00000000000000ab");
+    assert_eq!(
+        numbers,
+        [
+            "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14"
+        ]
+    );
+    assert_eq!(args[14..].join(","), Settings::example().encode());
+}

@@ -1,0 +1,141 @@
+//! The store's state as Redis holds it (the `state` hash, the `procs` hash, the `seen` sorted
+//! set, all text) read back into a [`StoreState`], every value checked: for inspecting a
+//! scope's fleet state, and for the differential test that compares it with the model's.
+
+use std::collections::BTreeMap;
+
+use super::error::ProtocolError;
+use super::protocol::{ProcessId, Settings};
+use super::store_state::{FleetState, ProcessRecord, StoreState};
+
+/// The most any stored number may be in absolute value: 2^53, where Lua's numbers stop being
+/// exact integers.
+const MAX_STORED: i64 = 1 << 53;
+
+/// Reads a scope's state from the `state` hash's fields, the `procs` hash's entries and the
+/// `seen` sorted set's members with their scores. An empty `state` hash is no fleet (then
+/// `procs` and `seen` must be empty too). Every number must be an integer within ±2^53, every
+/// record `lease:owed:retry_demand:send_demand`, and `procs` and `seen` must name the same
+/// processes.
+///
+/// ```
+/// use retry_core::fleet::state_codec::decode_state;
+/// let state = decode_state(&[], &[], &[]).unwrap();
+/// assert!(state.fleet().is_none());
+/// let orphan = [("0000000000000001".to_owned(), "1:0:0:0".to_owned())];
+/// assert!(decode_state(&[], &orphan, &[]).is_err());
+/// ```
+pub fn decode_state(
+    state: &[(String, String)],
+    procs: &[(String, String)],
+    seen: &[(String, String)],
+) -> Result<StoreState, ProtocolError> {
+    let fleet = if state.is_empty() {
+        None
+    } else {
+        Some(decode_fleet(state)?)
+    };
+    let seen: BTreeMap<&str, &str> = seen.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    if fleet.is_none() && !(procs.is_empty() && seen.is_empty()) {
+        return Err(ProtocolError::new(
+            "procs",
+            "records without a state",
+            "empty when the state is",
+        ));
+    }
+    if seen.len() != procs.len() {
+        return Err(ProtocolError::new(
+            "seen",
+            seen.len(),
+            &format!("one entry per record ({})", procs.len()),
+        ));
+    }
+    let mut processes = BTreeMap::new();
+    for (id, text) in procs {
+        let seen_ms = seen
+            .get(id.as_str())
+            .ok_or_else(|| ProtocolError::new("seen", id, "an entry for every record"))?;
+        let record = decode_record(text, stored_int("seen", seen_ms, 0, MAX_STORED)?)?;
+        processes.insert(ProcessId::parse(id)?, record);
+    }
+    Ok(StoreState::from_parts(fleet, processes))
+}
+
+fn decode_fleet(fields: &[(String, String)]) -> Result<FleetState, ProtocolError> {
+    let map: BTreeMap<&str, &str> = fields
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    let int = |name: &'static str| -> Result<i64, ProtocolError> {
+        let text = map
+            .get(name)
+            .ok_or_else(|| ProtocolError::new(name, "missing", "a stored integer"))?;
+        stored_int(name, text, -MAX_STORED, MAX_STORED)
+    };
+    let rate = |name: &'static str| -> Result<Option<i64>, ProtocolError> {
+        let value = int(name)?;
+        Ok((value >= 0).then_some(value))
+    };
+    let flag = |name: &'static str| -> Result<bool, ProtocolError> {
+        match int(name)? {
+            0 => Ok(false),
+            1 => Ok(true),
+            other => Err(ProtocolError::new(name, other, "0 or 1")),
+        }
+    };
+    let settings = map
+        .get("settings")
+        .ok_or_else(|| ProtocolError::new("settings", "missing", "stored settings"))?;
+    Ok(FleetState {
+        settings: Settings::parse(settings)?,
+        born_ms: int("born")?,
+        now_ms: int("now")?,
+        relearn_until_ms: int("relearn_until")?,
+        pool: int("pool")?,
+        leased: int("leased")?,
+        retry_demand: int("retry_demand")?,
+        send_demand: int("send_demand")?,
+        tick_start_ms: int("tick_start")?,
+        tick_calls: int("tick_calls")?,
+        tick_sends: int("tick_sends")?,
+        tick_throttles: int("tick_throttles")?,
+        calls_rate: rate("calls_rate")?,
+        send_rate: rate("send_rate")?,
+        admitted_rate: rate("admitted_rate")?,
+        engaged: flag("engaged")?,
+        adopting: flag("adopting")?,
+        w_max: int("w_max")?,
+        cut_at_ms: int("cut_at")?,
+        fleet_rate: int("fleet_rate")?,
+    })
+}
+
+fn decode_record(text: &str, seen_ms: i64) -> Result<ProcessRecord, ProtocolError> {
+    let parts: Vec<&str> = text.split(':').collect();
+    let [lease, owed, retry_demand, send_demand] = parts[..] else {
+        return Err(ProtocolError::new(
+            "record",
+            text,
+            "lease:owed:retry_demand:send_demand",
+        ));
+    };
+    Ok(ProcessRecord {
+        lease: stored_int("lease", lease, 0, MAX_STORED)?,
+        owed: stored_int("owed", owed, 0, MAX_STORED)?,
+        retry_demand: stored_int("retry_demand", retry_demand, 0, MAX_STORED)?,
+        send_demand: stored_int("send_demand", send_demand, 0, MAX_STORED)?,
+        seen_ms,
+    })
+}
+
+/// A stored integer: what Lua's `%d` writes (an optional minus, digits), within bounds.
+fn stored_int(name: &'static str, text: &str, least: i64, most: i64) -> Result<i64, ProtocolError> {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    let well_formed =
+        !digits.is_empty() && digits.len() <= 17 && digits.bytes().all(|b| b.is_ascii_digit());
+    well_formed
+        .then(|| text.parse::<i64>().ok())
+        .flatten()
+        .filter(|value| (least..=most).contains(value))
+        .ok_or_else(|| ProtocolError::new(name, text, &format!("an integer in {least}..={most}")))
+}

@@ -1,0 +1,407 @@
+-- retry-core fleet mode, protocol 1: the store's step for one report of one scope.
+-- The same step as `store_model.rs`, line for line, on the same integers (every value below
+-- 2^53, every division `math.floor(a / b)` with b > 0). Deterministic: the time is the
+-- processes' (ARGV), never the server's, so the script runs unchanged where `TIME` is refused
+-- in scripts and under any script replication mode.
+--
+-- KEYS: the scope's state hash, procs hash (id -> "lease:owed:retry_demand:send_demand") and
+-- seen sorted set (id -> last seen, ms). All three share one hash tag (one cluster slot).
+-- ARGV: protocol version, process id, the report's numbers, the settings (protocol.rs).
+-- Returns {1, 0, grant, cap, live, born, now, engaged, fleet_rate, share_ppm, send_rate} for a
+-- lease, {1, 1, stored settings} for a conflict.
+
+local STATE, PROCS, SEEN = KEYS[1], KEYS[2], KEYS[3]
+
+local MAX_COUNT = 4294967295
+local MAX_TOKENS = 4294967295
+local MAX_RATE = 1000000000
+local MAX_TIME_MS = 1000000000000000
+local MAX_WINDOW_MS = 3600000
+local MAX_LEASE_TTL_MS = 86400000
+local MAX_SUCCESS_REWARD = 1000000
+local PPM = 1000000
+local MIN_FLEET_RATE = 500
+local EXPIRE_BATCH = 64
+local RELEARN_INTERVALS = 2
+local CUBIC_HORIZON_MS = 5000
+local CUBIC_MS3_PER_PPM = 25000
+
+local function floor_div(a, b)
+  return math.floor(a / b)
+end
+
+local function fmt(x)
+  return string.format('%d', x)
+end
+
+-- An argument: decimal digits, at most 16, within least..most.
+local function arg_int(index, least, most)
+  local text = ARGV[index]
+  if type(text) ~= 'string' or #text > 16 or not string.match(text, '^%d+$') then
+    return error({err = 'ERR retry-fleet: argument ' .. index .. ' is not a decimal integer'})
+  end
+  local value = tonumber(text)
+  if value < least or value > most then
+    return error({err = 'ERR retry-fleet: argument ' .. index .. ' is out of bounds'})
+  end
+  return value
+end
+
+local function arg_hex16(index)
+  local text = ARGV[index]
+  if type(text) ~= 'string' or #text ~= 16 or not string.match(text, '^[0-9a-f]+$') then
+    return error({err = 'ERR retry-fleet: argument ' .. index .. ' is not 16 hex digits'})
+  end
+  return text
+end
+
+if #ARGV ~= 23 then
+  return redis.error_reply('ERR retry-fleet: 23 arguments expected, got ' .. #ARGV)
+end
+if ARGV[1] ~= '1' then
+  return redis.error_reply('ERR retry-fleet: protocol 1 expected, got ' .. tostring(ARGV[1]))
+end
+
+local id = arg_hex16(2)
+local r = {
+  now = arg_int(3, 0, MAX_TIME_MS),
+  known_born = arg_int(4, 0, MAX_TIME_MS),
+  calls = arg_int(5, 0, MAX_COUNT),
+  successes = arg_int(6, 0, MAX_COUNT),
+  held = arg_int(7, 0, MAX_TOKENS),
+  wanted = arg_int(8, 0, MAX_COUNT),
+  granted = arg_int(9, 0, MAX_COUNT),
+  returned = arg_int(10, 0, MAX_COUNT),
+  sends = arg_int(11, 0, MAX_COUNT),
+  throttles = arg_int(12, 0, MAX_COUNT),
+  send_demand = arg_int(13, 0, MAX_RATE),
+  known_rate = arg_int(14, 0, MAX_RATE),
+}
+local s = {}
+s.window = arg_int(15, 1, MAX_WINDOW_MS)
+s.most = arg_int(17, 0, MAX_TOKENS)
+s.young = arg_int(16, 0, s.most)
+s.retry_cost = arg_int(18, 0, MAX_TOKENS)
+s.reward = arg_int(19, 0, MAX_SUCCESS_REWARD)
+s.interval = arg_int(20, 1, MAX_WINDOW_MS)
+s.lease_ttl = arg_int(21, s.interval, MAX_LEASE_TTL_MS)
+s.beta = arg_int(22, 1, PPM - 1)
+arg_hex16(23)
+local settings = table.concat(ARGV, ',', 15, 23)
+
+-- The stored state. Anything that is not what this script writes (a corrupt or foreign value)
+-- makes the state count as lost: it is dropped and re-learned.
+local INT_FIELDS = {
+  'born', 'now', 'relearn_until', 'pool', 'leased', 'retry_demand', 'send_demand',
+  'tick_start', 'tick_calls', 'tick_sends', 'tick_throttles', 'calls_rate', 'send_rate',
+  'admitted_rate', 'engaged', 'adopting', 'w_max', 'cut_at', 'fleet_rate',
+}
+
+local function stored_int(text)
+  if type(text) ~= 'string' or #text > 17 or not string.match(text, '^%-?%d+$') then
+    return nil
+  end
+  return tonumber(text)
+end
+
+local function load_fleet()
+  local flat = redis.call('HGETALL', STATE)
+  if #flat == 0 then
+    return nil
+  end
+  local raw = {}
+  for i = 1, #flat, 2 do
+    raw[flat[i]] = flat[i + 1]
+  end
+  local fleet = {settings = raw.settings}
+  if type(fleet.settings) ~= 'string' then
+    return nil
+  end
+  for _, name in ipairs(INT_FIELDS) do
+    local value = stored_int(raw[name])
+    if value == nil then
+      return nil
+    end
+    fleet[name] = value
+  end
+  return fleet
+end
+
+local function parse_record(text)
+  if type(text) ~= 'string' then
+    return nil
+  end
+  local lease, owed, rd, sd = string.match(text, '^(%d+):(%d+):(%d+):(%d+)$')
+  if lease == nil or #text > 80 then
+    return nil
+  end
+  return {lease = tonumber(lease), owed = tonumber(owed), retry_demand = tonumber(rd),
+          send_demand = tonumber(sd)}
+end
+
+local function record_text(rec)
+  return fmt(rec.lease) .. ':' .. fmt(rec.owed) .. ':' .. fmt(rec.retry_demand) .. ':' ..
+    fmt(rec.send_demand)
+end
+
+local function drop_all()
+  redis.call('DEL', STATE, PROCS, SEEN)
+end
+
+local function save_fleet(fleet)
+  local args = {'settings', fleet.settings}
+  for _, name in ipairs(INT_FIELDS) do
+    args[#args + 1] = name
+    args[#args + 1] = fmt(fleet[name])
+  end
+  redis.call('HSET', STATE, unpack(args))
+end
+
+-- Removes up to EXPIRE_BATCH processes last seen before `cutoff`. False if a silent process
+-- has no valid record (a corrupt state).
+local function expire(fleet, cutoff)
+  local ids = redis.call('ZRANGEBYSCORE', SEEN, '-inf', '(' .. fmt(cutoff), 'LIMIT', 0,
+    EXPIRE_BATCH)
+  for _, pid in ipairs(ids) do
+    local rec = parse_record(redis.call('HGET', PROCS, pid))
+    if rec == nil then
+      return false
+    end
+    redis.call('HDEL', PROCS, pid)
+    redis.call('ZREM', SEEN, pid)
+    fleet.leased = fleet.leased - rec.lease
+    fleet.retry_demand = fleet.retry_demand - rec.retry_demand
+    fleet.send_demand = fleet.send_demand - rec.send_demand
+  end
+  return true
+end
+
+local function new_fleet(now)
+  local relearn = r.known_born > 0
+  local fleet = {
+    settings = settings, born = now, now = now, relearn_until = 0,
+    pool = math.min(s.young, s.most), leased = 0, retry_demand = 0, send_demand = 0,
+    tick_start = now, tick_calls = 0, tick_sends = 0, tick_throttles = 0,
+    calls_rate = -1, send_rate = -1, admitted_rate = -1,
+    engaged = 0, adopting = 0, w_max = 0, cut_at = 0, fleet_rate = 0,
+  }
+  if relearn then
+    fleet.born = math.min(r.known_born, now)
+    fleet.relearn_until = now + RELEARN_INTERVALS * s.interval
+    fleet.pool = 0
+    fleet.adopting = 1
+  end
+  return fleet
+end
+
+local function count_holding(fleet, previous, now)
+  local counted
+  if previous ~= nil then
+    local accountable = previous.lease + r.successes * s.reward + r.granted
+    fleet.pool = fleet.pool + math.min(r.returned, previous.owed)
+    fleet.leased = fleet.leased - previous.lease
+    fleet.retry_demand = fleet.retry_demand - previous.retry_demand
+    fleet.send_demand = fleet.send_demand - previous.send_demand
+    counted = math.min(r.held, accountable, s.most)
+  elseif fleet.relearn_until > now and r.known_born == fleet.born then
+    counted = math.min(r.held, s.most)
+  else
+    counted = 0
+  end
+  fleet.leased = fleet.leased + counted
+  fleet.retry_demand = fleet.retry_demand + r.wanted
+  fleet.send_demand = fleet.send_demand + r.send_demand
+  return counted
+end
+
+local function add_to_tick(fleet, now)
+  fleet.tick_calls = math.min(fleet.tick_calls + r.calls, MAX_COUNT)
+  fleet.tick_sends = math.min(fleet.tick_sends + r.sends, MAX_COUNT)
+  fleet.tick_throttles = math.min(fleet.tick_throttles + r.throttles, MAX_COUNT)
+  local elapsed = now - fleet.tick_start
+  if elapsed < s.interval then
+    return
+  end
+  local function per_second(count)
+    return math.min(floor_div(count * 1000000, elapsed), MAX_RATE)
+  end
+  local calls = per_second(fleet.tick_calls)
+  if fleet.calls_rate < 0 then
+    fleet.calls_rate = calls
+  else
+    local weight = floor_div(math.min(elapsed, s.window) * PPM, s.window)
+    fleet.calls_rate = fleet.calls_rate + floor_div((calls - fleet.calls_rate) * weight, PPM)
+  end
+  fleet.send_rate = per_second(fleet.tick_sends)
+  fleet.admitted_rate = per_second(fleet.tick_sends - math.min(fleet.tick_throttles,
+    fleet.tick_sends))
+  fleet.tick_start = now
+  fleet.tick_calls = 0
+  fleet.tick_sends = 0
+  fleet.tick_throttles = 0
+end
+
+local function integer_cube_root(n)
+  local low, high = 0, 3000
+  while low < high do
+    local mid = floor_div(low + high + 1, 2)
+    if mid * mid * mid <= n then
+      low = mid
+    else
+      high = mid - 1
+    end
+  end
+  return low
+end
+
+local function fleet_curve(fleet, now)
+  local k = integer_cube_root(CUBIC_MS3_PER_PPM * (PPM - s.beta))
+  local d = math.max(-k, math.min(now - fleet.cut_at - k, CUBIC_HORIZON_MS))
+  local growth = floor_div(d * d * d, CUBIC_MS3_PER_PPM)
+  local rate = fleet.w_max + floor_div(fleet.w_max * growth, PPM)
+  if fleet.send_rate >= 0 then
+    rate = math.min(rate, 2 * fleet.send_rate)
+  end
+  return math.max(MIN_FLEET_RATE, math.min(rate, MAX_RATE))
+end
+
+local function limiter_step(fleet, now)
+  if fleet.adopting == 1 and now >= fleet.relearn_until then
+    fleet.adopting = 0
+  end
+  if fleet.adopting == 1 and r.known_rate > 0 and
+      (fleet.engaged == 0 or r.known_rate < fleet.fleet_rate) then
+    fleet.engaged = 1
+    fleet.w_max = math.min(floor_div(r.known_rate * PPM, s.beta), MAX_RATE)
+    fleet.cut_at = now
+  end
+  if r.throttles > 0 and (fleet.engaged == 0 or now - fleet.cut_at >= s.interval) then
+    local admitted = fleet.admitted_rate
+    if admitted < 0 then
+      local count = fleet.tick_sends - math.min(fleet.tick_throttles, fleet.tick_sends)
+      local elapsed = math.max(now - fleet.tick_start, s.interval)
+      admitted = math.min(floor_div(count * 1000000, elapsed), MAX_RATE)
+    end
+    fleet.w_max = math.max(admitted, MIN_FLEET_RATE)
+    fleet.cut_at = now
+    fleet.engaged = 1
+    fleet.adopting = 0
+  end
+  if fleet.engaged == 1 then
+    fleet.fleet_rate = fleet_curve(fleet, now)
+  else
+    fleet.fleet_rate = 0
+  end
+end
+
+local function cap_at(fleet, now)
+  local base
+  if fleet.calls_rate < 0 then
+    base = s.most
+  else
+    base = floor_div(fleet.calls_rate * s.window, 1000000)
+  end
+  if now < fleet.born + s.window then
+    base = math.max(base, s.young)
+  end
+  return math.min(base, s.most)
+end
+
+-- 1. The clock; 2. expiry; 3. settings; 4. a missing state.
+local fleet = load_fleet()
+if fleet == nil then
+  drop_all()
+end
+local now = r.now
+if fleet ~= nil then
+  now = math.max(fleet.now, r.now)
+  fleet.now = now
+  if not expire(fleet, now - s.lease_ttl) then
+    drop_all()
+    fleet = nil
+  end
+end
+if fleet ~= nil and fleet.settings ~= settings then
+  if redis.call('ZCARD', SEEN) > 0 then
+    save_fleet(fleet)
+    return {1, 1, fleet.settings}
+  end
+  drop_all()
+  fleet = nil
+end
+if fleet == nil then
+  fleet = new_fleet(now)
+end
+
+-- 5. The process's record.
+local previous = nil
+local previous_text = redis.call('HGET', PROCS, id)
+if previous_text then
+  previous = parse_record(previous_text)
+  if previous == nil then
+    -- A corrupt record: the state cannot account for it. Start anew.
+    drop_all()
+    fleet = new_fleet(now)
+  end
+end
+local counted = count_holding(fleet, previous, now)
+
+-- 6. The tick; 7. the limiter.
+add_to_tick(fleet, now)
+limiter_step(fleet, now)
+
+-- 8. The budget.
+local live = redis.call('ZCARD', SEEN)
+local is_new = previous == nil
+if is_new then
+  live = live + 1
+end
+local cap = cap_at(fleet, now)
+if fleet.pool + fleet.leased > cap then
+  fleet.pool = math.max(cap - fleet.leased, 0)
+end
+local tokens = fleet.pool + fleet.leased
+local target
+if fleet.leased > cap then
+  target = floor_div(counted * floor_div(cap * PPM, fleet.leased), PPM)
+elseif r.wanted > 0 then
+  local share = floor_div(r.wanted * PPM, fleet.retry_demand)
+  target = math.max(floor_div(tokens * share, PPM), s.retry_cost)
+elseif is_new or fleet.retry_demand == 0 then
+  target = floor_div(tokens, live)
+else
+  target = 0
+end
+local from_pool = math.min(target - counted, fleet.pool)
+local held_after
+if from_pool > 0 then
+  fleet.pool = fleet.pool - from_pool
+  fleet.leased = fleet.leased + from_pool
+  held_after = counted + from_pool
+else
+  held_after = math.min(target, counted)
+end
+local share_ppm, send_rate = 0, 0
+if fleet.engaged == 1 and fleet.send_demand > 0 then
+  share_ppm = floor_div(r.send_demand * PPM, fleet.send_demand)
+  send_rate = floor_div(fleet.fleet_rate * share_ppm, PPM)
+end
+
+local record = {
+  lease = counted + math.max(from_pool, 0),
+  owed = counted - math.min(held_after, counted),
+  retry_demand = r.wanted,
+  send_demand = r.send_demand,
+}
+redis.call('HSET', PROCS, id, record_text(record))
+redis.call('ZADD', SEEN, fmt(now), id)
+save_fleet(fleet)
+-- Redis's own expiry of an abandoned scope (real time, not modelled): twice the longer of the
+-- window and the lease, refreshed by every report.
+local key_ttl = 2 * math.max(s.window, s.lease_ttl)
+redis.call('PEXPIRE', STATE, key_ttl)
+redis.call('PEXPIRE', PROCS, key_ttl)
+redis.call('PEXPIRE', SEEN, key_ttl)
+
+return {1, 0, held_after - r.held, cap, live, fleet.born, now, fleet.engaged, fleet.fleet_rate,
+  share_ppm, send_rate}

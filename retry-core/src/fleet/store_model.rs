@@ -1,0 +1,439 @@
+//! The store's step in Rust: what `store.lua` does to a scope's state for one report, line for
+//! line, on the same integers. The simulator runs it in virtual time; the differential test
+//! runs one sequence of reports through it and through a real Redis and requires the same
+//! replies and the same stored state.
+//!
+//! # Integer arithmetic, written the same way twice
+//! Lua numbers are doubles: an integer below 2^53 is exact, and so is `math.floor(a / b)` for
+//! `|a| < 2^53` and a positive integer `b` (the rounding error of `a / b` is below `1 / b`).
+//! Every product below is bounded below 2^53 by the protocol's bounds (a token or count
+//! `< 2^32` times a share `<= 10^6`, a rate `<= 10^9` times a window `<= 3.6 × 10^6`, ...), and
+//! every division is [`floor_div`] here and `math.floor(a / b)` there.
+//!
+//! # The step
+//! 1. The store's clock: `now = max(stored now, reported now)`.
+//! 2. Expiry: up to [`EXPIRE_BATCH`] processes silent for longer than the lease leave, with
+//!    their leases and demands (their tokens are not credited to the pool: no report accounts
+//!    for them).
+//! 3. Settings: a report with other settings than the stored ones is a conflict (nothing else
+//!    applied), unless no process is live: then the state is dropped and made anew.
+//! 4. A missing state is made: a new fleet's pool is the young quota; a store that lost its
+//!    state (the report knows a birth time) re-learns: its pool is 0, its birth the reported
+//!    one, and for two sync intervals it counts what reporting processes hold and adopts the
+//!    lowest fleet rate they knew.
+//! 5. The process's record: what it holds now is counted as far as the store can account for
+//!    it (its lease, plus its first-try successes' rewards, plus the tokens its retries were
+//!    granted, which its successes may have refunded); tokens it gave back because asked are
+//!    credited to the pool.
+//! 6. The measurement tick: counts add up; a tick of at least a sync interval ends with the
+//!    fleet's call rate (averaged with a weight of `elapsed / window`), send rate and admitted
+//!    rate.
+//! 7. The limiter: a throttle cuts the fleet's rate to `beta ×` the admitted rate, at most once
+//!    per sync interval (the fleet's round trip); between cuts the rate follows the library's
+//!    rate-scaled CUBIC curve (`adaptive::Cubic`, AWS SDKs' `C = 0.4`, reference rate 10/s),
+//!    at most twice the fleet's send rate, at least [`MIN_FLEET_RATE`]. A process's share is
+//!    its share of the send demand.
+//! 8. The budget: the cap is the fleet's calls per second times the window (the young quota
+//!    at least while the fleet is younger than its window; `most` until the call rate is
+//!    known), at most `most`. Over the cap, the pool shrinks first, then leases are trimmed
+//!    (negative grants) in proportion. Otherwise the process's target is its share of the
+//!    fleet's tokens by retry demand (at least one retry's cost), or the fair share (tokens /
+//!    live processes) when no process has demand or it is new, or nothing when others have
+//!    demand and it has none. Positive grants come out of the pool.
+
+use super::error::ProtocolError;
+use super::protocol::{Lease, MAX_COUNT, MAX_RATE, MIN_FLEET_RATE, PPM, Reply, Report, Settings};
+use super::store_state::{FleetState, ProcessRecord, StoreState};
+
+/// The most processes one step expires: the step stays `O(log n)` in the number of live
+/// processes however many went silent at once (the rest leave at the next steps).
+pub const EXPIRE_BATCH: usize = 64;
+
+/// How long a store that lost its state re-learns, in sync intervals: long enough for every
+/// process, syncing once per interval with a ±10 % jitter, to report.
+pub const RELEARN_INTERVALS: i64 = 2;
+
+/// How far past its inflection the fleet's CUBIC curve grows, in milliseconds: the rate is
+/// then 6 times the rate at the last cut (and capped at twice the fleet's send rate anyway).
+/// Keeps `d^3` below 2^53 in the script.
+pub const CUBIC_HORIZON_MS: i64 = 5_000;
+
+/// The CUBIC curve's growth, `C / reference_rate = 0.4 / 10` per cubed second, as the cubed
+/// milliseconds that make one part per million of growth: `10^9 / (0.04 × 10^6)`.
+/// Source: the AWS SDKs' adaptive retry (`SCALE_CONSTANT = 0.4`) and the library's reference
+/// rate (`adaptive::cubic::REFERENCE_RATE`).
+pub const CUBIC_MS3_PER_PPM: i64 = 25_000;
+
+/// Runs one report through the store's state: the reply the script would return and the state
+/// it would leave. `settings` and `report` are checked first (the script refuses arguments out
+/// of bounds with an error).
+///
+/// ```
+/// use retry_core::fleet::protocol::{ProcessId, Reply, Report, Settings};
+/// use retry_core::fleet::store_model::step;
+/// use retry_core::fleet::store_state::StoreState;
+///
+/// let mut state = StoreState::default();
+/// let report = Report { process: ProcessId(1), now_ms: 1_000, ..Report::default() };
+/// let Reply::Lease(lease) = step(&mut state, &Settings::example(), &report).unwrap() else {
+///     unreachable!()
+/// };
+/// // The first process of a new fleet: the fair share of the young pool, all of it.
+/// assert_eq!((lease.grant, lease.live), (500, 1));
+/// ```
+pub fn step(
+    state: &mut StoreState,
+    settings: &Settings,
+    report: &Report,
+) -> Result<Reply, ProtocolError> {
+    settings.check()?;
+    report.check()?;
+    let s = Knobs::of(settings);
+    let r = Seen::of(report);
+    let stored = state.take_fleet();
+    let now = stored
+        .as_ref()
+        .map_or(r.now, |fleet| fleet.now_ms.max(r.now));
+    let mut fleet = match stored {
+        Some(mut fleet) => {
+            fleet.now_ms = now;
+            expire(state, &mut fleet, now - s.lease_ttl);
+            if fleet.settings == *settings {
+                fleet
+            } else if !state.processes().is_empty() {
+                let stored_settings = fleet.settings;
+                state.set_fleet(Some(fleet));
+                return Ok(Reply::Conflict(stored_settings));
+            } else {
+                new_fleet(settings, &s, &r, now)
+            }
+        }
+        None => {
+            state.clear();
+            new_fleet(settings, &s, &r, now)
+        }
+    };
+    let previous = state.record(report.process);
+    let counted = count_holding(&mut fleet, &s, &r, previous, now);
+    add_to_tick(&mut fleet, &s, &r, now);
+    limiter_step(&mut fleet, &s, &r, now);
+    let live =
+        i64::try_from(state.processes().len()).unwrap_or(i64::MAX) + i64::from(previous.is_none());
+    let (lease, record) = budget_step(&mut fleet, &s, &r, counted, previous.is_none(), live, now);
+    state.put_record(report.process, record);
+    state.set_fleet(Some(fleet));
+    Ok(Reply::Lease(lease))
+}
+
+/// `a / b` rounded down (toward minus infinity), `b > 0`: Lua's `math.floor(a / b)`.
+pub fn floor_div(a: i64, b: i64) -> i64 {
+    a.div_euclid(b)
+}
+
+/// The largest `k` with `k^3 <= n`, for `0 <= n <= 2.7 × 10^10`, by bisection (the script's
+/// loop, step for step).
+pub fn integer_cube_root(n: i64) -> i64 {
+    let (mut low, mut high) = (0_i64, 3_000_i64);
+    while low < high {
+        let mid = floor_div(low + high + 1, 2);
+        if mid * mid * mid <= n {
+            low = mid;
+        } else {
+            high = mid - 1;
+        }
+    }
+    low
+}
+
+/// The settings, as the signed integers the step computes with.
+struct Knobs {
+    window: i64,
+    young: i64,
+    most: i64,
+    retry_cost: i64,
+    reward: i64,
+    interval: i64,
+    lease_ttl: i64,
+    beta: i64,
+}
+
+impl Knobs {
+    fn of(s: &Settings) -> Self {
+        let int = |value: u64| i64::try_from(value).unwrap_or(i64::MAX);
+        Self {
+            window: int(s.window_ms),
+            young: int(s.young_quota),
+            most: int(s.most),
+            retry_cost: int(s.retry_cost),
+            reward: int(s.success_reward),
+            interval: int(s.sync_interval_ms),
+            lease_ttl: int(s.lease_ttl_ms),
+            beta: int(s.beta_ppm),
+        }
+    }
+}
+
+/// The report, as the signed integers the step computes with.
+struct Seen {
+    now: i64,
+    known_born: i64,
+    calls: i64,
+    successes: i64,
+    held: i64,
+    wanted: i64,
+    granted: i64,
+    returned: i64,
+    sends: i64,
+    throttles: i64,
+    send_demand: i64,
+    known_rate: i64,
+}
+
+impl Seen {
+    fn of(r: &Report) -> Self {
+        let int = |value: u64| i64::try_from(value).unwrap_or(i64::MAX);
+        Self {
+            now: int(r.now_ms),
+            known_born: int(r.known_born_ms),
+            calls: int(r.calls),
+            successes: int(r.first_try_successes),
+            held: int(r.held),
+            wanted: int(r.tokens_wanted),
+            granted: int(r.tokens_granted),
+            returned: int(r.tokens_returned),
+            sends: int(r.sends),
+            throttles: int(r.throttles),
+            send_demand: int(r.send_demand),
+            known_rate: int(r.known_fleet_rate),
+        }
+    }
+}
+
+/// Removes up to [`EXPIRE_BATCH`] processes last seen before `cutoff`, with their leases and
+/// demands.
+fn expire(state: &mut StoreState, fleet: &mut FleetState, cutoff: i64) {
+    for id in state.silent_before(cutoff, EXPIRE_BATCH) {
+        if let Some(record) = state.remove_record(id) {
+            fleet.leased -= record.lease;
+            fleet.retry_demand -= record.retry_demand;
+            fleet.send_demand -= record.send_demand;
+        }
+    }
+}
+
+/// A new state: a new fleet (the report knows no birth) or a store re-learning.
+fn new_fleet(settings: &Settings, s: &Knobs, r: &Seen, now: i64) -> FleetState {
+    let relearn = r.known_born > 0;
+    FleetState {
+        settings: *settings,
+        born_ms: if relearn { r.known_born.min(now) } else { now },
+        now_ms: now,
+        relearn_until_ms: if relearn {
+            now + RELEARN_INTERVALS * s.interval
+        } else {
+            0
+        },
+        pool: if relearn { 0 } else { s.young.min(s.most) },
+        leased: 0,
+        retry_demand: 0,
+        send_demand: 0,
+        tick_start_ms: now,
+        tick_calls: 0,
+        tick_sends: 0,
+        tick_throttles: 0,
+        calls_rate: None,
+        send_rate: None,
+        admitted_rate: None,
+        engaged: false,
+        adopting: relearn,
+        w_max: 0,
+        cut_at_ms: 0,
+        fleet_rate: 0,
+    }
+}
+
+/// Counts what the process holds (as far as the store can account for it), credits what it
+/// gave back, and replaces its demands in the sums. Returns the tokens counted.
+fn count_holding(
+    fleet: &mut FleetState,
+    s: &Knobs,
+    r: &Seen,
+    previous: Option<ProcessRecord>,
+    now: i64,
+) -> i64 {
+    let counted = match previous {
+        Some(record) => {
+            let accountable = record.lease + r.successes * s.reward + r.granted;
+            fleet.pool += r.returned.min(record.owed);
+            fleet.leased -= record.lease;
+            fleet.retry_demand -= record.retry_demand;
+            fleet.send_demand -= record.send_demand;
+            r.held.min(accountable).min(s.most)
+        }
+        None if fleet.relearn_until_ms > now && r.known_born == fleet.born_ms => r.held.min(s.most),
+        None => 0,
+    };
+    fleet.leased += counted;
+    fleet.retry_demand += r.wanted;
+    fleet.send_demand += r.send_demand;
+    counted
+}
+
+/// Adds the report's counts to the tick, and ends the tick if it lasted a sync interval.
+fn add_to_tick(fleet: &mut FleetState, s: &Knobs, r: &Seen, now: i64) {
+    let most = i64::try_from(MAX_COUNT).unwrap_or(i64::MAX);
+    fleet.tick_calls = (fleet.tick_calls + r.calls).min(most);
+    fleet.tick_sends = (fleet.tick_sends + r.sends).min(most);
+    fleet.tick_throttles = (fleet.tick_throttles + r.throttles).min(most);
+    let elapsed = now - fleet.tick_start_ms;
+    if elapsed < s.interval {
+        return;
+    }
+    let max_rate = rate_bound();
+    let per_second = |count: i64| floor_div(count * 1_000_000, elapsed).min(max_rate);
+    let calls = per_second(fleet.tick_calls);
+    fleet.calls_rate = Some(match fleet.calls_rate {
+        None => calls,
+        Some(rate) => {
+            let weight = floor_div(elapsed.min(s.window) * ppm(), s.window);
+            rate + floor_div((calls - rate) * weight, ppm())
+        }
+    });
+    fleet.send_rate = Some(per_second(fleet.tick_sends));
+    fleet.admitted_rate = Some(per_second(
+        fleet.tick_sends - fleet.tick_throttles.min(fleet.tick_sends),
+    ));
+    fleet.tick_start_ms = now;
+    fleet.tick_calls = 0;
+    fleet.tick_sends = 0;
+    fleet.tick_throttles = 0;
+}
+
+/// Adoption while re-learning, the cut on a throttle, and the fleet's rate now.
+fn limiter_step(fleet: &mut FleetState, s: &Knobs, r: &Seen, now: i64) {
+    if fleet.adopting && now >= fleet.relearn_until_ms {
+        fleet.adopting = false;
+    }
+    if fleet.adopting && r.known_rate > 0 && (!fleet.engaged || r.known_rate < fleet.fleet_rate) {
+        fleet.engaged = true;
+        fleet.w_max = floor_div(r.known_rate * ppm(), s.beta).min(rate_bound());
+        fleet.cut_at_ms = now;
+    }
+    if r.throttles > 0 && (!fleet.engaged || now - fleet.cut_at_ms >= s.interval) {
+        let admitted = fleet.admitted_rate.unwrap_or_else(|| {
+            let admitted = fleet.tick_sends - fleet.tick_throttles.min(fleet.tick_sends);
+            let elapsed = (now - fleet.tick_start_ms).max(s.interval);
+            floor_div(admitted * 1_000_000, elapsed).min(rate_bound())
+        });
+        fleet.w_max = admitted.max(min_rate());
+        fleet.cut_at_ms = now;
+        fleet.engaged = true;
+        fleet.adopting = false;
+    }
+    fleet.fleet_rate = if fleet.engaged {
+        fleet_curve(fleet, s, now)
+    } else {
+        0
+    };
+}
+
+/// The fleet's rate at `now`: the rate-scaled CUBIC curve from the last cut, at most twice
+/// the fleet's send rate, within `MIN_FLEET_RATE..=MAX_RATE`.
+fn fleet_curve(fleet: &FleetState, s: &Knobs, now: i64) -> i64 {
+    let k = integer_cube_root(CUBIC_MS3_PER_PPM * (ppm() - s.beta));
+    let d = (now - fleet.cut_at_ms - k).clamp(-k, CUBIC_HORIZON_MS);
+    let growth = floor_div(d * d * d, CUBIC_MS3_PER_PPM);
+    let mut rate = fleet.w_max + floor_div(fleet.w_max * growth, ppm());
+    if let Some(send_rate) = fleet.send_rate {
+        rate = rate.min(2 * send_rate);
+    }
+    rate.clamp(min_rate(), rate_bound())
+}
+
+/// The cap, the process's target and grant, and its new record.
+fn budget_step(
+    fleet: &mut FleetState,
+    s: &Knobs,
+    r: &Seen,
+    counted: i64,
+    is_new: bool,
+    live: i64,
+    now: i64,
+) -> (Lease, ProcessRecord) {
+    let cap = cap(fleet, s, now);
+    if fleet.pool + fleet.leased > cap {
+        fleet.pool = (cap - fleet.leased).max(0);
+    }
+    let tokens = fleet.pool + fleet.leased;
+    let target = if fleet.leased > cap {
+        floor_div(counted * floor_div(cap * ppm(), fleet.leased), ppm())
+    } else if r.wanted > 0 {
+        let share = floor_div(r.wanted * ppm(), fleet.retry_demand);
+        floor_div(tokens * share, ppm()).max(s.retry_cost)
+    } else if is_new || fleet.retry_demand == 0 {
+        floor_div(tokens, live)
+    } else {
+        0
+    };
+    let from_pool = (target - counted).min(fleet.pool);
+    let held_after = if from_pool > 0 {
+        fleet.pool -= from_pool;
+        fleet.leased += from_pool;
+        counted + from_pool
+    } else {
+        target.min(counted)
+    };
+    let (share_ppm, send_rate) = if fleet.engaged && fleet.send_demand > 0 {
+        let share = floor_div(r.send_demand * ppm(), fleet.send_demand);
+        (share, floor_div(fleet.fleet_rate * share, ppm()))
+    } else {
+        (0, 0)
+    };
+    let unsigned = |value: i64| u64::try_from(value).unwrap_or(0);
+    let lease = Lease {
+        grant: held_after - r.held,
+        cap: unsigned(cap),
+        live: unsigned(live),
+        born_ms: unsigned(fleet.born_ms),
+        now_ms: unsigned(now),
+        engaged: fleet.engaged,
+        fleet_rate: unsigned(fleet.fleet_rate),
+        share_ppm: unsigned(share_ppm),
+        send_rate: unsigned(send_rate),
+    };
+    let record = ProcessRecord {
+        lease: counted + from_pool.max(0),
+        owed: counted - held_after.min(counted),
+        retry_demand: r.wanted,
+        send_demand: r.send_demand,
+        seen_ms: now,
+    };
+    (lease, record)
+}
+
+/// The fleet's cap at `now`, in tokens.
+fn cap(fleet: &FleetState, s: &Knobs, now: i64) -> i64 {
+    let mut base = match fleet.calls_rate {
+        None => s.most,
+        Some(rate) => floor_div(rate * s.window, 1_000_000),
+    };
+    if now < fleet.born_ms + s.window {
+        base = base.max(s.young);
+    }
+    base.min(s.most)
+}
+
+fn ppm() -> i64 {
+    i64::try_from(PPM).unwrap_or(i64::MAX)
+}
+
+fn rate_bound() -> i64 {
+    i64::try_from(MAX_RATE).unwrap_or(i64::MAX)
+}
+
+fn min_rate() -> i64 {
+    i64::try_from(MIN_FLEET_RATE).unwrap_or(i64::MAX)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,504 @@
+use proptest::prelude::*;
+
+use super::*;
+use crate::fleet::protocol::{MAX_TIME_MS, MAX_TOKENS, ProcessId};
+
+fn settings() -> Settings {
+    Settings::example()
+}
+
+fn report(id: u64, now_ms: u64) -> Report {
+    Report {
+        process: ProcessId(id),
+        now_ms,
+        ..Report::default()
+    }
+}
+
+/// Steps `report` and returns the lease (a conflict fails the test).
+fn lease(state: &mut StoreState, report: &Report) -> Lease {
+    match step(state, &settings(), report).expect("valid report") {
+        Reply::Lease(lease) => lease,
+        Reply::Conflict(stored) => panic!("unexpected conflict with {stored:?}"),
+    }
+}
+
+fn fleet(state: &StoreState) -> FleetState {
+    *state.fleet().expect("a fleet")
+}
+
+/// A process as its sync task runs it: it keeps what it holds and the birth it last knew.
+#[derive(Clone, Copy)]
+struct Process {
+    id: u64,
+    held: u64,
+    born: u64,
+    returned: u64,
+}
+
+impl Process {
+    fn new(id: u64) -> Self {
+        Self {
+            id,
+            held: 0,
+            born: 0,
+            returned: 0,
+        }
+    }
+
+    /// Reports `calls` ended and `wanted` tokens asked for at `now`, applies the reply.
+    fn sync(&mut self, state: &mut StoreState, now: u64, calls: u64, wanted: u64) -> Lease {
+        let report = Report {
+            known_born_ms: self.born,
+            calls,
+            held: self.held,
+            tokens_wanted: wanted,
+            tokens_returned: self.returned,
+            ..report(self.id, now)
+        };
+        let lease = lease(state, &report);
+        self.apply(&lease);
+        lease
+    }
+
+    fn apply(&mut self, lease: &Lease) {
+        let after = i64::try_from(self.held).expect("small") + lease.grant;
+        self.returned = u64::try_from(-lease.grant.min(0)).expect("non-negative");
+        self.held = u64::try_from(after).expect("never negative");
+        self.born = lease.born_ms;
+    }
+}
+
+#[test]
+fn the_first_process_of_a_new_fleet_finds_the_young_pool() {
+    let mut state = StoreState::default();
+    let lease = lease(&mut state, &report(1, 1_000));
+    assert_eq!(lease.grant, 500);
+    assert_eq!(lease.cap, 5_000, "the call rate is not known yet: the most");
+    assert_eq!(lease.born_ms, 1_000);
+    assert_eq!(fleet(&state).pool, 0);
+    assert_eq!(fleet(&state).leased, 500);
+}
+
+/// Runs `processes` processes, each ending `calls_each` calls per second, for `seconds`
+/// seconds (each syncing once a second, spread over the second): the last cap.
+fn cap_after(processes: u64, calls_each: u64, seconds: u64) -> u64 {
+    let mut state = StoreState::default();
+    let mut fleet: Vec<Process> = (1..=processes).map(Process::new).collect();
+    let mut cap = 0;
+    for second in 1..=seconds {
+        for (i, process) in fleet.iter_mut().enumerate() {
+            let now = second * 1_000 + u64::try_from(i).expect("small") * 1_000 / processes;
+            cap = process.sync(&mut state, now, calls_each, 0).cap;
+        }
+    }
+    cap
+}
+
+#[test]
+fn the_cap_is_the_fleets_calls_per_second_times_the_window_whatever_the_processes() {
+    // 30 calls/s from 10 processes of 3/s or 30 of 1/s: 30 × 60 = 1800 tokens, once the
+    // average has settled (a few windows).
+    let few = cap_after(10, 3, 400);
+    let many = cap_after(30, 1, 400);
+    assert!((1_780..=1_800).contains(&few), "{few}");
+    assert!((1_780..=1_800).contains(&many), "{many}");
+    // 100 calls/s: 6000, capped at the most, 5000.
+    assert_eq!(cap_after(10, 10, 200), 5_000);
+}
+
+#[test]
+fn a_young_fleet_is_capped_at_no_less_than_the_young_quota() {
+    let mut state = StoreState::default();
+    let mut process = Process::new(1);
+    // Before its first tick the call rate is unknown: the cap is the most (nothing beyond the
+    // pool is granted anyway).
+    assert_eq!(process.sync(&mut state, 1_000, 0, 0).cap, 5_000);
+    // Quiet: no calls at all. Young until 60 s after its birth at 1 s.
+    for second in 2..=60 {
+        assert_eq!(process.sync(&mut state, second * 1_000, 0, 0).cap, 500);
+    }
+    let old = process.sync(&mut state, 61_000, 0, 0);
+    assert_eq!(old.cap, 0, "a window old and no traffic: no tokens");
+    assert_eq!(
+        old.grant, -500,
+        "what it holds beyond the cap is asked back"
+    );
+}
+
+#[test]
+fn a_new_process_gets_the_fair_share_never_a_private_budget() {
+    let mut state = StoreState::default();
+    let mut first = Process::new(1);
+    let mut second = Process::new(2);
+    first.sync(&mut state, 1_000, 0, 0);
+    assert_eq!(first.held, 500);
+    // The pool is empty: the newcomer's fair share, 250, cannot be paid yet.
+    assert_eq!(second.sync(&mut state, 1_100, 0, 0).grant, 0);
+    // The first gives back what is over its fair share...
+    assert_eq!(first.sync(&mut state, 2_000, 0, 0).grant, -250);
+    first.sync(&mut state, 3_000, 0, 0);
+    assert_eq!(first.held, 250);
+    // ...and the newcomer gets its fair share from the pool, no more.
+    assert_eq!(second.sync(&mut state, 3_100, 0, 0).grant, 250);
+    assert_eq!(fleet(&state).pool + fleet(&state).leased, 500);
+}
+
+#[test]
+fn tokens_follow_retry_demand() {
+    let mut state = StoreState::default();
+    let mut busy = Process::new(1);
+    let mut idle = Process::new(2);
+    busy.sync(&mut state, 1_000, 0, 0);
+    idle.sync(&mut state, 1_100, 0, 0);
+    // Both at rest: 500 held by the first. Now the second wants 30 tokens, the first 10.
+    for second in 2..=4 {
+        busy.sync(&mut state, second * 1_000, 0, 10);
+        idle.sync(&mut state, second * 1_000 + 100, 0, 30);
+    }
+    // Shares of demand: a quarter and three quarters of the 500 tokens.
+    assert_eq!((busy.held, idle.held), (125, 375));
+    // Demand stops on one side: while the other has demand, it holds no share.
+    assert_eq!(busy.sync(&mut state, 5_000, 0, 0).grant, -125);
+}
+
+#[test]
+fn a_process_with_demand_gets_at_least_one_retrys_cost_while_the_pool_has_it() {
+    let mut state = StoreState::default();
+    let mut idle = Process::new(1);
+    let mut hoarder = Process::new(2);
+    let mut sparse = Process::new(3);
+    idle.sync(&mut state, 1_000, 0, 0);
+    // The hoarder wants 10,000 tokens a report: the idle process holds all 500, none in the
+    // pool yet.
+    assert_eq!(hoarder.sync(&mut state, 1_100, 0, 10_000).grant, 0);
+    // Others have demand: the idle process gives all back; the pool has 500 after its next
+    // report.
+    assert_eq!(idle.sync(&mut state, 2_000, 0, 0).grant, -500);
+    idle.sync(&mut state, 3_000, 0, 0);
+    assert_eq!(fleet(&state).pool, 500);
+    // 1 / 10,001 of 500 tokens is 0: the sparse process gets one retry's cost, 14.
+    assert_eq!(sparse.sync(&mut state, 3_100, 0, 1).grant, 14);
+    // The hoarder gets its share of the rest.
+    assert_eq!(hoarder.sync(&mut state, 3_200, 0, 10_000).grant, 486);
+}
+
+#[test]
+fn leases_over_a_falling_cap_are_trimmed_in_proportion() {
+    let mut state = StoreState::default();
+    let mut a = Process::new(1);
+    let mut b = Process::new(2);
+    // 10 calls/s for 70 s: the cap settles near 600 (and 500 is young's); then the calls stop.
+    for second in 1..=70 {
+        a.sync(&mut state, second * 1_000, 5, 0);
+        b.sync(&mut state, second * 1_000 + 500, 5, 0);
+    }
+    assert_eq!(a.held + b.held, 500);
+    // Rewards locally: each has 1000 more (claims within what its successes allow).
+    let rich = Report {
+        first_try_successes: 1_000,
+        held: a.held + 1_000,
+        ..report(1, 71_000)
+    };
+    let lease = lease(&mut state, &rich);
+    assert!(
+        lease.grant < 0,
+        "over the cap: asked back, got {}",
+        lease.grant
+    );
+    let after = i64::try_from(rich.held).expect("small") + lease.grant;
+    assert!(u64::try_from(after).expect("non-negative") <= lease.cap);
+    assert!(fleet(&state).pool == 0);
+}
+
+#[test]
+fn claims_beyond_what_a_process_can_account_for_are_not_counted() {
+    let mut state = StoreState::default();
+    let mut a = Process::new(1);
+    a.sync(&mut state, 1_000, 0, 0);
+    // Holding 500, it claims 4000 without a success or a granted retry to show for it.
+    let claim = Report {
+        held: 4_000,
+        ..report(1, 2_000)
+    };
+    let lease = lease(&mut state, &claim);
+    assert_eq!(fleet(&state).leased, 500, "counted as what it was leased");
+    assert_eq!(4_000 + lease.grant, 500, "and told to hold that");
+}
+
+#[test]
+fn a_silent_process_expires_with_its_lease() {
+    let mut state = StoreState::default();
+    let mut a = Process::new(1);
+    let mut b = Process::new(2);
+    a.sync(&mut state, 1_000, 0, 0);
+    b.sync(&mut state, 1_000, 0, 0);
+    b.sync(&mut state, 2_000, 0, 5);
+    assert_eq!(state.processes().len(), 2);
+    // b is silent from 2 s; its lease is 3 s: at 5 s it is still live, after it is gone.
+    assert_eq!(a.sync(&mut state, 5_000, 0, 0).live, 2);
+    let lease = a.sync(&mut state, 5_001, 0, 0);
+    assert_eq!(lease.live, 1);
+    assert!(!state.processes().contains_key(&ProcessId(2)));
+    let fleet = fleet(&state);
+    assert_eq!(fleet.leased, i64::try_from(a.held).expect("small"));
+    assert_eq!(fleet.retry_demand, 0, "its demand left with it");
+}
+
+#[test]
+fn other_settings_are_a_conflict_until_the_fleet_is_gone() {
+    let mut state = StoreState::default();
+    lease(&mut state, &report(1, 1_000));
+    let other = Settings {
+        most: 2_000,
+        ..settings()
+    };
+    let reply = step(&mut state, &other, &report(2, 1_500)).expect("valid");
+    assert_eq!(reply, Reply::Conflict(settings()));
+    assert_eq!(state.processes().len(), 1, "nothing of the report applied");
+    // Once the first process has been silent past its lease, the new settings start anew.
+    let reply = step(&mut state, &other, &report(2, 10_000)).expect("valid");
+    assert!(matches!(reply, Reply::Lease(_)));
+    assert_eq!(fleet(&state).settings, other);
+}
+
+#[test]
+fn a_flushed_store_relearns_without_a_burst() {
+    let mut state = StoreState::default();
+    let mut a = Process::new(1);
+    let mut b = Process::new(2);
+    a.sync(&mut state, 1_000, 0, 0);
+    b.sync(&mut state, 1_000, 0, 0);
+    a.sync(&mut state, 2_000, 0, 0);
+    b.sync(&mut state, 2_000, 0, 0);
+    let held = a.held + b.held;
+    state.clear();
+    // They report what they hold and the fleet rates they last knew (30/s and 20/s).
+    let from_a = Report {
+        known_born_ms: a.born,
+        held: a.held,
+        known_fleet_rate: 30_000,
+        ..report(1, 3_000)
+    };
+    let from_b = Report {
+        known_fleet_rate: 20_000,
+        known_born_ms: b.born,
+        held: b.held,
+        ..report(2, 3_100)
+    };
+    let lease_a = lease(&mut state, &from_a);
+    let lease_b = lease(&mut state, &from_b);
+    let fleet = fleet(&state);
+    assert_eq!(fleet.born_ms, 1_000, "the fleet's age is kept");
+    assert_eq!(fleet.pool, 0, "no token it cannot account for");
+    assert_eq!(fleet.leased, i64::try_from(held).expect("small"));
+    assert!(lease_a.grant <= 0 && lease_b.grant <= 0, "nothing granted");
+    // The lowest fleet rate heard is adopted: 20/s (w_max = 20/0.9, back at the cut point).
+    assert!(lease_b.engaged);
+    assert!(
+        (19_900..=20_000).contains(&lease_b.fleet_rate),
+        "{}",
+        lease_b.fleet_rate
+    );
+}
+
+#[test]
+fn a_new_process_on_a_flushed_store_starts_a_new_fleet() {
+    let mut state = StoreState::default();
+    let lease = lease(&mut state, &report(9, 50_000));
+    assert_eq!((lease.born_ms, lease.grant), (50_000, 500));
+}
+
+/// A fleet of `n` processes each sending 70/s (700/s in all), throttled from the second
+/// second on at 2 in 7 (a limit of 500/s), one report per process per second: the state, the
+/// last process's lease each second, and the times of the cuts.
+fn throttled_fleet(n: u64, seconds: u64) -> (StoreState, Vec<Lease>, Vec<i64>) {
+    let mut state = StoreState::default();
+    let mut leases = Vec::new();
+    let mut cuts = Vec::new();
+    for second in 1..=seconds {
+        for id in 1..=n {
+            let now = second * 1_000 + id * 1_000 / (n + 1);
+            let sends = 700 / n;
+            let throttled = if second >= 2 { sends * 2 / 7 } else { 0 };
+            let report = Report {
+                sends,
+                throttles: throttled,
+                send_demand: 70_000,
+                ..report(id, now)
+            };
+            let lease = lease(&mut state, &report);
+            let cut_at = fleet(&state).cut_at_ms;
+            if fleet(&state).engaged && cuts.last() != Some(&cut_at) {
+                cuts.push(cut_at);
+            }
+            if id == n {
+                leases.push(lease);
+            }
+        }
+    }
+    (state, leases, cuts)
+}
+
+#[test]
+fn the_fleet_limiter_cuts_once_per_round_trip_on_the_admitted_rate() {
+    let (state, leases, cuts) = throttled_fleet(10, 3);
+    // Ten processes see throttles in seconds 2 and 3: one cut per sync interval, not ten.
+    assert_eq!(cuts, [2_090, 3_090]);
+    // The second cut is on what the server admitted over the last tick: 700 sent, 200
+    // throttled, 500/s. The fleet's rate was then 0.9 × 500/s; 819 ms up the CUBIC curve
+    // since (d = 819 - 1357 ms), it is back at 99.4 % of w_max.
+    assert_eq!(fleet(&state).w_max, 500_000);
+    let last = leases[2];
+    assert_eq!(last.fleet_rate, 496_885);
+    // Each process's share: a tenth of the demand.
+    assert_eq!(last.share_ppm, 100_000);
+    assert_eq!(last.send_rate, last.fleet_rate / 10);
+}
+
+#[test]
+fn between_cuts_the_fleet_rate_follows_cubic() {
+    let mut state = StoreState::default();
+    let sending = |now: u64, sends: u64, throttles: u64| Report {
+        sends,
+        throttles,
+        send_demand: 1_000_000,
+        ..report(1, now)
+    };
+    lease(&mut state, &sending(1_000, 1_000, 0));
+    lease(&mut state, &sending(2_000, 1_000, 0));
+    // The last tick: 1000 sent, 100 throttled: w_max = 900/s, the rate 0.9 × 900/s.
+    let cut = lease(&mut state, &sending(3_000, 1_000, 100));
+    assert_eq!(fleet(&state).w_max, 900_000);
+    assert_eq!(cut.fleet_rate, 810_041);
+    // K = cbrt(25 × 0.1) s = 1.357 s: back at w_max then; (1 s)^3 / 25 = 4 % above it 1 s
+    // later.
+    assert_eq!(integer_cube_root(CUBIC_MS3_PER_PPM * 100_000), 1_357);
+    assert_eq!(
+        lease(&mut state, &sending(4_357, 1_000, 0)).fleet_rate,
+        900_000
+    );
+    assert_eq!(
+        lease(&mut state, &sending(5_357, 1_000, 0)).fleet_rate,
+        936_000
+    );
+    // Never above twice the fleet's send rate: a tick of 100/s caps it at 200/s.
+    assert_eq!(
+        lease(&mut state, &sending(6_357, 100, 0)).fleet_rate,
+        200_000
+    );
+}
+
+#[test]
+fn a_process_without_send_demand_holds_no_share() {
+    let (mut state, _, _) = throttled_fleet(4, 3);
+    let quiet = Report {
+        send_demand: 0,
+        ..report(99, 4_000)
+    };
+    let lease = lease(&mut state, &quiet);
+    assert!(lease.engaged);
+    assert_eq!((lease.share_ppm, lease.send_rate), (0, 0));
+}
+
+#[test]
+fn the_integer_cube_root_is_exact_at_and_around_cubes() {
+    for k in [0_i64, 1, 2, 10, 1_357, 2_924] {
+        assert_eq!(integer_cube_root(k * k * k), k);
+        if k > 0 {
+            assert_eq!(integer_cube_root(k * k * k - 1), k - 1);
+        }
+    }
+    assert_eq!(floor_div(-7, 2), -4, "toward minus infinity, as math.floor");
+}
+
+/// One step of an arbitrary sequence: which process, how much later, what it reports (any
+/// value within the protocol's bounds, extremes included).
+fn arbitrary_report() -> impl Strategy<Value = (u64, u64, Report)> {
+    let count = prop_oneof![0..50_u64, Just(MAX_COUNT), 0..=MAX_COUNT];
+    let tokens = prop_oneof![0..1_000_u64, Just(MAX_TOKENS), 0..=MAX_TOKENS];
+    let rate = prop_oneof![0..100_000_u64, Just(MAX_RATE), 0..=MAX_RATE];
+    (
+        0..4_u64,
+        prop_oneof![0..1_500_u64, Just(5_000), Just(0)],
+        (
+            count.clone(),
+            count.clone(),
+            tokens,
+            count.clone(),
+            count.clone(),
+        ),
+        (count.clone(), count.clone(), count, rate.clone(), rate),
+        prop_oneof![Just(0_u64), Just(1_000), 0..=MAX_TIME_MS],
+    )
+        .prop_map(
+            |(id, advance, (calls, successes, held, wanted, granted), more, born)| {
+                let (returned, sends, throttles, send_demand, known_rate) = more;
+                let report = Report {
+                    process: ProcessId(id),
+                    now_ms: 0,
+                    known_born_ms: born,
+                    calls,
+                    first_try_successes: successes,
+                    held,
+                    tokens_wanted: wanted,
+                    tokens_granted: granted,
+                    tokens_returned: returned,
+                    sends,
+                    throttles,
+                    send_demand,
+                    known_fleet_rate: known_rate,
+                };
+                (id, advance, report)
+            },
+        )
+}
+
+/// The invariants every step keeps, whatever was reported.
+fn check_invariants(state: &StoreState, reply: &Reply, report: &Report) {
+    let Some(fleet) = state.fleet() else {
+        panic!("a state after a step")
+    };
+    let leases: i64 = state.processes().values().map(|r| r.lease).sum();
+    let retry_demand: i64 = state.processes().values().map(|r| r.retry_demand).sum();
+    let send_demand: i64 = state.processes().values().map(|r| r.send_demand).sum();
+    assert_eq!(fleet.leased, leases, "leased is the sum of the leases");
+    assert_eq!(fleet.retry_demand, retry_demand);
+    assert_eq!(fleet.send_demand, send_demand);
+    assert!(fleet.pool >= 0, "pool {}", fleet.pool);
+    for record in state.processes().values() {
+        assert!(record.lease >= 0 && record.owed >= 0 && record.owed <= record.lease);
+    }
+    let most = i64::try_from(fleet.settings.most).expect("small");
+    assert!(fleet.pool <= most);
+    if let Reply::Lease(lease) = reply {
+        let cap = i64::try_from(lease.cap).expect("small");
+        assert!(fleet.pool + fleet.leased <= cap || fleet.pool == 0);
+        let held = i64::try_from(report.held).expect("small");
+        assert!((0..=cap).contains(&(held + lease.grant)), "{lease:?}");
+        assert!(lease.share_ppm <= PPM && lease.send_rate <= lease.fleet_rate);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// Under any sequence of reports, hostile values included: the pool and the leases never
+    /// go negative, the sums match the records, nothing is granted beyond the cap, and every
+    /// reply passes the decoder's bounds checks.
+    #[test]
+    fn the_pool_and_leases_stay_within_zero_and_the_cap(
+        steps in proptest::collection::vec(arbitrary_report(), 1..60),
+    ) {
+        let mut state = StoreState::default();
+        let mut now = 1_000_u64;
+        for (_, advance, report) in steps {
+            now += advance;
+            let report = Report { now_ms: now, ..report };
+            let reply = step(&mut state, &settings(), &report).expect("valid");
+            check_invariants(&state, &reply, &report);
+            let decoded = Reply::decode(&reply.encode(), &settings(), &report);
+            prop_assert_eq!(decoded, Ok(reply));
+        }
+    }
+}

@@ -1,0 +1,162 @@
+//! What the store keeps for one fleet scope: the fleet's state (the scope's `state` hash), one
+//! record per live process (the `procs` hash) and when each was last seen (the `seen` sorted
+//! set). Every number is an integer below 2^53, in the unit its name gives.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::protocol::{ProcessId, Settings};
+
+/// The store's state for one fleet scope, as [`store_model::step`](super::store_model::step)
+/// and the script keep it.
+///
+/// ```
+/// use retry_core::fleet::store_state::StoreState;
+/// let state = StoreState::default();
+/// assert!(state.fleet().is_none());
+/// assert!(state.processes().is_empty());
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StoreState {
+    fleet: Option<FleetState>,
+    processes: BTreeMap<ProcessId, ProcessRecord>,
+    /// The processes by when they were last seen, then by id: the `seen` sorted set's order
+    /// (score, then member; the ids' hexadecimal text sorts as the numbers do).
+    by_seen: BTreeSet<(i64, ProcessId)>,
+}
+
+/// The fleet's state: the `state` hash's fields, one per field here (the settings as
+/// [`Settings::encode`] writes them, flags as 0 or 1, an unknown rate as -1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FleetState {
+    /// The settings of the first process that attached the scope (`settings`).
+    pub settings: Settings,
+    /// When the state was born, Unix ms (`born`): the fleet is young for a window after.
+    pub born_ms: i64,
+    /// The latest time any process reported, Unix ms (`now`).
+    pub now_ms: i64,
+    /// Until when a store that lost its state re-learns from reports, Unix ms; 0 for a new
+    /// fleet (`relearn_until`).
+    pub relearn_until_ms: i64,
+    /// Tokens not leased to any process (`pool`).
+    pub pool: i64,
+    /// Tokens the processes hold, as their records count them (`leased`): the sum of their
+    /// leases.
+    pub leased: i64,
+    /// The sum of the processes' retry demands (`retry_demand`).
+    pub retry_demand: i64,
+    /// The sum of the processes' send demands, thousandths of a request per second
+    /// (`send_demand`).
+    pub send_demand: i64,
+    /// When the current measurement tick started, Unix ms (`tick_start`).
+    pub tick_start_ms: i64,
+    /// Calls reported in the current tick (`tick_calls`).
+    pub tick_calls: i64,
+    /// Sends reported in the current tick (`tick_sends`).
+    pub tick_sends: i64,
+    /// Throttles reported in the current tick (`tick_throttles`).
+    pub tick_throttles: i64,
+    /// The fleet's calls per second, thousandths, averaged over about a window; `None` until
+    /// the first tick ends (`calls_rate`).
+    pub calls_rate: Option<i64>,
+    /// The fleet's sends per second in the last tick, thousandths (`send_rate`).
+    pub send_rate: Option<i64>,
+    /// What the server admitted per second in the last tick (sends less throttles),
+    /// thousandths (`admitted_rate`).
+    pub admitted_rate: Option<i64>,
+    /// Whether the fleet limiter is engaged (`engaged`).
+    pub engaged: bool,
+    /// Whether the store still adopts the lowest fleet rate processes report (re-learning, no
+    /// cut of its own yet) (`adopting`).
+    pub adopting: bool,
+    /// The rate at the last cut, thousandths of a request per second (`w_max`).
+    pub w_max: i64,
+    /// When the last cut happened, Unix ms (`cut_at`).
+    pub cut_at_ms: i64,
+    /// The fleet's send rate at the last report, thousandths of a request per second
+    /// (`fleet_rate`).
+    pub fleet_rate: i64,
+}
+
+/// One live process's record: the `procs` hash's value for its id, `lease:owed:retry_demand:
+/// send_demand`, and its score in the `seen` sorted set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProcessRecord {
+    /// Tokens the store counts the process as holding: what it held at its last report, as far
+    /// as the store could account for it, plus what it was granted then.
+    pub lease: i64,
+    /// Tokens the last reply asked it to give back, of those the store counts.
+    pub owed: i64,
+    /// Tokens its retries asked for in its last report.
+    pub retry_demand: i64,
+    /// Its send demand at its last report, thousandths of a request per second.
+    pub send_demand: i64,
+    /// When it last reported, on the store's clock, Unix ms (the `seen` score).
+    pub seen_ms: i64,
+}
+
+impl StoreState {
+    /// A state made of its parts (as read back from a store).
+    pub fn from_parts(
+        fleet: Option<FleetState>,
+        processes: BTreeMap<ProcessId, ProcessRecord>,
+    ) -> Self {
+        let by_seen = processes
+            .iter()
+            .map(|(id, record)| (record.seen_ms, *id))
+            .collect();
+        Self {
+            fleet,
+            processes,
+            by_seen,
+        }
+    }
+
+    /// The fleet's state; `None` before the first report (or after the store lost it).
+    pub fn fleet(&self) -> Option<&FleetState> {
+        self.fleet.as_ref()
+    }
+
+    /// The live processes' records.
+    pub fn processes(&self) -> &BTreeMap<ProcessId, ProcessRecord> {
+        &self.processes
+    }
+
+    /// Forgets everything, as a flushed or restarted-empty store does.
+    pub fn clear(&mut self) {
+        *self = Self::default();
+    }
+
+    pub(crate) fn take_fleet(&mut self) -> Option<FleetState> {
+        self.fleet.take()
+    }
+
+    pub(crate) fn set_fleet(&mut self, fleet: Option<FleetState>) {
+        self.fleet = fleet;
+    }
+
+    pub(crate) fn record(&self, id: ProcessId) -> Option<ProcessRecord> {
+        self.processes.get(&id).copied()
+    }
+
+    pub(crate) fn put_record(&mut self, id: ProcessId, record: ProcessRecord) {
+        if let Some(old) = self.processes.insert(id, record) {
+            self.by_seen.remove(&(old.seen_ms, id));
+        }
+        self.by_seen.insert((record.seen_ms, id));
+    }
+
+    pub(crate) fn remove_record(&mut self, id: ProcessId) -> Option<ProcessRecord> {
+        let record = self.processes.remove(&id)?;
+        self.by_seen.remove(&(record.seen_ms, id));
+        Some(record)
+    }
+
+    /// Up to `limit` processes last seen before `cutoff`, the longest silent first.
+    pub(crate) fn silent_before(&self, cutoff: i64, limit: usize) -> Vec<ProcessId> {
+        self.by_seen
+            .range(..(cutoff, ProcessId(0)))
+            .take(limit)
+            .map(|(_, id)| *id)
+            .collect()
+    }
+}

@@ -1,0 +1,248 @@
+//! The Redis backend's errors: bad URLs, an unreachable server, refused credentials, a server
+//! or user without scripting, arguments the script refuses, a corrupt stored state; and the
+//! pipelined sync of several scopes.
+
+use retry_core::fleet::FleetError;
+use retry_core::fleet::keys::ScopeKeys;
+use retry_core::fleet::protocol::{MAX_COUNT, ProcessId, Reply, Report, Settings, encode_args};
+use retry_core::fleet::redis::{RedisStore, STORE_SCRIPT};
+use retry_core::fleet::store_model::step;
+use retry_core::fleet::store_state::StoreState;
+use retry_tests::redis_server::{Resp, free_port};
+
+use super::{lease_of, options, server};
+
+fn report(id: u64, now_ms: u64) -> Report {
+    Report {
+        process: ProcessId(id),
+        now_ms,
+        ..Report::default()
+    }
+}
+
+#[tokio::test]
+async fn urls_that_are_not_redis_urls_are_refused_with_what_to_write() {
+    for url in [
+        "http://127.0.0.1:6379/",
+        "127.0.0.1:6379",
+        "redis://127.0.0.1:notaport/",
+    ] {
+        let error = RedisStore::connect(url, options())
+            .await
+            .expect_err("not a Redis URL");
+        assert!(
+            matches!(error, FleetError::InvalidUrl { .. }),
+            "{url}: {error}"
+        );
+    }
+    let error = RedisStore::connect("ftp://app:s3cret@db/", options())
+        .await
+        .expect_err("not a Redis URL");
+    let message = error.to_string();
+    assert!(message.contains("redis://host:port/"), "{message}");
+    assert!(!message.contains("s3cret"), "the password shows: {message}");
+}
+
+#[tokio::test]
+async fn an_unreachable_server_is_an_error_at_start_up_not_a_hang() {
+    let url = format!("redis://127.0.0.1:{}/", free_port());
+    let error = RedisStore::connect(&url, options())
+        .await
+        .expect_err("nothing listens");
+    assert!(matches!(error, FleetError::Unreachable { .. }), "{error}");
+    assert!(error.to_string().contains(&url), "{error}");
+}
+
+#[tokio::test]
+async fn a_wrong_password_is_an_authentication_error_without_the_password() {
+    let Some(server) = server(&[]) else { return };
+    let ok = server.command(&["ACL", "SETUSER", "app", "on", ">right", "~*", "&*", "+@all"]);
+    assert_eq!(ok, Resp::Status("OK".into()));
+    RedisStore::connect(&server.url_as("app", "right"), options())
+        .await
+        .expect("the right password");
+    let error = RedisStore::connect(&server.url_as("app", "wrong"), options())
+        .await
+        .expect_err("the wrong password");
+    assert!(
+        matches!(error, FleetError::Authentication { .. }),
+        "{error}"
+    );
+    assert!(!error.to_string().contains("wrong@"), "{error}");
+}
+
+#[tokio::test]
+async fn a_user_without_scripting_is_told_what_fleet_mode_needs() {
+    let Some(server) = server(&[]) else { return };
+    let setuser = [
+        "ACL",
+        "SETUSER",
+        "noscript",
+        "on",
+        ">pw",
+        "~*",
+        "&*",
+        "+@all",
+        "-@scripting",
+    ];
+    assert_eq!(server.command(&setuser), Resp::Status("OK".into()));
+    let error = RedisStore::connect(&server.url_as("noscript", "pw"), options())
+        .await
+        .expect_err("no scripting");
+    assert!(matches!(error, FleetError::NoScripting { .. }), "{error}");
+    assert!(error.to_string().contains("+@scripting"), "{error}");
+}
+
+#[tokio::test]
+async fn a_server_with_scripting_renamed_away_is_told_what_fleet_mode_needs() {
+    let renamed = [
+        "--rename-command",
+        "SCRIPT",
+        "",
+        "--rename-command",
+        "EVAL",
+        "",
+        "--rename-command",
+        "EVALSHA",
+        "",
+    ];
+    let Some(server) = server(&renamed) else {
+        return;
+    };
+    let error = RedisStore::connect(&server.url(), options())
+        .await
+        .expect_err("no scripting");
+    assert!(matches!(error, FleetError::NoScripting { .. }), "{error}");
+}
+
+#[tokio::test]
+async fn the_script_refuses_arguments_out_of_bounds() {
+    let Some(server) = server(&[]) else { return };
+    let keys = ScopeKeys::new("retry:", "args").expect("valid");
+    let args = encode_args(&Settings::example(), &report(1, 1_000)).expect("valid");
+    let run = |args: &[String]| {
+        let mut command = vec!["EVAL", STORE_SCRIPT, "3"];
+        command.extend(keys.all());
+        command.extend(args.iter().map(String::as_str));
+        server.command(&command)
+    };
+    assert!(matches!(run(&args), Resp::Array(_)), "valid arguments run");
+    let cases = [
+        (4, (MAX_COUNT + 1).to_string()),
+        (4, "-1".to_owned()),
+        (4, "1.5".to_owned()),
+        (1, "ZZ".to_owned()),
+        (21, "0".to_owned()),
+        (0, "2".to_owned()),
+    ];
+    for (index, value) in cases {
+        let mut bad = args.clone();
+        bad[index] = value.clone();
+        match run(&bad) {
+            Resp::Error(message) => assert!(message.contains("retry-fleet"), "{message}"),
+            other => panic!("argument {index} = {value}: {other:?}"),
+        }
+    }
+    match run(&args[..22]) {
+        Resp::Error(message) => assert!(message.contains("23 arguments"), "{message}"),
+        other => panic!("22 arguments: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_corrupt_stored_state_is_dropped_and_relearned() {
+    let Some(server) = server(&[]) else { return };
+    let store = RedisStore::connect(&server.url(), options())
+        .await
+        .expect("connects");
+    let keys = ScopeKeys::new("retry:", "corrupt").expect("valid");
+    let settings = Settings::example();
+    let first = lease_of(
+        store
+            .sync_once(&keys, &settings, &report(1, 1_000))
+            .await
+            .expect("synced"),
+    );
+    // Someone writes a pool of a billion tokens, in a form the script never writes.
+    server.command(&["HSET", keys.state(), "pool", "1e9"]);
+    let again = Report {
+        known_born_ms: first.born_ms,
+        held: 500,
+        ..report(1, 2_000)
+    };
+    let reply = store
+        .sync_once(&keys, &settings, &again)
+        .await
+        .expect("synced");
+    // The state was dropped and re-learned from the report: nothing granted.
+    assert_eq!(lease_of(reply).grant, 0);
+    let state = store.read_state(&keys).await.expect("readable");
+    let fleet = state.fleet().expect("a state");
+    assert_eq!((fleet.pool, fleet.leased), (0, 500));
+    // A corrupt record too.
+    server.command(&["HSET", keys.procs(), "0000000000000001", "lots"]);
+    let reply = store
+        .sync_once(&keys, &settings, &again)
+        .await
+        .expect("synced");
+    assert_eq!(lease_of(reply).grant, 0);
+    assert!(store.read_state(&keys).await.is_ok());
+}
+
+#[tokio::test]
+async fn several_scopes_sync_in_one_pipeline_as_they_would_one_by_one() {
+    let Some(server) = server(&[]) else { return };
+    let store = RedisStore::connect(&server.url(), options())
+        .await
+        .expect("connects");
+    let scopes: Vec<ScopeKeys> = ["a", "b {c}", "ü"]
+        .iter()
+        .map(|name| ScopeKeys::new("retry:", name).expect("valid"))
+        .collect();
+    let settings = Settings::example();
+    let mut models = vec![StoreState::default(); scopes.len()];
+    for round in 0..3_u64 {
+        if round == 2 {
+            // The server lost the script: the pipeline's NOSCRIPTs are sent again by EVAL.
+            assert_eq!(
+                server.command(&["SCRIPT", "FLUSH"]),
+                Resp::Status("OK".into())
+            );
+        }
+        let reports: Vec<Report> = (0..3_u64)
+            .map(|i| Report {
+                calls: 5 * i,
+                tokens_wanted: i,
+                ..report(i + 1, 1_000 + round * 1_000)
+            })
+            .collect();
+        let batch: Vec<_> = scopes
+            .iter()
+            .zip(&reports)
+            .map(|(keys, report)| (keys, &settings, report))
+            .collect();
+        let replies = store.sync_many(&batch).await.expect("one round trip");
+        for ((reply, model), report) in replies.into_iter().zip(&mut models).zip(&reports) {
+            let expected = step(model, &settings, report).expect("valid");
+            assert_eq!(reply.expect("synced"), expected);
+        }
+    }
+    // Every scope's keys expire by themselves if its fleet goes away.
+    let Resp::Int(ttl) = server.command(&["PTTL", scopes[1].state()]) else {
+        panic!("PTTL")
+    };
+    assert!(ttl > 0, "{ttl}");
+    // A report out of bounds fails alone.
+    let bad = Report {
+        calls: MAX_COUNT + 1,
+        ..report(7, 5_000)
+    };
+    let good = report(8, 5_000);
+    let batch = [
+        (&scopes[0], &settings, &bad),
+        (&scopes[1], &settings, &good),
+    ];
+    let replies = store.sync_many(&batch).await.expect("one round trip");
+    assert!(matches!(replies[0], Err(FleetError::Protocol(_))));
+    assert!(matches!(replies[1], Ok(Reply::Lease(_))));
+}

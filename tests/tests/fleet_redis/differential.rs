@@ -1,0 +1,267 @@
+//! The differential test: one sequence of reports through `store.lua` on a real Redis and
+//! through `store_model::step`, requiring identical replies and identical stored state (the
+//! hash and sorted set read back) after every step.
+
+use proptest::prelude::*;
+use retry_core::fleet::keys::ScopeKeys;
+use retry_core::fleet::protocol::{
+    MAX_COUNT, MAX_RATE, MAX_TIME_MS, MAX_TOKENS, Reply, Report, Settings,
+};
+use retry_core::fleet::redis::RedisStore;
+use retry_core::fleet::store_model::step;
+use retry_core::fleet::store_state::StoreState;
+use retry_tests::redis_server::{RedisServer, Resp};
+
+use super::{Process, options, server};
+
+/// A store and the model, side by side, for one scope.
+struct Pair<'a> {
+    server: &'a RedisServer,
+    store: RedisStore,
+    keys: ScopeKeys,
+    model: StoreState,
+    steps: usize,
+}
+
+impl<'a> Pair<'a> {
+    async fn new(server: &'a RedisServer, scope: &str) -> Self {
+        let store = RedisStore::connect(&server.url(), options())
+            .await
+            .expect("connects");
+        Self {
+            server,
+            store,
+            keys: ScopeKeys::new("retry:", scope).expect("a valid scope"),
+            model: StoreState::default(),
+            steps: 0,
+        }
+    }
+
+    /// One report through both; the replies and the stored states must be equal.
+    async fn step(&mut self, settings: &Settings, report: &Report) -> Reply {
+        self.steps += 1;
+        let stored = self
+            .store
+            .sync_once(&self.keys, settings, report)
+            .await
+            .unwrap_or_else(|error| panic!("step {}: Redis failed: {error}", self.steps));
+        let modelled = step(&mut self.model, settings, report).expect("a valid report");
+        assert_eq!(
+            stored, modelled,
+            "step {}: the script and the model replied differently to {report:?}",
+            self.steps
+        );
+        let state = self.store.read_state(&self.keys).await.expect("readable");
+        assert_eq!(
+            state, self.model,
+            "step {}: the script and the model left different states after {report:?}",
+            self.steps
+        );
+        stored
+    }
+
+    /// A process's sync through both, applied to the process.
+    async fn sync(
+        &mut self,
+        process: &mut Process,
+        now_ms: u64,
+        fill: impl FnOnce(Report) -> Report,
+    ) -> Reply {
+        let report = process.report(now_ms, fill);
+        let reply = self.step(&Settings::example(), &report).await;
+        process.apply(&report, &reply);
+        reply
+    }
+
+    /// The store loses everything (FLUSHALL: the script too), and so does the model.
+    fn flush(&mut self) {
+        assert_eq!(
+            self.server.command(&["FLUSHALL"]),
+            Resp::Status("OK".into())
+        );
+        self.model.clear();
+    }
+}
+
+#[tokio::test]
+async fn a_fleets_life_gives_the_same_replies_and_state_on_redis_and_in_the_model() {
+    let Some(server) = server(&[]) else { return };
+    let mut pair = Pair::new(&server, "life").await;
+    let mut fleet: Vec<Process> = (1..=3).map(Process::new).collect();
+    // 70 s of traffic, 10 calls/s in all; throttles from 20 s to 30 s; the third process
+    // wants retries from 40 s and falls silent at 50 s.
+    for second in 1..=70_u64 {
+        for (i, process) in fleet.iter_mut().enumerate() {
+            let index = u64::try_from(i).expect("small");
+            if index == 2 && second > 50 {
+                continue;
+            }
+            let now = second * 1_000 + index * 300;
+            let throttled = (20..30).contains(&second);
+            pair.sync(process, now, |report| Report {
+                calls: 3 + index,
+                first_try_successes: 2,
+                tokens_wanted: if index == 2 && second >= 40 { 28 } else { 0 },
+                tokens_granted: if index == 2 && second >= 40 { 14 } else { 0 },
+                sends: 40,
+                throttles: if throttled { 10 } else { 0 },
+                send_demand: 40_000 + index * 10_000,
+                ..report
+            })
+            .await;
+        }
+    }
+    // Another process's settings: a conflict.
+    let other = Settings {
+        most: 2_000,
+        ..Settings::example()
+    };
+    let newcomer = Process::new(9).report(71_000, |report| report);
+    let conflict = pair.step(&other, &newcomer).await;
+    assert_eq!(conflict, Reply::Conflict(Settings::example()));
+    // Hostile values within the protocol's bounds.
+    let hostile = fleet[0].report(71_500, |report| Report {
+        calls: MAX_COUNT,
+        first_try_successes: MAX_COUNT,
+        held: MAX_TOKENS,
+        tokens_wanted: MAX_COUNT,
+        tokens_granted: MAX_COUNT,
+        tokens_returned: MAX_COUNT,
+        sends: MAX_COUNT,
+        throttles: MAX_COUNT,
+        send_demand: MAX_RATE,
+        known_fleet_rate: MAX_RATE,
+        ..report
+    });
+    pair.step(&Settings::example(), &hostile).await;
+    // The store is flushed: the processes re-learn it from what they hold and knew.
+    pair.flush();
+    for (i, process) in fleet.iter_mut().take(2).enumerate() {
+        let now = 72_000 + u64::try_from(i).expect("small") * 100;
+        pair.sync(process, now, |report| report).await;
+    }
+    let relearned = pair.model.fleet().expect("re-learned");
+    assert_eq!(relearned.pool, 0, "nothing it cannot account for");
+    assert!(relearned.adopting || relearned.engaged);
+    // Time jumps far ahead: everyone expires; a report at the latest time there is.
+    pair.sync(&mut fleet[0], MAX_TIME_MS, |report| report).await;
+    // 190 syncs in the 70 s, the conflict, the hostile report, 2 re-learning syncs, the last.
+    assert_eq!(pair.steps, 195);
+}
+
+/// One step of a generated sequence.
+#[derive(Debug, Clone)]
+enum Action {
+    Sync {
+        process: usize,
+        advance_ms: u64,
+        report: Report,
+    },
+    Conflict {
+        advance_ms: u64,
+    },
+    Flush,
+}
+
+fn count() -> impl Strategy<Value = u64> {
+    prop_oneof![8 => 0..30_u64, 1 => Just(MAX_COUNT), 1 => 0..=MAX_COUNT]
+}
+
+fn action() -> impl Strategy<Value = Action> {
+    let sync = (
+        0..4_usize,
+        prop_oneof![0..1_500_u64, Just(4_000)],
+        (count(), count(), count(), count()),
+        (count(), count(), 0..=MAX_RATE, prop::bool::weighted(0.05)),
+    )
+        .prop_map(|(process, advance_ms, first, second)| {
+            let (calls, first_try_successes, tokens_wanted, tokens_granted) = first;
+            let (sends, throttles, send_demand, hostile_held) = second;
+            Action::Sync {
+                process,
+                advance_ms,
+                report: Report {
+                    calls,
+                    first_try_successes,
+                    tokens_wanted,
+                    tokens_granted,
+                    sends,
+                    throttles: throttles.min(sends),
+                    send_demand,
+                    held: if hostile_held { MAX_TOKENS } else { 0 },
+                    ..Report::default()
+                },
+            }
+        });
+    prop_oneof![
+        30 => sync,
+        1 => (0..2_000_u64).prop_map(|advance_ms| Action::Conflict { advance_ms }),
+        1 => Just(Action::Flush),
+    ]
+}
+
+proptest! {
+    // Each case runs its sequence against one Redis: bounded in count and length.
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    #[test]
+    fn generated_sequences_give_the_same_replies_and_state(
+        actions in proptest::collection::vec(action(), 1..40),
+    ) {
+        run_generated(actions);
+    }
+}
+
+fn run_generated(actions: Vec<Action>) {
+    let Some(server) = server(&[]) else { return };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    runtime.block_on(async {
+        let mut pair = Pair::new(&server, "generated").await;
+        let mut processes: Vec<Process> = (1..=4).map(Process::new).collect();
+        let mut now = 1_000;
+        for action in actions {
+            match action {
+                Action::Sync {
+                    process,
+                    advance_ms,
+                    report,
+                } => {
+                    now += advance_ms;
+                    let held = report.held;
+                    pair.sync(&mut processes[process], now, |own| Report {
+                        held: own.held.max(held),
+                        ..report_with(own, report)
+                    })
+                    .await;
+                }
+                Action::Conflict { advance_ms } => {
+                    now += advance_ms;
+                    let other = Settings {
+                        beta_ppm: 700_000,
+                        ..Settings::example()
+                    };
+                    let report = Process::new(99).report(now, |report| report);
+                    pair.step(&other, &report).await;
+                }
+                Action::Flush => pair.flush(),
+            }
+        }
+    });
+}
+
+/// `counts`' counts on `own`'s identity, time and holdings.
+fn report_with(own: Report, counts: Report) -> Report {
+    Report {
+        calls: counts.calls,
+        first_try_successes: counts.first_try_successes,
+        tokens_wanted: counts.tokens_wanted,
+        tokens_granted: counts.tokens_granted,
+        sends: counts.sends,
+        throttles: counts.throttles,
+        send_demand: counts.send_demand,
+        ..own
+    }
+}
