@@ -128,6 +128,7 @@ pub mod fleet;
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod http;
 mod info;
+mod load_shed;
 mod name;
 mod observe;
 pub mod quota;
@@ -149,7 +150,6 @@ pub mod __private_0_1_0;
 
 // The everyday names. Each is defined in its module and public here only (the modules list the
 // rest): `tests/surface.rs` lists them, so that growing the root is a decision.
-pub use adaptive::LoadShed;
 pub use classify::action::{ErrorKind, RetryAction, RetryReason};
 pub use classify::classifier::ClassifyRetry;
 pub use config::error::ConfigError;
@@ -161,6 +161,7 @@ pub use driver::blocking::retry_blocking;
 pub use driver::hook::RetryEvent;
 pub use driver::retry::{Retry, retry};
 pub use info::{Fault, RetryInfo, RetrySafety};
+pub use load_shed::LoadShed;
 pub use scope::state::Scope;
 pub use strategy::adaptive::AdaptiveStrategy;
 pub use strategy::configured::strategy_for;
@@ -176,11 +177,6 @@ pub use retry_macros::retryable;
 /// `#[derive(RetryInfo)]`: an error type describes its retryability with `#[retry(...)]`.
 #[cfg(feature = "macros")]
 pub use retry_macros::RetryInfo;
-
-// Until the adaptive files import them from their modules.
-pub(crate) use adaptive::ShedReason;
-#[cfg(test)]
-pub(crate) use clock::ManualClock;
 
 /// The README's examples, compiled and run as doc tests.
 #[cfg(doctest)]

@@ -14,8 +14,6 @@
 use std::time::Duration;
 
 use crate::classify::ErrorKind;
-// Until strategy/adaptive.rs imports it from its home.
-pub(crate) use crate::scope::Counter;
 
 /// The event of a retry granted after attempt number `attempt` failed (1 for the first), the
 /// number the `on_retry` hook is given.

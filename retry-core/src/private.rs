@@ -185,13 +185,13 @@ impl<E: From<tokio::time::error::Elapsed>> FromElapsed for E {
 )]
 pub trait FromLoadShed {
     /// The error for a shed call.
-    fn from_load_shed(shed: crate::adaptive::LoadShed) -> Self;
+    fn from_load_shed(shed: crate::load_shed::LoadShed) -> Self;
 }
 
 #[diagnostic::do_not_recommend]
-impl<E: From<crate::adaptive::LoadShed>> FromLoadShed for E {
+impl<E: From<crate::load_shed::LoadShed>> FromLoadShed for E {
     #[inline]
-    fn from_load_shed(shed: crate::adaptive::LoadShed) -> Self {
+    fn from_load_shed(shed: crate::load_shed::LoadShed) -> Self {
         E::from(shed)
     }
 }

@@ -5,8 +5,8 @@ use std::error::Error;
 use std::io;
 
 use super::{ClassifierPriority, ClassifyRetry, RetryAction, RetryInfoClassifier};
-use crate::adaptive::LoadShed;
 use crate::config::{ConfigError, DurationParseError, ValueParseError};
+use crate::load_shed::LoadShed;
 
 /// Classifies an error that erases its type, by walking its [`source`](Error::source) chain:
 /// the first cause the library knows decides.

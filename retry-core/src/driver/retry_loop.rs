@@ -9,8 +9,8 @@ use std::time::Duration;
 use tokio::time::{Instant, Sleep};
 
 use super::{NeverShed, OnRetry, RetryEvent, ShedLoad, ShedPolicy};
-use crate::adaptive::LoadShed;
 use crate::classify::{ClassifyRetry, RetryAction, RetryReason};
+use crate::load_shed::LoadShed;
 use crate::strategy::{RetryError, RetryStrategy, RetryToken, SendPermit};
 
 /// The state of one call between its attempts.

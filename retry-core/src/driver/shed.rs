@@ -5,7 +5,7 @@
 
 use std::convert::Infallible;
 
-use crate::adaptive::LoadShed;
+use crate::load_shed::LoadShed;
 use crate::strategy::{RetryStrategy, RetryToken};
 
 mod sealed {

@@ -3,9 +3,9 @@
 use super::{
     AdaptiveStrategy, RetryError, RetryStrategy, RetryToken, SendPermit, StandardStrategy,
 };
-use crate::adaptive::LoadShed;
 use crate::classify::RetryReason;
 use crate::config::{RetryConfig, RetryMode};
+use crate::load_shed::LoadShed;
 use crate::scope::Scope;
 
 /// The strategy `config.mode()` names: standard or adaptive, chosen at run time (a

@@ -2,6 +2,8 @@
 //! interface of the Smithy client guide "Retries").
 
 pub(crate) mod adaptive;
+#[cfg(test)]
+mod adaptive_tests;
 mod builder;
 pub(crate) mod configured;
 pub(crate) mod error;

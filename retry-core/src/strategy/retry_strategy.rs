@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use super::error::RetryError;
 use super::token::RetryToken;
-use crate::adaptive::LoadShed;
 use crate::classify::RetryReason;
+use crate::load_shed::LoadShed;
 
 /// Whether an attempt may be sent now.
 ///

@@ -2,21 +2,23 @@
 //! adaptive retry algorithm: the CUBIC curve, the measured send rate, the fill rate and capacity
 //! after throttles and successes, and acquisition (never negative, a short caller told the exact
 //! wait); then the adaptive strategy on top: places in line, `max_wait` and the deadline.
+//!
+//! Unit tests (moved from the integration tests): the constants and CUBIC's and the measured
+//! rate's parts they pin are internal to the crate. They test the adaptive strategy too, so
+//! they live with it, above the `adaptive` module they import from.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use retry_core::adaptive::{
+use super::{AdaptiveStrategy, RetryError, RetryStrategy, SendPermit, StandardStrategy};
+use crate::adaptive::{
     Admission, BETA, ClientRateLimiter, Cubic, MAX_SLEEP_BEFORE_RECHECK, MIN_CAPACITY,
     MIN_FILL_RATE, MeasuredRate, REFERENCE_RATE, Reservation, SCALE_CONSTANT, SMOOTH,
 };
-use retry_core::backoff::{FixedRandom, RandomSource, SeededRandom};
-use retry_core::clock::{Clock, ManualClock};
-use retry_core::strategy::SendPermit;
-use retry_core::{
-    AdaptiveStrategy, ErrorKind, RetryConfig, RetryError, RetryReason, RetryStrategy,
-    StandardStrategy,
-};
+use crate::backoff::{FixedRandom, RandomSource, SeededRandom};
+use crate::classify::{ErrorKind, RetryReason};
+use crate::clock::{Clock, ManualClock};
+use crate::config::RetryConfig;
 
 /// Floating-point results are compared to the hand-derived values within this tolerance.
 const EPSILON: f64 = 1e-9;
@@ -785,4 +787,16 @@ fn a_sampled_limiter_starts_from_the_rate_counted_not_the_rate_sampled() {
         counted,
         "the measured rate starts over from it",
     );
+}
+
+/// The public docs state these internal constants as plain values (the adaptive module's
+/// `ClientRateLimiter`, `Admission`, `CongestionSignals`): change a constant, change its docs.
+#[test]
+fn the_public_docs_state_the_internal_constants() {
+    use crate::adaptive::{BASELINE_WINDOW, LATENCY_FACTOR, WAITER_LEASE};
+    assert_eq!(MAX_SLEEP_BEFORE_RECHECK, Duration::from_millis(500));
+    assert_eq!(WAITER_LEASE, Duration::from_secs(2));
+    assert_eq!(REFERENCE_RATE, 10.0);
+    assert_eq!(MIN_FILL_RATE, 0.5);
+    assert_eq!((LATENCY_FACTOR, BASELINE_WINDOW), (4.0, 30.0));
 }

@@ -1,5 +1,7 @@
-//! Load shedding: a call refused before its first attempt, because its send permit is not
-//! expected in time.
+//! Load shedding's refusal: a call refused before its first attempt, because its send permit is
+//! not expected in time ([`LoadShed`], and why: [`ShedReason`]). The value every layer shares (the
+//! strategies that shed, the drivers that return it, the classifiers that recognize it), so it
+//! sits below them all; the policies that choose to shed are the drivers' (`driver/shed.rs`).
 
 use std::fmt;
 use std::time::Duration;
@@ -7,7 +9,7 @@ use std::time::Duration;
 /// Why the caller's budget for waiting was too small.
 ///
 /// ```
-/// assert_eq!(retry_core::ShedReason::Deadline.as_str(), "deadline");
+/// assert_eq!(retry_core::adaptive::ShedReason::Deadline.as_str(), "deadline");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -22,7 +24,7 @@ impl ShedReason {
     /// A short name for logs and metrics.
     ///
     /// ```
-    /// assert_eq!(retry_core::ShedReason::MaxWait.as_str(), "max_wait");
+    /// assert_eq!(retry_core::adaptive::ShedReason::MaxWait.as_str(), "max_wait");
     /// ```
     pub fn as_str(self) -> &'static str {
         match self {
@@ -39,12 +41,13 @@ impl ShedReason {
 /// service's error, and retrying it at once only queues again.
 ///
 /// A caller opts in by giving its error type a way to hold it (`E: From<LoadShed>`) and
-/// running the call with [`Retry::run_or_shed`](crate::Retry::run_or_shed),
-/// [`retry_or_shed`](crate::retry_or_shed) or [`RetryLoop::try_ready`](crate::RetryLoop::try_ready);
-/// the other entry points keep the rule that the first attempt is always made.
+/// shedding load: [`Retry::shed_load`](crate::Retry::shed_load),
+/// [`RetryLoop::shed_load`](crate::driver::RetryLoop::shed_load), `#[retryable(shed = true)]` or
+/// the tower layer's `shed_load`; without it, the first attempt is always made.
 ///
 /// ```
-/// use retry_core::{LoadShed, ShedReason};
+/// use retry_core::LoadShed;
+/// use retry_core::adaptive::ShedReason;
 /// use std::time::Duration;
 /// let shed = LoadShed::new(Duration::from_secs(3), Duration::from_secs(1), ShedReason::Deadline);
 /// assert_eq!(
@@ -64,7 +67,8 @@ impl LoadShed {
     /// left before the deadline, or `max_wait`).
     ///
     /// ```
-    /// # use retry_core::{LoadShed, ShedReason};
+    /// # use retry_core::LoadShed;
+    /// # use retry_core::adaptive::ShedReason;
     /// # use std::time::Duration;
     /// let shed = LoadShed::new(Duration::from_secs(2), Duration::from_millis(500), ShedReason::MaxWait);
     /// assert_eq!(shed.reason(), ShedReason::MaxWait);
@@ -78,37 +82,16 @@ impl LoadShed {
     }
 
     /// How far away the send permit was expected.
-    ///
-    /// ```
-    /// # use retry_core::{LoadShed, ShedReason};
-    /// # use std::time::Duration;
-    /// let shed = LoadShed::new(Duration::from_secs(2), Duration::ZERO, ShedReason::Deadline);
-    /// assert_eq!(shed.expected(), Duration::from_secs(2));
-    /// ```
     pub fn expected(&self) -> Duration {
         self.expected
     }
 
     /// The longest the call could wait: the time left before its deadline, or `max_wait`.
-    ///
-    /// ```
-    /// # use retry_core::{LoadShed, ShedReason};
-    /// # use std::time::Duration;
-    /// let shed = LoadShed::new(Duration::from_secs(2), Duration::from_secs(1), ShedReason::MaxWait);
-    /// assert_eq!(shed.limit(), Duration::from_secs(1));
-    /// ```
     pub fn limit(&self) -> Duration {
         self.limit
     }
 
     /// Which limit it was.
-    ///
-    /// ```
-    /// # use retry_core::{LoadShed, ShedReason};
-    /// # use std::time::Duration;
-    /// let shed = LoadShed::new(Duration::from_secs(2), Duration::from_secs(1), ShedReason::Deadline);
-    /// assert_eq!(shed.reason(), ShedReason::Deadline);
-    /// ```
     pub fn reason(&self) -> ShedReason {
         self.reason
     }
