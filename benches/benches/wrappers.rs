@@ -29,8 +29,9 @@ use retry_bench::{
     default_zero_backoff_config, flaky, op, prepare_retryable_scopes, standard, success_config,
     zero_backoff_config,
 };
+use retry_core::clock::{Clock, TokioClock};
 use retry_core::tower::RetryLayer;
-use retry_core::{Clock, RetryStrategy, StandardStrategy, TokioClock, retry};
+use retry_core::{RetryStrategy, StandardStrategy, retry};
 use std::sync::atomic::{AtomicU64, Ordering};
 use tokio_retry::RetryIf;
 use tower::retry::Policy;

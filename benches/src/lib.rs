@@ -227,7 +227,7 @@ pub fn default_zero_backoff_config() -> RetryConfig {
     )
 }
 
-fn config(builder: retry_core::RetryConfigBuilder) -> RetryConfig {
+fn config(builder: retry_core::config::RetryConfigBuilder) -> RetryConfig {
     match builder.build() {
         Ok(config) => config,
         Err(error) => panic!("benchmark configuration rejected: {error}"),

@@ -19,8 +19,9 @@ use retry_bench::{
     default_zero_backoff_config, flaky, op, prepare_retryable_scopes, standard, success_config,
     zero_backoff_config,
 };
+use retry_core::backoff::Jitter;
 use retry_core::tower::RetryLayer;
-use retry_core::{Jitter, RetryStrategy, retry, retryable};
+use retry_core::{RetryStrategy, retry, retryable};
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 use tower::{Layer, Service, ServiceExt};
 

@@ -10,7 +10,8 @@ use std::time::Instant;
 use examples::http_demo::{self, Reply, status};
 
 // ANCHOR: readme
-use retry_core::{CheckStatus, HttpStatusError, RetryInfo, retryable};
+use retry_core::http::{CheckStatus, HttpStatusError};
+use retry_core::{RetryInfo, retryable};
 
 /// What a call to the catalog fails with; each variant knows whether a retry can help.
 #[derive(Debug, thiserror::Error, RetryInfo)]

@@ -17,11 +17,10 @@ use bytes::Bytes;
 use http_body_util::Full;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
+use retry_core::classify::{ClassifierChain, TransientErrorClassifier};
+use retry_core::http::HttpStatusClassifier;
 use retry_core::tower::RetryLayer;
-use retry_core::{
-    ClassifierChain, ConfigError, HttpStatusClassifier, RetryConfig, TransientErrorClassifier,
-    strategy_for,
-};
+use retry_core::{ConfigError, RetryConfig, strategy_for};
 use tower::{Service, ServiceBuilder};
 
 type Request = http::Request<Full<Bytes>>;

@@ -1,4 +1,4 @@
-//! `retry_core::parse_duration` on any UTF-8 text: see `retry_core_fuzz::duration::check`.
+//! `retry_core::config::parse_duration` on any UTF-8 text: see `retry_core_fuzz::duration::check`.
 #![no_main]
 
 use libfuzzer_sys::{Corpus, fuzz_target};

@@ -9,7 +9,8 @@ use std::sync::atomic::{AtomicI64, AtomicU32, Ordering};
 use std::time::SystemTime;
 
 use http::{Response, StatusCode};
-use retry_core::{ClassifyRetry, ErrorKind, HttpStatusClassifier, RetryAction, RetryAfter};
+use retry_core::http::{HttpStatusClassifier, RetryAfter};
+use retry_core::{ClassifyRetry, ErrorKind, RetryAction};
 
 use crate::{lines, retry_after};
 

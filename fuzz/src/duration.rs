@@ -1,8 +1,9 @@
-//! `retry_core::parse_duration`: a reference model and the properties every input must keep.
+//! `retry_core::config::parse_duration`: a reference model and the properties every input must
+//! keep.
 
 use std::time::Duration;
 
-use retry_core::parse_duration;
+use retry_core::config::parse_duration;
 
 /// The units of the duration grammar, in nanoseconds (the reference's own table).
 const UNITS: [(&str, u128); 6] = [

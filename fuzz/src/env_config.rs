@@ -7,7 +7,9 @@
 use std::cell::RefCell;
 use std::time::Duration;
 
-use retry_core::{ConfigError, Jitter, Quota, RetryConfig, RetryMode, parse_duration};
+use retry_core::backoff::Jitter;
+use retry_core::config::parse_duration;
+use retry_core::{ConfigError, Quota, RetryConfig, RetryMode};
 
 use crate::decimal::{Decimal, digits};
 use crate::lines;

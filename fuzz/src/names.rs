@@ -5,7 +5,8 @@
 use std::fmt::{Debug, Display};
 use std::str::FromStr;
 
-use retry_core::{Jitter, RetryMode, RetryPreset};
+use retry_core::backoff::Jitter;
+use retry_core::{RetryMode, RetryPreset};
 
 /// Every property of the three name parsers on `input`.
 pub fn check(input: &str) {

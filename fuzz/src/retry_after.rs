@@ -1,6 +1,6 @@
-//! `retry_core::RetryAfter::from_headers` and `retry_core::parse_retry_after` (the crate's one
-//! reader of `x-amz-retry-after` and `Retry-After`, which gRPC's pushback shares): a reference
-//! model of both headers.
+//! `retry_core::http::RetryAfter::from_headers` and `retry_core::http::parse_retry_after` (the
+//! crate's one reader of `x-amz-retry-after` and `Retry-After`, which gRPC's pushback shares): a
+//! reference model of both headers.
 //!
 //! Input: `name=value` lines ([`crate::lines`]). `now=<seconds since the epoch>` (and
 //! `now_nanos=`) sets the clock; every other line whose name and value make a valid header is
@@ -9,7 +9,7 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use http::{HeaderMap, HeaderName, HeaderValue};
-use retry_core::{RetryAfter, parse_retry_after};
+use retry_core::http::{RetryAfter, parse_retry_after};
 
 use crate::decimal::{Decimal, digits};
 use crate::{http_date, lines};

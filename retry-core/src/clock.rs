@@ -12,7 +12,7 @@ use crate::sync::{AtomicU64, Ordering};
 /// A monotonic clock: the time elapsed since some fixed origin.
 ///
 /// ```
-/// use retry_core::{Clock, ManualClock};
+/// use retry_core::clock::{Clock, ManualClock};
 /// use std::time::Duration;
 ///
 /// let clock = ManualClock::new();
@@ -41,7 +41,7 @@ pub type SharedClock = Arc<dyn Clock>;
 /// runtime's time is the consumers' to absorb (the rate limiter takes it as no time passing).
 ///
 /// ```
-/// use retry_core::{Clock, TokioClock};
+/// use retry_core::clock::{Clock, TokioClock};
 /// let clock = TokioClock::new();
 /// let a = clock.now();
 /// assert!(clock.now() >= a);
@@ -53,11 +53,6 @@ pub struct TokioClock {
 
 impl TokioClock {
     /// A clock whose origin is now.
-    ///
-    /// ```
-    /// let clock = retry_core::TokioClock::new();
-    /// # let _ = clock;
-    /// ```
     pub fn new() -> Self {
         let tokio_now = tokio::time::Instant::now();
         let real_now = tokio::time::Instant::from_std(std::time::Instant::now());
@@ -82,7 +77,7 @@ impl Clock for TokioClock {
 /// A clock that moves only when told to: for tests and simulations.
 ///
 /// ```
-/// use retry_core::{Clock, ManualClock};
+/// use retry_core::clock::{Clock, ManualClock};
 /// use std::time::Duration;
 ///
 /// let clock = ManualClock::new();
@@ -99,7 +94,7 @@ impl ManualClock {
     /// A clock standing at zero.
     ///
     /// ```
-    /// use retry_core::{Clock, ManualClock};
+    /// use retry_core::clock::{Clock, ManualClock};
     /// assert_eq!(ManualClock::new().now(), std::time::Duration::ZERO);
     /// ```
     pub fn new() -> Self {
@@ -109,7 +104,7 @@ impl ManualClock {
     /// Moves the clock forward by `by` (saturating at about 584 years).
     ///
     /// ```
-    /// use retry_core::{Clock, ManualClock};
+    /// use retry_core::clock::{Clock, ManualClock};
     /// let clock = ManualClock::new();
     /// clock.advance(std::time::Duration::from_millis(5));
     /// assert_eq!(clock.now().as_millis(), 5);
@@ -127,7 +122,7 @@ impl ManualClock {
     /// Sets the clock to `to`, if that is not earlier than the current time (a clock is monotonic).
     ///
     /// ```
-    /// use retry_core::{Clock, ManualClock};
+    /// use retry_core::clock::{Clock, ManualClock};
     /// use std::time::Duration;
     /// let clock = ManualClock::new();
     /// clock.set(Duration::from_secs(2));

@@ -93,7 +93,7 @@ pub enum Fault {
     label = "`RetryInfo` is not implemented for `{Self}`",
     note = "derive it: `#[derive(retry_core::RetryInfo)]` and mark variants with `#[retry(transient)]`, `#[retry(throttling)]`, `#[retry(never)]`, ...",
     note = "or, for an error type of your own crate, implement `retry_core::RetryInfo` for it (every method has a default) and override what you need",
-    note = "for `anyhow::Error`, `Box<dyn Error + Send + Sync>` and other type-erased errors: `#[retryable(classifier = retry_core::DynErrorClassifier)]` classifies by the source chain",
+    note = "for `anyhow::Error`, `Box<dyn Error + Send + Sync>` and other type-erased errors: `#[retryable(classifier = retry_core::classify::DynErrorClassifier)]` classifies by the source chain",
     note = "or pass a classifier that does not need it: `#[retryable(classifier = ...)]` / `#[retryable(retry_if = ...)]`"
 )]
 pub trait RetryInfo {
@@ -179,7 +179,7 @@ pub(crate) fn is_transient_io_kind(kind: io::ErrorKind) -> bool {
 /// retries): a classifier guarding requests that must not run twice can tell it from a failure
 /// that surely sent nothing, such as a refused connection ([`RetrySafety::Yes`]).
 ///
-/// [`RetryInfoClassifier`]: crate::RetryInfoClassifier
+/// [`RetryInfoClassifier`]: crate::classify::RetryInfoClassifier
 ///
 /// ```
 /// use retry_core::{Fault, RetryInfo, RetrySafety};

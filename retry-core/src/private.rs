@@ -8,12 +8,20 @@
 pub use std::sync::LazyLock;
 pub use std::time::Duration;
 
-pub use crate::driver::{Settled, cut_after};
-pub use crate::{
-    ClassifyRetry, ConfiguredStrategy, Jitter, NoHook, OnRetry, Quota, RetryConfig,
-    RetryConfigBuilder, RetryIf, RetryInfo, RetryInfoClassifier, RetryLoop, RetryMode, RetryPreset,
-    RetryStrategy,
-};
+pub use crate::backoff::Jitter;
+pub use crate::classify::classifier::ClassifyRetry;
+pub use crate::classify::{RetryIf, RetryInfoClassifier};
+pub use crate::config::RetryConfigBuilder;
+pub use crate::config::mode::RetryMode;
+pub use crate::config::preset::RetryPreset;
+pub use crate::config::quota::Quota;
+pub use crate::config::retry_config::RetryConfig;
+pub use crate::driver::attempt_timeout::cut_after;
+pub use crate::driver::linger::Settled;
+pub use crate::driver::{NoHook, OnRetry, RetryLoop};
+pub use crate::info::RetryInfo;
+pub use crate::strategy::ConfiguredStrategy;
+pub use crate::strategy::retry_strategy::RetryStrategy;
 
 /// A function's default strategy, built once on first call.
 pub type FnStrategy = LazyLock<ConfiguredStrategy>;
@@ -31,7 +39,7 @@ pub fn default_strategy(
         tracing::error!(target: "retry_core", scope, %error, "invalid #[retryable] configuration: using the defaults");
         RetryConfig::default()
     });
-    crate::strategy_for(config, scope)
+    crate::strategy::strategy_for(config, scope)
 }
 
 // ---- `#[retryable]`: checks that report at the user's tokens ----------------------------------
@@ -139,7 +147,7 @@ pub struct DynHook<'a, E>(pub &'a dyn OnRetry<E>);
 
 impl<E> OnRetry<E> for DynHook<'_, E> {
     #[inline]
-    fn on_retry(&self, event: &crate::RetryEvent<'_, E>) {
+    fn on_retry(&self, event: &crate::driver::RetryEvent<'_, E>) {
         self.0.on_retry(event);
     }
 }
@@ -177,13 +185,13 @@ impl<E: From<tokio::time::error::Elapsed>> FromElapsed for E {
 )]
 pub trait FromLoadShed {
     /// The error for a shed call.
-    fn from_load_shed(shed: crate::LoadShed) -> Self;
+    fn from_load_shed(shed: crate::load_shed::LoadShed) -> Self;
 }
 
 #[diagnostic::do_not_recommend]
-impl<E: From<crate::LoadShed>> FromLoadShed for E {
+impl<E: From<crate::load_shed::LoadShed>> FromLoadShed for E {
     #[inline]
-    fn from_load_shed(shed: crate::LoadShed) -> Self {
+    fn from_load_shed(shed: crate::load_shed::LoadShed) -> Self {
         E::from(shed)
     }
 }
@@ -200,7 +208,7 @@ impl<E: From<crate::LoadShed>> FromLoadShed for E {
 )]
 pub trait WrappedError {
     /// `RetryInfo::retry_safety` of the wrapped error.
-    fn wrapped_retry_safety(&self) -> crate::RetrySafety;
+    fn wrapped_retry_safety(&self) -> crate::info::RetrySafety;
     /// `RetryInfo::is_throttling` of the wrapped error.
     fn wrapped_is_throttling(&self) -> bool;
     /// `RetryInfo::is_timeout` of the wrapped error.
@@ -208,13 +216,13 @@ pub trait WrappedError {
     /// `RetryInfo::retry_after` of the wrapped error.
     fn wrapped_retry_after(&self) -> Option<Duration>;
     /// `RetryInfo::fault` of the wrapped error.
-    fn wrapped_fault(&self) -> crate::Fault;
+    fn wrapped_fault(&self) -> crate::info::Fault;
 }
 
 #[diagnostic::do_not_recommend]
 impl<T: RetryInfo + ?Sized> WrappedError for T {
     #[inline]
-    fn wrapped_retry_safety(&self) -> crate::RetrySafety {
+    fn wrapped_retry_safety(&self) -> crate::info::RetrySafety {
         self.retry_safety()
     }
     #[inline]
@@ -230,7 +238,7 @@ impl<T: RetryInfo + ?Sized> WrappedError for T {
         self.retry_after()
     }
     #[inline]
-    fn wrapped_fault(&self) -> crate::Fault {
+    fn wrapped_fault(&self) -> crate::info::Fault {
         self.fault()
     }
 }

@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use loom::sync::atomic::{AtomicU64, Ordering};
 use loom::thread;
-use retry_core::{Clock, ManualClock, RetryQuota};
+use retry_core::clock::{Clock, ManualClock};
+use retry_core::quota::RetryQuota;
 
 /// A quota of `capacity` tokens, refilled at `refill` tokens per second, on a manual clock.
 fn quota(capacity: u32, refill: Option<f64>) -> (Arc<RetryQuota>, Arc<ManualClock>) {

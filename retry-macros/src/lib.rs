@@ -91,9 +91,9 @@ use syn::{DeriveInput, parse_macro_input};
 ///   keys replace the enum's keys of the same category (the retry keys, `fault`, `transparent`).
 /// * `#[retry(with = path)]` on a variant with one field, on a field, or on a struct with one
 ///   field: every method asks `path`, a `fn(&Field) -> impl RetryInfo` (e.g. returning a
-///   `retry_core::RetryDescription`, or an enum of yours deriving `RetryInfo`), about the field:
-///   a foreign error (`sqlx::Error`) classified without a newtype. One function rather than one
-///   per method: the five answers about one error are one decision, made in one `match`. It
+///   `retry_core::classify::RetryDescription`, or an enum of yours deriving `RetryInfo`), about the
+///   field: a foreign error (`sqlx::Error`) classified without a newtype. One function rather than
+///   one per method: the five answers about one error are one decision, made in one `match`. It
 ///   cannot be combined with other keys on the same variant, nor with `#[retry(after)]`.
 /// * `#[retry(crate = "path")]` on the enum or struct: the path of `retry_core` to use in the
 ///   generated code (default `::retry_core`).
@@ -175,11 +175,11 @@ pub fn derive_retry_info(input: TokenStream) -> TokenStream {
 /// * The return type must be a `Result`, under any name (`io::Result<T>`, an alias
 ///   `type Fallible<T> = Result<T, E>`): checked by the type system, at the return type.
 ///   Without `classifier` / `retry_if`, `E` must implement `RetryInfo`; for `anyhow::Error` or
-///   `Box<dyn Error + Send + Sync>`, write `classifier = retry_core::DynErrorClassifier`.
+///   `Box<dyn Error + Send + Sync>`, write `classifier = retry_core::classify::DynErrorClassifier`.
 /// * A plain `fn` is retried on the calling thread (`retry_core::retry_blocking`'s loop): the
 ///   body is called once per attempt (as a closure, so `?` and `return` end the attempt), the
 ///   backoff and adaptive mode's waits are slept through the thread's `Sleeper` (replace it in
-///   tests with `retry_core::with_sleeper`). `attempt_timeout` needs an `async fn`. A plain
+///   tests with `retry_core::driver::with_sleeper`). `attempt_timeout` needs an `async fn`. A plain
 ///   `fn` returning `impl Future` is rejected: write it as an `async fn`.
 /// * In an `#[async_trait]` impl or trait, `#[async_trait]` expands first (it is on the
 ///   enclosing item) and hands this attribute a plain `fn` returning

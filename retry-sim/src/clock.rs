@@ -4,19 +4,19 @@ use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use retry_core::Clock;
+use retry_core::clock::Clock;
 
 use crate::time::Nanos;
 
 /// A [`Clock`] that the event loop sets before each event: `retry-core`'s strategies, quotas and
 /// rate limiters read virtual time through it.
 ///
-/// It is [`retry_core::ManualClock`] without the compare-and-swap: a run's event loop is the
+/// It is [`retry_core::clock::ManualClock`] without the compare-and-swap: a run's event loop is the
 /// only writer and its time never decreases, so a plain store keeps the clock monotonic, and it
 /// is set at every event (a locked read-modify-write there cost a third of the run time).
 ///
 /// ```
-/// use retry_core::Clock;
+/// use retry_core::clock::Clock;
 /// let clock = retry_sim::clock::SimClock::new();
 /// clock.set(1_500_000_000);
 /// assert_eq!(clock.now(), std::time::Duration::from_millis(1500));

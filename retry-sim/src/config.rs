@@ -7,7 +7,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use retry_core::adaptive::CongestionSignals;
-use retry_core::{Jitter, RetryConfig, RetryMode, RetryPreset, parse_duration};
+use retry_core::backoff::Jitter;
+use retry_core::config::parse_duration;
+use retry_core::{RetryConfig, RetryMode, RetryPreset};
 use serde::Deserialize;
 
 use crate::fault::{Fault, FaultKind, FaultSchedule};

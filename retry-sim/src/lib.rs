@@ -1,7 +1,7 @@
 //! `retry-sim`: a deterministic discrete-event simulation of retry storms.
 //!
 //! It drives `retry-core`'s *real* strategies (the default, `aws-classic`, `aws-2026`, adaptive)
-//! through a [`ManualClock`](retry_core::ManualClock) in virtual time, side by side with
+//! through a [`ManualClock`](retry_core::clock::ManualClock) in virtual time, side by side with
 //! baselines modelled here (no retries, fixed retries with and without backoff, gRPC retry
 //! throttling, the SRE book's client-side throttling, Finagle's retry budget), against a server
 //! with workers, a bounded queue and a fault schedule. See the crate's `README.md` for the scenarios and the

@@ -8,10 +8,9 @@
 //! call cancelled at its deadline drops its loop, which settles its token as a dropped
 //! `retry(..)` future does. What the simulator measures is therefore what users run.
 
-use retry_core::{
-    ClassifierPriority, ClassifyRetry, ErrorKind, NoHook, RetryAction, RetryLoop, RetryReason,
-    RetryStrategy, Scope,
-};
+use retry_core::classify::ClassifierPriority;
+use retry_core::driver::{NoHook, RetryLoop};
+use retry_core::{ClassifyRetry, ErrorKind, RetryAction, RetryReason, RetryStrategy, Scope};
 
 use crate::baseline::{BaseToken, BaselineClient};
 use crate::time::{Nanos, to_duration};

@@ -142,8 +142,8 @@ pub fn strategy_random(
     seed: u64,
     layer: u64,
     client: u64,
-) -> std::sync::Arc<retry_core::SeededRandom> {
-    std::sync::Arc::new(retry_core::SeededRandom::new(derive_seed(
+) -> std::sync::Arc<retry_core::backoff::SeededRandom> {
+    std::sync::Arc::new(retry_core::backoff::SeededRandom::new(derive_seed(
         seed,
         1_000_000 + layer * 10_000_000 + client,
     )))

@@ -398,7 +398,11 @@ impl<'a> Engine<'a> {
         match ours[layer as usize].get(instance as usize) {
             Some(strategy) => {
                 let strategy: &'a (dyn RetryStrategy + 'static) = strategy.as_ref();
-                Token::Ours(OursLoop::new(strategy, SimClassifier, retry_core::NoHook))
+                Token::Ours(OursLoop::new(
+                    strategy,
+                    SimClassifier,
+                    retry_core::driver::NoHook,
+                ))
             }
             None => {
                 Token::Baseline(self.baselines[layer as usize][instance as usize].start(self.now))
@@ -414,7 +418,7 @@ impl<'a> Engine<'a> {
         match call.token.as_mut() {
             Some(Token::Ours(retry)) => {
                 // Before the first attempt waits for its permit and after each of its waits,
-                // as `RetryLoop::try_ready` does.
+                // as a shedding `RetryLoop::ready` does.
                 if call.attempts == 0 && retry.try_shed().is_some() {
                     return Permit::Refused;
                 }

@@ -130,6 +130,11 @@ pub const EXTRA: [&str; 4] = [
     "adaptive-latency",
 ];
 
+/// What a traffic-sized scope younger than its window starts with and finds at least, as
+/// `RetryConfig::quota_window` documents it: the AWS SDKs' initial retry quota
+/// (`INITIAL_RETRY_TOKENS`), 500.
+const YOUNG_SCOPE_QUOTA: u32 = 500;
+
 /// The backoff of "fixed N retries with exponential backoff and full jitter": backon's
 /// `ExponentialBuilder` defaults (1 s, factor 2, 60 s cap) with full jitter.
 const BACKON_BACKOFF: BackoffSpec = BackoffSpec {
@@ -441,7 +446,7 @@ impl fmt::Display for StrategySpec {
                         f,
                         ", quota sized by traffic (one token per call of the last {window:?}, at least one whole call's retries, at most {}; at least {} while the scope is younger than {window:?}; a success gives back every retry it paid for; one whole call's retries after {window:?} without a retry asked)",
                         config.quota_capacity(),
-                        retry_core::defaults::YOUNG_SCOPE_QUOTA.min(config.quota_capacity())
+                        YOUNG_SCOPE_QUOTA.min(config.quota_capacity())
                     )?;
                 }
                 match quota {
@@ -496,5 +501,17 @@ impl fmt::Display for StrategySpec {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The description's young-scope quota is what a new traffic-sized scope starts with.
+    #[test]
+    fn the_young_scope_quota_is_the_runtimes() {
+        let scope = Scope::new("young", &RetryConfig::default());
+        assert_eq!(scope.quota().level(), YOUNG_SCOPE_QUOTA);
     }
 }

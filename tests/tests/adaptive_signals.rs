@@ -114,9 +114,10 @@ fn after_the_limit_rises_the_rate_regains_ninety_percent_within_ten_seconds() {
 
 #[test]
 fn an_idle_strategy_samples_its_responses_into_the_measured_rate() {
+    use retry_core::clock::ManualClock;
+    use retry_core::strategy::SendPermit;
     use retry_core::{
-        AdaptiveStrategy, ErrorKind, ManualClock, RetryConfig, RetryReason, RetryStrategy,
-        SendPermit, StandardStrategy,
+        AdaptiveStrategy, ErrorKind, RetryConfig, RetryReason, RetryStrategy, StandardStrategy,
     };
     // 100 calls/s for 20 s through the strategy, before any throttle: one response in
     // IDLE_SAMPLE reaches the limiter, counting for IDLE_SAMPLE. The samples' spacing is random
@@ -252,9 +253,10 @@ fn a_standing_queue_keeps_lowering_the_rate_where_a_hot_key_would_hold_it() {
 #[test]
 fn the_latency_baseline_is_the_idle_service_s() {
     use retry_core::adaptive::{CongestionSignals, reseed_idle_sampling};
+    use retry_core::clock::ManualClock;
+    use retry_core::strategy::{RetryToken, SendPermit};
     use retry_core::{
-        AdaptiveStrategy, ErrorKind, ManualClock, RetryConfig, RetryReason, RetryStrategy,
-        RetryToken, SendPermit, StandardStrategy,
+        AdaptiveStrategy, ErrorKind, RetryConfig, RetryReason, RetryStrategy, StandardStrategy,
     };
     // Calls answered in 50 ms while the limiter is off, then attempt timeouts while other
     // calls are answered (a queue) switch it on, then calls answered in 1 s (the service's queue has filled). The idle samples

@@ -5,9 +5,13 @@
 use std::sync::Arc;
 
 use retry_core::adaptive::CongestionSignals;
+use retry_core::classify::RetryInfoClassifier;
+use retry_core::clock::ManualClock;
+use retry_core::driver::{NoHook, RetryLoop};
+use retry_core::strategy::SendPermit;
 use retry_core::{
-    AdaptiveStrategy, ErrorKind, ManualClock, NoHook, RetryConfig, RetryInfoClassifier, RetryLoop,
-    RetryMode, RetryReason, RetryStrategy, SendPermit, StandardStrategy,
+    AdaptiveStrategy, ErrorKind, RetryConfig, RetryMode, RetryReason, RetryStrategy,
+    StandardStrategy,
 };
 
 mod common;
@@ -69,7 +73,11 @@ fn call(strategy: &AdaptiveStrategy, clock: &ManualClock, attempt_ms: u64, answe
 }
 
 /// Waits (on the manual clock) for the token's send permit.
-fn send(strategy: &AdaptiveStrategy, clock: &ManualClock, token: &mut retry_core::RetryToken) {
+fn send(
+    strategy: &AdaptiveStrategy,
+    clock: &ManualClock,
+    token: &mut retry_core::strategy::RetryToken,
+) {
     while let SendPermit::Wait(wait) = strategy.acquire_send_permit(token) {
         clock.advance(wait);
     }

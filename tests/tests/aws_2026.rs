@@ -5,9 +5,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use retry_core::backoff::{FixedRandom, RandomSource};
+use retry_core::clock::ManualClock;
 use retry_core::{
-    ErrorKind, FixedRandom, ManualClock, RandomSource, RetryConfig, RetryError, RetryReason,
-    RetryStrategy, StandardStrategy,
+    ErrorKind, RetryConfig, RetryError, RetryReason, RetryStrategy, StandardStrategy,
 };
 
 mod common;

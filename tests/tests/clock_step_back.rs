@@ -40,7 +40,7 @@ fn adaptive() -> RetryConfig {
 
 /// One call whose first attempt is throttled and whose retry succeeds: switches the scope's
 /// limiter on (0.5 permits/s from an empty bucket).
-async fn throttle_once(strategy: &retry_core::ConfiguredStrategy) {
+async fn throttle_once(strategy: &retry_core::strategy::ConfiguredStrategy) {
     let mut attempts = 0;
     let outcome = retry(strategy, || {
         attempts += 1;
@@ -59,7 +59,7 @@ async fn throttle_once(strategy: &retry_core::ConfiguredStrategy) {
 }
 
 /// How long (virtual time) one call takes in a fresh paused runtime.
-fn one_call_in_a_new_runtime(strategy: &retry_core::ConfiguredStrategy) -> Duration {
+fn one_call_in_a_new_runtime(strategy: &retry_core::strategy::ConfiguredStrategy) -> Duration {
     paused_runtime().block_on(async {
         let start = tokio::time::Instant::now();
         let outcome = retry(strategy, || async { Ok::<_, Throttled>(()) }).await;

@@ -7,9 +7,13 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use retry_core::backoff::{FixedRandom, RandomSource};
+use retry_core::clock::{Clock, ManualClock};
+use retry_core::quota::RetryQuota;
+use retry_core::strategy::SendPermit;
 use retry_core::{
-    AdaptiveStrategy, Clock, ErrorKind, FixedRandom, ManualClock, RandomSource, RetryConfig,
-    RetryError, RetryQuota, RetryReason, RetryStrategy, SendPermit, StandardStrategy,
+    AdaptiveStrategy, ErrorKind, RetryConfig, RetryError, RetryReason, RetryStrategy,
+    StandardStrategy,
 };
 use tokio::time::Instant;
 

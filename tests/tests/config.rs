@@ -4,9 +4,11 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use retry_core::{ConfigError, Jitter, RetryConfig, RetryMode, parse_duration};
+use retry_core::backoff::Jitter;
+use retry_core::config::parse_duration;
+use retry_core::{ConfigError, RetryConfig, RetryMode};
 
-fn build_error(builder: retry_core::RetryConfigBuilder) -> String {
+fn build_error(builder: retry_core::config::RetryConfigBuilder) -> String {
     builder
         .build()
         .expect_err("the configuration should be rejected")

@@ -12,9 +12,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
+use retry_core::backoff::FixedRandom;
+use retry_core::clock::{Clock, ManualClock};
 use retry_core::{
-    Clock, ErrorKind, FixedRandom, ManualClock, Retry, RetryConfig, RetryError, RetryInfo,
-    RetryReason, RetrySafety, RetryStrategy, StandardStrategy, retry, retryable,
+    ErrorKind, Retry, RetryConfig, RetryError, RetryInfo, RetryReason, RetrySafety, RetryStrategy,
+    StandardStrategy, retry, retryable,
 };
 
 /// An operation that fails with a transient error (a connection reset) until attempt `n`.

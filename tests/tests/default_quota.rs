@@ -7,10 +7,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use retry_core::{
-    ErrorKind, FixedRandom, ManualClock, RetryConfig, RetryReason, RetryStrategy, RetryToken,
-    StandardStrategy,
-};
+use retry_core::backoff::FixedRandom;
+use retry_core::clock::ManualClock;
+use retry_core::strategy::RetryToken;
+use retry_core::{ErrorKind, RetryConfig, RetryReason, RetryStrategy, StandardStrategy};
 
 fn secs(s: u64) -> Duration {
     Duration::from_secs(s)

@@ -501,8 +501,8 @@ enum DbError {
     SlowDown(Duration),
 }
 
-fn describe_db(error: &DbError) -> retry_core::RetryDescription {
-    use retry_core::RetryDescription;
+fn describe_db(error: &DbError) -> retry_core::classify::RetryDescription {
+    use retry_core::classify::RetryDescription;
     match error {
         DbError::PoolTimedOut => RetryDescription::TIMEOUT,
         DbError::Deadlock => RetryDescription::TRANSIENT,
@@ -666,7 +666,7 @@ fn with_runs_the_function_once_per_method_and_reads_one_answer() {
         (1, 1)
     );
     let (runs, answers) = counted(|| {
-        retry_core::RetryInfoClassifier::classify_error(&error);
+        retry_core::classify::RetryInfoClassifier::classify_error(&error);
     });
     assert!(runs >= 1, "the classification asked nothing");
     assert_eq!(

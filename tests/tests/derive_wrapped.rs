@@ -10,10 +10,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use http::StatusCode;
-use retry_core::{
-    Fault, HttpStatusError, RetryAfter, RetryConfig, RetryInfo, RetrySafety, StandardStrategy,
-    retry,
-};
+use retry_core::http::{HttpStatusError, RetryAfter};
+use retry_core::{Fault, RetryConfig, RetryInfo, RetrySafety, StandardStrategy, retry};
 
 #[derive(Debug, thiserror::Error, retry_core::RetryInfo)]
 enum CatalogError {

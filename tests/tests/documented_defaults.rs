@@ -1,16 +1,18 @@
 //! Every default a document states, checked against the configuration it describes: the
 //! `#[retryable]` argument tables (the macro's rustdoc and the README), the table of
-//! `RetryConfig::default`'s rustdoc, and the constants of `retry_core::defaults` (each one's
-//! doc must state its value). The documents are read as text, so a doc that drifts from the
-//! code fails here, naming the document, the row and both values.
+//! `RetryConfig::default`'s rustdoc, and the constants of `retry-core/src/config/defaults.rs`
+//! (private: each one's doc must state its value). The documents are read as text, so a doc that
+//! drifts from the code fails here, naming the document, the row and both values.
 
 use std::time::Duration;
 
-use retry_core::{Jitter, Quota, RetryConfig, RetryMode, RetryPreset, parse_duration};
+use retry_core::backoff::Jitter;
+use retry_core::config::parse_duration;
+use retry_core::{Quota, RetryConfig, RetryMode, RetryPreset};
 
 const MACRO_DOCS: &str = include_str!("../../retry-macros/src/lib.rs");
 const README: &str = include_str!("../../README.md");
-const CONFIG_DOCS: &str = include_str!("../../retry-core/src/config/mod.rs");
+const CONFIG_DOCS: &str = include_str!("../../retry-core/src/config/retry_config.rs");
 const DEFAULTS_DOCS: &str = include_str!("../../retry-core/src/config/defaults.rs");
 
 /// Arguments of `#[retryable]` that are not settings of a `RetryConfig` (their defaults are
@@ -232,7 +234,11 @@ fn the_readme_argument_table() {
 fn the_default_configurations_rustdoc_table() {
     let rows = table(CONFIG_DOCS, "| setting | default |");
     assert!(rows.len() >= 16, "the table has {} rows", rows.len());
-    assert_none(check_table("retry-core/src/config/mod.rs", &rows, 1));
+    assert_none(check_table(
+        "retry-core/src/config/retry_config.rs",
+        &rows,
+        1,
+    ));
 }
 
 /// The parser reads what the tables say: a wrong default is found, the preset of a

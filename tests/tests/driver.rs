@@ -10,11 +10,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use retry_core::adaptive::{Admission, Reservation};
+use retry_core::backoff::{FixedRandom, RandomSource};
+use retry_core::classify::{ClassifierChain, FnClassifier, RetryInfoClassifier};
+use retry_core::strategy::{RetryToken, SendPermit};
 use retry_core::{
-    AdaptiveStrategy, ClassifierChain, ClassifyRetry, ErrorKind, Fault, FixedRandom, FnClassifier,
-    RandomSource, Retry, RetryAction, RetryConfig, RetryError, RetryEvent, RetryInfo,
-    RetryInfoClassifier, RetryReason, RetrySafety, RetryStrategy, RetryToken, SendPermit,
-    StandardStrategy, retry,
+    AdaptiveStrategy, ClassifyRetry, ErrorKind, Fault, Retry, RetryAction, RetryConfig, RetryError,
+    RetryEvent, RetryInfo, RetryReason, RetrySafety, RetryStrategy, StandardStrategy, retry,
 };
 use tokio::time::Instant;
 
@@ -95,14 +96,14 @@ fn pinned_random() -> Arc<dyn RandomSource> {
 }
 
 /// A standard strategy on tokio's (paused) clock with the jitter pinned to 1.0.
-fn standard(builder: retry_core::RetryConfigBuilder) -> StandardStrategy {
+fn standard(builder: retry_core::config::RetryConfigBuilder) -> StandardStrategy {
     StandardStrategy::builder(builder.build().expect("valid"))
         .random(pinned_random())
         .build()
 }
 
 /// An adaptive strategy on tokio's (paused) clock with the jitter pinned to 1.0.
-fn adaptive(builder: retry_core::RetryConfigBuilder) -> AdaptiveStrategy {
+fn adaptive(builder: retry_core::config::RetryConfigBuilder) -> AdaptiveStrategy {
     AdaptiveStrategy::from_builder(
         StandardStrategy::builder(builder.build().expect("valid")).random(pinned_random()),
     )

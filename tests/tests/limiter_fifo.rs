@@ -10,10 +10,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use retry_core::adaptive::{Admission, ClientRateLimiter, Reservation};
-use retry_core::{
-    AdaptiveStrategy, NoHook, RandomSource, RetryConfig, RetryInfoClassifier, RetryLoop, Scope,
-    SeededRandom, StandardStrategy,
-};
+use retry_core::backoff::{RandomSource, SeededRandom};
+use retry_core::classify::RetryInfoClassifier;
+use retry_core::driver::{NoHook, RetryLoop};
+use retry_core::{AdaptiveStrategy, RetryConfig, Scope, StandardStrategy};
 
 fn at(seconds: f64) -> Duration {
     Duration::from_secs_f64(seconds)
@@ -291,7 +291,7 @@ fn threads_waiting_and_giving_up_at_random_leave_no_place_behind() {
     // Eight OS threads, each a stream of callers on one manual clock: ask, wait (or give up)
     // and come back; the limiter's line must empty, and never grant more than it refilled.
     let limiter = limiter_at_rate(100.0);
-    let clock = Arc::new(retry_core::ManualClock::new());
+    let clock = Arc::new(retry_core::clock::ManualClock::new());
     clock.set(at(10.0));
     let grants = std::thread::scope(|threads| {
         let handles: Vec<_> = (0..8u64)
@@ -307,7 +307,7 @@ fn threads_waiting_and_giving_up_at_random_leave_no_place_behind() {
                             // 10 µs a step: 64 000 steps move the clock well under STEP_BACK (1 s), so a
                             // thread that read it before another locked is never taken for a step back.
                             clock.advance(Duration::from_micros(10));
-                            use retry_core::Clock;
+                            use retry_core::clock::Clock;
                             match limiter.try_acquire(place.take(), clock.now()) {
                                 Admission::Granted => {
                                     grants += 1;
@@ -334,7 +334,7 @@ fn threads_waiting_and_giving_up_at_random_leave_no_place_behind() {
     });
     let stats = limiter.stats();
     assert_eq!(stats.waiting, 0, "no place left behind");
-    use retry_core::Clock;
+    use retry_core::clock::Clock;
     let elapsed = clock.now().as_secs_f64() - 10.0;
     let refilled = stats.fill_rate * elapsed + stats.max_capacity;
     assert!(

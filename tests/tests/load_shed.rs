@@ -6,10 +6,14 @@
 use std::cell::Cell;
 use std::time::Duration;
 
+use retry_core::adaptive::ShedReason;
+use retry_core::classify::RetryInfoClassifier;
+use retry_core::config::RetryConfigBuilder;
+use retry_core::driver::{NoHook, RetryLoop};
+use retry_core::strategy::SendPermit;
 use retry_core::{
-    AdaptiveStrategy, ClassifyRetry, ErrorKind, LoadShed, NoHook, Retry, RetryConfig,
-    RetryConfigBuilder, RetryInfo, RetryInfoClassifier, RetryLoop, RetryReason, RetryStrategy,
-    SendPermit, ShedReason, retry, retry_or_shed,
+    AdaptiveStrategy, ClassifyRetry, ErrorKind, LoadShed, Retry, RetryConfig, RetryInfo,
+    RetryReason, RetryStrategy, retry,
 };
 
 mod common;
@@ -40,16 +44,18 @@ async fn throttled(config: RetryConfigBuilder) -> AdaptiveStrategy {
     strategy
 }
 
-/// Runs one call that would succeed through `retry_or_shed`: its outcome, the attempts made
+/// Runs one call that would succeed through `Retry::shed_load`: its outcome, the attempts made
 /// and the virtual time it took.
 async fn call_or_shed(strategy: &AdaptiveStrategy) -> (Result<u32, Error>, u32, Duration) {
     let attempts = Cell::new(0);
     let start = tokio::time::Instant::now();
-    let outcome = retry_or_shed(strategy, || {
-        attempts.set(attempts.get() + 1);
-        async { Ok::<_, Error>(7) }
-    })
-    .await;
+    let outcome = Retry::new(strategy)
+        .shed_load()
+        .run(|| {
+            attempts.set(attempts.get() + 1);
+            async { Ok::<_, Error>(7) }
+        })
+        .await;
     (outcome, attempts.get(), start.elapsed())
 }
 
@@ -75,6 +81,29 @@ async fn a_first_attempt_expected_later_than_max_wait_is_shed_at_once() {
     assert_eq!(stats.quota_level, before.quota_level);
     assert_eq!(stats.limiter.waiting, 0, "no place taken");
     assert_eq!(stats.rate_limited, before.rate_limited + 1, "counted");
+}
+
+/// `shed_load` is an option of the blocking entry point too: a shed call runs nothing and
+/// returns the refusal as its own error.
+#[tokio::test(start_paused = true)]
+async fn a_blocking_run_sheds_only_with_the_option() {
+    let strategy = throttled(RetryConfig::builder().max_wait(Duration::from_secs(1))).await;
+    let attempts = Cell::new(0);
+    let operation = || {
+        attempts.set(attempts.get() + 1);
+        Ok::<_, Error>(7)
+    };
+    let outcome = Retry::new(&strategy).shed_load().run_blocking(operation);
+    let Err(Error::Shed(shed)) = outcome else {
+        panic!("expected a shed, got {outcome:?}");
+    };
+    assert_eq!(shed.reason(), ShedReason::MaxWait);
+    assert_eq!(attempts.get(), 0, "nothing sent");
+    assert_eq!(
+        strategy.scope().stats().limiter.waiting,
+        0,
+        "no place taken"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -136,13 +165,14 @@ async fn the_attempt_timeout_variant_and_the_loop_shed_too() {
     let strategy = throttled(RetryConfig::builder().max_wait(Duration::from_millis(500))).await;
     let outcome = Retry::new(&strategy)
         .attempt_timeout(Duration::from_secs(1))
-        .run_or_shed(|| async { Ok::<_, TimedError>(()) })
+        .shed_load()
+        .run(|| async { Ok::<_, TimedError>(()) })
         .await;
     assert!(matches!(outcome, Err(TimedError::Shed)), "{outcome:?}");
     let _ = TimedError::Elapsed;
     // The loop itself: a shed settles the token, and finish then ends the call.
-    let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
-    assert!(retry.try_ready().await.is_err());
+    let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook).shed_load();
+    assert!(retry.ready().await.is_err());
     let outcome: Result<(), Error> = Err(Error::Throttled);
     assert!(RetryInfoClassifier.classify(&outcome).should_retry());
     assert!(retry.finish(&outcome).is_break(), "no token left to retry");

@@ -14,11 +14,12 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use retry_core::backoff::FixedRandom;
+use retry_core::driver::{Sleeper, with_sleeper};
 use retry_core::tower::RetryLayer;
 use retry_core::{
-    ErrorKind, FixedRandom, Quota, RetryConfig, RetryError, RetryInfo, RetryReason, RetrySafety,
-    RetryStrategy, Scope, Sleeper, StandardStrategy, retry, retry_blocking, retryable,
-    with_sleeper,
+    ErrorKind, Quota, RetryConfig, RetryError, RetryInfo, RetryReason, RetrySafety, RetryStrategy,
+    Scope, StandardStrategy, retry, retry_blocking, retryable,
 };
 use tokio::time::Instant;
 use tower::{Layer, ServiceExt};

@@ -17,7 +17,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use examples::store_demo::{FlakyStore, StoreLayout};
-use retry_core::{CheckStatus, HttpStatusError, RetryInfo, RetrySafety};
+use retry_core::http::{CheckStatus, HttpStatusError};
+use retry_core::{RetryInfo, RetrySafety};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 

@@ -20,10 +20,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use http::{HeaderMap, HeaderValue, Response, StatusCode};
 use proptest::prelude::*;
 use proptest::sample::select;
-use retry_core::{
-    ClassifyRetry, ConfigError, ErrorKind, GrpcStatusClassifier, HttpStatusClassifier, RetryAction,
-    RetryAfter, RetryConfig, RetryInfo, parse_retry_after,
-};
+use retry_core::http::{HttpStatusClassifier, RetryAfter, parse_retry_after};
+use retry_core::tonic::GrpcStatusClassifier;
+use retry_core::{ClassifyRetry, ConfigError, ErrorKind, RetryAction, RetryConfig, RetryInfo};
 
 /// The longest `Retry-After` delay honoured: one day.
 const ONE_DAY_SECONDS: u128 = 86_400;

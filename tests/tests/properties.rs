@@ -11,10 +11,13 @@ use std::time::Duration;
 
 use proptest::prelude::*;
 use proptest::sample::select;
+use retry_core::backoff::{Backoff, ExponentialBackoff, FixedRandom, Jitter, RandomSource};
+use retry_core::classify::{ClassifierChain, ClassifierPriority, FnClassifier};
+use retry_core::clock::ManualClock;
+use retry_core::quota::RetryQuota;
 use retry_core::{
-    Backoff, ClassifierChain, ClassifierPriority, ClassifyRetry, ErrorKind, ExponentialBackoff,
-    Fault, FixedRandom, FnClassifier, Jitter, ManualClock, RandomSource, RetryAction, RetryConfig,
-    RetryError, RetryInfo, RetryQuota, RetryReason, RetrySafety, RetryStrategy, StandardStrategy,
+    ClassifyRetry, ErrorKind, Fault, RetryAction, RetryConfig, RetryError, RetryInfo, RetryReason,
+    RetrySafety, RetryStrategy, StandardStrategy,
 };
 
 /// Any duration, with the edges (zero, `Duration::MAX`) and everyday values well represented.

@@ -8,16 +8,17 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use retry_core::clock::ManualClock;
 use retry_core::{
-    ConfigError, ErrorKind, ManualClock, Quota, RetryConfig, RetryError, RetryInfo, RetrySafety,
-    Scope, StandardStrategy, retryable,
+    ConfigError, ErrorKind, Quota, RetryConfig, RetryError, RetryInfo, RetrySafety, Scope,
+    StandardStrategy, retryable,
 };
 
 mod common;
 
 use common::{fail_until_refused, secs};
 
-fn build_error(builder: retry_core::RetryConfigBuilder) -> String {
+fn build_error(builder: retry_core::config::RetryConfigBuilder) -> String {
     builder
         .build()
         .expect_err("the configuration should be rejected")

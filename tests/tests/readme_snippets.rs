@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rand::{SeedableRng, rngs::StdRng};
-use retry_core::{RetryConfig, RngRandom, StandardStrategy};
+use retry_core::backoff::RngRandom;
+use retry_core::{RetryConfig, StandardStrategy};
 
 /// A strategy whose jitter comes from the program's own seeded generator: the same seed, the
 /// same delays.

@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use examples::http_demo::{Reply, serve, status};
 use examples::refused_addr;
+use retry_core::http::{CheckStatus, HttpStatusError, RetryAfter};
 use retry_core::{
-    CheckStatus, HttpStatusError, Retry, RetryAfter, RetryConfig, RetryEvent, RetryInfo,
-    RetrySafety, StandardStrategy, retryable,
+    Retry, RetryConfig, RetryEvent, RetryInfo, RetrySafety, StandardStrategy, retryable,
 };
 
 /// What the client's calls fail with: reqwest's own errors and error statuses, each describing
@@ -46,7 +46,7 @@ fn strategy() -> StandardStrategy {
             .max_attempts(3)
             .initial_backoff(Duration::from_millis(10))
             .throttling_backoff(Duration::from_millis(10))
-            .jitter(retry_core::Jitter::None)
+            .jitter(retry_core::backoff::Jitter::None)
             .build()
             .expect("valid config"),
     )

@@ -16,10 +16,14 @@ use std::sync::{Arc, LazyLock, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use retry_core::adaptive::ShedReason;
+use retry_core::classify::DynErrorClassifier;
+use retry_core::clock::ManualClock;
+use retry_core::driver::{Sleeper, with_sleeper};
+use retry_core::http::{HttpStatusError, RetryAfter};
 use retry_core::{
-    AdaptiveStrategy, ClassifyRetry, DynErrorClassifier, ErrorKind, Fault, HttpStatusError,
-    LoadShed, ManualClock, RetryAction, RetryAfter, RetryConfig, RetryInfo, RetrySafety, Scope,
-    ShedReason, Sleeper, StandardStrategy, retryable, with_sleeper,
+    AdaptiveStrategy, ClassifyRetry, ErrorKind, Fault, LoadShed, RetryAction, RetryConfig,
+    RetryInfo, RetrySafety, Scope, StandardStrategy, retryable,
 };
 use tokio::time::Instant;
 
@@ -472,7 +476,7 @@ static ADAPTIVE: LazyLock<AdaptiveStrategy> = LazyLock::new(|| {
     let config = RetryConfig::builder()
         .max_attempts(3)
         .initial_backoff(Duration::from_millis(100))
-        .jitter(retry_core::Jitter::None)
+        .jitter(retry_core::backoff::Jitter::None)
         .build()
         .expect("valid");
     AdaptiveStrategy::from_builder(

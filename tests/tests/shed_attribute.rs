@@ -7,10 +7,10 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
-use retry_core::{
-    AdaptiveStrategy, Clock, ManualClock, RetryConfig, ShedReason, StandardStrategy, retryable,
-    with_sleeper,
-};
+use retry_core::adaptive::ShedReason;
+use retry_core::clock::{Clock, ManualClock};
+use retry_core::driver::with_sleeper;
+use retry_core::{AdaptiveStrategy, RetryConfig, StandardStrategy, retryable};
 
 mod common;
 use common::shed::Error;

@@ -5,9 +5,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use retry_core::backoff::{Backoff, ExponentialBackoff, FixedRandom, Jitter};
+use retry_core::clock::ManualClock;
+use retry_core::quota::RetryQuota;
+use retry_core::strategy::RetryToken;
 use retry_core::{
-    Backoff, ConfigError, ErrorKind, ExponentialBackoff, FixedRandom, Jitter, ManualClock,
-    RetryConfig, RetryError, RetryQuota, RetryReason, RetryStrategy, RetryToken, StandardStrategy,
+    ConfigError, ErrorKind, RetryConfig, RetryError, RetryReason, RetryStrategy, StandardStrategy,
 };
 
 mod common;
@@ -25,7 +28,7 @@ fn pinned(config: RetryConfig) -> (StandardStrategy, Arc<ManualClock>) {
     (strategy, clock)
 }
 
-fn config(builder: retry_core::RetryConfigBuilder) -> RetryConfig {
+fn config(builder: retry_core::config::RetryConfigBuilder) -> RetryConfig {
     builder.build().expect("a valid test configuration")
 }
 

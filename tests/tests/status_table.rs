@@ -13,11 +13,11 @@ use http_body_util::Full;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
+use retry_core::classify::{ClassifierPriority, RetryInfoClassifier};
+use retry_core::http::{CheckStatus, HttpStatusClassifier, HttpStatusError};
 use retry_core::tower::{BufferedRequest, RetryLayer};
 use retry_core::{
-    CheckStatus, ClassifierPriority, ClassifyRetry, ErrorKind, HttpStatusClassifier,
-    HttpStatusError, Retry, RetryAction, RetryConfig, RetryInfo, RetryInfoClassifier,
-    StandardStrategy,
+    ClassifyRetry, ErrorKind, Retry, RetryAction, RetryConfig, RetryInfo, StandardStrategy,
 };
 use tower::{Layer, ServiceExt};
 
@@ -185,7 +185,7 @@ fn strategy() -> StandardStrategy {
             .max_attempts(2)
             .initial_backoff(Duration::from_millis(10))
             .throttling_backoff(Duration::from_millis(10))
-            .jitter(retry_core::Jitter::None)
+            .jitter(retry_core::backoff::Jitter::None)
             .build()
             .expect("valid config"),
     )

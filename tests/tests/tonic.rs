@@ -28,7 +28,7 @@ fn strategy() -> StandardStrategy {
         RetryConfig::builder()
             .max_attempts(3)
             .initial_backoff(Duration::from_millis(10))
-            .jitter(retry_core::Jitter::None)
+            .jitter(retry_core::backoff::Jitter::None)
             .build()
             .expect("valid config"),
     )
@@ -177,8 +177,10 @@ async fn an_unreachable_server_is_unavailable_and_retried() {
 }
 
 // ANCHOR: readme-channel
+use retry_core::RetryStrategy;
+use retry_core::classify::{ClassifierChain, TransientErrorClassifier};
+use retry_core::tonic::GrpcStatusClassifier;
 use retry_core::tower::{BoxError, BufferBodyLayer, BufferedRequest, RetryLayer};
-use retry_core::{ClassifierChain, GrpcStatusClassifier, RetryStrategy, TransientErrorClassifier};
 use tonic::body::Body;
 use tonic::client::GrpcService;
 use tonic::transport::Channel;
@@ -331,7 +333,7 @@ async fn a_proxys_http_error_gets_the_verdict_of_the_status_tonic_makes_of_it() 
         let (status, verdict) = proxy_answer(http_status).await;
         assert_eq!(
             verdict,
-            retry_core::RetryInfoClassifier::classify_error(&status),
+            retry_core::classify::RetryInfoClassifier::classify_error(&status),
             "HTTP {http_status}: tonic says {status:?}"
         );
     }

@@ -7,11 +7,10 @@
 use std::time::Duration;
 
 use examples::grpc_demo::{GetRequest, GrpcServer, KvClient, Reply, serve};
+use retry_core::classify::{ClassifierChain, DynErrorClassifier, TransientErrorClassifier};
+use retry_core::tonic::GrpcStatusClassifier;
 use retry_core::tower::{BoxError, BufferBodyLayer, BufferedRequest, RetryLayer};
-use retry_core::{
-    ClassifierChain, DynErrorClassifier, GrpcStatusClassifier, Retry, RetryConfig, RetryInfo,
-    StandardStrategy, TransientErrorClassifier,
-};
+use retry_core::{Retry, RetryConfig, RetryInfo, StandardStrategy};
 use tonic::Code;
 use tonic::body::Body;
 use tonic::client::GrpcService;
@@ -26,7 +25,7 @@ fn strategy() -> StandardStrategy {
         RetryConfig::builder()
             .max_attempts(3)
             .initial_backoff(Duration::from_millis(10))
-            .jitter(retry_core::Jitter::None)
+            .jitter(retry_core::backoff::Jitter::None)
             .build()
             .expect("valid config"),
     )

@@ -15,10 +15,12 @@ use http_body_util::Full;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
+use retry_core::classify::{ClassifierChain, TransientErrorClassifier};
+use retry_core::http::HttpStatusClassifier;
 use retry_core::tower::{BufferBodyLayer, BufferedRequest, RetryLayer};
 use retry_core::{
-    AdaptiveStrategy, ClassifierChain, HttpStatusClassifier, RetryConfig, RetryInfo, RetryMode,
-    RetrySafety, Scope, StandardStrategy, TransientErrorClassifier, retryable, strategy_for,
+    AdaptiveStrategy, RetryConfig, RetryInfo, RetryMode, RetrySafety, Scope, StandardStrategy,
+    retryable, strategy_for,
 };
 use tower::{Layer, Service, ServiceBuilder, ServiceExt};
 
@@ -36,7 +38,7 @@ fn config(max_attempts: u32) -> RetryConfig {
     RetryConfig::builder()
         .max_attempts(max_attempts)
         .initial_backoff(Duration::from_millis(10))
-        .jitter(retry_core::Jitter::None)
+        .jitter(retry_core::backoff::Jitter::None)
         .build()
         .expect("valid config")
 }
@@ -332,7 +334,7 @@ async fn a_call_cancelled_during_its_backoff_gives_the_retry_back() {
     // The classic preset: a fixed quota of 500, a 1 s backoff base.
     let strategy = StandardStrategy::new(
         RetryConfig::aws_classic()
-            .jitter(retry_core::Jitter::None)
+            .jitter(retry_core::backoff::Jitter::None)
             .build()
             .expect("valid config"),
     );

@@ -16,11 +16,10 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::connect::dns::Name;
 use hyper_util::rt::TokioExecutor;
+use retry_core::classify::{ClassifierChain, DynErrorClassifier, TransientErrorClassifier};
+use retry_core::http::HttpStatusClassifier;
 use retry_core::tower::{BoxError, BufferedRequest, RetryLayer};
-use retry_core::{
-    ClassifierChain, DynErrorClassifier, HttpStatusClassifier, RetryConfig, StandardStrategy,
-    TransientErrorClassifier,
-};
+use retry_core::{RetryConfig, StandardStrategy};
 use tower::{Service, ServiceBuilder, ServiceExt};
 
 type HyperError = hyper_util::client::legacy::Error;
@@ -35,7 +34,7 @@ fn strategy() -> StandardStrategy {
         RetryConfig::builder()
             .max_attempts(3)
             .initial_backoff(Duration::from_millis(10))
-            .jitter(retry_core::Jitter::None)
+            .jitter(retry_core::backoff::Jitter::None)
             .build()
             .expect("valid config"),
     )

@@ -7,11 +7,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
+use retry_core::adaptive::ShedReason;
+use retry_core::config::RetryConfigBuilder;
+use retry_core::strategy::SendPermit;
 use retry_core::tower::RetryLayer;
-use retry_core::{
-    AdaptiveStrategy, ErrorKind, RetryConfig, RetryConfigBuilder, RetryReason, RetryStrategy,
-    SendPermit, ShedReason,
-};
+use retry_core::{AdaptiveStrategy, ErrorKind, RetryConfig, RetryReason, RetryStrategy};
 use tokio::time::Instant;
 use tower::{Layer, Service, ServiceExt};
 

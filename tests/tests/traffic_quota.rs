@@ -7,9 +7,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use retry_core::backoff::FixedRandom;
+use retry_core::clock::ManualClock;
+use retry_core::strategy::SendPermit;
 use retry_core::{
-    ErrorKind, FixedRandom, ManualClock, RetryConfig, RetryError, RetryReason, RetryStrategy,
-    SendPermit, StandardStrategy,
+    ErrorKind, RetryConfig, RetryError, RetryReason, RetryStrategy, StandardStrategy,
 };
 
 /// A strategy on a manual clock with the default configuration (costs 14 / 14 / 5, a 60 s

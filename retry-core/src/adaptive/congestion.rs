@@ -1,6 +1,6 @@
 //! Which failures tell adaptive mode that the service is congested.
 
-use crate::ErrorKind;
+use crate::classify::ErrorKind;
 
 /// The failures that lower adaptive mode's send rate.
 ///
@@ -10,8 +10,8 @@ use crate::ErrorKind;
 /// brownout: half the workers lost, the queue filling) never engages it, and every attempt
 /// queues until it times out.
 ///
-/// A timeout counts only while the service answers other calls (a queue, not an outage: see
-/// [`TimeoutEvidence`](super::TimeoutEvidence)). In the simulator's S2 brownout, counting
+/// A timeout counts only while the service answers other calls (a queue, not an outage: successful
+/// calls ended while the attempt waited). In the simulator's S2 brownout, counting
 /// timeouts raises adaptive mode's goodput from 0.29 to 0.44 of capacity, and judging latency
 /// too to 0.82. The default stays the AWS SDKs' (throttling only): the latency rule learns its
 /// baseline from calls that have a deadline (`timeout`), and a scope without one would learn it
@@ -33,8 +33,8 @@ pub enum CongestionSignals {
     /// Throttling responses and attempt timeouts.
     ThrottlingAndTimeouts,
     /// Throttling responses, attempt timeouts, and successes to attempts sent while the limiter
-    /// is on whose smoothed latency is far above the scope's recent baseline
-    /// ([`LatencyBaseline`](super::LatencyBaseline)): a service's queue is read as it fills,
+    /// is on whose smoothed latency is far above the scope's recent baseline (4 times the least
+    /// smoothed latency of the last 30 to 60 s): a service's queue is read as it fills,
     /// before its attempts time out.
     ThrottlingTimeoutsAndLatency,
 }

@@ -2,11 +2,11 @@
 
 /// Multiplicative decrease on throttling: the new rate is `beta` times the rate in use.
 /// Source: the AWS SDKs' adaptive retry (botocore `retries/adaptive.py`, `BETA = 0.7`).
-pub const BETA: f64 = 0.7;
+pub(crate) const BETA: f64 = 0.7;
 
 /// CUBIC's scaling constant `C`: how fast the rate grows back after a throttle.
 /// Source: the AWS SDKs' adaptive retry (`SCALE_CONSTANT = 0.4`).
-pub const SCALE_CONSTANT: f64 = 0.4;
+pub(crate) const SCALE_CONSTANT: f64 = 0.4;
 
 /// The rate up to which the curve is the AWS SDKs' own, in requests per second. Above it the
 /// curve is that of this rate scaled by `last_max / REFERENCE_RATE`: the same shape in time at
@@ -15,22 +15,11 @@ pub const SCALE_CONSTANT: f64 = 0.4;
 /// 7 s to regain the last maximum and 17 s to regain 90 % of a limit raised to 1000/s; scaled,
 /// 2 s and under 5 s, as at 10 requests/s. (A choice of this crate; TCP CUBIC's `C` is
 /// likewise chosen for a scale, RFC 8312 §5.1.)
-pub const REFERENCE_RATE: f64 = 10.0;
+pub(crate) const REFERENCE_RATE: f64 = 10.0;
 
 /// The state CUBIC keeps between throttles: the rate at the last throttle and when it happened.
-///
-/// ```
-/// use retry_core::adaptive::Cubic;
-///
-/// let mut cubic = Cubic::new(0.0);
-/// // Throttled at t = 10 s while sending 10 requests/s: the rate drops to 7.
-/// assert!((cubic.on_throttle(10.0, 10.0) - 7.0).abs() < 1e-9);
-/// // K = cbrt(10 * 0.3 / 0.4) = cbrt(7.5) s after the throttle, the rate is back at 10.
-/// let k = 7.5f64.cbrt();
-/// assert!((cubic.on_success(10.0 + k) - 10.0).abs() < 1e-9);
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Cubic {
+pub(crate) struct Cubic {
     last_max_rate: f64,
     last_throttle_time: f64,
     time_window: f64,
@@ -38,11 +27,6 @@ pub struct Cubic {
 
 impl Cubic {
     /// CUBIC state before any throttle, started at `now` (seconds).
-    ///
-    /// ```
-    /// let cubic = retry_core::adaptive::Cubic::new(0.0);
-    /// assert_eq!(cubic.last_max_rate(), 0.0);
-    /// ```
     pub fn new(now: f64) -> Self {
         Self {
             last_max_rate: 0.0,
@@ -53,12 +37,6 @@ impl Cubic {
 
     /// A throttle at `now` while sending at `rate_to_use`: remembers it as the last maximum
     /// and returns the reduced rate `rate_to_use * BETA`.
-    ///
-    /// ```
-    /// let mut cubic = retry_core::adaptive::Cubic::new(0.0);
-    /// assert_eq!(cubic.on_throttle(4.0, 1.0), 4.0 * 0.7);
-    /// assert_eq!(cubic.last_max_rate(), 4.0);
-    /// ```
     pub fn on_throttle(&mut self, rate_to_use: f64, now: f64) -> f64 {
         self.last_max_rate = rate_to_use;
         self.time_window = (self.last_max_rate * (1.0 - BETA) / SCALE_CONSTANT).cbrt();
@@ -68,13 +46,6 @@ impl Cubic {
 
     /// The rate CUBIC allows at `now` after a success: `C * (t - t_last - K)^3 + last_max`, or
     /// above [`REFERENCE_RATE`] the same curve scaled to `last_max`, whichever is higher.
-    ///
-    /// ```
-    /// let mut cubic = retry_core::adaptive::Cubic::new(0.0);
-    /// cubic.on_throttle(10.0, 0.0);
-    /// // At the throttle instant the curve gives back beta * last_max.
-    /// assert!((cubic.on_success(0.0) - 7.0).abs() < 1e-9);
-    /// ```
     pub fn on_success(&self, now: f64) -> f64 {
         // A clock that stepped back reads as no time since the throttle.
         let elapsed = (now - self.last_throttle_time).max(0.0);
@@ -90,36 +61,65 @@ impl Cubic {
     /// and the curve had just regained it: from here it grows as after a throttle's window
     /// `K`. For a rate held after throttles that turned out not to depend on it: the cuts
     /// bought nothing, and the rate goes back to where they began.
-    ///
-    /// ```
-    /// let mut cubic = retry_core::adaptive::Cubic::new(0.0);
-    /// cubic.on_throttle(10.0, 0.0); // 7/s
-    /// cubic.resume_at(10.0, 1.0);
-    /// assert!((cubic.on_success(1.0) - 10.0).abs() < 1e-9);
-    /// assert!(cubic.on_success(2.0) > 10.0);
-    /// ```
     pub fn resume_at(&mut self, rate: f64, now: f64) {
         self.on_throttle(rate, now);
         self.last_throttle_time = now - self.time_window;
     }
 
     /// When the last throttle happened (seconds), or the start time before any.
-    ///
-    /// ```
-    /// let mut cubic = retry_core::adaptive::Cubic::new(0.0);
-    /// cubic.on_throttle(4.0, 2.5);
-    /// assert_eq!(cubic.last_throttle_time(), 2.5);
-    /// ```
     pub fn last_throttle_time(&self) -> f64 {
         self.last_throttle_time
     }
 
-    /// The rate at the last throttle.
-    ///
-    /// ```
-    /// assert_eq!(retry_core::adaptive::Cubic::new(0.0).last_max_rate(), 0.0);
-    /// ```
+    /// The rate at the last throttle (read by the tests).
+    #[cfg(test)]
     pub fn last_max_rate(&self) -> f64 {
         self.last_max_rate
+    }
+}
+
+/// The examples of this file's items, which are internal to the crate.
+#[cfg(test)]
+mod examples {
+    use super::*;
+
+    #[test]
+    fn cubic() {
+        let mut cubic = Cubic::new(0.0);
+        // Throttled at t = 10 s while sending 10 requests/s: the rate drops to 7.
+        assert!((cubic.on_throttle(10.0, 10.0) - 7.0).abs() < 1e-9);
+        // K = cbrt(10 * 0.3 / 0.4) = cbrt(7.5) s after the throttle, the rate is back at 10.
+        let k = 7.5f64.cbrt();
+        assert!((cubic.on_success(10.0 + k) - 10.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn new() {
+        let cubic = Cubic::new(0.0);
+        assert_eq!(cubic.last_max_rate(), 0.0);
+    }
+
+    #[test]
+    fn on_throttle() {
+        let mut cubic = Cubic::new(0.0);
+        assert_eq!(cubic.on_throttle(4.0, 1.0), 4.0 * 0.7);
+        assert_eq!(cubic.last_max_rate(), 4.0);
+    }
+
+    #[test]
+    fn on_success() {
+        let mut cubic = Cubic::new(0.0);
+        cubic.on_throttle(10.0, 0.0);
+        // At the throttle instant the curve gives back beta * last_max.
+        assert!((cubic.on_success(0.0) - 7.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn resume_at() {
+        let mut cubic = Cubic::new(0.0);
+        cubic.on_throttle(10.0, 0.0); // 7/s
+        cubic.resume_at(10.0, 1.0);
+        assert!((cubic.on_success(1.0) - 10.0).abs() < 1e-9);
+        assert!(cubic.on_success(2.0) > 10.0);
     }
 }

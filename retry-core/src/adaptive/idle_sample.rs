@@ -2,7 +2,11 @@
 
 use std::cell::Cell;
 
-use super::IDLE_SAMPLE;
+/// Before the first throttle, one response in this many (on average) of those that end a call
+/// reaches the limiter, with the scope's count of calls ended so far: enough to count the send rate the
+/// first throttle starts from (see [`ClientRateLimiter`]) without a clock read and a lock per
+/// response (what kept adaptive mode's success path at 8 times standard mode's).
+pub(crate) const IDLE_SAMPLE: u32 = 32;
 
 thread_local! {
     /// Idle responses of this thread until the next sample.
@@ -29,7 +33,7 @@ pub(crate) fn idle_sample_due() -> bool {
 /// Restarts this thread's sampling of idle responses from `seed`: for deterministic
 /// simulations, which run many clients on one thread and must sample the same responses
 /// whatever ran on the thread before. Reseeds this thread's `fastrand` generator too (the one
-/// [`ThreadRandom`](crate::ThreadRandom) and the sampling draw from).
+/// [`ThreadRandom`](crate::backoff::ThreadRandom) and the sampling draw from).
 ///
 /// ```
 /// retry_core::adaptive::reseed_idle_sampling(7);

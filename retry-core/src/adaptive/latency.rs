@@ -2,7 +2,7 @@
 
 /// The gain of the smoothed latency: each response moves it this share of the way to its own
 /// latency. Source: RFC 6298 §2 (TCP's smoothed round-trip time, `alpha = 1/8`).
-pub const LATENCY_GAIN: f64 = 1.0 / 8.0;
+pub(crate) const LATENCY_GAIN: f64 = 1.0 / 8.0;
 
 /// The gain of the baseline's slower average: the baseline is the lowest value of an average
 /// over about the last 64 responses. Over the smoothed latency's 8, the lowest value would be
@@ -10,7 +10,7 @@ pub const LATENCY_GAIN: f64 = 1.0 / 8.0;
 /// spread like an exponential of mean 50 ms give a baseline near 20 ms). (A choice of this
 /// crate, from the simulator: S2 brownout 0.79 of capacity with 1/8, 0.82 with 1/64; S3's R95
 /// after the throttling ends about 6 s with 1/8, 1 s with 1/64.)
-pub const BASELINE_GAIN: f64 = 1.0 / 64.0;
+pub(crate) const BASELINE_GAIN: f64 = 1.0 / 64.0;
 
 /// How long the lowest average latency seen stays the baseline, in seconds: the baseline is
 /// the minimum over the last one to two windows. BBR keeps its minimum round-trip time for
@@ -18,14 +18,14 @@ pub const BASELINE_GAIN: f64 = 1.0 / 64.0;
 /// longer memory, so that a congestion episode's queue does not become the baseline while it
 /// lasts (in the simulator's S2, a 60 s brownout: 0.73 of capacity with 10 s, 0.82 with 30 s,
 /// 0.76 with 60 s or 120 s).
-pub const BASELINE_WINDOW: f64 = 30.0;
+pub(crate) const BASELINE_WINDOW: f64 = 30.0;
 
 /// How many times the baseline the smoothed latency (and the response's own) must reach before
 /// a response counts as congestion: a queue at the service holding about three service times
 /// of work. (A choice of this crate, from the simulator's S2 brownout: in one comparison of 8
 /// seeds, 3, 5 and 6 delivered 0.78, 0.79 and 0.76 of capacity, 4 delivered 0.80; see
 /// `docs/sim/adaptive.md`.)
-pub const LATENCY_FACTOR: f64 = 4.0;
+pub(crate) const LATENCY_FACTOR: f64 = 4.0;
 
 /// Responses that must have fed the averages before they are compared or kept as a baseline.
 const WARM_UP: u32 = 8;
@@ -36,21 +36,8 @@ const WARM_UP: u32 = 8;
 /// later long before an attempt times out, so a smoothed latency far above the baseline is an
 /// earlier sign of congestion than a timeout (as TCP Vegas reads queueing from round-trip
 /// times above the lowest seen).
-///
-/// ```
-/// use retry_core::adaptive::LatencyBaseline;
-///
-/// let mut latency = LatencyBaseline::default();
-/// for i in 0..20 {
-///     assert!(!latency.record(0.05, f64::from(i) * 0.1)); // 50 ms: the baseline
-/// }
-/// assert!((latency.baseline().unwrap() - 0.05).abs() < 1e-9);
-/// // The service's queue fills: 1 s responses soon count as congestion.
-/// let congested = (0..5).map(|i| latency.record(1.0, 2.0 + f64::from(i) * 0.1));
-/// assert!(congested.last().unwrap());
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct LatencyBaseline {
+pub(crate) struct LatencyBaseline {
     /// The smoothed latency, in seconds (`None` before the first response).
     smoothed: Option<f64>,
     /// The baseline's slower average of the latency ([`BASELINE_GAIN`]), in seconds.
@@ -83,11 +70,6 @@ impl LatencyBaseline {
     /// it is congestion: the smoothed latency and this response's own both more than
     /// [`LATENCY_FACTOR`] times the baseline (the baseline before this response), after
     /// a warm-up of a few responses.
-    ///
-    /// ```
-    /// let mut latency = retry_core::adaptive::LatencyBaseline::default();
-    /// assert!(!latency.record(5.0, 0.0)); // no baseline yet: never congestion
-    /// ```
     pub fn record(&mut self, latency: f64, now: f64) -> bool {
         let latency = latency.max(0.0);
         let smoothed = match self.smoothed {
@@ -118,22 +100,12 @@ impl LatencyBaseline {
     }
 
     /// The smoothed latency, in seconds (`None` before the first response).
-    ///
-    /// ```
-    /// let mut latency = retry_core::adaptive::LatencyBaseline::default();
-    /// latency.record(0.2, 0.0);
-    /// assert_eq!(latency.smoothed(), Some(0.2));
-    /// ```
     pub fn smoothed(&self) -> Option<f64> {
         self.smoothed
     }
 
     /// The baseline: the lowest average latency ([`BASELINE_GAIN`]) of the last one to two windows (`None`
     /// before the first response).
-    ///
-    /// ```
-    /// assert_eq!(retry_core::adaptive::LatencyBaseline::default().baseline(), None);
-    /// ```
     pub fn baseline(&self) -> Option<f64> {
         let baseline = self.current_min.min(self.previous_min);
         baseline.is_finite().then_some(baseline)
@@ -235,5 +207,29 @@ mod tests {
         let baseline = latency.baseline().unwrap();
         assert!((baseline - 0.5).abs() < 1e-3, "{baseline}");
         assert!(!latency.record(0.5, 100.0));
+    }
+}
+
+/// The examples of this file's items, which are internal to the crate.
+#[cfg(test)]
+mod examples {
+    use super::*;
+
+    #[test]
+    fn latency_baseline() {
+        let mut latency = LatencyBaseline::default();
+        for i in 0..20 {
+            assert!(!latency.record(0.05, f64::from(i) * 0.1)); // 50 ms: the baseline
+        }
+        assert!((latency.baseline().unwrap() - 0.05).abs() < 1e-9);
+        // The service's queue fills: 1 s responses soon count as congestion.
+        let congested = (0..5).map(|i| latency.record(1.0, 2.0 + f64::from(i) * 0.1));
+        assert!(congested.last().unwrap());
+    }
+
+    #[test]
+    fn record() {
+        let mut latency = LatencyBaseline::default();
+        assert!(!latency.record(5.0, 0.0)); // no baseline yet: never congestion
     }
 }

@@ -1,15 +1,40 @@
-//! The rate limiter's line of waiting callers, first come, first served.
+//! The rate limiter's line of waiting callers, first come, first served, and their tickets.
 
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use super::rate_limiter::{MAX_SLEEP_BEFORE_RECHECK, Ticket};
+/// The longest a waiting caller sleeps before it asks again, even when its turn is further
+/// away: a fill rate raised meanwhile (CUBIC recovering) then reaches sleepers within one
+/// measurement bucket, instead of them sleeping out a wait computed at a lower rate.
+pub(crate) const MAX_SLEEP_BEFORE_RECHECK: Duration = Duration::from_millis(500);
 
 /// How long a waiter keeps its place without asking again: four re-check intervals. A waiter
 /// told to wait asks again within [`MAX_SLEEP_BEFORE_RECHECK`]; one silent for longer than this
 /// is taken to be gone (a token dropped without `abandon`), so that it cannot hold the line.
-pub const WAITER_LEASE: Duration =
+pub(crate) const WAITER_LEASE: Duration =
     Duration::from_millis(4 * MAX_SLEEP_BEFORE_RECHECK.as_millis() as u64);
+
+/// A waiter's place in the limiter's line as a plain number, so that the retry token that
+/// carries it owns nothing; `NONE` when the holder is not waiting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Ticket(pub(super) u64);
+
+impl Ticket {
+    /// No place in line.
+    pub(crate) const NONE: Ticket = Ticket(0);
+
+    pub(super) fn of(number: u64) -> Self {
+        Ticket(number + 1)
+    }
+
+    pub(crate) fn is_none(self) -> bool {
+        self.0 == 0
+    }
+
+    pub(super) fn number(self) -> Option<u64> {
+        self.0.checked_sub(1)
+    }
+}
 
 /// One waiting caller.
 #[derive(Debug, Clone, Copy)]

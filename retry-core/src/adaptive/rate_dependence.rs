@@ -1,7 +1,7 @@
 //! Whether throttling depends on the send rate, tested by counting throttles once the rate has
 //! fallen far.
 
-use super::BETA;
+use super::cubic::BETA;
 
 /// A client whose rate has fallen to this fraction of the rate it sent at when the throttling
 /// began has cut far enough for a rate limit to stop throttling it, even a limit shared with
@@ -12,7 +12,7 @@ use super::BETA;
 /// hot-key rule's fraction, and a client that held there sent more than its part: 0.112 of
 /// the requests throttled at 3/8, 0.103 at 0.343, 0.096 at 0.3, 0.092 at 1/4, as without a
 /// hold.)
-pub const RATE_INDEPENDENT_AFTER: f64 = 0.25;
+pub(crate) const RATE_INDEPENDENT_AFTER: f64 = 0.25;
 
 /// A throttled share at most this small is weighed once the rate has fallen by one cut
 /// ([`BETA`]), not to [`RATE_INDEPENDENT_AFTER`]: a rate limit throttling that little is so
@@ -21,7 +21,7 @@ pub const RATE_INDEPENDENT_AFTER: f64 = 0.25;
 /// rate is cut again ([`WORSE_SHARE`]). Without it, CUBIC regains the rate between the rare
 /// throttles of a share of 1 %, and the rate never falls far enough to be weighed. (A choice
 /// of this crate.)
-pub const SMALL_SHARE: f64 = 0.05;
+pub(crate) const SMALL_SHARE: f64 = 0.05;
 
 /// The responses that must have been counted in an episode before its share is taken to be
 /// at most [`SMALL_SHARE`]: at that share, two throttles would be expected among them.
@@ -30,25 +30,25 @@ const SMALL_SHARE_RESPONSES: f64 = 2.0 / SMALL_SHARE;
 /// The evidence (a log-likelihood ratio) at which the test decides: `ln 19`, the bound of
 /// Wald's sequential probability ratio test (Wald, "Sequential Tests of Statistical
 /// Hypotheses", 1945) with a 5 % chance of error each way, `ln((1 - 0.05) / 0.05)`.
-pub const EVIDENCE_BOUND: f64 = 2.944_438_979_166_440_3;
+pub(crate) const EVIDENCE_BOUND: f64 = 2.944_438_979_166_440_3;
 
 /// What a rate limit leaves of the throttled share far below the rate the throttling began
 /// at, at the most: this fraction. (A rate limit throttling a share `s` of a rate `r` admits
 /// `(1 - s) * r`, and throttles nothing of a rate below that; a quarter allows for a limit
 /// shared with clients that did not cut as far. A choice of this crate.)
-pub const RATE_LIMITED_FALL: f64 = 0.25;
+pub(crate) const RATE_LIMITED_FALL: f64 = 0.25;
 
 /// A client holding its rate through throttling lowers it again once the throttled share has
 /// risen to this multiple of the share it held at (or to half the responses it still had
 /// accepted, above a third): the throttling got worse.
-pub const WORSE_SHARE: f64 = 2.0;
+pub(crate) const WORSE_SHARE: f64 = 2.0;
 
 /// The evidence at which a share held is found to have risen: `ln 1_000_000`. Page's CUSUM,
 /// which sums the evidence of a rise and starts over from 0 whenever it falls below, raises a
 /// false alarm at most about once in `e^bound` responses at the share held (Lorden, "Procedures
 /// for Reacting to a Change in Distribution", 1971): here once in a million, a few hours at
 /// 100 requests/s. A share that rises from 3 % to 30 % is found within about 75 responses.
-pub const RISE_BOUND: f64 = 13.815_510_557_964_274;
+pub(crate) const RISE_BOUND: f64 = 13.815_510_557_964_274;
 
 /// How many standard errors an estimate is taken on the cautious side: about 97.7 % of
 /// estimates fall short of it (one-sided, for a normal error). The rate a rate limit admits is
@@ -60,7 +60,7 @@ const CONFIDENCE: f64 = 2.0;
 /// Seconds without a throttle that end an episode of throttling: the next throttle starts
 /// afresh, and a rate held through the last one is no longer held. (A choice of this crate:
 /// a minute, the window over which the default retry quota counts a scope's traffic.)
-pub const QUIET: f64 = 60.0;
+pub(crate) const QUIET: f64 = 60.0;
 
 /// Responses and throttles counted, and the send rates of the responses admitted.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -171,27 +171,8 @@ impl Hold {
 ///
 /// The limiter feeds it every response once it is on ([`record`](Self::record)) and tells it
 /// of each cut ([`cut`](Self::cut)).
-///
-/// ```
-/// use retry_core::adaptive::{BETA, RateDependence};
-///
-/// // A hot key: one request in ten throttled whatever the rate, for a client that sends what
-/// // its limiter allows (CUBIC's recovery and the rate held taken back left out).
-/// let mut rule = RateDependence::default();
-/// let (mut rate, mut now, mut cuts) = (100.0, 0.0, 0);
-/// for i in 0..3_000u32 {
-///     if rule.record(i % 10 == 0, now, rate) {
-///         rule.cut(now, rate);
-///         rate *= BETA;
-///         cuts += 1;
-///     }
-///     now += 1.0 / rate;
-/// }
-/// assert!(rule.is_holding());
-/// assert_eq!(cuts, 4); // 100/s to 24/s, below a quarter of 100/s, then held
-/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct RateDependence {
+pub(crate) struct RateDependence {
     /// When the rate was last cut (seconds), and the rate the episode's first cut was from.
     last_cut: Option<(f64, f64)>,
     /// The episode's responses.
@@ -220,14 +201,6 @@ impl RateDependence {
     /// A throttle to an attempt sent before the last cut reports the rate already lowered,
     /// and lowers nothing (one reduction per congestion event, as TCP's once per round trip,
     /// RFC 5681 §3.2).
-    ///
-    /// ```
-    /// let mut rule = retry_core::adaptive::RateDependence::default();
-    /// assert!(rule.record(true, 0.0, 10.0)); // the first throttle cuts
-    /// rule.cut(0.1, 10.0);
-    /// assert!(!rule.record(true, 0.05, 10.0)); // in flight before the cut
-    /// assert!(rule.record(true, 0.2, 7.0));
-    /// ```
     pub fn record(&mut self, throttled: bool, sent_at: f64, sending: f64) -> bool {
         if throttled {
             if sent_at - self.last_throttle_at > QUIET && self.last_cut.is_some() {
@@ -265,12 +238,6 @@ impl RateDependence {
     }
 
     /// The rate was lowered at `now` (seconds) from `rate` (requests per second).
-    ///
-    /// ```
-    /// let mut rule = retry_core::adaptive::RateDependence::default();
-    /// rule.cut(3.0, 10.0);
-    /// assert!(!rule.record(true, 2.9, 10.0));
-    /// ```
     pub fn cut(&mut self, now: f64, rate: f64) {
         let start_rate = self.last_cut.map_or(rate, |(_, start_rate)| start_rate);
         self.last_cut = Some((now, start_rate));
@@ -288,22 +255,11 @@ impl RateDependence {
     }
 
     /// The rate the episode's first cut was from (`None` before it).
-    ///
-    /// ```
-    /// let mut rule = retry_core::adaptive::RateDependence::default();
-    /// rule.cut(1.0, 40.0);
-    /// rule.cut(2.0, 28.0);
-    /// assert_eq!(rule.start_rate(), Some(40.0));
-    /// ```
     pub fn start_rate(&self) -> Option<f64> {
         self.last_cut.map(|(_, start_rate)| start_rate)
     }
 
     /// Whether the rate is held: the throttling was found not to depend on it.
-    ///
-    /// ```
-    /// assert!(!retry_core::adaptive::RateDependence::default().is_holding());
-    /// ```
     pub fn is_holding(&self) -> bool {
         self.hold.is_some()
     }
@@ -340,8 +296,8 @@ impl RateDependence {
 
 #[cfg(test)]
 mod tests {
-    use super::super::Cubic;
     use super::*;
+    use crate::adaptive::cubic::Cubic;
 
     /// What a client did: the cuts it made (after it first held the rate, too) and its rate at
     /// the end.
@@ -491,5 +447,53 @@ mod tests {
         let expected = 50.0 - 2.0 * (2500.0f64 / 1000.0).sqrt();
         assert!((tally.admitted_rate() - expected).abs() < 1e-9);
         assert!((tally.share() - 500.5 / 1001.0).abs() < 1e-12);
+    }
+}
+
+/// The examples of this file's items, which are internal to the crate.
+#[cfg(test)]
+mod examples {
+    use super::*;
+
+    #[test]
+    fn rate_dependence() {
+        // A hot key: one request in ten throttled whatever the rate, for a client that sends what
+        // its limiter allows (CUBIC's recovery and the rate held taken back left out).
+        let mut rule = RateDependence::default();
+        let (mut rate, mut now, mut cuts) = (100.0, 0.0, 0);
+        for i in 0..3_000u32 {
+            if rule.record(i % 10 == 0, now, rate) {
+                rule.cut(now, rate);
+                rate *= BETA;
+                cuts += 1;
+            }
+            now += 1.0 / rate;
+        }
+        assert!(rule.is_holding());
+        assert_eq!(cuts, 4); // 100/s to 24/s, below a quarter of 100/s, then held
+    }
+
+    #[test]
+    fn record() {
+        let mut rule = RateDependence::default();
+        assert!(rule.record(true, 0.0, 10.0)); // the first throttle cuts
+        rule.cut(0.1, 10.0);
+        assert!(!rule.record(true, 0.05, 10.0)); // in flight before the cut
+        assert!(rule.record(true, 0.2, 7.0));
+    }
+
+    #[test]
+    fn cut() {
+        let mut rule = RateDependence::default();
+        rule.cut(3.0, 10.0);
+        assert!(!rule.record(true, 2.9, 10.0));
+    }
+
+    #[test]
+    fn start_rate() {
+        let mut rule = RateDependence::default();
+        rule.cut(1.0, 40.0);
+        rule.cut(2.0, 28.0);
+        assert_eq!(rule.start_rate(), Some(40.0));
     }
 }

@@ -18,23 +18,8 @@
 /// * before (it samples the idle responses, with no clock read for the others): the scope's
 ///   count of successful calls grew since the previous timeout. A scope's first timeout is
 ///   never congestion: one timeout alone does not tell a queue from an outage.
-///
-/// ```
-/// use retry_core::adaptive::TimeoutEvidence;
-///
-/// let mut evidence = TimeoutEvidence::default();
-/// // Before the limiter is on: a first timeout tells nothing, a second one after more
-/// // successful calls is a queue, one after no success an outage.
-/// assert!(!evidence.record_timeout(0.0, 100, false));
-/// assert!(evidence.record_timeout(0.1, 130, false));
-/// assert!(!evidence.record_timeout(0.2, 130, false));
-/// // Once the limiter is on: an answer at 1.5 s is after an attempt sent at 1.0 s.
-/// evidence.record_answer(1.5);
-/// assert!(evidence.record_timeout(1.0, 130, true));
-/// assert!(!evidence.record_timeout(2.0, 130, true));
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct TimeoutEvidence {
+pub(crate) struct TimeoutEvidence {
     /// When the latest answer arrived, in seconds (fed once the limiter is on).
     last_answer_at: f64,
     /// The scope's count of successful calls at the previous timeout (`None` before any).
@@ -52,12 +37,6 @@ impl Default for TimeoutEvidence {
 
 impl TimeoutEvidence {
     /// An answer (any response but a timeout) arrived at `now`, in seconds.
-    ///
-    /// ```
-    /// let mut evidence = retry_core::adaptive::TimeoutEvidence::default();
-    /// evidence.record_answer(3.0);
-    /// assert!(evidence.record_timeout(2.5, 0, true));
-    /// ```
     pub fn record_answer(&mut self, now: f64) {
         self.last_answer_at = self.last_answer_at.max(now);
     }
@@ -66,11 +45,6 @@ impl TimeoutEvidence {
     /// congestion, given the scope's count of successful calls so far (`successes`) and whether
     /// the limiter is on (`limiter_on`: then every answer was fed to
     /// [`record_answer`](Self::record_answer)).
-    ///
-    /// ```
-    /// let mut evidence = retry_core::adaptive::TimeoutEvidence::default();
-    /// assert!(!evidence.record_timeout(0.0, 7, true)); // nothing answered at all
-    /// ```
     pub fn record_timeout(&mut self, sent_at: f64, successes: u64, limiter_on: bool) -> bool {
         let previous = self.successes_at_last_timeout.replace(successes);
         if limiter_on {
@@ -108,5 +82,38 @@ mod tests {
             assert!(evidence.record_timeout(now - 1.0, 10 + u64::from(i), false));
             assert!(evidence.record_timeout(now - 1.0, 10 + u64::from(i), true));
         }
+    }
+}
+
+/// The examples of this file's items, which are internal to the crate.
+#[cfg(test)]
+mod examples {
+    use super::*;
+
+    #[test]
+    fn timeout_evidence() {
+        let mut evidence = TimeoutEvidence::default();
+        // Before the limiter is on: a first timeout tells nothing, a second one after more
+        // successful calls is a queue, one after no success an outage.
+        assert!(!evidence.record_timeout(0.0, 100, false));
+        assert!(evidence.record_timeout(0.1, 130, false));
+        assert!(!evidence.record_timeout(0.2, 130, false));
+        // Once the limiter is on: an answer at 1.5 s is after an attempt sent at 1.0 s.
+        evidence.record_answer(1.5);
+        assert!(evidence.record_timeout(1.0, 130, true));
+        assert!(!evidence.record_timeout(2.0, 130, true));
+    }
+
+    #[test]
+    fn record_answer() {
+        let mut evidence = TimeoutEvidence::default();
+        evidence.record_answer(3.0);
+        assert!(evidence.record_timeout(2.5, 0, true));
+    }
+
+    #[test]
+    fn record_timeout() {
+        let mut evidence = TimeoutEvidence::default();
+        assert!(!evidence.record_timeout(0.0, 7, true)); // nothing answered at all
     }
 }

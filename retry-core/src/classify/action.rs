@@ -27,10 +27,6 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Whether this kind is a throttling error.
-    ///
-    /// ```
-    /// assert!(retry_core::ErrorKind::Throttling.is_throttling());
-    /// ```
     pub fn is_throttling(self) -> bool {
         self == ErrorKind::Throttling
     }
@@ -101,11 +97,6 @@ impl RetryReason {
     }
 
     /// The kind of failure.
-    ///
-    /// ```
-    /// # use retry_core::{ErrorKind, RetryReason};
-    /// assert_eq!(RetryReason::error(ErrorKind::Timeout).kind(), ErrorKind::Timeout);
-    /// ```
     pub fn kind(&self) -> ErrorKind {
         match self {
             RetryReason::RetryableError { kind, .. } => *kind,
@@ -113,11 +104,6 @@ impl RetryReason {
     }
 
     /// The server's requested delay, if any.
-    ///
-    /// ```
-    /// # use retry_core::{ErrorKind, RetryReason};
-    /// assert_eq!(RetryReason::error(ErrorKind::Timeout).retry_after(), None);
-    /// ```
     pub fn retry_after(&self) -> Option<Duration> {
         match self {
             RetryReason::RetryableError { retry_after, .. } => *retry_after,
@@ -174,19 +160,11 @@ impl RetryAction {
     }
 
     /// Whether this verdict asks for a retry.
-    ///
-    /// ```
-    /// assert!(!retry_core::RetryAction::RetryForbidden.should_retry());
-    /// ```
     pub fn should_retry(&self) -> bool {
         matches!(self, RetryAction::RetryIndicated(_))
     }
 
     /// The retry reason, if this verdict asks for a retry.
-    ///
-    /// ```
-    /// assert_eq!(retry_core::RetryAction::NoActionIndicated.reason(), None);
-    /// ```
     pub fn reason(&self) -> Option<&RetryReason> {
         match self {
             RetryAction::RetryIndicated(reason) => Some(reason),

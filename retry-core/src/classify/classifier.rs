@@ -65,7 +65,8 @@ delegate_classifier!(&C, Box<C>, Arc<C>);
 /// A classifier made from a closure, with a name and a priority.
 ///
 /// ```
-/// use retry_core::{ClassifierPriority, ClassifyRetry, ErrorKind, FnClassifier, RetryAction};
+/// use retry_core::classify::{ClassifierPriority, FnClassifier};
+/// use retry_core::{ClassifyRetry, ErrorKind, RetryAction};
 ///
 /// let retry_conflicts = FnClassifier::new("conflicts", |outcome: &Result<(), u16>| match outcome {
 ///     Err(409) => RetryAction::retryable(ErrorKind::Transient),
@@ -85,7 +86,7 @@ impl<F> FnClassifier<F> {
     /// A classifier named `name` that runs `classify`, at the default priority.
     ///
     /// ```
-    /// let c = retry_core::FnClassifier::new("never", |_: &Result<(), ()>| {
+    /// let c = retry_core::classify::FnClassifier::new("never", |_: &Result<(), ()>| {
     ///     retry_core::RetryAction::RetryForbidden
     /// });
     /// # let _ = c;
@@ -101,7 +102,8 @@ impl<F> FnClassifier<F> {
     /// Places the classifier in a chain.
     ///
     /// ```
-    /// use retry_core::{ClassifierPriority, ClassifyRetry, FnClassifier, RetryAction};
+    /// use retry_core::classify::{ClassifierPriority, FnClassifier};
+    /// use retry_core::{ClassifyRetry, RetryAction};
     /// let c = FnClassifier::new("first", |_: &Result<(), ()>| RetryAction::NoActionIndicated)
     ///     .with_priority(ClassifierPriority::run_before(ClassifierPriority::http_status()));
     /// assert!(c.priority() < ClassifierPriority::http_status());

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::{Fault, RetryInfo, RetrySafety};
+use crate::info::{Fault, RetryInfo, RetrySafety};
 
 /// The five answers of [`RetryInfo`] as plain data. Start from one of the constants, which
 /// match the derive's keys (`TRANSIENT` is `#[retry(transient)]`, ...), and adjust with
@@ -14,7 +14,8 @@ use crate::{Fault, RetryInfo, RetrySafety};
 /// `fn(&Field) -> impl RetryInfo`, without a newtype:
 ///
 /// ```
-/// use retry_core::{RetryDescription, RetryInfo, RetrySafety};
+/// use retry_core::classify::RetryDescription;
+/// use retry_core::{RetryInfo, RetrySafety};
 ///
 /// /// Stands for a foreign error type (`sqlx::Error`, ...).
 /// #[derive(Debug)]
@@ -81,7 +82,8 @@ impl RetryDescription {
     /// The same answers, with the delay the service asked for (`#[retry(after)]`).
     ///
     /// ```
-    /// use retry_core::{RetryDescription, RetryInfo};
+    /// use retry_core::classify::RetryDescription;
+    /// use retry_core::RetryInfo;
     /// use std::time::Duration;
     /// let slow_down = RetryDescription::THROTTLING.with_retry_after(Duration::from_secs(2));
     /// assert_eq!(slow_down.retry_after(), Some(Duration::from_secs(2)));
@@ -95,7 +97,8 @@ impl RetryDescription {
     /// The same answers, attributed to `fault`.
     ///
     /// ```
-    /// use retry_core::{Fault, RetryDescription, RetryInfo};
+    /// use retry_core::{Fault, RetryInfo};
+    /// use retry_core::classify::RetryDescription;
     /// assert_eq!(RetryDescription::RETRYABLE.with_fault(Fault::Server).fault(), Fault::Server);
     /// ```
     #[must_use]

@@ -5,10 +5,8 @@ use std::error::Error;
 use std::io;
 
 use super::{ClassifierPriority, ClassifyRetry, RetryAction, RetryInfoClassifier};
-use crate::{
-    ConfigError, DurationParseError, JitterParseError, LoadShed, RetryModeParseError,
-    RetryPresetParseError,
-};
+use crate::config::{ConfigError, DurationParseError, ValueParseError};
+use crate::load_shed::LoadShed;
 
 /// Classifies an error that erases its type, by walking its [`source`](Error::source) chain:
 /// the first cause the library knows decides.
@@ -35,7 +33,8 @@ use crate::{
 /// or `Retry::new(&strategy).classifier(DynErrorClassifier)`.
 ///
 /// ```
-/// use retry_core::{ClassifyRetry, DynErrorClassifier, ErrorKind, RetryAction};
+/// use retry_core::{ClassifyRetry, ErrorKind, RetryAction};
+/// use retry_core::classify::DynErrorClassifier;
 /// use std::{error::Error, io};
 ///
 /// type BoxError = Box<dyn Error + Send + Sync>;
@@ -60,7 +59,7 @@ impl DynErrorClassifier {
     /// The verdict on one error: the first cause in its chain that the library knows.
     ///
     /// ```
-    /// use retry_core::DynErrorClassifier;
+    /// use retry_core::classify::DynErrorClassifier;
     /// let timeout = std::io::Error::from(std::io::ErrorKind::TimedOut);
     /// assert!(DynErrorClassifier::classify_error(&timeout).should_retry());
     /// ```
@@ -92,7 +91,7 @@ fn described(error: &(dyn Error + 'static)) -> Option<RetryAction> {
         return Some(RetryInfoClassifier::classify_error(elapsed));
     }
     #[cfg(feature = "http")]
-    if let Some(status) = error.downcast_ref::<crate::HttpStatusError>() {
+    if let Some(status) = error.downcast_ref::<crate::http::HttpStatusError>() {
         return Some(RetryInfoClassifier::classify_error(status));
     }
     #[cfg(feature = "reqwest")]
@@ -116,7 +115,7 @@ fn described(error: &(dyn Error + 'static)) -> Option<RetryAction> {
         return Some(RetryInfoClassifier::classify_error(overloaded));
     }
     #[cfg(feature = "hyper-util")]
-    if let Some(connect) = crate::integrations::connect_failure::ConnectFailure::of(error) {
+    if let Some(connect) = super::connect_failure::ConnectFailure::of(error) {
         return Some(RetryInfoClassifier::classify_error(&connect));
     }
     None
@@ -128,9 +127,7 @@ fn described(error: &(dyn Error + 'static)) -> Option<RetryAction> {
 fn refused_locally(error: &(dyn Error + 'static)) -> bool {
     error.is::<ConfigError>()
         || error.is::<DurationParseError>()
-        || error.is::<RetryModeParseError>()
-        || error.is::<RetryPresetParseError>()
-        || error.is::<JitterParseError>()
+        || error.is::<ValueParseError>()
         || error.is::<LoadShed>()
 }
 
@@ -151,5 +148,50 @@ where
 
     fn priority(&self) -> ClassifierPriority {
         ClassifierPriority::transient_error()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An error of the caller's that wraps another as its source.
+    #[derive(Debug)]
+    struct CallFailed(Box<dyn Error + Send + Sync>);
+
+    impl std::fmt::Display for CallFailed {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("the call failed")
+        }
+    }
+
+    impl Error for CallFailed {
+        fn source(&self) -> Option<&(dyn Error + 'static)> {
+            Some(self.0.as_ref())
+        }
+    }
+
+    fn verdict_on_wrapped(error: impl Error + Send + Sync + 'static) -> RetryAction {
+        let outcome: Result<(), Box<dyn Error + Send + Sync>> =
+            Err(Box::new(CallFailed(Box::new(error))));
+        DynErrorClassifier.classify(&outcome)
+    }
+
+    /// Every parse error of a setting written as text is this library's own refusal: a retry
+    /// cannot fix a configuration.
+    #[test]
+    fn every_settings_parse_error_is_refused_in_a_source_chain() {
+        let refused = [
+            verdict_on_wrapped("legacy".parse::<crate::config::RetryMode>().unwrap_err()),
+            verdict_on_wrapped(
+                "aws"
+                    .parse::<crate::config::preset::RetryPreset>()
+                    .unwrap_err(),
+            ),
+            verdict_on_wrapped("random".parse::<crate::backoff::Jitter>().unwrap_err()),
+            verdict_on_wrapped("0".parse::<crate::config::Quota>().unwrap_err()),
+            verdict_on_wrapped(crate::config::parse_duration("soon").unwrap_err()),
+        ];
+        assert_eq!(refused, [RetryAction::RetryForbidden; 5]);
     }
 }

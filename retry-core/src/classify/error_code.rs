@@ -11,7 +11,7 @@ use super::{ClassifierPriority, ClassifyRetry, ErrorKind, RetryAction};
 /// exactly (case-sensitive) with the classifier's lists.
 ///
 /// ```
-/// use retry_core::ProvideErrorCode;
+/// use retry_core::classify::ProvideErrorCode;
 ///
 /// struct ServiceError {
 ///     code: String,
@@ -104,7 +104,8 @@ impl Eq for CodeList {}
 /// and [`TRANSIENT_ERROR_CODES`](Self::TRANSIENT_ERROR_CODES).
 ///
 /// ```
-/// use retry_core::{ClassifyRetry, ErrorCodeClassifier, ErrorKind, ProvideErrorCode, RetryAction};
+/// use retry_core::{ClassifyRetry, ErrorKind, RetryAction};
+/// use retry_core::classify::{ErrorCodeClassifier, ProvideErrorCode};
 ///
 /// #[derive(Debug)]
 /// struct ServiceError(&'static str);
@@ -136,7 +137,7 @@ impl ErrorCodeClassifier {
     /// `THROTTLING_ERRORS` in the Rust SDK, botocore's `_THROTTLED_ERROR_CODES`).
     ///
     /// ```
-    /// use retry_core::ErrorCodeClassifier;
+    /// use retry_core::classify::ErrorCodeClassifier;
     /// assert!(ErrorCodeClassifier::THROTTLING_ERROR_CODES.contains(&"SlowDown"));
     /// ```
     pub const THROTTLING_ERROR_CODES: &'static [&'static str] = &[
@@ -162,7 +163,7 @@ impl ErrorCodeClassifier {
     /// `TRANSIENT_ERRORS` in the Rust SDK, botocore's `_TRANSIENT_ERROR_CODES`).
     ///
     /// ```
-    /// use retry_core::ErrorCodeClassifier;
+    /// use retry_core::classify::ErrorCodeClassifier;
     /// assert_eq!(
     ///     ErrorCodeClassifier::TRANSIENT_ERROR_CODES,
     ///     ["RequestTimeout", "RequestTimeoutException"]
@@ -175,7 +176,7 @@ impl ErrorCodeClassifier {
     /// and [`TRANSIENT_ERROR_CODES`](Self::TRANSIENT_ERROR_CODES). Does not allocate.
     ///
     /// ```
-    /// use retry_core::ErrorCodeClassifier;
+    /// use retry_core::classify::ErrorCodeClassifier;
     /// assert_eq!(ErrorCodeClassifier::new(), ErrorCodeClassifier::default());
     /// ```
     pub const fn new() -> Self {
@@ -188,7 +189,7 @@ impl ErrorCodeClassifier {
     /// Replaces the throttling-code list. An empty list turns throttling detection off.
     ///
     /// ```
-    /// use retry_core::ErrorCodeClassifier;
+    /// use retry_core::classify::ErrorCodeClassifier;
     /// let classifier = ErrorCodeClassifier::new().with_throttling_codes(["Busy", "TooFast"]);
     /// assert_eq!(classifier.throttling_codes().collect::<Vec<_>>(), ["Busy", "TooFast"]);
     /// ```
@@ -204,7 +205,7 @@ impl ErrorCodeClassifier {
     /// Replaces the transient-code list. An empty list turns transient detection off.
     ///
     /// ```
-    /// use retry_core::ErrorCodeClassifier;
+    /// use retry_core::classify::ErrorCodeClassifier;
     /// let classifier =
     ///     ErrorCodeClassifier::new().with_transient_codes(vec![String::from("Flaky")]);
     /// assert_eq!(classifier.transient_codes().collect::<Vec<_>>(), ["Flaky"]);
@@ -221,7 +222,7 @@ impl ErrorCodeClassifier {
     /// The throttling codes, in order.
     ///
     /// ```
-    /// use retry_core::ErrorCodeClassifier;
+    /// use retry_core::classify::ErrorCodeClassifier;
     /// assert!(ErrorCodeClassifier::new().throttling_codes().any(|c| c == "Throttling"));
     /// ```
     pub fn throttling_codes(&self) -> impl Iterator<Item = &str> {
@@ -231,7 +232,7 @@ impl ErrorCodeClassifier {
     /// The transient codes, in order.
     ///
     /// ```
-    /// use retry_core::ErrorCodeClassifier;
+    /// use retry_core::classify::ErrorCodeClassifier;
     /// assert!(ErrorCodeClassifier::new().transient_codes().any(|c| c == "RequestTimeout"));
     /// ```
     pub fn transient_codes(&self) -> impl Iterator<Item = &str> {
@@ -242,7 +243,8 @@ impl ErrorCodeClassifier {
     /// allocate.
     ///
     /// ```
-    /// use retry_core::{ErrorCodeClassifier, ErrorKind, RetryAction};
+    /// use retry_core::classify::ErrorCodeClassifier;
+    /// use retry_core::{ErrorKind, RetryAction};
     /// let classifier = ErrorCodeClassifier::new();
     /// assert_eq!(classifier.classify_code("SlowDown"), RetryAction::retryable(ErrorKind::Throttling));
     /// assert_eq!(classifier.classify_code("slowdown"), RetryAction::NoActionIndicated);
@@ -261,7 +263,8 @@ impl ErrorCodeClassifier {
     /// action if it has none.
     ///
     /// ```
-    /// use retry_core::{ErrorCodeClassifier, ProvideErrorCode, RetryAction};
+    /// use retry_core::classify::{ErrorCodeClassifier, ProvideErrorCode};
+    /// use retry_core::RetryAction;
     ///
     /// struct NoCode;
     /// impl ProvideErrorCode for NoCode {

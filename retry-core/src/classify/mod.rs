@@ -1,18 +1,14 @@
 //! Classification: deciding from an attempt's outcome whether to retry it (after the smithy-rs RFC
 //! "User-configurable retry classification").
 
-mod action;
+pub(crate) mod action;
 mod chain;
-mod classifier;
+pub(crate) mod classifier;
+#[cfg(feature = "hyper-util")]
+mod connect_failure;
 mod description;
 mod dyn_error;
 mod error_code;
-#[cfg(feature = "http")]
-mod http;
-#[cfg(feature = "http")]
-mod http_date;
-#[cfg(feature = "http")]
-pub(crate) mod http_status;
 mod priority;
 mod retry_if;
 mod retry_info;
@@ -20,14 +16,13 @@ mod retry_info;
 pub(crate) mod server_delay;
 mod transient;
 
-pub use action::{ErrorKind, RetryAction, RetryReason};
+pub(crate) use action::{ErrorKind, RetryAction, RetryReason};
 pub use chain::ClassifierChain;
-pub use classifier::{ClassifyRetry, FnClassifier};
+pub(crate) use classifier::ClassifyRetry;
+pub use classifier::FnClassifier;
 pub use description::RetryDescription;
 pub use dyn_error::DynErrorClassifier;
 pub use error_code::{ErrorCodeClassifier, ProvideErrorCode};
-#[cfg(feature = "http")]
-pub use http::{HttpStatusClassifier, parse_retry_after};
 pub use priority::ClassifierPriority;
 pub use retry_if::RetryIf;
 pub use retry_info::RetryInfoClassifier;

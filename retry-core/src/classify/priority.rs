@@ -14,7 +14,7 @@ use std::fmt;
 /// [`RetryInfo`]: crate::RetryInfo
 ///
 /// ```
-/// use retry_core::ClassifierPriority;
+/// use retry_core::classify::ClassifierPriority;
 /// let mine = ClassifierPriority::run_after(ClassifierPriority::retry_info());
 /// assert!(mine > ClassifierPriority::retry_info());
 /// assert!(mine < ClassifierPriority::transient_error());
@@ -29,7 +29,7 @@ impl ClassifierPriority {
     /// itself says can override a bare status code.
     ///
     /// ```
-    /// # use retry_core::ClassifierPriority;
+    /// # use retry_core::classify::ClassifierPriority;
     /// assert!(ClassifierPriority::http_status() < ClassifierPriority::error_code());
     /// ```
     pub const fn http_status() -> Self {
@@ -39,7 +39,7 @@ impl ClassifierPriority {
     /// The error-code classifier's priority (9).
     ///
     /// ```
-    /// # use retry_core::ClassifierPriority;
+    /// # use retry_core::classify::ClassifierPriority;
     /// assert!(ClassifierPriority::error_code() < ClassifierPriority::retry_info());
     /// ```
     pub const fn error_code() -> Self {
@@ -49,7 +49,7 @@ impl ClassifierPriority {
     /// The modeled-error ([`RetryInfo`](crate::RetryInfo)) classifier's priority (10).
     ///
     /// ```
-    /// # use retry_core::ClassifierPriority;
+    /// # use retry_core::classify::ClassifierPriority;
     /// assert!(ClassifierPriority::retry_info() < ClassifierPriority::transient_error());
     /// ```
     pub const fn retry_info() -> Self {
@@ -59,7 +59,7 @@ impl ClassifierPriority {
     /// The transient-error classifier's priority (20): it runs last of the built-ins.
     ///
     /// ```
-    /// # use retry_core::ClassifierPriority;
+    /// # use retry_core::classify::ClassifierPriority;
     /// assert!(ClassifierPriority::transient_error() > ClassifierPriority::retry_info());
     /// ```
     pub const fn transient_error() -> Self {
@@ -69,7 +69,7 @@ impl ClassifierPriority {
     /// Runs just before `other` (its verdict can be overridden by `other`).
     ///
     /// ```
-    /// # use retry_core::ClassifierPriority;
+    /// # use retry_core::classify::ClassifierPriority;
     /// let p = ClassifierPriority::run_before(ClassifierPriority::retry_info());
     /// assert!(p < ClassifierPriority::retry_info());
     /// ```
@@ -82,7 +82,7 @@ impl ClassifierPriority {
     /// Runs just after `other` (its verdict overrides `other`'s).
     ///
     /// ```
-    /// # use retry_core::ClassifierPriority;
+    /// # use retry_core::classify::ClassifierPriority;
     /// let p = ClassifierPriority::run_after(ClassifierPriority::transient_error());
     /// assert!(p > ClassifierPriority::transient_error());
     /// ```

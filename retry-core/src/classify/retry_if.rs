@@ -6,7 +6,8 @@ use super::{ClassifierPriority, ClassifyRetry, ErrorKind, RetryAction};
 /// forbids retrying the others. `Ok` outcomes are never retried.
 ///
 /// ```
-/// use retry_core::{ClassifyRetry, RetryAction, RetryIf};
+/// use retry_core::{ClassifyRetry, RetryAction};
+/// use retry_core::classify::RetryIf;
 ///
 /// fn is_conflict(status: &u16) -> bool {
 ///     *status == 409
@@ -24,7 +25,7 @@ impl<F> RetryIf<F> {
     /// A classifier that retries the errors `predicate` accepts.
     ///
     /// ```
-    /// let c = retry_core::RetryIf::new(|e: &std::io::Error| e.kind() == std::io::ErrorKind::Other);
+    /// let c = retry_core::classify::RetryIf::new(|e: &std::io::Error| e.kind() == std::io::ErrorKind::Other);
     /// # let _ = c;
     /// ```
     pub fn new(predicate: F) -> Self {

@@ -1,7 +1,7 @@
 //! The classifier of modeled errors: errors that implement [`RetryInfo`].
 
 use super::{ClassifierPriority, ClassifyRetry, ErrorKind, RetryAction};
-use crate::{Fault, RetryInfo, RetrySafety};
+use crate::info::{Fault, RetryInfo, RetrySafety};
 
 /// Classifies errors by what they say of themselves through [`RetryInfo`] (Smithy's
 /// `ModeledAsRetryableClassifier`). This is the default classifier of `#[retryable]` and
@@ -14,7 +14,8 @@ use crate::{Fault, RetryInfo, RetrySafety};
 ///   error's `retry_after` travels with the verdict.
 ///
 /// ```
-/// use retry_core::{ClassifyRetry, ErrorKind, RetryAction, RetryInfoClassifier};
+/// use retry_core::{ClassifyRetry, ErrorKind, RetryAction};
+/// use retry_core::classify::RetryInfoClassifier;
 /// use std::io;
 ///
 /// let outcome: Result<(), io::Error> = Err(io::ErrorKind::TimedOut.into());
@@ -29,7 +30,7 @@ impl RetryInfoClassifier {
     /// The verdict on one error.
     ///
     /// ```
-    /// use retry_core::RetryInfoClassifier;
+    /// use retry_core::classify::RetryInfoClassifier;
     /// let reset = std::io::Error::from(std::io::ErrorKind::ConnectionReset);
     /// assert!(RetryInfoClassifier::classify_error(&reset).should_retry());
     /// ```

@@ -1,15 +1,10 @@
 //! The one reader of the delays servers ask for in headers: `x-amz-retry-after` and gRPC's
 //! `grpc-retry-pushback-ms` (integer milliseconds), and `Retry-After` (delta-seconds or an
-//! HTTP-date). [`parse_retry_after`](crate::parse_retry_after),
-//! [`RetryAfter`](crate::RetryAfter) and the tonic integration's pushback all read their values
-//! here, so hostile values are judged alike everywhere.
+//! HTTP-date, whose reader is [`http`](crate::http)'s, built on this one). Every header of the
+//! `http` and `tonic` modules reads its values here, so hostile values are judged alike
+//! everywhere.
 
 use std::time::Duration;
-#[cfg(feature = "http")]
-use std::time::SystemTime;
-
-#[cfg(feature = "http")]
-use super::http_date::parse_http_date;
 
 /// The longest delay a server may ask for: one day. A longer one, at any digit count, is
 /// [`ServerDelay::TooLong`], so a hostile or broken server cannot park a client.
@@ -62,22 +57,8 @@ pub(crate) fn read_integer_delay(value: &[u8], unit: DelayUnit) -> ServerDelay {
     }
 }
 
-/// A `Retry-After` value (RFC 9110 §10.2.3): delta-seconds, or an HTTP-date measured from `now`
-/// (a date at or before `now` is [`Duration::ZERO`]). Never panics.
-#[cfg(feature = "http")]
-pub(crate) fn read_retry_after(value: &[u8], now: SystemTime) -> ServerDelay {
-    let value = trim_ows(value);
-    if value.first().is_some_and(u8::is_ascii_digit) {
-        return read_integer_delay(value, DelayUnit::Seconds);
-    }
-    match parse_http_date(value, now) {
-        Some(date) => at_most_max(date.duration_since(now).unwrap_or(Duration::ZERO)),
-        None => ServerDelay::Invalid,
-    }
-}
-
 /// `delay`, unless it exceeds [`MAX_SERVER_DELAY`].
-fn at_most_max(delay: Duration) -> ServerDelay {
+pub(crate) fn at_most_max(delay: Duration) -> ServerDelay {
     if delay <= MAX_SERVER_DELAY {
         ServerDelay::After(delay)
     } else {
@@ -87,7 +68,7 @@ fn at_most_max(delay: Duration) -> ServerDelay {
 
 /// The value without leading and trailing optional whitespace (SP and HTAB, RFC 9110 §5.6.3;
 /// §5.5: it is not part of the field value).
-fn trim_ows(value: &[u8]) -> &[u8] {
+pub(crate) fn trim_ows(value: &[u8]) -> &[u8] {
     let is_ows = |byte: &u8| *byte == b' ' || *byte == b'\t';
     let start = value.iter().position(|b| !is_ows(b)).unwrap_or(value.len());
     let end = value
@@ -133,27 +114,5 @@ mod tests {
         ] {
             assert_eq!(millis(invalid), ServerDelay::Invalid, "{invalid:?}");
         }
-    }
-
-    #[cfg(feature = "http")]
-    #[test]
-    fn retry_after_values() {
-        use std::time::UNIX_EPOCH;
-        let now = UNIX_EPOCH + Duration::from_secs(784_111_767); // Sun, 06 Nov 1994 08:49:27 GMT
-        let read = |value: &[u8]| read_retry_after(value, now);
-        assert_eq!(read(b"86400"), ServerDelay::After(MAX_SERVER_DELAY));
-        assert_eq!(read(b"86401"), ServerDelay::TooLong);
-        assert_eq!(read(b"99999999999999999999999"), ServerDelay::TooLong);
-        assert_eq!(
-            read(b" Sun, 06 Nov 1994 08:49:37 GMT "),
-            ServerDelay::After(Duration::from_secs(10))
-        );
-        assert_eq!(read(b"Mon, 07 Nov 1994 08:49:28 GMT"), ServerDelay::TooLong);
-        assert_eq!(
-            read(b"Sat, 01 Jan 0000 00:00:00 GMT"),
-            ServerDelay::After(Duration::ZERO)
-        );
-        assert_eq!(read(b"Mon, 06 Nov 1994 08:49:37 GMT"), ServerDelay::Invalid);
-        assert_eq!(read(b"5s"), ServerDelay::Invalid);
     }
 }

@@ -19,10 +19,11 @@ use crate::info::is_transient_io_kind;
 /// * nothing else is retried, and nothing is forbidden: no action.
 ///
 /// It takes errors that implement [`Error`]; a `BoxError` (as tower's `TimeoutLayer` returns)
-/// does not: classify it with [`DynErrorClassifier`](crate::DynErrorClassifier).
+/// does not: classify it with [`DynErrorClassifier`](crate::classify::DynErrorClassifier).
 ///
 /// ```
-/// use retry_core::{ClassifyRetry, ErrorKind, RetryAction, TransientErrorClassifier};
+/// use retry_core::{ClassifyRetry, ErrorKind, RetryAction};
+/// use retry_core::classify::TransientErrorClassifier;
 /// use std::io;
 ///
 /// #[derive(Debug, thiserror::Error)]
@@ -42,7 +43,7 @@ impl TransientErrorClassifier {
     /// The verdict on one error: the first transient cause in the chain decides.
     ///
     /// ```
-    /// use retry_core::TransientErrorClassifier;
+    /// use retry_core::classify::TransientErrorClassifier;
     /// let timeout = std::io::Error::from(std::io::ErrorKind::TimedOut);
     /// assert!(TransientErrorClassifier::classify_error(&timeout).should_retry());
     /// ```
@@ -61,7 +62,7 @@ impl TransientErrorClassifier {
                 return RetryAction::retryable(ErrorKind::Timeout);
             }
             #[cfg(feature = "hyper-util")]
-            if let Some(connect) = crate::integrations::connect_failure::ConnectFailure::of(error) {
+            if let Some(connect) = super::connect_failure::ConnectFailure::of(error) {
                 let kind = if connect.timed_out() {
                     ErrorKind::Timeout
                 } else {

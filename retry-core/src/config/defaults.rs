@@ -1,4 +1,5 @@
 //! The numbers behind the default configuration and the presets, named, with their sources.
+//! Users read them in the table of [`RetryConfig::default`] and in the presets' docs.
 //!
 //! The constants at the top are this crate's default ([`RetryConfig::default`], a bare
 //! `#[retryable]`): the AWS SDKs' 2026 costs and backoff, with a retry quota sized by the

@@ -1,7 +1,7 @@
 //! Reading a configuration from environment variables.
 
 use super::{ConfigError, Quota, RetryConfig, RetryConfigBuilder, RetryMode, parse_duration};
-use crate::Jitter;
+use crate::backoff::Jitter;
 
 /// The variables [`RetryConfig::from_env`] reads, in the order it reads them.
 pub const ENV_VARIABLES: [&str; 8] = [
@@ -111,4 +111,31 @@ fn parse_number(value: &str) -> Result<u32, ConfigError> {
     trimmed.parse().map_err(|_| ConfigError::Number {
         input: trimmed.to_owned(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn from_lookup_rejects_an_overflowing_retry_timeout() {
+        let error = RetryConfig::from_lookup(|name| {
+            (name == "RETRY_TIMEOUT").then(|| "340282366920938463463374607431.9s".to_owned())
+        })
+        .expect_err("more than a year");
+        assert!(
+            matches!(
+                &error,
+                ConfigError::Env {
+                    variable: "RETRY_TIMEOUT",
+                    ..
+                }
+            ),
+            "{error:?}"
+        );
+        assert!(
+            error.to_string().contains("longer than one year"),
+            "{error}"
+        );
+    }
 }

@@ -3,8 +3,8 @@
 use std::fmt;
 use std::time::Duration;
 
-use super::{DurationParseError, Quota, QuotaParseError, RetryModeParseError};
-use crate::JitterParseError;
+use super::{DurationParseError, Quota};
+use crate::name::ValueParseError;
 
 /// An invalid retry configuration. Every variant's message names the setting and the fix.
 ///
@@ -67,12 +67,9 @@ pub enum ConfigError {
         /// Why, and what to do.
         reason: &'static str,
     },
-    /// An invalid quota (`off`, `traffic` or a number of tokens).
-    Quota(QuotaParseError),
-    /// An unknown retry mode.
-    Mode(RetryModeParseError),
-    /// An unknown jitter.
-    Jitter(JitterParseError),
+    /// An unknown retry mode or jitter, or an invalid quota (`off`, `traffic` or a number of
+    /// tokens), written as text.
+    Value(ValueParseError),
     /// A malformed duration string.
     Duration(DurationParseError),
     /// A malformed whole number.
@@ -127,9 +124,7 @@ impl fmt::Display for ConfigError {
                 f,
                 "quota(Quota::{quota:?}) conflicts with {setting}: {reason}"
             ),
-            ConfigError::Quota(error) => error.fmt(f),
-            ConfigError::Mode(error) => error.fmt(f),
-            ConfigError::Jitter(error) => error.fmt(f),
+            ConfigError::Value(error) => error.fmt(f),
             ConfigError::Duration(error) => error.fmt(f),
             ConfigError::Number { input } => {
                 write!(
@@ -147,36 +142,22 @@ impl fmt::Display for ConfigError {
 impl std::error::Error for ConfigError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            ConfigError::Mode(error) => Some(error),
-            ConfigError::Jitter(error) => Some(error),
+            ConfigError::Value(error) => Some(error),
             ConfigError::Duration(error) => Some(error),
-            ConfigError::Quota(error) => Some(error),
             ConfigError::Env { error, .. } => Some(error),
             _ => None,
         }
     }
 }
 
-impl From<RetryModeParseError> for ConfigError {
-    fn from(error: RetryModeParseError) -> Self {
-        ConfigError::Mode(error)
-    }
-}
-
-impl From<JitterParseError> for ConfigError {
-    fn from(error: JitterParseError) -> Self {
-        ConfigError::Jitter(error)
+impl From<ValueParseError> for ConfigError {
+    fn from(error: ValueParseError) -> Self {
+        ConfigError::Value(error)
     }
 }
 
 impl From<DurationParseError> for ConfigError {
     fn from(error: DurationParseError) -> Self {
         ConfigError::Duration(error)
-    }
-}
-
-impl From<QuotaParseError> for ConfigError {
-    fn from(error: QuotaParseError) -> Self {
-        ConfigError::Quota(error)
     }
 }

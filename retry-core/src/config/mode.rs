@@ -3,10 +3,7 @@
 //! `retry-macros` keeps a copy (`retry-macros/src/parse/mode.rs`) to check `mode = "..."` at
 //! compile time; its tests fail when the two parse any string differently.
 
-use std::fmt;
-use std::str::FromStr;
-
-use crate::name::find_by_name;
+use crate::name::named_values;
 
 /// Which retry behavior a strategy follows: the AWS SDKs' `standard` and `adaptive` retry modes.
 ///
@@ -25,63 +22,10 @@ pub enum RetryMode {
     Adaptive,
 }
 
-impl RetryMode {
-    /// Every mode, in the order of [`RetryMode::NAMES`].
-    pub const ALL: [RetryMode; 2] = [RetryMode::Standard, RetryMode::Adaptive];
-
-    /// The names configuration accepts.
-    pub const NAMES: [&'static str; 2] = ["standard", "adaptive"];
-
-    /// The mode's configuration name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RetryMode::Standard => "standard",
-            RetryMode::Adaptive => "adaptive",
-        }
-    }
-}
-
-impl fmt::Display for RetryMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// A mode name that is neither `standard` nor `adaptive`.
-///
-/// ```
-/// let error = "legacy".parse::<retry_core::RetryMode>().unwrap_err();
-/// assert_eq!(
-///     error.to_string(),
-///     "unknown retry mode `legacy`: expected \"standard\" or \"adaptive\""
-/// );
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RetryModeParseError {
-    input: String,
-}
-
-impl fmt::Display for RetryModeParseError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "unknown retry mode `{}`: expected \"standard\" or \"adaptive\"",
-            self.input
-        )
-    }
-}
-
-impl std::error::Error for RetryModeParseError {}
-
-impl FromStr for RetryMode {
-    type Err = RetryModeParseError;
-
-    /// Parses a mode name, trimmed and case-insensitive.
-    fn from_str(value: &str) -> Result<Self, Self::Err> {
-        find_by_name(RetryMode::ALL, RetryMode::as_str, value)
-            .map_err(|input| RetryModeParseError { input })
-    }
-}
+named_values!(RetryMode, "retry mode", "expected \"standard\" or \"adaptive\"", {
+    Standard => "standard",
+    Adaptive => "adaptive",
+});
 
 #[cfg(test)]
 mod tests {

@@ -3,10 +3,7 @@
 //! `retry-macros` keeps a copy (`retry-macros/src/parse/preset.rs`) to check `preset = "..."` at
 //! compile time; its tests fail when the two parse any string differently.
 
-use std::fmt;
-use std::str::FromStr;
-
-use crate::name::find_by_name;
+use crate::name::named_values;
 
 /// A named starting configuration: this crate's default, or one of the AWS SDKs' presets.
 ///
@@ -29,68 +26,16 @@ pub enum RetryPreset {
     Aws2026,
 }
 
-impl RetryPreset {
-    /// Every preset, in the order of [`RetryPreset::NAMES`].
-    pub const ALL: [RetryPreset; 3] = [
-        RetryPreset::Default,
-        RetryPreset::AwsClassic,
-        RetryPreset::Aws2026,
-    ];
-
-    /// The names configuration accepts.
-    pub const NAMES: [&'static str; 3] = ["default", "aws-classic", "aws-2026"];
-
-    /// The preset's configuration name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RetryPreset::Default => "default",
-            RetryPreset::AwsClassic => "aws-classic",
-            RetryPreset::Aws2026 => "aws-2026",
-        }
+named_values!(
+    RetryPreset,
+    "retry preset",
+    "expected \"default\", \"aws-classic\" or \"aws-2026\"",
+    {
+        Default => "default",
+        AwsClassic => "aws-classic",
+        Aws2026 => "aws-2026",
     }
-}
-
-impl fmt::Display for RetryPreset {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// A preset name that is not one of [`RetryPreset::NAMES`].
-///
-/// ```
-/// let error = "aws".parse::<retry_core::RetryPreset>().unwrap_err();
-/// assert_eq!(
-///     error.to_string(),
-///     "unknown retry preset `aws`: expected \"default\", \"aws-classic\" or \"aws-2026\""
-/// );
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RetryPresetParseError {
-    input: String,
-}
-
-impl fmt::Display for RetryPresetParseError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "unknown retry preset `{}`: expected \"default\", \"aws-classic\" or \"aws-2026\"",
-            self.input
-        )
-    }
-}
-
-impl std::error::Error for RetryPresetParseError {}
-
-impl FromStr for RetryPreset {
-    type Err = RetryPresetParseError;
-
-    /// Parses a preset name, trimmed and case-insensitive.
-    fn from_str(value: &str) -> Result<Self, Self::Err> {
-        find_by_name(RetryPreset::ALL, RetryPreset::as_str, value)
-            .map_err(|input| RetryPresetParseError { input })
-    }
-}
+);
 
 #[cfg(test)]
 mod tests {

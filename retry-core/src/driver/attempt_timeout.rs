@@ -60,7 +60,7 @@ mod sealed {
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
 /// use std::time::Duration;
 /// let outcome: Result<(), std::io::Error> =
-///     retry_core::with_attempt_timeout(Duration::from_millis(10), std::future::pending()).await;
+///     retry_core::driver::with_attempt_timeout(Duration::from_millis(10), std::future::pending()).await;
 /// assert_eq!(outcome.unwrap_err().kind(), std::io::ErrorKind::TimedOut);
 /// # }
 /// ```
@@ -90,28 +90,5 @@ where
     match tokio::time::timeout(timeout, attempt).await {
         Ok(outcome) => outcome,
         Err(elapsed) => Err(on_elapsed(elapsed)),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::io;
-    use std::time::Duration;
-
-    use crate::{Retry, RetryConfig, StandardStrategy};
-
-    fn assert_send<T: Send>(_: &T) {}
-
-    /// The futures of both `Retry::run`s can be spawned: the attempt limit's future is `Send`
-    /// when the attempt's is (checked at compile time).
-    #[test]
-    fn run_is_send_with_and_without_an_attempt_timeout() {
-        let strategy = StandardStrategy::new(RetryConfig::default());
-        let plain = Retry::new(&strategy).run(|| async { Ok::<_, io::Error>(1) });
-        assert_send(&plain);
-        let cut = Retry::new(&strategy)
-            .attempt_timeout(Duration::from_secs(1))
-            .run(|| async { Ok::<_, io::Error>(1) });
-        assert_send(&cut);
     }
 }

@@ -2,19 +2,21 @@
 //! sleeps (through the thread's [`Sleeper`](super::Sleeper)) instead of tokio's timer.
 
 use super::sleeper::sleep_blocking;
-use super::{NoAttemptTimeout, OnRetry, Retry, RetryLoop};
-use crate::{ClassifyRetry, LoadShed, RetryInfo, RetryStrategy};
+use super::{NoAttemptTimeout, OnRetry, Retry, RetryLoop, ShedInto, ShedPolicy};
+use crate::classify::ClassifyRetry;
+use crate::info::RetryInfo;
+use crate::strategy::RetryStrategy;
 
 /// [`retry`](crate::retry) for a blocking operation: runs `operation` under `strategy` on the
 /// calling thread, classifying errors by their [`RetryInfo`], and returns the first success or
 /// the last attempt's own error, unchanged.
 ///
-/// The strategy decides exactly as for an async call (attempts, backoff, quota, deadline, and
-/// in adaptive mode the send permit, shared with async calls of the same scope); only the waits
-/// differ: the thread sleeps through its [`Sleeper`](crate::Sleeper) ([`std::thread::sleep`]
-/// unless [`with_sleeper`](crate::with_sleeper) replaced it). Do not call it on an async
-/// runtime's worker thread: it blocks that thread for the whole backoff (use [`retry`](crate::retry)
-/// there, or `tokio::task::spawn_blocking`).
+/// The strategy decides exactly as for an async call (attempts, backoff, quota, deadline, and in
+/// adaptive mode the send permit, shared with async calls of the same scope); only the waits
+/// differ: the thread sleeps through its [`Sleeper`](crate::driver::Sleeper)
+/// ([`std::thread::sleep`] unless [`with_sleeper`](crate::driver::with_sleeper) replaced it). Do
+/// not call it on an async runtime's worker thread: it blocks that thread for the whole backoff
+/// (use [`retry`](crate::retry) there, or `tokio::task::spawn_blocking`).
 ///
 /// ```
 /// use retry_core::{RetryConfig, StandardStrategy, retry_blocking};
@@ -43,14 +45,18 @@ where
     Retry::new(strategy).run_blocking(operation)
 }
 
-impl<S: RetryStrategy + ?Sized, C, H> Retry<'_, S, C, H, NoAttemptTimeout> {
+impl<S: RetryStrategy + ?Sized, C, H, L> Retry<'_, S, C, H, NoAttemptTimeout, L> {
     /// [`run`](Self::run) for a blocking operation: runs it on the calling thread until it
     /// succeeds or the strategy stops retrying, sleeping through the thread's
-    /// [`Sleeper`](crate::Sleeper); returns the last outcome unchanged. (A blocking attempt
-    /// cannot be cut, so there is no attempt timeout.)
+    /// [`Sleeper`](crate::driver::Sleeper); returns the last outcome unchanged (or, with
+    /// [`shed_load`](Self::shed_load), `E::from(LoadShed)` for a call shed before its first
+    /// attempt). A blocking attempt cannot be cut, so there is no attempt timeout.
     ///
     /// ```
-    /// use retry_core::{Retry, RetryConfig, RetryIf, StandardStrategy, with_sleeper, ManualClock};
+    /// use retry_core::{Retry, RetryConfig, StandardStrategy};
+    /// use retry_core::classify::RetryIf;
+    /// use retry_core::driver::with_sleeper;
+    /// use retry_core::clock::ManualClock;
     ///
     /// let strategy = StandardStrategy::new(RetryConfig::builder().max_attempts(4).build().unwrap());
     /// let mut calls = 0;
@@ -65,29 +71,8 @@ impl<S: RetryStrategy + ?Sized, C, H> Retry<'_, S, C, H, NoAttemptTimeout> {
     /// });
     /// assert_eq!(outcome, Ok("done"));
     /// ```
-    pub fn run_blocking<F, T, E>(self, mut operation: F) -> Result<T, E>
-    where
-        F: FnMut() -> Result<T, E>,
-        C: ClassifyRetry<T, E>,
-        H: OnRetry<E>,
-    {
-        let mut attempts = RetryLoop::new(self.strategy, self.classifier, self.on_retry);
-        loop {
-            attempts.wait_blocking();
-            let outcome = operation();
-            if attempts.finish(&outcome).is_break() {
-                attempts.linger_blocking();
-                return outcome;
-            }
-        }
-    }
-}
-
-impl<S: RetryStrategy + ?Sized, C, H> Retry<'_, S, C, H, NoAttemptTimeout> {
-    /// [`run_blocking`](Self::run_blocking) for an error type that can hold a [`LoadShed`]:
-    /// a call the strategy sheds before its first attempt (adaptive mode, its send permit
-    /// expected after the deadline or later than `max_wait`) fails at once with
-    /// `E::from(LoadShed)`, and nothing is sent.
+    ///
+    /// Shedding load, for an error type that can hold a [`LoadShed`](crate::LoadShed):
     ///
     /// ```
     /// use retry_core::{AdaptiveStrategy, LoadShed, Retry, RetryConfig, RetryInfo};
@@ -104,20 +89,23 @@ impl<S: RetryStrategy + ?Sized, C, H> Retry<'_, S, C, H, NoAttemptTimeout> {
     /// }
     ///
     /// let strategy = AdaptiveStrategy::new(RetryConfig::default());
-    /// let out = Retry::new(&strategy).run_blocking_or_shed(|| Ok::<_, E>(7));
+    /// let out = Retry::new(&strategy).shed_load().run_blocking(|| Ok::<_, E>(7));
     /// assert_eq!(out.unwrap(), 7); // no throttle yet: nothing to shed
     /// # let _ = E::Shed;
     /// ```
-    pub fn run_blocking_or_shed<F, T, E>(self, mut operation: F) -> Result<T, E>
+    pub fn run_blocking<F, T, E>(self, mut operation: F) -> Result<T, E>
     where
         F: FnMut() -> Result<T, E>,
-        E: From<LoadShed>,
         C: ClassifyRetry<T, E>,
         H: OnRetry<E>,
+        L: ShedInto<E>,
     {
-        let mut attempts = RetryLoop::new(self.strategy, self.classifier, self.on_retry);
+        let mut attempts = RetryLoop::new(self.strategy, self.classifier, self.on_retry)
+            .with_shedding(self.shedding);
         loop {
-            attempts.try_wait_blocking()?;
+            if let Err(refusal) = attempts.wait_blocking() {
+                return Err(L::into_error(refusal));
+            }
             let outcome = operation();
             if attempts.finish(&outcome).is_break() {
                 attempts.linger_blocking();
@@ -127,20 +115,26 @@ impl<S: RetryStrategy + ?Sized, C, H> Retry<'_, S, C, H, NoAttemptTimeout> {
     }
 }
 
-impl<S: RetryStrategy + ?Sized, C, H> RetryLoop<'_, S, C, H> {
-    /// [`ready`](Self::ready) for a blocking caller: blocks the thread until the next attempt
-    /// may be sent (its backoff, then each wait for its send permit), sleeping through the
-    /// thread's [`Sleeper`](crate::Sleeper). Returns at once when there is nothing to wait for
-    /// (every first attempt in standard mode). `#[retryable]` on a plain `fn` expands to a loop
-    /// of `wait_blocking`, the attempt and [`finish`](Self::finish) (then, when the function
-    /// may long-poll, [`linger_blocking`](Self::linger_blocking)).
+impl<S: RetryStrategy + ?Sized, C, H, L: ShedPolicy> RetryLoop<'_, S, C, H, L> {
+    /// [`ready`](Self::ready) for a blocking caller: blocks the thread until the next attempt may
+    /// be sent (its backoff, then each wait for its send permit), sleeping through the thread's
+    /// [`Sleeper`](crate::driver::Sleeper). Returns at once when there is nothing to wait for
+    /// (every first attempt in standard mode). A loop that sheds load
+    /// ([`shed_load`](Self::shed_load)) may refuse the call instead, before the first attempt waits
+    /// for its send permit and after each of its waits: then nothing is sent and the
+    /// [`LoadShed`](crate::LoadShed) is returned, for the caller to return as its own error.
+    /// `#[retryable]` on a plain `fn` expands to a loop of `wait_blocking`, the attempt and
+    /// [`finish`](Self::finish) (then, when the function may long-poll,
+    /// [`linger_blocking`](Self::linger_blocking)).
     ///
     /// ```
-    /// use retry_core::{NoHook, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
+    /// use retry_core::driver::{NoHook, RetryLoop};
+    /// use retry_core::{RetryConfig, StandardStrategy};
+    /// use retry_core::classify::RetryInfoClassifier;
     /// let strategy = StandardStrategy::new(RetryConfig::default());
     /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
     /// let result = loop {
-    ///     retry.wait_blocking();
+    ///     let Ok(()) = retry.wait_blocking();
     ///     let outcome: Result<u32, std::io::Error> = Ok(1);
     ///     if retry.finish(&outcome).is_break() {
     ///         break outcome;
@@ -149,49 +143,28 @@ impl<S: RetryStrategy + ?Sized, C, H> RetryLoop<'_, S, C, H> {
     /// assert_eq!(result.unwrap(), 1);
     /// ```
     #[inline(always)]
-    pub fn wait_blocking(&mut self) {
-        if let Some(wait) = self.next_wait(true) {
-            self.wait_blocking_from(wait);
+    pub fn wait_blocking(&mut self) -> Result<(), L::Refusal> {
+        if let Some(refusal) = self.refuse() {
+            return Err(refusal);
         }
-    }
-
-    /// [`try_ready`](Self::try_ready) for a blocking caller: [`wait_blocking`](Self::wait_blocking),
-    /// except that before the first attempt waits for its send permit, and after each of its
-    /// waits, the strategy may shed the call (adaptive mode, when the permit is expected after
-    /// the deadline or later than `max_wait`): then nothing is sent and the [`LoadShed`] is
-    /// returned, for the caller to return as its own error. `#[retryable(shed = true)]` on a
-    /// plain `fn` expands to it.
-    ///
-    /// ```
-    /// use retry_core::{LoadShed, NoHook, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
-    /// let strategy = StandardStrategy::new(RetryConfig::default());
-    /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
-    /// let ready: Result<(), LoadShed> = retry.try_wait_blocking();
-    /// assert!(ready.is_ok(), "standard mode never sheds");
-    /// ```
-    pub fn try_wait_blocking(&mut self) -> Result<(), LoadShed> {
-        let mut backoff = true;
-        loop {
-            if let Some(shed) = self.try_shed() {
-                return Err(shed);
-            }
-            match self.next_wait(std::mem::replace(&mut backoff, false)) {
-                Some(wait) => sleep_blocking(wait),
-                None => return Ok(()),
-            }
+        match self.next_wait(true) {
+            Some(wait) => self.wait_blocking_from(wait),
+            None => Ok(()),
         }
     }
 
     /// [`linger`](Self::linger) for a blocking caller: once `finish` ended the call, sleeps
-    /// (through the thread's [`Sleeper`](crate::Sleeper)) the backoff of a long-polling call
-    /// whose retry the quota refused; returns at once for every other call.
+    /// (through the thread's [`Sleeper`](crate::driver::Sleeper)) the backoff of a long-polling
+    /// call whose retry the quota refused; returns at once for every other call.
     ///
     /// ```
-    /// use retry_core::{NoHook, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
+    /// use retry_core::driver::{NoHook, RetryLoop};
+    /// use retry_core::{RetryConfig, StandardStrategy};
+    /// use retry_core::classify::RetryInfoClassifier;
     /// let strategy = StandardStrategy::new(RetryConfig::default());
     /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
     /// let result = loop {
-    ///     retry.wait_blocking();
+    ///     let Ok(()) = retry.wait_blocking();
     ///     let outcome: Result<u32, std::io::Error> = Ok(1);
     ///     if retry.finish(&outcome).is_break() {
     ///         retry.linger_blocking();
@@ -210,13 +183,16 @@ impl<S: RetryStrategy + ?Sized, C, H> RetryLoop<'_, S, C, H> {
     /// The waits of [`wait_blocking`](Self::wait_blocking) after the first, out of line (the
     /// success path never waits).
     #[inline(never)]
-    fn wait_blocking_from(&mut self, first: std::time::Duration) {
+    fn wait_blocking_from(&mut self, first: std::time::Duration) -> Result<(), L::Refusal> {
         let mut wait = first;
         loop {
             sleep_blocking(wait);
+            if let Some(refusal) = self.refuse() {
+                return Err(refusal);
+            }
             match self.next_wait(false) {
                 Some(next) => wait = next,
-                None => return,
+                None => return Ok(()),
             }
         }
     }

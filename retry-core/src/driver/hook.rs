@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::RetryReason;
+use crate::classify::RetryReason;
 
 /// What a hook learns about a retry.
 ///
@@ -23,85 +23,21 @@ pub struct RetryEvent<'a, E> {
 
 impl<'a, E> RetryEvent<'a, E> {
     /// The attempt that failed (1 for the first).
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-    /// use retry_core::{Retry, RetryConfig, RetryEvent, StandardStrategy};
-    /// use std::{io, sync::Mutex, time::Duration};
-    /// let strategy = StandardStrategy::new(RetryConfig::builder().max_attempts(2).build().unwrap());
-    /// let seen = Mutex::new(Vec::new());
-    /// let _ = Retry::new(&strategy)
-    ///     .on_retry(|event: &RetryEvent<'_, io::Error>| {
-    ///         seen.lock().unwrap().push((event.attempt()));
-    ///     })
-    ///     .run(|| async { Err::<(), _>(io::Error::from(io::ErrorKind::ConnectionReset)) })
-    ///     .await;
-    /// assert_eq!(seen.into_inner().unwrap(), [1]);
-    /// # }
-    /// ```
     pub fn attempt(&self) -> u32 {
         self.attempt
     }
 
     /// The attempt's error, or `None` when a classifier retried an `Ok` value (a waiter).
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-    /// use retry_core::{Retry, RetryConfig, RetryEvent, StandardStrategy};
-    /// use std::{io, sync::Mutex, time::Duration};
-    /// let strategy = StandardStrategy::new(RetryConfig::builder().max_attempts(2).build().unwrap());
-    /// let seen = Mutex::new(Vec::new());
-    /// let _ = Retry::new(&strategy)
-    ///     .on_retry(|event: &RetryEvent<'_, io::Error>| {
-    ///         seen.lock().unwrap().push((event.error().map(io::Error::kind)));
-    ///     })
-    ///     .run(|| async { Err::<(), _>(io::Error::from(io::ErrorKind::ConnectionReset)) })
-    ///     .await;
-    /// assert_eq!(seen.into_inner().unwrap(), [Some(io::ErrorKind::ConnectionReset)]);
-    /// # }
-    /// ```
     pub fn error(&self) -> Option<&'a E> {
         self.error
     }
 
     /// The backoff before the next attempt.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-    /// use retry_core::{Retry, RetryConfig, RetryEvent, StandardStrategy};
-    /// use std::{io, sync::Mutex, time::Duration};
-    /// let strategy = StandardStrategy::new(RetryConfig::builder().max_attempts(2).build().unwrap());
-    /// let seen = Mutex::new(Vec::new());
-    /// let _ = Retry::new(&strategy)
-    ///     .on_retry(|event: &RetryEvent<'_, io::Error>| {
-    ///         seen.lock().unwrap().push((event.delay() <= Duration::from_secs(1)));
-    ///     })
-    ///     .run(|| async { Err::<(), _>(io::Error::from(io::ErrorKind::ConnectionReset)) })
-    ///     .await;
-    /// assert_eq!(seen.into_inner().unwrap(), [true]);
-    /// # }
-    /// ```
     pub fn delay(&self) -> Duration {
         self.delay
     }
 
     /// Why the attempt is retried.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-    /// use retry_core::{Retry, RetryConfig, RetryEvent, StandardStrategy};
-    /// use std::{io, sync::Mutex, time::Duration};
-    /// let strategy = StandardStrategy::new(RetryConfig::builder().max_attempts(2).build().unwrap());
-    /// let seen = Mutex::new(Vec::new());
-    /// let _ = Retry::new(&strategy)
-    ///     .on_retry(|event: &RetryEvent<'_, io::Error>| {
-    ///         seen.lock().unwrap().push((event.reason().kind()));
-    ///     })
-    ///     .run(|| async { Err::<(), _>(io::Error::from(io::ErrorKind::ConnectionReset)) })
-    ///     .await;
-    /// assert_eq!(seen.into_inner().unwrap(), [retry_core::ErrorKind::Server]);
-    /// # }
-    /// ```
     pub fn reason(&self) -> &RetryReason {
         &self.reason
     }
@@ -110,7 +46,8 @@ impl<'a, E> RetryEvent<'a, E> {
 /// Something told about each retry: a closure `Fn(&RetryEvent<'_, E>)`, or [`NoHook`].
 ///
 /// ```
-/// use retry_core::{OnRetry, RetryEvent};
+/// use retry_core::driver::OnRetry;
+/// use retry_core::RetryEvent;
 /// fn count(_: &RetryEvent<'_, std::io::Error>) {}
 /// fn takes(_: impl OnRetry<std::io::Error>) {}
 /// takes(count);
@@ -132,7 +69,7 @@ where
 /// No hook.
 ///
 /// ```
-/// use retry_core::{NoHook, OnRetry};
+/// use retry_core::driver::{NoHook, OnRetry};
 /// fn takes(_: impl OnRetry<std::io::Error>) {}
 /// takes(NoHook);
 /// ```

@@ -10,8 +10,8 @@ use std::time::Duration;
 use pin_project_lite::pin_project;
 use tokio::time::Sleep;
 
-use super::RetryLoop;
-use crate::RetryStrategy;
+use super::{NeverShed, RetryLoop};
+use crate::strategy::RetryStrategy;
 
 /// Sleeps the backoff a long-polling call computed for the retry the quota refused, then
 /// completes; completes on its first poll for every other call. Returned by
@@ -22,26 +22,58 @@ use crate::RetryStrategy;
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-/// use retry_core::{NoHook, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
+/// use retry_core::driver::{NoHook, RetryLoop};
+/// use retry_core::{RetryConfig, StandardStrategy};
+/// use retry_core::classify::RetryInfoClassifier;
 /// let strategy = StandardStrategy::new(RetryConfig::default());
 /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
-/// retry.ready().await;
+/// let Ok(()) = retry.ready().await;
 /// let outcome: Result<u32, std::io::Error> = Ok(1);
 /// assert!(retry.finish(&outcome).is_break());
-/// let linger: retry_core::Linger<'_, '_, _, _, _> = retry.linger();
+/// let linger: retry_core::driver::Linger<'_, '_, _, _, _> = retry.linger();
 /// linger.await; // nothing to wait for: the call succeeded
 /// # }
 /// ```
 #[must_use = "futures do nothing unless you `.await` or poll them"]
-pub struct Linger<'r, 's, S: RetryStrategy + ?Sized, C, H> {
-    retry: &'r mut RetryLoop<'s, S, C, H>,
+pub struct Linger<'r, 's, S: RetryStrategy + ?Sized, C, H, L = NeverShed> {
+    retry: &'r mut RetryLoop<'s, S, C, H, L>,
     /// Whether the loop's timer runs for this wait.
     sleeping: bool,
 }
 
-impl<'r, 's, S: RetryStrategy + ?Sized, C, H> Linger<'r, 's, S, C, H> {
+impl<'s, S: RetryStrategy + ?Sized, C, H, L> RetryLoop<'s, S, C, H, L> {
+    /// Waits, once `finish` ended the call, until its outcome may be returned: a long-polling call
+    /// whose retry the quota refused sleeps the backoff it computed for that retry
+    /// ([`RetryError::wait_before_returning`](crate::RetryError::wait_before_returning)), so that a
+    /// consumer loop calling again at once does not spin against a failing queue; every other call
+    /// completes at once.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// use retry_core::backoff::FixedRandom;
+    /// use retry_core::driver::{NoHook, RetryLoop};
+    /// use retry_core::{Quota, RetryConfig, StandardStrategy};
+    /// use retry_core::classify::RetryInfoClassifier;
+    /// use std::{sync::Arc, time::Duration};
+    /// let config = RetryConfig::builder().quota(Quota::Fixed(1)).long_polling(true).build().unwrap();
+    /// let strategy = StandardStrategy::builder(config).random(Arc::new(FixedRandom(1.0))).build();
+    /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
+    /// retry.ready().await;
+    /// let reset: Result<(), std::io::Error> = Err(std::io::ErrorKind::ConnectionReset.into());
+    /// assert!(retry.finish(&reset).is_break()); // 1 token: a retry (14) is refused
+    /// let started = tokio::time::Instant::now();
+    /// retry.linger().await;
+    /// assert_eq!(started.elapsed(), Duration::from_millis(50)); // the backoff it would have slept
+    /// # }
+    /// ```
+    pub fn linger(&mut self) -> Linger<'_, 's, S, C, H, L> {
+        Linger::new(self)
+    }
+}
+
+impl<'r, 's, S: RetryStrategy + ?Sized, C, H, L> Linger<'r, 's, S, C, H, L> {
     #[inline(always)]
-    pub(super) fn new(retry: &'r mut RetryLoop<'s, S, C, H>) -> Self {
+    fn new(retry: &'r mut RetryLoop<'s, S, C, H, L>) -> Self {
         Self {
             retry,
             sleeping: false,
@@ -49,7 +81,7 @@ impl<'r, 's, S: RetryStrategy + ?Sized, C, H> Linger<'r, 's, S, C, H> {
     }
 }
 
-impl<S: RetryStrategy + ?Sized, C, H> Future for Linger<'_, '_, S, C, H> {
+impl<S: RetryStrategy + ?Sized, C, H, L> Future for Linger<'_, '_, S, C, H, L> {
     type Output = ();
 
     #[inline(always)]
@@ -68,7 +100,7 @@ impl<S: RetryStrategy + ?Sized, C, H> Future for Linger<'_, '_, S, C, H> {
     }
 }
 
-impl<S: RetryStrategy + ?Sized, C, H> std::fmt::Debug for Linger<'_, '_, S, C, H> {
+impl<S: RetryStrategy + ?Sized, C, H, L> std::fmt::Debug for Linger<'_, '_, S, C, H, L> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Linger")
             .field("sleeping", &self.sleeping)

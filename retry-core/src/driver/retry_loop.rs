@@ -8,11 +8,10 @@ use std::time::Duration;
 
 use tokio::time::{Instant, Sleep};
 
-use super::{Linger, OnRetry, Ready, RetryEvent, TryReady};
-use crate::{
-    ClassifyRetry, LoadShed, RetryAction, RetryError, RetryReason, RetryStrategy, RetryToken,
-    SendPermit,
-};
+use super::{NeverShed, OnRetry, RetryEvent, ShedLoad, ShedPolicy};
+use crate::classify::{ClassifyRetry, RetryAction, RetryReason};
+use crate::load_shed::LoadShed;
+use crate::strategy::{RetryError, RetryStrategy, RetryToken, SendPermit};
 
 /// The state of one call between its attempts.
 ///
@@ -39,8 +38,14 @@ use crate::{
 /// failure, one not yet sent is abandoned (a retry's quota goes back, a place among the rate
 /// limiter's waiters is given up).
 ///
+/// The loop never refuses a call: `ready` resolves to `Result<(), Infallible>`. With
+/// [`shed_load`](Self::shed_load) it may ([`ShedLoad`]): `ready` then resolves to
+/// `Err(LoadShed)` for a call the strategy sheds before its first attempt.
+///
 /// ```
-/// use retry_core::{NoHook, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
+/// use retry_core::driver::{NoHook, RetryLoop};
+/// use retry_core::{RetryConfig, StandardStrategy};
+/// use retry_core::classify::RetryInfoClassifier;
 ///
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
 /// let strategy = StandardStrategy::new(RetryConfig::default());
@@ -58,25 +63,35 @@ use crate::{
 /// assert_eq!(result.unwrap(), 1);
 /// # }
 /// ```
-pub struct RetryLoop<'s, S: RetryStrategy + ?Sized, C, H> {
-    strategy: &'s S,
+pub struct RetryLoop<'s, S: RetryStrategy + ?Sized, C, H, L = NeverShed> {
+    /// The call's token, settled when the loop is dropped.
+    call: Call<'s, S>,
     classifier: C,
     on_retry: H,
-    /// The current attempt's token; `None` once the call's outcome is final.
-    token: Option<RetryToken>,
-    /// Whether the token's attempt has been sent (a retry not yet sent is refunded on drop).
-    sent: bool,
     /// The timer of the waits: boxed on the call's first wait, reused after it.
     sleep: Option<Pin<Box<Sleep>>>,
     /// What the call sleeps after its last attempt before returning (long polling).
     linger: Option<Duration>,
+    /// Whether the call may be refused before its first attempt.
+    shedding: L,
+}
+
+/// A call's token under its strategy: settled when dropped (a cancelled call).
+struct Call<'s, S: RetryStrategy + ?Sized> {
+    strategy: &'s S,
+    /// The current attempt's token; `None` once the call's outcome is final.
+    token: Option<RetryToken>,
+    /// Whether the token's attempt has been sent (a retry not yet sent is refunded on drop).
+    sent: bool,
 }
 
 impl<'s, S: RetryStrategy + ?Sized, C, H> RetryLoop<'s, S, C, H> {
     /// Acquires the call's first token.
     ///
     /// ```
-    /// use retry_core::{NoHook, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
+    /// use retry_core::driver::{NoHook, RetryLoop};
+    /// use retry_core::{RetryConfig, StandardStrategy};
+    /// use retry_core::classify::RetryInfoClassifier;
     /// let strategy = StandardStrategy::new(RetryConfig::default());
     /// let retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
     /// # drop(retry);
@@ -84,75 +99,84 @@ impl<'s, S: RetryStrategy + ?Sized, C, H> RetryLoop<'s, S, C, H> {
     #[inline(always)]
     pub fn new(strategy: &'s S, classifier: C, on_retry: H) -> Self {
         Self {
-            strategy,
+            call: Call {
+                strategy,
+                token: Some(strategy.acquire_initial_token()),
+                sent: false,
+            },
             classifier,
             on_retry,
-            token: Some(strategy.acquire_initial_token()),
-            sent: false,
             sleep: None,
             linger: None,
+            shedding: NeverShed,
         }
     }
+}
 
-    /// Waits until the next attempt may be sent: sleeps its backoff, then waits for its send
-    /// permit. Only waits: whether to make the attempt was decided by `finish`.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// use retry_core::{NoHook, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
-    /// let strategy = StandardStrategy::new(RetryConfig::default());
-    /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
-    /// retry.ready().await; // the first attempt: nothing to wait for
-    /// # }
-    /// ```
-    pub fn ready(&mut self) -> Ready<'_, 's, S, C, H> {
-        Ready::new(self)
-    }
-
-    /// [`ready`](Self::ready) for a caller that can return a refusal: before a first attempt
+impl<'s, S: RetryStrategy + ?Sized, C, H, L> RetryLoop<'s, S, C, H, L> {
+    /// Sheds load rather than queue past the deadline (adaptive mode): before the first attempt
     /// waits for its send permit and after each of its waits, the strategy may
-    /// [`shed`](RetryStrategy::shed) the call (adaptive mode, when the permit is expected after
-    /// the deadline or later than `max_wait`). Then no attempt is made: the future completes with the [`LoadShed`] at once,
-    /// the call's token is abandoned, and a later [`finish`](Self::finish) ends the call. The
-    /// caller returns the refusal as its own error (the tower layer, opted in with
-    /// `RetryLayer::shed_load`, as its service error).
+    /// [`shed`](RetryStrategy::shed) the call (when the permit is expected after the deadline or
+    /// later than `max_wait`). Then no attempt is made: [`ready`](Self::ready) (or
+    /// [`wait_blocking`](Self::wait_blocking)) resolves to the [`LoadShed`] at once, the call's
+    /// token is abandoned, and a later [`finish`](Self::finish) ends the call. The caller
+    /// returns the refusal as its own error; `#[retryable(shed = true)]` expands to this.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-    /// use retry_core::{LoadShed, NoHook, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
+    /// use retry_core::{LoadShed, RetryConfig, StandardStrategy};
+    /// use retry_core::driver::{NoHook, RetryLoop};
+    /// use retry_core::classify::RetryInfoClassifier;
     /// let strategy = StandardStrategy::new(RetryConfig::default());
-    /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
-    /// let ready: Result<(), LoadShed> = retry.try_ready().await;
+    /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook).shed_load();
+    /// let ready: Result<(), LoadShed> = retry.ready().await;
     /// assert!(ready.is_ok(), "standard mode never sheds");
     /// # }
     /// ```
-    pub fn try_ready(&mut self) -> TryReady<'_, 's, S, C, H> {
-        TryReady::new(self)
+    #[inline(always)]
+    pub fn shed_load(self) -> RetryLoop<'s, S, C, H, ShedLoad> {
+        self.with_shedding(ShedLoad)
+    }
+
+    /// The loop under the shedding policy `shedding`.
+    #[inline(always)]
+    pub(super) fn with_shedding<L2>(self, shedding: L2) -> RetryLoop<'s, S, C, H, L2> {
+        RetryLoop {
+            call: self.call,
+            classifier: self.classifier,
+            on_retry: self.on_retry,
+            sleep: self.sleep,
+            linger: self.linger,
+            shedding,
+        }
     }
 
     /// For a driver that keeps its own time (a simulator, a service layer with its own
-    /// timer), the synchronous part of [`try_ready`](Self::try_ready): asks the strategy whether
-    /// to shed the call before its first attempt; a shed call's token is abandoned (nothing was
-    /// sent). Ask before the first attempt waits and after each of its waits; `None` once an
-    /// attempt was sent, and for retries.
+    /// timer), the synchronous part of a shedding [`ready`](Self::ready): asks the strategy
+    /// whether to shed the call before its first attempt; a shed call's token is abandoned
+    /// (nothing was sent). Ask before the first attempt waits and after each of its waits;
+    /// `None` once an attempt was sent, and for retries.
     ///
     /// ```
-    /// use retry_core::{NoHook, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
+    /// use retry_core::driver::{NoHook, RetryLoop};
+    /// use retry_core::{RetryConfig, StandardStrategy};
+    /// use retry_core::classify::RetryInfoClassifier;
     /// let strategy = StandardStrategy::new(RetryConfig::default());
     /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
     /// assert!(retry.try_shed().is_none());
     /// ```
     pub fn try_shed(&mut self) -> Option<LoadShed> {
-        let token = self.token.as_ref()?;
-        if self.sent || token.attempt() != 1 {
-            return None;
-        }
-        let shed = self.strategy.shed(token)?;
-        if let Some(token) = RetryToken::take(&mut self.token) {
-            self.strategy.abandon(token);
-        }
-        tracing::debug!(target: "retry_core", reason = shed.reason().as_str(), "{shed}");
-        Some(shed)
+        self.call.refuse(&ShedLoad)
+    }
+
+    /// The loop's policy's refusal of the call, if it sheds it now (see
+    /// [`try_shed`](Self::try_shed)); never for a loop that does not shed.
+    #[inline(always)]
+    pub(super) fn refuse(&mut self) -> Option<L::Refusal>
+    where
+        L: ShedPolicy,
+    {
+        self.call.refuse(&self.shedding)
     }
 
     /// For a driver that keeps its own time, the synchronous part of [`ready`](Self::ready):
@@ -162,7 +186,9 @@ impl<'s, S: RetryStrategy + ?Sized, C, H> RetryLoop<'s, S, C, H> {
     /// wait, which asks the strategy for the send permit. `None` too once the call is over.
     ///
     /// ```
-    /// use retry_core::{NoHook, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
+    /// use retry_core::driver::{NoHook, RetryLoop};
+    /// use retry_core::{RetryConfig, StandardStrategy};
+    /// use retry_core::classify::RetryInfoClassifier;
     /// let strategy = StandardStrategy::new(RetryConfig::default());
     /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
     /// assert_eq!(retry.next_wait(true), None); // the first attempt: send it now
@@ -173,41 +199,17 @@ impl<'s, S: RetryStrategy + ?Sized, C, H> RetryLoop<'s, S, C, H> {
     /// ```
     #[inline(always)]
     pub fn next_wait(&mut self, backoff: bool) -> Option<Duration> {
-        let token = self.token.as_mut()?;
+        let token = self.call.token.as_mut()?;
         if backoff && token.has_delay() {
             return Some(token.delay());
         }
-        match self.strategy.acquire_send_permit(token) {
+        match self.call.strategy.acquire_send_permit(token) {
             SendPermit::Granted => {
-                self.sent = true;
+                self.call.sent = true;
                 None
             }
             SendPermit::Wait(wait) => Some(wait),
         }
-    }
-
-    /// Waits, once `finish` ended the call, until its outcome may be returned: a long-polling
-    /// call whose retry the quota refused sleeps the backoff it computed for that retry
-    /// ([`RetryError::wait_before_returning`]), so that a consumer loop calling again at once
-    /// does not spin against a failing queue; every other call completes at once.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-    /// use retry_core::{FixedRandom, NoHook, Quota, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
-    /// use std::{sync::Arc, time::Duration};
-    /// let config = RetryConfig::builder().quota(Quota::Fixed(1)).long_polling(true).build().unwrap();
-    /// let strategy = StandardStrategy::builder(config).random(Arc::new(FixedRandom(1.0))).build();
-    /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
-    /// retry.ready().await;
-    /// let reset: Result<(), std::io::Error> = Err(std::io::ErrorKind::ConnectionReset.into());
-    /// assert!(retry.finish(&reset).is_break()); // 1 token: a retry (14) is refused
-    /// let started = tokio::time::Instant::now();
-    /// retry.linger().await;
-    /// assert_eq!(started.elapsed(), Duration::from_millis(50)); // the backoff it would have slept
-    /// # }
-    /// ```
-    pub fn linger(&mut self) -> Linger<'_, 's, S, C, H> {
-        Linger::new(self)
     }
 
     /// For a driver that keeps its own time, the synchronous part of [`linger`](Self::linger):
@@ -215,7 +217,9 @@ impl<'s, S: RetryStrategy + ?Sized, C, H> RetryLoop<'s, S, C, H> {
     /// again, `None`).
     ///
     /// ```
-    /// use retry_core::{NoHook, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
+    /// use retry_core::driver::{NoHook, RetryLoop};
+    /// use retry_core::{RetryConfig, StandardStrategy};
+    /// use retry_core::classify::RetryInfoClassifier;
     /// let strategy = StandardStrategy::new(RetryConfig::default());
     /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
     /// let outcome: Result<(), std::io::Error> = Err(std::io::ErrorKind::InvalidInput.into());
@@ -252,7 +256,9 @@ impl<'s, S: RetryStrategy + ?Sized, C, H> RetryLoop<'s, S, C, H> {
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// use retry_core::{NoHook, RetryConfig, RetryInfoClassifier, RetryLoop, StandardStrategy};
+    /// use retry_core::driver::{NoHook, RetryLoop};
+    /// use retry_core::{RetryConfig, StandardStrategy};
+    /// use retry_core::classify::RetryInfoClassifier;
     /// let strategy = StandardStrategy::new(RetryConfig::default());
     /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
     /// retry.ready().await;
@@ -272,11 +278,11 @@ impl<'s, S: RetryStrategy + ?Sized, C, H> RetryLoop<'s, S, C, H> {
         if let RetryAction::RetryIndicated(reason) = action {
             return self.retry(reason, outcome);
         }
-        let Some(token) = RetryToken::take(&mut self.token) else {
+        let Some(token) = RetryToken::take(&mut self.call.token) else {
             return ControlFlow::Break(());
         };
         if outcome.is_ok() {
-            self.strategy.record_success(token);
+            self.call.strategy.record_success(token);
         } else {
             self.fail(token);
         }
@@ -288,7 +294,7 @@ impl<'s, S: RetryStrategy + ?Sized, C, H> RetryLoop<'s, S, C, H> {
     #[inline(never)]
     fn fail(&self, token: RetryToken) {
         let attempt = token.attempt();
-        self.strategy.record_failure(token);
+        self.call.strategy.record_failure(token);
         log_stop(attempt, &RetryError::NotRetryable);
     }
 
@@ -298,11 +304,11 @@ impl<'s, S: RetryStrategy + ?Sized, C, H> RetryLoop<'s, S, C, H> {
     where
         H: OnRetry<E>,
     {
-        let Some(token) = RetryToken::take(&mut self.token) else {
+        let Some(token) = RetryToken::take(&mut self.call.token) else {
             return ControlFlow::Break(());
         };
         let attempt = token.attempt();
-        let token = match self.strategy.refresh_retry_token(token, &reason) {
+        let token = match self.call.strategy.refresh_retry_token(token, &reason) {
             Ok(token) => token,
             Err(error) => {
                 log_stop(attempt, &error);
@@ -313,8 +319,8 @@ impl<'s, S: RetryStrategy + ?Sized, C, H> RetryLoop<'s, S, C, H> {
         // Keep the granted retry before the hook runs: should the hook panic, the drop gives
         // the unsent retry's cost back.
         let delay = token.delay();
-        self.token = Some(token);
-        self.sent = false;
+        self.call.token = Some(token);
+        self.call.sent = false;
         self.on_retry.on_retry(&RetryEvent {
             attempt,
             error: outcome.as_ref().err(),
@@ -325,7 +331,24 @@ impl<'s, S: RetryStrategy + ?Sized, C, H> RetryLoop<'s, S, C, H> {
     }
 }
 
-impl<S: RetryStrategy + ?Sized, C, H> Drop for RetryLoop<'_, S, C, H> {
+impl<S: RetryStrategy + ?Sized> Call<'_, S> {
+    /// `shedding`'s refusal of the call, if it sheds it now: then its unsent token is
+    /// abandoned. Never once an attempt was sent.
+    #[inline(always)]
+    fn refuse<P: ShedPolicy>(&mut self, shedding: &P) -> Option<P::Refusal> {
+        let token = self.token.as_ref()?;
+        if self.sent {
+            return None;
+        }
+        let refusal = shedding.shed(self.strategy, token)?;
+        if let Some(token) = RetryToken::take(&mut self.token) {
+            self.strategy.abandon(token);
+        }
+        Some(refusal)
+    }
+}
+
+impl<S: RetryStrategy + ?Sized> Drop for Call<'_, S> {
     #[inline(always)]
     fn drop(&mut self) {
         if let Some(token) = RetryToken::take(&mut self.token) {

@@ -6,7 +6,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::ManualClock;
+use crate::clock::ManualClock;
 
 /// Blocks the current thread for a backoff or a wait for a send permit: the blocking drivers
 /// ([`retry_blocking`](crate::retry_blocking), [`Retry::run_blocking`](crate::Retry::run_blocking)
@@ -14,7 +14,7 @@ use crate::ManualClock;
 /// unless [`with_sleeper`] replaced it.
 ///
 /// ```
-/// use retry_core::Sleeper;
+/// use retry_core::driver::Sleeper;
 /// use std::sync::Mutex;
 /// use std::time::Duration;
 ///
@@ -36,7 +36,7 @@ pub trait Sleeper: Send + Sync + fmt::Debug {
 /// Sleeps for real: [`std::thread::sleep`].
 ///
 /// ```
-/// use retry_core::{Sleeper, ThreadSleeper};
+/// use retry_core::driver::{Sleeper, ThreadSleeper};
 /// ThreadSleeper.sleep(std::time::Duration::from_millis(1));
 /// ```
 #[derive(Debug, Clone, Copy, Default)]
@@ -53,7 +53,8 @@ impl Sleeper for ThreadSleeper {
 /// on it.
 ///
 /// ```
-/// use retry_core::{Clock, ManualClock, Sleeper};
+/// use retry_core::clock::{Clock, ManualClock};
+/// use retry_core::driver::Sleeper;
 /// let clock = ManualClock::new();
 /// clock.sleep(std::time::Duration::from_secs(3));
 /// assert_eq!(clock.now(), std::time::Duration::from_secs(3));
@@ -87,13 +88,14 @@ thread_local! {
 /// scope) or a recorder, and no test sleeps for real.
 ///
 /// ```
-/// use retry_core::{RetryConfig, StandardStrategy, retry_blocking, with_sleeper};
+/// use retry_core::{RetryConfig, StandardStrategy, retry_blocking};
+/// use retry_core::driver::with_sleeper;
 /// use std::sync::{Arc, Mutex};
 /// use std::time::Duration;
 ///
 /// #[derive(Debug, Default)]
 /// struct Recorder(Mutex<Vec<Duration>>);
-/// impl retry_core::Sleeper for Recorder {
+/// impl retry_core::driver::Sleeper for Recorder {
 ///     fn sleep(&self, duration: Duration) {
 ///         self.0.lock().unwrap().push(duration);
 ///     }

@@ -4,9 +4,12 @@ use std::time::Duration;
 
 use super::{RetryError, RetryStrategy, RetryToken, SendPermit, StandardStrategy, StrategyBuilder};
 use crate::adaptive::{CongestionSignals, Response, Ticket, TicketAdmission, idle_sample_due};
+use crate::classify::RetryReason;
 use crate::clock::Nanos;
-use crate::observe::Counter;
-use crate::{LoadShed, RetryConfig, RetryReason, Scope, ShedReason};
+use crate::config::RetryConfig;
+use crate::load_shed::{LoadShed, ShedReason};
+use crate::scope::Counter;
+use crate::scope::Scope;
 
 /// Adaptive mode (the AWS SDKs' `adaptive` retry mode): [`StandardStrategy`] plus a send permit
 /// from the scope's [`ClientRateLimiter`](crate::adaptive::ClientRateLimiter) before every attempt.
@@ -22,7 +25,8 @@ use crate::{LoadShed, RetryConfig, RetryReason, Scope, ShedReason};
 /// load to a throttling service; the caller's own timeout, if any, cancels the wait).
 ///
 /// ```
-/// use retry_core::{AdaptiveStrategy, ErrorKind, RetryConfig, RetryReason, RetryStrategy, SendPermit};
+/// use retry_core::{AdaptiveStrategy, ErrorKind, RetryConfig, RetryReason, RetryStrategy};
+/// use retry_core::strategy::SendPermit;
 ///
 /// let strategy = AdaptiveStrategy::new(RetryConfig::default());
 /// let mut token = strategy.acquire_initial_token();
@@ -315,7 +319,7 @@ impl RetryStrategy for AdaptiveStrategy {
         reason: &RetryReason,
     ) -> Result<RetryToken, RetryError> {
         let congested = self.congestion.is_congestion(reason.kind());
-        if congested && reason.kind() == crate::ErrorKind::Timeout {
+        if congested && reason.kind() == crate::classify::ErrorKind::Timeout {
             self.record_timeout(token.sent_at);
         } else {
             self.record_response(token.sent_at, congested, false);
@@ -365,7 +369,8 @@ impl RetryStrategy for AdaptiveStrategy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{ErrorKind, ManualClock};
+    use crate::classify::ErrorKind;
+    use crate::clock::ManualClock;
     use std::sync::Arc;
     use std::time::Duration;
 
@@ -421,7 +426,7 @@ mod tests {
         let shed = |signals: CongestionSignals| {
             let clock = Arc::new(ManualClock::new());
             let config = RetryConfig::builder()
-                .mode(crate::RetryMode::Adaptive)
+                .mode(crate::config::RetryMode::Adaptive)
                 .timeout(Duration::from_secs(1))
                 .build()
                 .unwrap();

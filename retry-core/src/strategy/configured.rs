@@ -3,7 +3,10 @@
 use super::{
     AdaptiveStrategy, RetryError, RetryStrategy, RetryToken, SendPermit, StandardStrategy,
 };
-use crate::{LoadShed, RetryConfig, RetryMode, RetryReason, Scope};
+use crate::classify::RetryReason;
+use crate::config::{RetryConfig, RetryMode};
+use crate::load_shed::LoadShed;
+use crate::scope::Scope;
 
 /// The strategy `config.mode()` names: standard or adaptive, chosen at run time (a
 /// configuration read from the environment) yet dispatched without a virtual call, so that the
@@ -11,7 +14,8 @@ use crate::{LoadShed, RetryConfig, RetryMode, RetryReason, Scope};
 /// given.
 ///
 /// ```
-/// use retry_core::{ConfiguredStrategy, RetryConfig, RetryMode, RetryStrategy, strategy_for};
+/// use retry_core::strategy::ConfiguredStrategy;
+/// use retry_core::{RetryConfig, RetryMode, RetryStrategy, strategy_for};
 /// let config = RetryConfig::builder().mode(RetryMode::Adaptive).build().unwrap();
 /// let strategy = strategy_for(config, "docs-configured-strategy");
 /// assert!(matches!(strategy, ConfiguredStrategy::Adaptive(_)));
@@ -56,11 +60,6 @@ macro_rules! dispatch {
 
 impl ConfiguredStrategy {
     /// The scope whose quota, limiter and counters this strategy uses.
-    ///
-    /// ```
-    /// let s = retry_core::strategy_for(retry_core::RetryConfig::default(), "docs-configured-scope");
-    /// assert_eq!(s.scope().name(), "docs-configured-scope");
-    /// ```
     pub fn scope(&self) -> &Scope {
         dispatch!(self.scope())
     }

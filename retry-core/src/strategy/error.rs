@@ -25,7 +25,8 @@ pub enum RetryError {
         cost: u32,
         /// What the quota held.
         level: u32,
-        /// A long-polling call ([`RetryConfigBuilder::long_polling`](crate::RetryConfigBuilder::long_polling)):
+        /// A long-polling call
+        /// ([`RetryConfigBuilder::long_polling`](crate::config::RetryConfigBuilder::long_polling)):
         /// the backoff it computed for the retry, which the driver sleeps before it returns the
         /// call's error ([`wait_before_returning`](RetryError::wait_before_returning)). `None`
         /// otherwise: the error is returned at once.

@@ -4,16 +4,18 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{RetryError, RetryStrategy, RetryToken};
+use crate::backoff::{Backoff, RandomSource};
+use crate::classify::{ErrorKind, RetryReason};
 use crate::clock::Nanos;
-use crate::observe::{self, Counter};
-use crate::{
-    Backoff, ErrorKind, ExponentialBackoff, RandomSource, RetryConfig, RetryReason, Scope,
-    SharedClock, ThreadRandom,
-};
+use crate::config::RetryConfig;
+use crate::observe;
+use crate::scope::Counter;
+use crate::scope::Scope;
 
 /// Standard mode: the AWS SDKs' `standard` retry behavior.
 ///
-/// * at most `max_attempts` attempts; backoff before retry `i` from [`ExponentialBackoff`];
+/// * at most `max_attempts` attempts; backoff before retry `i` from
+///   [`ExponentialBackoff`](crate::backoff::ExponentialBackoff);
 /// * a retry takes its cost from the scope's quota (timeouts and throttling may cost more or
 ///   less); a success after retries returns the last retry's cost (with a `quota_window`, the
 ///   default: every retry's cost of the call, so that the quota drains only through calls that
@@ -30,7 +32,8 @@ use crate::{
 ///   mode, counting the wait the rate limiter expects for its send permit).
 ///
 /// ```
-/// use retry_core::{ErrorKind, FixedRandom, RetryConfig, RetryReason, RetryStrategy, StandardStrategy};
+/// use retry_core::{ErrorKind, RetryConfig, RetryReason, RetryStrategy, StandardStrategy};
+/// use retry_core::backoff::FixedRandom;
 /// use std::{sync::Arc, time::Duration};
 ///
 /// let strategy = StandardStrategy::builder(RetryConfig::default())
@@ -45,111 +48,11 @@ use crate::{
 /// ```
 #[derive(Debug, Clone)]
 pub struct StandardStrategy {
-    config: RetryConfig,
-    scope: Scope,
-    backoff: Arc<dyn Backoff>,
-    throttling_backoff: Arc<dyn Backoff>,
-    random: Arc<dyn RandomSource>,
-}
-
-/// Builds a [`StandardStrategy`] or [`AdaptiveStrategy`](super::AdaptiveStrategy): the scope,
-/// the randomness and the backoff policies can be injected.
-///
-/// ```
-/// use retry_core::{ManualClock, RetryConfig, SeededRandom, StandardStrategy};
-/// use std::sync::Arc;
-///
-/// let strategy = StandardStrategy::builder(RetryConfig::default())
-///     .clock(Arc::new(ManualClock::new()))
-///     .random(Arc::new(SeededRandom::new(7)))
-///     .build();
-/// # let _ = strategy;
-/// ```
-#[derive(Debug, Clone)]
-#[must_use = "call .build() to get the strategy"]
-pub struct StrategyBuilder {
-    config: RetryConfig,
-    scope: Option<Scope>,
-    clock: Option<SharedClock>,
-    random: Option<Arc<dyn RandomSource>>,
-    backoff: Option<Arc<dyn Backoff>>,
-}
-
-impl StrategyBuilder {
-    /// The configuration the strategy will follow.
-    pub fn config(&self) -> &RetryConfig {
-        &self.config
-    }
-
-    /// Share this scope's quota, limiter and counters. Default: a private scope.
-    ///
-    /// ```
-    /// use retry_core::{RetryConfig, Scope, StandardStrategy};
-    /// let scope = Scope::new("shared", &RetryConfig::default());
-    /// let a = StandardStrategy::builder(RetryConfig::default()).scope(scope.clone()).build();
-    /// # use retry_core::RetryStrategy;
-    /// assert!(a.scope().same_as(&scope));
-    /// ```
-    pub fn scope(mut self, scope: Scope) -> Self {
-        self.scope = Some(scope);
-        self
-    }
-
-    /// The clock of the private scope, when no [`scope`](Self::scope) is given.
-    pub fn clock(mut self, clock: SharedClock) -> Self {
-        self.clock = Some(clock);
-        self
-    }
-
-    /// The jitter's randomness. Default: [`ThreadRandom`].
-    pub fn random(mut self, random: Arc<dyn RandomSource>) -> Self {
-        self.random = Some(random);
-        self
-    }
-
-    /// A backoff policy for every error kind, replacing the configured exponential ones.
-    ///
-    /// ```
-    /// use retry_core::{ExponentialBackoff, Jitter, RetryConfig, StandardStrategy};
-    /// use std::{sync::Arc, time::Duration};
-    /// let fixed = ExponentialBackoff::new(Duration::from_millis(10), Duration::from_millis(10), Jitter::None);
-    /// let s = StandardStrategy::builder(RetryConfig::default()).backoff(Arc::new(fixed)).build();
-    /// # let _ = s;
-    /// ```
-    pub fn backoff(mut self, backoff: Arc<dyn Backoff>) -> Self {
-        self.backoff = Some(backoff);
-        self
-    }
-
-    /// The standard strategy.
-    pub fn build(self) -> StandardStrategy {
-        let config = self.config;
-        let scope = self.scope.unwrap_or_else(|| match self.clock {
-            Some(clock) => Scope::with_clock("private", &config, clock),
-            None => Scope::new("private", &config),
-        });
-        let exponential = |initial| -> Arc<dyn Backoff> {
-            Arc::new(ExponentialBackoff::new(
-                initial,
-                config.max_backoff(),
-                config.jitter(),
-            ))
-        };
-        let (backoff, throttling_backoff) = match self.backoff {
-            Some(backoff) => (Arc::clone(&backoff), backoff),
-            None => (
-                exponential(config.initial_backoff()),
-                exponential(config.throttling_backoff()),
-            ),
-        };
-        StandardStrategy {
-            random: self.random.unwrap_or_else(|| Arc::new(ThreadRandom)),
-            config,
-            scope,
-            backoff,
-            throttling_backoff,
-        }
-    }
+    pub(super) config: RetryConfig,
+    pub(super) scope: Scope,
+    pub(super) backoff: Arc<dyn Backoff>,
+    pub(super) throttling_backoff: Arc<dyn Backoff>,
+    pub(super) random: Arc<dyn RandomSource>,
 }
 
 impl StandardStrategy {
@@ -158,28 +61,12 @@ impl StandardStrategy {
         Self::builder(config).build()
     }
 
-    /// A builder for a strategy following `config`.
-    pub fn builder(config: RetryConfig) -> StrategyBuilder {
-        StrategyBuilder {
-            config,
-            scope: None,
-            clock: None,
-            random: None,
-            backoff: None,
-        }
-    }
-
     /// The configuration this strategy follows.
     pub fn config(&self) -> &RetryConfig {
         &self.config
     }
 
     /// The scope whose quota, limiter and counters this strategy uses.
-    ///
-    /// ```
-    /// let s = retry_core::StandardStrategy::new(retry_core::RetryConfig::default());
-    /// assert_eq!(s.scope().quota().level(), 500); // a new scope: the AWS SDKs' 500 tokens
-    /// ```
     #[inline]
     pub fn scope(&self) -> &Scope {
         &self.scope

@@ -61,7 +61,7 @@ impl RetryToken {
     /// (kept for the strategy's deadline; [`Duration::ZERO`] when it has none).
     ///
     /// ```
-    /// use retry_core::RetryToken;
+    /// use retry_core::strategy::RetryToken;
     /// use std::time::Duration;
     /// let token = RetryToken::first_attempt(Duration::from_secs(3));
     /// assert_eq!((token.attempt(), token.delay(), token.retry_cost()), (1, Duration::ZERO, 0));
@@ -78,7 +78,7 @@ impl RetryToken {
     /// back to a traffic-sized quota). The call's start is kept.
     ///
     /// ```
-    /// use retry_core::RetryToken;
+    /// use retry_core::strategy::RetryToken;
     /// use std::time::Duration;
     /// let first = RetryToken::first_attempt(Duration::ZERO);
     /// let second = first.next_attempt(Duration::from_millis(250), 5);
@@ -101,24 +101,11 @@ impl RetryToken {
 
     /// When the call started, as given to [`first_attempt`](Self::first_attempt) (ours read it
     /// only when a deadline needs it: zero otherwise).
-    ///
-    /// ```
-    /// let token = retry_core::RetryToken::first_attempt(std::time::Duration::from_secs(1));
-    /// assert_eq!(token.started_at(), std::time::Duration::from_secs(1));
-    /// ```
     pub fn started_at(&self) -> Duration {
         self.started_at.into()
     }
 
     /// The number of the attempt this token allows (1 for the first attempt).
-    ///
-    /// ```
-    /// # use retry_core::{RetryConfig, RetryStrategy, StandardStrategy};
-    /// let strategy = StandardStrategy::new(RetryConfig::default());
-    /// let token = strategy.acquire_initial_token();
-    /// assert_eq!(token.attempt(), 1);
-    /// # strategy.record_success(token);
-    /// ```
     #[inline]
     pub fn attempt(&self) -> u32 {
         self.attempt
@@ -126,14 +113,6 @@ impl RetryToken {
 
     /// The backoff to sleep before this token's attempt (kept in nanoseconds: at most about
     /// 584 years).
-    ///
-    /// ```
-    /// # use retry_core::{RetryConfig, RetryStrategy, StandardStrategy};
-    /// let strategy = StandardStrategy::new(RetryConfig::default());
-    /// let token = strategy.acquire_initial_token();
-    /// assert!(token.delay().is_zero());
-    /// # strategy.record_success(token);
-    /// ```
     #[inline]
     pub fn delay(&self) -> Duration {
         self.delay.into()
@@ -167,14 +146,6 @@ impl RetryToken {
     /// The quota this token's retry took (0 for a first attempt). A success returns it (with a
     /// traffic-sized quota, the default, it returns every retry's cost of the call); an
     /// abandoned token returns it, its retry never sent.
-    ///
-    /// ```
-    /// # use retry_core::{RetryConfig, RetryStrategy, StandardStrategy};
-    /// let strategy = StandardStrategy::new(RetryConfig::default());
-    /// let token = strategy.acquire_initial_token();
-    /// assert_eq!(token.retry_cost(), 0);
-    /// # strategy.record_success(token);
-    /// ```
     pub fn retry_cost(&self) -> u32 {
         self.retry_cost
     }

@@ -109,7 +109,7 @@ const KEYS: &[KeyDef] = &[
         takes: Takes::Path(KeyKind::With),
         listed: "`with = path` (a `fn(&Field) -> impl RetryInfo`)",
         usage: "write `with = describe_error`, the path of a function \
-                `fn(&Field) -> impl RetryInfo` (e.g. returning a `retry_core::RetryDescription`)",
+                `fn(&Field) -> impl RetryInfo` (e.g. returning a `retry_core::classify::RetryDescription`)",
         aliases: &[
             "describe",
             "describe_with",

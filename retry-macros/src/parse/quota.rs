@@ -6,8 +6,9 @@
 //! `retryable::value`; the copy reads it too so that the two parsers can be compared on every
 //! string.
 
-use std::fmt;
 use std::str::FromStr;
+
+use super::name::ValueParseError;
 
 /// The runtime's `Quota`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,54 +18,14 @@ pub(crate) enum Quota {
     Traffic,
 }
 
-/// What is wrong with a quota written as text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum QuotaProblem {
-    Unknown,
-    Zero,
-    TooLarge,
-}
-
-/// A quota the parser rejects.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct QuotaParseError {
-    input: String,
-    problem: QuotaProblem,
-}
-
-impl fmt::Display for QuotaParseError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let input = &self.input;
-        match self.problem {
-            QuotaProblem::Unknown => write!(
-                f,
-                "invalid quota `{input}`: expected \"off\", \"traffic\" or a number of tokens \
-                 such as 2000"
-            ),
-            QuotaProblem::Zero => write!(
-                f,
-                "invalid quota `{input}`: a quota of 0 tokens would refuse every retry; write \
-                 \"off\" for no quota, or set max_attempts to 1 for no retries"
-            ),
-            QuotaProblem::TooLarge => write!(
-                f,
-                "invalid quota `{input}`: at most 4294967295 tokens; write \"off\" for no quota"
-            ),
-        }
-    }
-}
-
 impl FromStr for Quota {
-    type Err = QuotaParseError;
+    type Err = ValueParseError;
 
     /// Parses `off` or `traffic` (trimmed, case-insensitive), or a whole number of tokens
     /// from 1 to `u32::MAX`.
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         let trimmed = value.trim();
-        let error = |problem| QuotaParseError {
-            input: trimmed.to_owned(),
-            problem,
-        };
+        let error = |reason| ValueParseError::invalid("quota", trimmed.to_owned(), reason);
         if trimmed.eq_ignore_ascii_case("off") {
             return Ok(Quota::Off);
         }
@@ -72,12 +33,19 @@ impl FromStr for Quota {
             return Ok(Quota::Traffic);
         }
         if trimmed.is_empty() || !trimmed.bytes().all(|byte| byte.is_ascii_digit()) {
-            return Err(error(QuotaProblem::Unknown));
+            return Err(error(
+                "expected \"off\", \"traffic\" or a number of tokens such as 2000",
+            ));
         }
         match trimmed.parse::<u32>() {
-            Ok(0) => Err(error(QuotaProblem::Zero)),
+            Ok(0) => Err(error(
+                "a quota of 0 tokens would refuse every retry; write \"off\" for no quota, or set \
+                 max_attempts to 1 for no retries",
+            )),
             Ok(tokens) => Ok(Quota::Fixed(tokens)),
-            Err(_) => Err(error(QuotaProblem::TooLarge)),
+            Err(_) => Err(error(
+                "at most 4294967295 tokens; write \"off\" for no quota",
+            )),
         }
     }
 }

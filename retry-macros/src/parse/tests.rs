@@ -41,7 +41,7 @@ const DURATION_RUNTIME: &str = "retry-core/src/config/duration.rs";
 
 fn check_duration(input: &str) {
     let copy = outcome(|| duration::parse_duration(input));
-    let runtime = outcome(|| retry_core::parse_duration(input));
+    let runtime = outcome(|| retry_core::config::parse_duration(input));
     assert_same(DURATION_COPY, DURATION_RUNTIME, input, copy, runtime);
 }
 
@@ -244,12 +244,12 @@ fn check_jitter(input: &str) {
     let copy = outcome(|| input.parse::<jitter::Jitter>().map(jitter::Jitter::as_str));
     let runtime = outcome(|| {
         input
-            .parse::<retry_core::Jitter>()
-            .map(retry_core::Jitter::as_str)
+            .parse::<retry_core::backoff::Jitter>()
+            .map(retry_core::backoff::Jitter::as_str)
     });
     assert_same(
         "retry-macros/src/parse/jitter.rs",
-        "retry-core/src/jitter.rs",
+        "retry-core/src/backoff/jitter.rs",
         input,
         copy,
         runtime,
@@ -304,15 +304,15 @@ fn jitters_parse_the_same() {
     let names = jitter::Jitter::ALL.map(jitter::Jitter::as_str);
     assert_eq!(
         names,
-        retry_core::Jitter::NAMES,
+        retry_core::backoff::Jitter::NAMES,
         "the jitters of retry-macros/src/parse/jitter.rs are not the runtime's: sync it with \
-         retry-core/src/jitter.rs"
+         retry-core/src/backoff/jitter.rs"
     );
     for input in name_inputs(&names) {
         check_jitter(&input);
     }
     for copy in jitter::Jitter::ALL {
-        let runtime: retry_core::Jitter = copy.as_str().parse().expect("a runtime jitter");
+        let runtime: retry_core::backoff::Jitter = copy.as_str().parse().expect("a runtime jitter");
         assert_eq!(
             copy.variant(),
             format!("{runtime:?}"),

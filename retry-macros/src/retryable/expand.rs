@@ -9,9 +9,10 @@
 //!     let __retry_classifier: &dyn ClassifyRetry<_, _> = &RetryInfoClassifier; // or the user's
 //!     let __retry_hook = NoHook;                     // or `DynHook(&on_retry)`
 //!     let mut __retry = RetryLoop::new(__retry_strategy, __retry_classifier, __retry_hook);
+//!                                                    // with `shed`: `.shed_load()`
 //!     loop {
-//!         __retry.ready().await;                         // backoff, send permit; with `shed`:
-//!         // if let Err(shed) = __retry.try_ready().await { return Err(from_load_shed(shed)); }
+//!         let Ok(()) = __retry.ready().await;            // backoff, send permit; with `shed`:
+//!         // if let Err(shed) = __retry.ready().await { return Err(from_load_shed(shed)); }
 //!         let body = <ByValueArgument as CloneArg<_, body>>::clone_arg(&body); // per attempt
 //!         let __retry_outcome = async {
 //!             if false { let fake: Result<Item, StoreError> = loop {}; return fake; }
@@ -86,6 +87,8 @@ pub(crate) fn expand(function: &RetryableFn, shape: &FnShape, config: &Config) -
     let classifier_local = local("__retry_classifier");
     let hook_local = local("__retry_hook");
     let wait = wait(shape, config, &private);
+    // Shedding is the loop's option: its `ready` may then refuse the call.
+    let shedding = config.shed.map(|_| quote!(.shed_load()));
     // The outcome seen as a `Result`, through `Outcome` at the return type's tokens: a return
     // type that is not a `Result` is reported there (as for the classifier's type, so once).
     // The projection then stays unknown rather than an error type, so `finish` adds an E0308 at
@@ -123,7 +126,7 @@ pub(crate) fn expand(function: &RetryableFn, shape: &FnShape, config: &Config) -
             #strategy_local,
             #classifier_local,
             #hook_local,
-        );
+        )#shedding;
         #pinned
         loop {
             #wait
@@ -162,23 +165,20 @@ pub(crate) fn expand(function: &RetryableFn, shape: &FnShape, config: &Config) -
     }
 }
 
-/// The wait before each attempt: `ready().await` (`wait_blocking()` in a blocking function);
-/// with `shed = true`, `try_ready().await` (`try_wait_blocking()`), a shed call returning
-/// `Err(E::from(LoadShed))` at once, `E: From<LoadShed>` required at the argument.
+/// The wait before each attempt: `ready().await` (`wait_blocking()` in a blocking function),
+/// which never fails (`Result<(), Infallible>`); with `shed = true` (the loop built with
+/// `shed_load()`), a shed call returning `Err(E::from(LoadShed))` at once, `E: From<LoadShed>`
+/// required at the argument.
 fn wait(shape: &FnShape, config: &Config, private: &TokenStream) -> TokenStream {
     let retry = local("__retry");
     let blocking = matches!(shape.body, BodyKind::Blocking);
-    let Some((first, last)) = config.shed else {
-        return if blocking {
-            quote!(#retry.wait_blocking();)
-        } else {
-            quote!(#retry.ready().await;)
-        };
-    };
     let ready = if blocking {
-        quote!(#retry.try_wait_blocking())
+        quote!(#retry.wait_blocking())
     } else {
-        quote!(#retry.try_ready().await)
+        quote!(#retry.ready().await)
+    };
+    let Some((first, last)) = config.shed else {
+        return quote!(let ::core::result::Result::Ok(()) = #ready;);
     };
     let shed = local("__retry_shed");
     let on_shed = respan(

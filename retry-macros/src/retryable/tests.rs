@@ -256,7 +256,7 @@ mod against_the_runtime {
             let preset = preset.map_or(retry_core::RetryPreset::Default, |name| {
                 name.parse().expect("a preset")
             });
-            let parse = |value: &str| retry_core::parse_duration(value).expect("a duration");
+            let parse = |value: &str| retry_core::config::parse_duration(value).expect("a duration");
             let mut asked = RetryConfig::from_preset(preset);
             if let Some(value) = initial {
                 asked = asked.initial_backoff(parse(value));
@@ -365,7 +365,10 @@ fn an_async_trait_body_gets_the_loop_inside_its_async_block() {
         },
     );
     assert!(code.contains("Box::pin(asyncmove{"), "{code}");
-    assert!(code.contains("__retry.ready().await;"), "{code}");
+    assert!(
+        code.contains("let::core::result::Result::Ok(())=__retry.ready().await;"),
+        "{code}"
+    );
     // Each attempt re-borrows `self` instead of moving it.
     assert!(code.contains("letmut__self=&mut*self;"), "{code}");
     assert!(!code.contains("compile_error"), "{code}");
@@ -381,7 +384,10 @@ fn a_blocking_fn_runs_its_body_as_a_closure_between_thread_sleeps() {
             }
         },
     );
-    assert!(code.contains("__retry.wait_blocking();"), "{code}");
+    assert!(
+        code.contains("let::core::result::Result::Ok(())=__retry.wait_blocking();"),
+        "{code}"
+    );
     assert!(code.contains("let__retry_outcome=(||{"), "{code}");
     assert!(!code.contains(".await"), "{code}");
 }
@@ -430,7 +436,7 @@ fn only_a_call_that_may_long_poll_lingers_before_returning() {
 }
 
 #[test]
-fn shed_waits_with_try_ready_and_returns_the_shed_as_the_error() {
+fn shed_builds_a_shedding_loop_and_returns_the_shed_as_the_error() {
     let code = expand(
         quote!(mode = "adaptive", timeout = "1s", shed = true),
         quote! {
@@ -439,8 +445,9 @@ fn shed_waits_with_try_ready_and_returns_the_shed_as_the_error() {
             }
         },
     );
+    assert!(code.contains("__retry_hook,).shed_load();"), "{code}");
     assert!(
-        code.contains("iflet::core::result::Result::Err(__retry_shed)=__retry.try_ready().await"),
+        code.contains("iflet::core::result::Result::Err(__retry_shed)=__retry.ready().await"),
         "{code}"
     );
     assert!(

@@ -7,7 +7,8 @@ pub mod shed;
 
 use std::time::Duration;
 
-use retry_core::{ErrorKind, RetryError, RetryReason, RetryStrategy, SendPermit, StandardStrategy};
+use retry_core::strategy::SendPermit;
+use retry_core::{ErrorKind, RetryError, RetryReason, RetryStrategy, StandardStrategy};
 
 /// `s` seconds.
 pub const fn secs(s: u64) -> Duration {

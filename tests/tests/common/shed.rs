@@ -1,5 +1,5 @@
 //! An error type that can hold a local refusal: what a caller of the shedding APIs
-//! (`retry_or_shed`, `Retry::run_or_shed`, `#[retryable(shed = true)]`) writes.
+//! (`Retry::shed_load`, `RetryLoop::shed_load`, `#[retryable(shed = true)]`) writes.
 
 use retry_core::{LoadShed, RetryInfo, RetrySafety};
 

@@ -1,4 +1,5 @@
-use retry_core::{RetryDescription, RetryInfo};
+use retry_core::classify::RetryDescription;
+use retry_core::RetryInfo;
 
 fn describe(_: &u16) -> RetryDescription {
     RetryDescription::TRANSIENT

@@ -1,4 +1,5 @@
-use retry_core::{RetryDescription, RetryInfo};
+use retry_core::classify::RetryDescription;
+use retry_core::RetryInfo;
 
 /// Takes the field by value: not a `fn(&u16) -> _`.
 fn describe(_: u16) -> RetryDescription {

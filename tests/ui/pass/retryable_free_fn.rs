@@ -1,7 +1,8 @@
 //! `#[retryable]` on free functions, with every argument (one function per combination).
 #![deny(warnings, unused_qualifications)]
 
-use retry_core::{RetryEvent, RetryInfo, RetrySafety, TransientErrorClassifier, retryable};
+use retry_core::{RetryEvent, RetryInfo, RetrySafety, retryable};
+use retry_core::classify::TransientErrorClassifier;
 use std::io;
 use std::time::Duration;
 

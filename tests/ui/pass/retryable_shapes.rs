@@ -4,7 +4,8 @@
 #![deny(warnings, unused_qualifications)]
 
 use async_trait::async_trait;
-use retry_core::{DynErrorClassifier, RetryInfo, RetrySafety, retryable};
+use retry_core::classify::DynErrorClassifier;
+use retry_core::{RetryInfo, RetrySafety, retryable};
 use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::Arc;

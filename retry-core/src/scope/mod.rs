@@ -1,0 +1,9 @@
+//! Scopes: the quota, rate limiter and counters that calls share ([`Scope`]), and what they
+//! counted ([`ScopeStats`]).
+
+pub(crate) mod state;
+mod stats;
+
+pub(crate) use state::Scope;
+pub(crate) use stats::Counter;
+pub use stats::ScopeStats;

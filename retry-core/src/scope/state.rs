@@ -1,0 +1,262 @@
+//! A scope: the quota, rate limiter and counters that calls share, and the process-wide
+//! registry of named scopes.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
+
+use super::stats::{Counter, ScopeCounters, ScopeStats};
+use crate::adaptive::ClientRateLimiter;
+use crate::clock::{SharedClock, TokioClock};
+use crate::config::RetryConfig;
+use crate::quota::{RetryBounds, RetryQuota, TrafficQuota};
+
+/// The state shared by every call in a scope: a retry quota, an adaptive rate limiter and
+/// counters. Cloning a scope shares it.
+///
+/// Get a process-wide scope by name with [`Scope::named`] (what `#[retryable(scope = "...")]`
+/// does), or make a private one with [`Scope::new`] and give it to the strategies a client owns.
+///
+/// ```
+/// use retry_core::{RetryConfig, Scope};
+///
+/// let a = Scope::named("docs-store", &RetryConfig::default());
+/// let b = Scope::named("docs-store", &RetryConfig::default());
+/// assert!(a.same_as(&b));
+/// assert!(!a.same_as(&Scope::new("docs-store", &RetryConfig::default())));
+/// ```
+#[derive(Clone)]
+pub struct Scope {
+    inner: Arc<ScopeInner>,
+}
+
+struct ScopeInner {
+    name: Box<str>,
+    quota: RetryQuota,
+    limiter: Arc<ClientRateLimiter>,
+    counters: ScopeCounters,
+    clock: SharedClock,
+    /// With a `quota_window`: the cap the scope's traffic puts on its quota.
+    traffic_quota: Option<TrafficQuota>,
+}
+
+/// The process-wide scopes, by name.
+static REGISTRY: LazyLock<Mutex<HashMap<Box<str>, Scope>>> = LazyLock::new(Default::default);
+
+impl Scope {
+    /// A private scope sized by `config` (quota capacity and refill) on tokio's clock.
+    ///
+    /// ```
+    /// use retry_core::{RetryConfig, Scope};
+    /// let scope = Scope::new("client", &RetryConfig::builder().quota_capacity(50).build().unwrap());
+    /// assert_eq!(scope.quota().capacity(), 50);
+    /// ```
+    pub fn new(name: &str, config: &RetryConfig) -> Self {
+        Self::with_clock(name, config, Arc::new(TokioClock::new()))
+    }
+
+    /// A private scope on the given clock: for simulations and virtual-time tests.
+    ///
+    /// ```
+    /// use retry_core::clock::ManualClock;
+    /// use retry_core::{RetryConfig, Scope};
+    /// use std::sync::Arc;
+    /// let clock = Arc::new(ManualClock::new());
+    /// let scope = Scope::with_clock("sim", &RetryConfig::default(), clock);
+    /// assert_eq!(scope.name(), "sim");
+    /// ```
+    pub fn with_clock(name: &str, config: &RetryConfig, clock: SharedClock) -> Self {
+        let now = clock.now();
+        let traffic_quota = TrafficQuota::new(config, now);
+        // A traffic-sized quota starts with the young scope's tokens; a fixed one full.
+        let level = traffic_quota
+            .as_ref()
+            .map_or(config.quota_capacity(), TrafficQuota::initial_level);
+        Self {
+            inner: Arc::new(ScopeInner {
+                name: name.into(),
+                quota: RetryQuota::starting_at(
+                    config.quota_capacity(),
+                    level,
+                    config.quota_refill_per_second(),
+                    Arc::clone(&clock),
+                ),
+                limiter: ClientRateLimiter::new(now),
+                counters: ScopeCounters::default(),
+                traffic_quota,
+                clock,
+            }),
+        }
+    }
+
+    /// The process-wide scope called `name`, created from `config` on first use. Later calls
+    /// share the first one's quota and limiter whatever their own config says.
+    ///
+    /// ```
+    /// use retry_core::{RetryConfig, Scope};
+    /// let scope = Scope::named("docs-named", &RetryConfig::default());
+    /// assert_eq!(scope.name(), "docs-named");
+    /// ```
+    pub fn named(name: &str, config: &RetryConfig) -> Self {
+        let mut registry = REGISTRY.lock().unwrap_or_else(PoisonError::into_inner);
+        registry
+            .entry(name.into())
+            .or_insert_with(|| Self::new(name, config))
+            .clone()
+    }
+
+    /// The process-wide scope called `name`, if one was created.
+    ///
+    /// ```
+    /// use retry_core::{RetryConfig, Scope};
+    /// assert!(Scope::lookup("docs-never-created").is_none());
+    /// Scope::named("docs-lookup", &RetryConfig::default());
+    /// assert!(Scope::lookup("docs-lookup").is_some());
+    /// ```
+    pub fn lookup(name: &str) -> Option<Self> {
+        let registry = REGISTRY.lock().unwrap_or_else(PoisonError::into_inner);
+        registry.get(name).cloned()
+    }
+
+    /// The names of the process-wide scopes, sorted.
+    ///
+    /// ```
+    /// use retry_core::{RetryConfig, Scope};
+    /// Scope::named("docs-names", &RetryConfig::default());
+    /// assert!(Scope::registered().contains(&"docs-names".to_owned()));
+    /// ```
+    pub fn registered() -> Vec<String> {
+        let registry = REGISTRY.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut names: Vec<String> = registry.keys().map(|name| name.to_string()).collect();
+        names.sort();
+        names
+    }
+
+    /// The scope's name.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// The retry quota. With a `quota_window`, what a retry may take from it is bounded by the
+    /// scope's traffic (and by its age, and by how long it asked for no retry; see
+    /// [`RetryConfig::quota_window`]): [`stats`](Self::stats) shows the level a retry finds.
+    ///
+    /// ```
+    /// # use retry_core::{RetryConfig, Scope};
+    /// let classic = Scope::new("q", &RetryConfig::aws_classic().build().unwrap());
+    /// assert_eq!(classic.quota().level(), 500);
+    /// // A young default scope starts with the AWS SDKs' 500 tokens too.
+    /// assert_eq!(Scope::new("q", &RetryConfig::default()).quota().level(), 500);
+    /// ```
+    pub fn quota(&self) -> &RetryQuota {
+        &self.inner.quota
+    }
+
+    /// The adaptive rate limiter (used by adaptive strategies only).
+    #[inline]
+    pub fn limiter(&self) -> &Arc<ClientRateLimiter> {
+        &self.inner.limiter
+    }
+
+    /// The clock every time reading of this scope goes through.
+    pub fn clock(&self) -> &SharedClock {
+        &self.inner.clock
+    }
+
+    /// Counters and levels, for metrics. With a `quota_window`, the quota's level and capacity
+    /// are those a retry would meet now: the level it would find and the cap in force (sized by
+    /// the scope's traffic and age; this reads the clock).
+    ///
+    /// ```
+    /// # use retry_core::{RetryConfig, Scope};
+    /// let stats = Scope::new("docs-young", &RetryConfig::default()).stats();
+    /// // A young scope: the AWS SDKs' 500, until it has seen a window of traffic.
+    /// assert_eq!((stats.quota_level, stats.quota_capacity), (500, 500));
+    /// ```
+    pub fn stats(&self) -> ScopeStats {
+        let inner = &self.inner;
+        let bounds = self.peek_bounds();
+        inner.counters.snapshot(
+            bounds.found(inner.quota.level()),
+            inner.quota.capacity().min(bounds.limit),
+            inner.limiter.stats(),
+        )
+    }
+
+    /// The calls that ended so far, in success or failure (off the success path).
+    pub(crate) fn calls_ended(&self) -> u64 {
+        self.inner.counters.calls()
+    }
+
+    /// The calls that succeeded so far (off the success path).
+    pub(crate) fn successes(&self) -> u64 {
+        self.inner.counters.successes()
+    }
+
+    /// Whether two handles share one scope.
+    pub fn same_as(&self, other: &Scope) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
+    /// Takes `cost` from the quota for a retry, within the bounds of the scope's traffic when
+    /// it has a `quota_window`. The first retry of a call (`first`) reads the clock, once: it
+    /// is on the retry path, never on the success path; a later retry of the call is sized from
+    /// that reading. `Err` with the whole tokens the retry found when it is not paid for.
+    pub(crate) fn try_acquire_retry(&self, cost: u32, first: bool) -> Result<(), u32> {
+        let inner = &self.inner;
+        let bounds = match &inner.traffic_quota {
+            Some(traffic) if first => {
+                traffic.first_retry_bounds(|| inner.clock.now(), || self.calls_ended())
+            }
+            Some(traffic) => traffic.later_retry_bounds(),
+            None => RetryBounds::NONE,
+        };
+        inner.quota.try_acquire_within(cost, bounds)
+    }
+
+    /// The whole tokens a retry finds in the quota now.
+    pub(crate) fn quota_level(&self) -> u32 {
+        self.peek_bounds().found(self.inner.quota.level())
+    }
+
+    /// Whether a success after retries gives back every retry it paid for (a traffic-sized
+    /// quota), rather than the last one (the AWS SDKs' rule, a fixed quota).
+    #[inline]
+    pub(crate) fn refunds_every_retry(&self) -> bool {
+        self.inner.traffic_quota.is_some()
+    }
+
+    /// The bounds a retry would meet now (without counting one as asked for).
+    fn peek_bounds(&self) -> RetryBounds {
+        let inner = &self.inner;
+        match &inner.traffic_quota {
+            Some(traffic) => traffic.peek_bounds(|| inner.clock.now(), || self.calls_ended()),
+            None => RetryBounds::NONE,
+        }
+    }
+
+    #[inline]
+    pub(crate) fn count(&self, counter: Counter) {
+        self.inner.counters.add(counter);
+    }
+
+    /// Counts `attempts` sent by a call that ended, beyond the first attempt of a success.
+    pub(crate) fn count_attempts(&self, attempts: u32) {
+        self.inner.counters.add_attempts(attempts);
+    }
+
+    /// Counts a call that ended in failure after sending `attempts` attempts.
+    pub(crate) fn count_failure(&self, attempts: u32) {
+        self.count(Counter::Failure);
+        self.count_attempts(attempts);
+    }
+}
+
+impl fmt::Debug for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Scope")
+            .field("name", &self.inner.name)
+            .field("quota", &self.inner.quota)
+            .finish_non_exhaustive()
+    }
+}

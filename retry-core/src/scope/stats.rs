@@ -1,0 +1,174 @@
+//! The counters of one scope, readable at run time as [`ScopeStats`].
+
+use std::sync::atomic::{AtomicUsize as StdAtomicUsize, Ordering as StdOrdering};
+
+use crate::adaptive::LimiterStats;
+use crate::sync::{AtomicU64, Ordering};
+
+/// Counters of one scope, updated with relaxed atomics (they are statistics, not
+/// synchronization). Successes, counted on every call's success path, are striped by thread.
+#[derive(Debug, Default)]
+pub(crate) struct ScopeCounters {
+    /// Attempts sent by the calls that ended, but the first attempt of each successful call
+    /// (`successes` counts those, so that a first-try success updates one counter).
+    attempts: AtomicU64,
+    retries: AtomicU64,
+    successes: StripedCounter,
+    failures: AtomicU64,
+    quota_exhausted: AtomicU64,
+    throttles: AtomicU64,
+    rate_limited: AtomicU64,
+}
+
+/// One counter of [`ScopeCounters`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Counter {
+    Retry,
+    Success,
+    Failure,
+    QuotaExhausted,
+    Throttle,
+    RateLimited,
+}
+
+impl ScopeCounters {
+    #[inline]
+    pub(crate) fn add(&self, counter: Counter) {
+        let cell = match counter {
+            // The success path's counter: striped, no locked instruction.
+            Counter::Success => return self.successes.increment(),
+            Counter::Retry => &self.retries,
+            Counter::Failure => &self.failures,
+            Counter::QuotaExhausted => &self.quota_exhausted,
+            Counter::Throttle => &self.throttles,
+            Counter::RateLimited => &self.rate_limited,
+        };
+        cell.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The calls that ended, in success or failure (summing the striped stripes: off the
+    /// success path).
+    pub(crate) fn calls(&self) -> u64 {
+        self.successes() + self.failures.load(Ordering::Relaxed)
+    }
+
+    /// The calls that succeeded (summing the stripes: off the success path).
+    pub(crate) fn successes(&self) -> u64 {
+        self.successes.sum()
+    }
+
+    /// Counts `attempts` sent by a call that ended, beyond the first attempt of a success.
+    pub(crate) fn add_attempts(&self, attempts: u32) {
+        self.attempts
+            .fetch_add(u64::from(attempts), Ordering::Relaxed);
+    }
+
+    pub(crate) fn snapshot(
+        &self,
+        quota_level: u32,
+        quota_capacity: u32,
+        limiter: LimiterStats,
+    ) -> ScopeStats {
+        let read = |cell: &AtomicU64| cell.load(Ordering::Relaxed);
+        let (retries, successes, failures) = (
+            read(&self.retries),
+            self.successes.sum(),
+            read(&self.failures),
+        );
+        ScopeStats {
+            attempts: successes + read(&self.attempts),
+            retries,
+            successes,
+            failures,
+            quota_exhausted: read(&self.quota_exhausted),
+            throttles: read(&self.throttles),
+            rate_limited: read(&self.rate_limited),
+            quota_level,
+            quota_capacity,
+            limiter,
+        }
+    }
+}
+
+/// A snapshot of one scope: what its calls did and where its shared state stands.
+///
+/// ```
+/// use retry_core::{RetryConfig, Scope};
+/// let scope = Scope::new("docs-stats", &RetryConfig::default());
+/// let stats = scope.stats();
+/// assert_eq!(stats.attempts, 0);
+/// // A new scope's quota holds the AWS SDKs' 500 tokens until it has seen a window of traffic.
+/// assert_eq!(stats.quota_level, 500);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub struct ScopeStats {
+    /// Attempts sent by the calls that ended (a call still running is counted when it ends). A
+    /// retry granted but never sent (the call was cancelled while it waited) is not an attempt.
+    pub attempts: u64,
+    /// Retries granted (those of calls still running included, and those never sent).
+    pub retries: u64,
+    /// Calls that ended in success.
+    pub successes: u64,
+    /// Calls that ended in failure.
+    pub failures: u64,
+    /// Retries refused because the quota could not pay for them.
+    pub quota_exhausted: u64,
+    /// Throttling responses seen.
+    pub throttles: u64,
+    /// Retries refused because the rate limiter's expected wait exceeded `max_wait`.
+    pub rate_limited: u64,
+    /// Retry tokens a retry would find in the quota now.
+    pub quota_level: u32,
+    /// The most a retry may find in the quota now: its capacity, or with a `quota_window` the
+    /// cap in force (sized by the scope's traffic and age), which is usually lower.
+    pub quota_capacity: u32,
+    /// The adaptive rate limiter.
+    pub limiter: LimiterStats,
+}
+
+/// Threads that get a stripe of their own; later threads share the last one.
+const STRIPES: usize = 16;
+
+/// The next stripe to hand to a thread that counts for the first time.
+/// (A std atomic even under loom: it only hands out numbers, and a `static` needs `const`.)
+static NEXT_STRIPE: StdAtomicUsize = StdAtomicUsize::new(0);
+
+std::thread_local! {
+    /// This thread's stripe in every [`StripedCounter`].
+    static THREAD_STRIPE: usize =
+        NEXT_STRIPE.fetch_add(1, StdOrdering::Relaxed).min(STRIPES - 1);
+}
+
+/// A stripe on a cache line of its own, so that threads do not contend for it.
+#[derive(Debug, Default)]
+#[repr(align(64))]
+struct Stripe(AtomicU64);
+
+/// A counter incremented without a locked instruction: each of the first `STRIPES - 1` threads
+/// that count owns a stripe and is its only writer, so a plain load and store suffice; the
+/// threads after them share the last stripe with an atomic add. Reading sums the stripes.
+#[derive(Debug, Default)]
+struct StripedCounter {
+    stripes: [Stripe; STRIPES],
+}
+
+impl StripedCounter {
+    #[inline]
+    fn increment(&self) {
+        let stripe = THREAD_STRIPE.with(|stripe| *stripe);
+        let cell = &self.stripes[stripe].0;
+        if stripe < STRIPES - 1 {
+            cell.store(cell.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        } else {
+            cell.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    fn sum(&self) -> u64 {
+        self.stripes
+            .iter()
+            .map(|stripe| stripe.0.load(Ordering::Relaxed))
+            .sum()
+    }
+}
