@@ -1,17 +1,21 @@
 //! The attempt loop shared by [`retry`](crate::retry) and the `#[retryable]` expansion.
 
+use std::fmt::Debug;
 use std::future::Future;
 use std::ops::ControlFlow;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use pin_project_lite::pin_project;
 use tokio::time::{Instant, Sleep};
 
 use super::{NeverShed, OnRetry, RetryEvent, ShedLoad, ShedPolicy};
-use crate::classify::{ClassifyRetry, RetryAction, RetryReason};
+use crate::attempt::{self, Attempt, CallStats, InAttempt};
+use crate::classify::{ClassifyRetry, ErrorKind, Idempotency, RetryAction, RetryReason};
 use crate::load_shed::LoadShed;
-use crate::strategy::{RetryError, RetryStrategy, RetryToken, SendPermit};
+use crate::observe;
+use crate::strategy::{RetryStrategy, RetryToken, SendPermit};
 
 /// The state of one call between its attempts.
 ///
@@ -42,6 +46,11 @@ use crate::strategy::{RetryError, RetryStrategy, RetryToken, SendPermit};
 /// [`shed_load`](Self::shed_load) it may ([`ShedLoad`]): `ready` then resolves to
 /// `Err(LoadShed)` for a call the strategy sheds before its first attempt.
 ///
+/// Run each attempt through [`in_attempt`](Self::in_attempt) (or
+/// [`in_attempt_blocking`](Self::in_attempt_blocking)): the attempt then reads its number with
+/// [`attempt::current`](crate::attempt::current), and a retry runs in its `retry.attempt` span.
+/// When a call ends, its [`CallStats`] go to the enclosing [`attempt::capture`], if any.
+///
 /// ```
 /// use retry_core::driver::{NoHook, RetryLoop};
 /// use retry_core::{RetryConfig, StandardStrategy};
@@ -68,12 +77,32 @@ pub struct RetryLoop<'s, S: RetryStrategy + ?Sized, C, H, L = NeverShed> {
     call: Call<'s, S>,
     classifier: C,
     on_retry: H,
-    /// The timer of the waits: boxed on the call's first wait, reused after it.
-    sleep: Option<Pin<Box<Sleep>>>,
+    /// The retry path's state (the waits' timer and total, a retry's span): boxed on the call's
+    /// first wait or first traced retry, reused after it.
+    retry_path: Option<Pin<Box<RetryPath>>>,
     /// What the call sleeps after its last attempt before returning (long polling).
     linger: Option<Duration>,
     /// Whether the call may be refused before its first attempt.
     shedding: L,
+    /// Whether the call is idempotent: an input of classification.
+    idempotency: Idempotency,
+    /// Why the current attempt is a retry (the kind of the failure before it); `None` for the
+    /// first attempt.
+    retried_for: Option<ErrorKind>,
+}
+
+pin_project! {
+    /// A call's state on the retry path: the timer of its waits, how long they were, and the span
+    /// of the retry in progress. A first attempt that succeeds never makes it.
+    struct RetryPath {
+        // The timer, made on the first wait (a blocking loop makes none).
+        #[pin]
+        sleep: Option<Sleep>,
+        // The waits started so far, summed.
+        waited: Duration,
+        // The `retry.attempt` span of the retry in progress, when a subscriber records it.
+        span: Option<tracing::Span>,
+    }
 }
 
 /// A call's token under its strategy: settled when dropped (a cancelled call).
@@ -106,9 +135,11 @@ impl<'s, S: RetryStrategy + ?Sized, C, H> RetryLoop<'s, S, C, H> {
             },
             classifier,
             on_retry,
-            sleep: None,
+            retry_path: None,
             linger: None,
             shedding: NeverShed,
+            idempotency: Idempotency::Undeclared,
+            retried_for: None,
         }
     }
 }
@@ -135,20 +166,212 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, L> RetryLoop<'s, S, C, H, L> {
     /// ```
     #[inline(always)]
     pub fn shed_load(self) -> RetryLoop<'s, S, C, H, ShedLoad> {
-        self.with_shedding(ShedLoad)
+        let idempotency = self.idempotency;
+        self.with_options(ShedLoad, idempotency)
     }
 
-    /// The loop under the shedding policy `shedding`.
+    /// The loop under the shedding policy `shedding`, for a call of idempotency `idempotency`
+    /// (one move of the loop for both: the success path pays for each).
     #[inline(always)]
-    pub(super) fn with_shedding<L2>(self, shedding: L2) -> RetryLoop<'s, S, C, H, L2> {
+    pub(super) fn with_options<L2>(
+        self,
+        shedding: L2,
+        idempotency: Idempotency,
+    ) -> RetryLoop<'s, S, C, H, L2> {
         RetryLoop {
             call: self.call,
             classifier: self.classifier,
             on_retry: self.on_retry,
-            sleep: self.sleep,
+            retry_path: self.retry_path,
             linger: self.linger,
             shedding,
+            idempotency,
+            retried_for: self.retried_for,
         }
+    }
+
+    /// Declares whether the call is idempotent (sending it twice is as good as once): errors that
+    /// may have reached the server ([`RetrySafety::Maybe`](crate::RetrySafety::Maybe)) are then
+    /// retried (`true`) or never (`false`); undeclared, they are retried only when their fault is
+    /// the server's. See [`Idempotency`].
+    ///
+    /// ```
+    /// use retry_core::driver::{NoHook, RetryLoop};
+    /// use retry_core::{RetryConfig, RetryInfo, StandardStrategy};
+    /// use retry_core::classify::RetryInfoClassifier;
+    ///
+    /// #[derive(Debug)]
+    /// struct ConnectionLost; // may have reached the server: `RetrySafety::Maybe`
+    /// impl RetryInfo for ConnectionLost {}
+    ///
+    /// let strategy = StandardStrategy::new(RetryConfig::default());
+    /// let lost: Result<(), ConnectionLost> = Err(ConnectionLost);
+    /// let mut put = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook).idempotent(true);
+    /// assert!(put.finish(&lost).is_continue());
+    /// let mut post = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook).idempotent(false);
+    /// assert!(post.finish(&lost).is_break());
+    /// ```
+    #[inline(always)]
+    pub fn idempotent(mut self, idempotent: bool) -> Self {
+        self.idempotency = Idempotency::declared(idempotent);
+        self
+    }
+
+    /// The attempt about to be sent (once [`ready`](Self::ready)), or in flight: its number and
+    /// the strategy's most attempts. `None` once the call is over.
+    ///
+    /// ```
+    /// use retry_core::driver::{NoHook, RetryLoop};
+    /// use retry_core::{RetryConfig, StandardStrategy};
+    /// use retry_core::classify::RetryInfoClassifier;
+    /// let strategy = StandardStrategy::new(RetryConfig::builder().max_attempts(3).build().unwrap());
+    /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
+    /// let attempt = retry.attempt().unwrap();
+    /// assert_eq!((attempt.number(), attempt.max()), (1, Some(3)));
+    /// let reset: Result<(), std::io::Error> = Err(std::io::ErrorKind::ConnectionReset.into());
+    /// assert!(retry.finish(&reset).is_continue());
+    /// assert_eq!(retry.attempt().unwrap().amz_sdk_request(), "attempt=2; max=3");
+    /// ```
+    #[inline(always)]
+    pub fn attempt(&self) -> Option<Attempt> {
+        let token = self.call.token.as_ref()?;
+        Some(Attempt::new(token.attempt(), self.call.strategy.max_attempts()))
+    }
+
+    /// Runs `future`, the current attempt, in its context: while it is polled,
+    /// [`attempt::current`](crate::attempt::current) is the attempt, and a retry runs in its
+    /// `retry.attempt` span (made now, a child of the caller's span; the first attempt gets none).
+    /// Await it, then hand its outcome to [`finish`](Self::finish).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use retry_core::driver::{NoHook, RetryLoop};
+    /// use retry_core::{RetryConfig, StandardStrategy, attempt};
+    /// use retry_core::classify::RetryInfoClassifier;
+    /// let strategy = StandardStrategy::new(RetryConfig::default());
+    /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
+    /// retry.ready().await;
+    /// let outcome: Result<u32, std::io::Error> =
+    ///     retry.in_attempt(async { Ok(attempt::current().unwrap().number()) }).await;
+    /// assert!(retry.finish(&outcome).is_break());
+    /// assert_eq!(outcome.unwrap(), 1);
+    /// # }
+    /// ```
+    #[inline(always)]
+    pub fn in_attempt<F: Future>(&mut self, future: F) -> InAttempt<'_, F> {
+        let attempt = self.start();
+        InAttempt::new(future, attempt, self.span())
+    }
+
+    /// [`in_attempt`](Self::in_attempt) for an attempt made by a closure: `make` is called in the
+    /// attempt's context too (a closure under `retry` reads its attempt when it is called).
+    #[inline(always)]
+    pub(crate) fn start_attempt<F: Future>(
+        &mut self,
+        make: impl FnOnce() -> F,
+    ) -> InAttempt<'_, F> {
+        let attempt = self.start();
+        let span = self.span();
+        let future = attempt::in_context(attempt, span, make);
+        InAttempt::new(future, attempt, span)
+    }
+
+    /// Runs the blocking attempt `f` in its context: [`in_attempt`](Self::in_attempt) for a
+    /// caller that waits with [`wait_blocking`](Self::wait_blocking).
+    ///
+    /// ```
+    /// use retry_core::driver::{NoHook, RetryLoop};
+    /// use retry_core::{RetryConfig, StandardStrategy, attempt};
+    /// use retry_core::classify::RetryInfoClassifier;
+    /// let strategy = StandardStrategy::new(RetryConfig::default());
+    /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
+    /// let Ok(()) = retry.wait_blocking();
+    /// let outcome: Result<u32, std::io::Error> =
+    ///     retry.in_attempt_blocking(|| Ok(attempt::current().unwrap().number()));
+    /// assert!(retry.finish(&outcome).is_break());
+    /// # assert_eq!(outcome.unwrap(), 1);
+    /// ```
+    #[inline(always)]
+    pub fn in_attempt_blocking<R>(&mut self, f: impl FnOnce() -> R) -> R {
+        let attempt = self.start();
+        attempt::in_context(attempt, self.span(), f)
+    }
+
+    /// The attempt starting now (the call's last one once it is over); a retry's span is made.
+    #[inline(always)]
+    fn start(&mut self) -> Attempt {
+        let number = self.call.token.as_ref().map_or(0, RetryToken::attempt);
+        let attempt = Attempt::new(number, self.call.strategy.max_attempts());
+        if let Some(reason) = self.retried_for {
+            self.start_span(attempt, reason);
+        }
+        attempt
+    }
+
+    /// Makes the span of a retry starting now, out of line (a first attempt gets none); kept in
+    /// the retry path's state when a subscriber records it (nothing is boxed for a disabled one).
+    #[cold]
+    #[inline(never)]
+    fn start_span(&mut self, attempt: Attempt, reason: ErrorKind) {
+        let delay = self
+            .call
+            .token
+            .as_ref()
+            .map_or(Duration::ZERO, RetryToken::delay);
+        let scope = self.call.strategy.scope_name();
+        let span = observe::attempt_span(attempt, reason, delay, scope);
+        if span.is_disabled() && self.retry_path.is_none() {
+            return;
+        }
+        *self.retry_path().project().span = (!span.is_disabled()).then_some(span);
+    }
+
+    /// The span of the retry in progress, if one is recorded.
+    #[inline(always)]
+    fn span(&self) -> Option<&tracing::Span> {
+        self.retry_path.as_ref()?.span.as_ref()
+    }
+
+    /// The retry path's state, boxed on first use.
+    #[cold]
+    #[inline(never)]
+    fn retry_path(&mut self) -> Pin<&mut RetryPath> {
+        self.retry_path
+            .get_or_insert_with(|| {
+                Box::pin(RetryPath {
+                    sleep: None,
+                    waited: Duration::ZERO,
+                    span: None,
+                })
+            })
+            .as_mut()
+    }
+
+    /// The time the call has waited so far, as scheduled: its backoffs and its waits for send
+    /// permits (and, after [`linger`](Self::linger), that wait).
+    ///
+    /// ```
+    /// use retry_core::driver::{NoHook, RetryLoop};
+    /// use retry_core::{RetryConfig, StandardStrategy};
+    /// use retry_core::classify::RetryInfoClassifier;
+    /// let strategy = StandardStrategy::new(RetryConfig::default());
+    /// let retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
+    /// assert_eq!(retry.waited(), std::time::Duration::ZERO);
+    /// ```
+    #[inline(always)]
+    pub fn waited(&self) -> Duration {
+        self.retry_path
+            .as_ref()
+            .map_or(Duration::ZERO, |path| path.waited)
+    }
+
+    /// The call ended after `attempts` attempts: its stats to the enclosing capture, if any (one
+    /// thread-local read otherwise), with what it will linger.
+    #[inline(always)]
+    fn ended(&self, attempts: u32) {
+        attempt::record(|| {
+            CallStats::new(attempts, self.waited()).and_waited(self.linger.unwrap_or_default())
+        });
     }
 
     /// For a driver that keeps its own time (a simulator, a service layer with its own
@@ -166,7 +389,9 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, L> RetryLoop<'s, S, C, H, L> {
     /// assert!(retry.try_shed().is_none());
     /// ```
     pub fn try_shed(&mut self) -> Option<LoadShed> {
-        self.call.refuse(&ShedLoad)
+        let refusal = self.call.refuse(&ShedLoad)?;
+        self.ended(0);
+        Some(refusal)
     }
 
     /// The loop's policy's refusal of the call, if it sheds it now (see
@@ -176,7 +401,9 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, L> RetryLoop<'s, S, C, H, L> {
     where
         L: ShedPolicy,
     {
-        self.call.refuse(&self.shedding)
+        let refusal = self.call.refuse(&self.shedding)?;
+        self.ended(0);
+        Some(refusal)
     }
 
     /// For a driver that keeps its own time, the synchronous part of [`ready`](Self::ready):
@@ -235,24 +462,33 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, L> RetryLoop<'s, S, C, H, L> {
     #[inline(never)]
     pub(super) fn start_sleep(&mut self, wait: Duration) {
         let deadline = Instant::now() + wait;
-        match self.sleep.as_mut() {
-            Some(sleep) => sleep.as_mut().reset(deadline),
-            None => self.sleep = Some(Box::pin(tokio::time::sleep_until(deadline))),
+        let mut path = self.retry_path().project();
+        match path.sleep.as_mut().as_pin_mut() {
+            Some(sleep) => sleep.reset(deadline),
+            None => path.sleep.set(Some(tokio::time::sleep_until(deadline))),
         }
+        *path.waited = path.waited.saturating_add(wait);
     }
 
     /// Polls the timer [`start_sleep`](Self::start_sleep) started.
     #[inline(never)]
     pub(super) fn poll_sleep(&mut self, cx: &mut Context<'_>) -> Poll<()> {
-        match self.sleep.as_mut() {
-            Some(sleep) => sleep.as_mut().poll(cx),
+        let Some(path) = self.retry_path.as_mut() else {
+            return Poll::Ready(());
+        };
+        match path.as_mut().project().sleep.as_pin_mut() {
+            Some(sleep) => sleep.poll(cx),
             None => Poll::Ready(()),
         }
     }
 
     /// Takes one attempt's outcome: `Break(())` when the call is over (return the outcome as it
     /// is), `Continue(())` when it is retried (await [`ready`](Self::ready), then attempt again).
-    /// Every reason to stop (attempts, quota, deadline, `max_wait`) is decided here.
+    /// Every reason to stop (attempts, quota, deadline, `max_wait`) is decided here. The outcome
+    /// is classified for the call's [idempotency](Self::idempotent).
+    ///
+    /// A call whose retry the strategy refuses ends with one WARN event naming its last error
+    /// (hence `E: Debug`; see [`attempt`](crate::attempt) for the events).
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
@@ -267,13 +503,13 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, L> RetryLoop<'s, S, C, H, L> {
     /// # }
     /// ```
     #[inline(always)]
-    pub fn finish<T, E>(&mut self, outcome: &Result<T, E>) -> ControlFlow<()>
+    pub fn finish<T, E: Debug>(&mut self, outcome: &Result<T, E>) -> ControlFlow<()>
     where
         C: ClassifyRetry<T, E>,
         H: OnRetry<E>,
     {
         // Classify before taking the token: should the classifier panic, the drop settles it.
-        let action = self.classifier.classify(outcome);
+        let action = self.classifier.classify_for(outcome, self.idempotency);
         // Each path takes the token itself, so that the success path reads it in place.
         if let RetryAction::RetryIndicated(reason) = action {
             return self.retry(reason, outcome);
@@ -281,11 +517,13 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, L> RetryLoop<'s, S, C, H, L> {
         let Some(token) = RetryToken::take(&mut self.call.token) else {
             return ControlFlow::Break(());
         };
+        let attempts = token.attempt();
         if outcome.is_ok() {
             self.call.strategy.record_success(token);
         } else {
             self.fail(token);
         }
+        self.ended(attempts);
         ControlFlow::Break(())
     }
 
@@ -295,12 +533,12 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, L> RetryLoop<'s, S, C, H, L> {
     fn fail(&self, token: RetryToken) {
         let attempt = token.attempt();
         self.call.strategy.record_failure(token);
-        log_stop(attempt, &RetryError::NotRetryable);
+        observe::not_retried(attempt);
     }
 
     /// The retry path of [`finish`](Self::finish), kept out of line.
     #[inline(never)]
-    fn retry<T, E>(&mut self, reason: RetryReason, outcome: &Result<T, E>) -> ControlFlow<()>
+    fn retry<T, E: Debug>(&mut self, reason: RetryReason, outcome: &Result<T, E>) -> ControlFlow<()>
     where
         H: OnRetry<E>,
     {
@@ -311,8 +549,10 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, L> RetryLoop<'s, S, C, H, L> {
         let token = match self.call.strategy.refresh_retry_token(token, &reason) {
             Ok(token) => token,
             Err(error) => {
-                log_stop(attempt, &error);
+                let scope = self.call.strategy.scope_name();
+                observe::gave_up(scope, attempt, &error, outcome.as_ref().err());
                 self.linger = error.wait_before_returning();
+                self.ended(attempt);
                 return ControlFlow::Break(());
             }
         };
@@ -321,6 +561,7 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, L> RetryLoop<'s, S, C, H, L> {
         let delay = token.delay();
         self.call.token = Some(token);
         self.call.sent = false;
+        self.retried_for = Some(reason.kind());
         self.on_retry.on_retry(&RetryEvent {
             attempt,
             error: outcome.as_ref().err(),
@@ -342,7 +583,7 @@ impl<S: RetryStrategy + ?Sized> Call<'_, S> {
         }
         let refusal = shedding.shed(self.strategy, token)?;
         if let Some(token) = RetryToken::take(&mut self.token) {
-            self.strategy.abandon(token);
+            self.strategy.record_shed(token);
         }
         Some(refusal)
     }
@@ -360,13 +601,4 @@ impl<S: RetryStrategy + ?Sized> Drop for Call<'_, S> {
             }
         }
     }
-}
-
-fn log_stop(attempt: u32, error: &RetryError) {
-    tracing::debug!(
-        target: "retry_core",
-        attempt,
-        reason = error.as_str(),
-        "not retrying: {error}"
-    );
 }

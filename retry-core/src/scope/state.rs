@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
+use super::meter::Meter;
 use super::stats::{Counter, ScopeCounters, ScopeStats};
 use crate::adaptive::ClientRateLimiter;
 use crate::clock::{SharedClock, TokioClock};
@@ -38,6 +39,8 @@ struct ScopeInner {
     clock: SharedClock,
     /// With a `quota_window`: the cap the scope's traffic puts on its quota.
     traffic_quota: Option<TrafficQuota>,
+    /// The scope's metric handles (feature `metrics`; empty without it).
+    meter: Meter,
 }
 
 /// The process-wide scopes, by name.
@@ -85,6 +88,7 @@ impl Scope {
                 counters: ScopeCounters::default(),
                 traffic_quota,
                 clock,
+                meter: Meter::new(name),
             }),
         }
     }
@@ -174,13 +178,10 @@ impl Scope {
     /// assert_eq!((stats.quota_level, stats.quota_capacity), (500, 500));
     /// ```
     pub fn stats(&self) -> ScopeStats {
-        let inner = &self.inner;
-        let bounds = self.peek_bounds();
-        inner.counters.snapshot(
-            bounds.found(inner.quota.level()),
-            inner.quota.capacity().min(bounds.limit),
-            inner.limiter.stats(),
-        )
+        let (level, capacity) = self.quota_levels();
+        self.inner
+            .counters
+            .snapshot(level, capacity, self.inner.limiter.stats())
     }
 
     /// The calls that ended so far, in success or failure (off the success path).
@@ -219,6 +220,31 @@ impl Scope {
         self.peek_bounds().found(self.inner.quota.level())
     }
 
+    /// The quota's level and cap as a retry would meet them now, as [`stats`](Self::stats) gives
+    /// them (off the success path: it reads the clock).
+    fn quota_levels(&self) -> (u32, u32) {
+        self.levels_within(self.peek_bounds())
+    }
+
+    /// The quota's level and cap for the metrics' gauges, on the retry path without a clock
+    /// read: within the cap the scope's last first retry was sized with.
+    pub(crate) fn quota_gauges(&self) -> (u32, u32) {
+        let bounds = match &self.inner.traffic_quota {
+            Some(traffic) => traffic.later_retry_bounds(),
+            None => RetryBounds::NONE,
+        };
+        self.levels_within(bounds)
+    }
+
+    /// The level a retry finds within `bounds`, and the cap they set.
+    fn levels_within(&self, bounds: RetryBounds) -> (u32, u32) {
+        let quota = &self.inner.quota;
+        (
+            bounds.found(quota.level()),
+            quota.capacity().min(bounds.limit),
+        )
+    }
+
     /// Whether a success after retries gives back every retry it paid for (a traffic-sized
     /// quota), rather than the last one (the AWS SDKs' rule, a fixed quota).
     #[inline]
@@ -243,6 +269,12 @@ impl Scope {
     /// Counts `attempts` sent by a call that ended, beyond the first attempt of a success.
     pub(crate) fn count_attempts(&self, attempts: u32) {
         self.inner.counters.add_attempts(attempts);
+    }
+
+    /// What the scope reports to the `metrics` facade.
+    #[inline]
+    pub(crate) fn meter(&self) -> &Meter {
+        &self.inner.meter
     }
 
     /// Counts a call that ended in failure after sending `attempts` attempts.
