@@ -70,7 +70,7 @@ pub(crate) fn gave_up<E: Debug>(
         scope = scope.unwrap_or(""),
         attempts,
         reason = error.as_str(),
-        error = last.map(|last| tracing::field::debug(last)),
+        error = last.map(tracing::field::debug),
         "giving up: {error}"
     );
 }

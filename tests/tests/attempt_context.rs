@@ -110,7 +110,10 @@ async fn the_plain_api_returns_the_attempts_with_ok_and_with_err() {
     let (outcome, stats) = Retry::new(&strategy)
         .run_with_stats(|| get(&client, &url))
         .await;
-    assert_eq!(outcome.expect_err("always 503").status(), Some(503.try_into().expect("a status")));
+    assert_eq!(
+        outcome.expect_err("always 503").status(),
+        Some(503.try_into().expect("a status"))
+    );
     assert_eq!(stats.attempts(), 3);
     assert_eq!(stats.waited(), Duration::from_millis(10 + 20));
     assert_eq!(server.hits(), 3);

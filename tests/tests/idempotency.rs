@@ -82,7 +82,11 @@ async fn under_retry_layer_a_post_that_timed_out_is_not_sent_again() {
     let outcome = send_through(layer(), request(http::Method::POST, &server.url("/orders"))).await;
     let error = outcome.expect_err("the only attempt was cut");
     assert!(error.is::<tower::timeout::error::Elapsed>(), "{error:?}");
-    assert_eq!(server.hits(), 1, "a POST may have been processed: sent once");
+    assert_eq!(
+        server.hits(),
+        1,
+        "a POST may have been processed: sent once"
+    );
 }
 
 #[tokio::test(start_paused = true)]

@@ -90,7 +90,9 @@ impl Attempt {
     /// The attempt [`pack`](Self::pack) made, `None` for 0.
     #[inline]
     pub(super) fn unpack(word: u64) -> Option<Self> {
-        let number = u32::try_from(word >> 32).ok().filter(|&number| number != 0)?;
+        let number = u32::try_from(word >> 32)
+            .ok()
+            .filter(|&number| number != 0)?;
         Some(Self {
             number,
             max: (word & u64::from(u32::MAX)) as u32,

@@ -64,8 +64,9 @@ impl RetryInfoClassifier {
             RetrySafety::Maybe if idempotency == Idempotency::NotIdempotent => {
                 return RetryAction::RetryForbidden;
             }
-            RetrySafety::Maybe => idempotency
-                .retries_maybe(error.fault() == Fault::Server || error.is_throttling()),
+            RetrySafety::Maybe => {
+                idempotency.retries_maybe(error.fault() == Fault::Server || error.is_throttling())
+            }
         };
         if !retryable {
             return RetryAction::NoActionIndicated;

@@ -235,7 +235,10 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, L> RetryLoop<'s, S, C, H, L> {
     #[inline(always)]
     pub fn attempt(&self) -> Option<Attempt> {
         let token = self.call.token.as_ref()?;
-        Some(Attempt::new(token.attempt(), self.call.strategy.max_attempts()))
+        Some(Attempt::new(
+            token.attempt(),
+            self.call.strategy.max_attempts(),
+        ))
     }
 
     /// Runs `future`, the current attempt, in its context: while it is polled,

@@ -9,7 +9,11 @@ use super::names::*;
 /// Describes every metric to the recorder installed now (describing again is harmless).
 pub(crate) fn describe() {
     describe_counter!(CALLS, Unit::Count, "Calls that ended, by scope and outcome");
-    describe_counter!(ATTEMPTS, Unit::Count, "Attempts sent by the calls that ended");
+    describe_counter!(
+        ATTEMPTS,
+        Unit::Count,
+        "Attempts sent by the calls that ended"
+    );
     describe_counter!(RETRIES, Unit::Count, "Retries granted, by scope and reason");
     describe_histogram!(
         ATTEMPTS_PER_CALL,

@@ -222,7 +222,9 @@ impl RetryStrategy for StandardStrategy {
     #[inline(always)]
     fn record_success(&self, token: RetryToken) {
         self.scope.count(Counter::Success);
-        self.scope.meter().call_ended(CallOutcome::Success, token.attempt);
+        self.scope
+            .meter()
+            .call_ended(CallOutcome::Success, token.attempt);
         if token.attempt == 1 {
             self.scope.quota().release(self.config.success_reward());
         } else {

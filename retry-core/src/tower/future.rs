@@ -11,10 +11,10 @@ use std::time::Duration;
 use pin_project_lite::pin_project;
 use tower_service::Service;
 
+use super::CopyRequest;
 use super::permit_wait::PermitWait;
 use super::request_info::RequestInfo;
 use super::shared::Shared;
-use super::CopyRequest;
 use crate::attempt::{self, Attempt, CallStats};
 use crate::classify::{ClassifyRetry, ErrorKind, Idempotency, RetryAction, RetryReason};
 use crate::driver::{NeverShed, ShedInto, ShedPolicy};
@@ -329,7 +329,10 @@ impl<Svc, Req, S: RetryStrategy, C, P, L: ShedPolicy> Call<Svc, Req, S, C, P, L>
     #[cold]
     #[inline(never)]
     fn start_span(&mut self, reason: ErrorKind) {
-        let delay = self.token.as_ref().map_or(Duration::ZERO, RetryToken::delay);
+        let delay = self
+            .token
+            .as_ref()
+            .map_or(Duration::ZERO, RetryToken::delay);
         let scope = self.shared.strategy.scope_name();
         self.span = Some(observe::attempt_span(self.attempt(), reason, delay, scope));
     }

@@ -190,7 +190,10 @@ mod tests {
         );
         assert_eq!(grpc.idempotency(), Idempotency::Undeclared);
         assert_eq!(7_u64.idempotency(), Idempotency::Undeclared);
-        assert_eq!(Box::new(request("GET")).idempotency(), Idempotency::Idempotent);
+        assert_eq!(
+            Box::new(request("GET")).idempotency(),
+            Idempotency::Idempotent
+        );
     }
 
     #[test]

@@ -109,9 +109,7 @@ where
         let shared = Arc::clone(&self.shared);
         let ready = mem::take(&mut self.ready);
         self.granted = false;
-        let idempotency = shared
-            .idempotency
-            .unwrap_or_else(|| request.idempotency());
+        let idempotency = shared.idempotency.unwrap_or_else(|| request.idempotency());
         let token = match RetryToken::take(&mut self.token) {
             // Made ready: `poll_ready` asks the inner service only once the permit is granted.
             Some(token) if ready => token,

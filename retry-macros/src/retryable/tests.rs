@@ -430,7 +430,12 @@ fn idempotent_declares_the_loops_idempotency() {
         (quote!(idempotent = true), ".idempotent(true);"),
         (quote!(idempotent = false), ".idempotent(false);"),
         (
-            quote!(mode = "adaptive", timeout = "1s", shed = true, idempotent = false),
+            quote!(
+                mode = "adaptive",
+                timeout = "1s",
+                shed = true,
+                idempotent = false
+            ),
             ".shed_load().idempotent(false);",
         ),
     ] {
