@@ -68,7 +68,9 @@ pub(crate) fn gave_up<E: Debug>(
     tracing::warn!(
         target: "retry_core",
         scope = scope.unwrap_or(""),
-        attempts,
+        // Signed, as every integer below: OpenTelemetry's integers are i64, and
+        // tracing-opentelemetry records an unsigned field as a string.
+        attempts = i64::from(attempts),
         reason = error.as_str(),
         error = last.map(tracing::field::debug),
         "giving up: {error}"
@@ -95,8 +97,8 @@ pub(crate) fn attempt_span(
     tracing::info_span!(
         target: "retry_core",
         "retry.attempt",
-        http.request.resend_count = attempt.resend_count(),
-        retry.attempt = attempt.number(),
+        http.request.resend_count = i64::from(attempt.resend_count()),
+        retry.attempt = i64::from(attempt.number()),
         retry.reason = reason.as_str(),
         retry.delay = delay.as_secs_f64(),
         retry.scope = scope,
