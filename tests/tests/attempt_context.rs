@@ -16,7 +16,7 @@ use hyper_util::rt::TokioExecutor;
 use retry_core::attempt::{self, Attempt};
 use retry_core::http::HttpStatusClassifier;
 use retry_core::tower::{BufferedRequest, RetryLayer};
-use retry_core::{Retry, RetryConfig, StandardStrategy, retryable};
+use retry_core::{Retry, RetryConfig, StandardStrategy, retry, retryable};
 use tower::{ServiceBuilder, ServiceExt};
 
 /// What the server saw: one 503, then the answer.
@@ -138,4 +138,63 @@ async fn capture_gives_the_attempts_of_a_retryable_call_whose_signature_is_kept(
 
     let (outcome, stats) = attempt::capture(async { 7 }).await;
     assert_eq!((outcome, stats), (7, None), "no call ended inside");
+}
+
+/// Many calls on a multi-thread runtime, their attempts yielding between polls (so tasks
+/// interleave on each worker and move between workers): each attempt always reads its own
+/// number, never another task's, and a task polled between two attempts' polls sees none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_task_reads_its_own_attempt_across_threads_and_cancellation() {
+    let strategy = std::sync::Arc::new(StandardStrategy::new(
+        RetryConfig::builder()
+            .max_attempts(4)
+            .initial_backoff(Duration::from_micros(1))
+            .build()
+            .expect("valid config"),
+    ));
+    let mut tasks = tokio::task::JoinSet::new();
+    for task in 0..64_u32 {
+        let strategy = std::sync::Arc::clone(&strategy);
+        tasks.spawn(async move {
+            let mut made = 0;
+            let outcome = retry(&*strategy, || {
+                made += 1;
+                let expected = made;
+                async move {
+                    for _ in 0..3 {
+                        let seen = attempt::current().map(Attempt::number);
+                        assert_eq!(seen, Some(expected), "task {task}");
+                        tokio::task::yield_now().await;
+                    }
+                    if expected < 3 {
+                        Err(std::io::Error::from(std::io::ErrorKind::ConnectionReset))
+                    } else {
+                        Ok(expected)
+                    }
+                }
+            });
+            // Every fourth call is cancelled mid-attempt.
+            if task % 4 == 0 {
+                let cut = tokio::time::timeout(Duration::from_nanos(1), outcome).await;
+                assert!(attempt::current().is_none());
+                return cut.ok().map(|outcome| outcome.expect("succeeds"));
+            }
+            let value = outcome.await.expect("the third attempt succeeds");
+            assert!(attempt::current().is_none(), "task {task}: outside the call");
+            Some(value)
+        });
+    }
+    // Meanwhile, this task is outside every attempt.
+    for _ in 0..100 {
+        assert!(attempt::current().is_none());
+        tokio::task::yield_now().await;
+    }
+    let mut finished = 0;
+    while let Some(joined) = tasks.join_next().await {
+        if let Some(value) = joined.expect("no task panicked") {
+            assert_eq!(value, 3);
+            finished += 1;
+        }
+    }
+    assert!(finished >= 48, "the calls not cancelled all finished: {finished}");
 }
