@@ -44,7 +44,11 @@ fn retry_layer_service() -> impl Service<u64, Response = u64, Error = BenchError
 
 /// `op` under `#[retryable]` in the scope `bench-metrics-unrecorded`: called first before any
 /// recorder is installed, its handles stay no-ops.
-#[retry_core::retryable(max_attempts = 3, initial_backoff = "100ms", scope = "bench-metrics-unrecorded")]
+#[retry_core::retryable(
+    max_attempts = 3,
+    initial_backoff = "100ms",
+    scope = "bench-metrics-unrecorded"
+)]
 async fn op_unrecorded(x: u64) -> Result<u64, BenchError> {
     op(x).await
 }
@@ -52,7 +56,11 @@ async fn op_unrecorded(x: u64) -> Result<u64, BenchError> {
 /// `op` under `#[retryable]` in the scope `bench-metrics-recorded`, called first once the
 /// recorder is installed.
 #[cfg(feature = "metrics")]
-#[retry_core::retryable(max_attempts = 3, initial_backoff = "100ms", scope = "bench-metrics-recorded")]
+#[retry_core::retryable(
+    max_attempts = 3,
+    initial_backoff = "100ms",
+    scope = "bench-metrics-recorded"
+)]
 async fn op_recorded(x: u64) -> Result<u64, BenchError> {
     op(x).await
 }
@@ -70,7 +78,11 @@ fn metrics_success_path(c: &mut Criterion) {
     let retry_layer = retry_layer_service();
     let mut group = c.benchmark_group("metrics_success_path");
     configure(&mut group);
-    let build = if cfg!(feature = "metrics") { "feature_on" } else { "feature_off" };
+    let build = if cfg!(feature = "metrics") {
+        "feature_on"
+    } else {
+        "feature_off"
+    };
     bench_loop!(group, runtime, format!("plain/{build}"), i => op(i).await);
     bench_loop!(group, runtime, format!("retry_core_retry/{UNRECORDED}"), i => retry(&strategy, || op(i)).await);
     bench_loop!(group, runtime, format!("retryable/{UNRECORDED}"), i => op_unrecorded(i).await);

@@ -418,5 +418,9 @@ fn success_paths_under_a_recorder(runtime: &tokio::runtime::Runtime) {
         recorded, 0,
         "with a recorder: {recorded} allocations in 3 x {CALLS} calls"
     );
-    println!("  {:<48}{}", "3 success paths under a recorder", recorded as f64 / (3 * CALLS) as f64);
+    println!(
+        "  {:<48}{}",
+        "3 success paths under a recorder",
+        recorded as f64 / (3 * CALLS) as f64
+    );
 }

@@ -124,6 +124,7 @@ pub mod attempt;
 pub mod backoff;
 pub mod classify;
 pub mod clock;
+mod cold_drop;
 pub mod config;
 pub mod driver;
 #[cfg(feature = "fleet")]

@@ -180,7 +180,10 @@ async fn each_task_reads_its_own_attempt_across_threads_and_cancellation() {
                 return cut.ok().map(|outcome| outcome.expect("succeeds"));
             }
             let value = outcome.await.expect("the third attempt succeeds");
-            assert!(attempt::current().is_none(), "task {task}: outside the call");
+            assert!(
+                attempt::current().is_none(),
+                "task {task}: outside the call"
+            );
             Some(value)
         });
     }
@@ -196,5 +199,8 @@ async fn each_task_reads_its_own_attempt_across_threads_and_cancellation() {
             finished += 1;
         }
     }
-    assert!(finished >= 48, "the calls not cancelled all finished: {finished}");
+    assert!(
+        finished >= 48,
+        "the calls not cancelled all finished: {finished}"
+    );
 }

@@ -1,11 +1,14 @@
 //! The attempt context: which attempt the code running on this thread belongs to, set by the
-//! drivers around each step of an attempt ([`InAttempt`]) and read with [`current`].
+//! drivers around each step of an attempt ([`InAttempt`]) and read with `current` (feature
+//! `attempt-context`; without it the drivers set nothing, and a retry's span is all an
+//! [`InAttempt`] enters).
 //!
 //! A thread-local word, set before the attempt's future is polled and restored after: it follows
 //! the attempt across executors and threads (each poll sets it where it runs), costs no
 //! allocation, and is never seen by other tasks polled on the same thread between two polls of
 //! the attempt.
 
+#[cfg(feature = "attempt-context")]
 use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
@@ -15,6 +18,7 @@ use pin_project_lite::pin_project;
 
 use super::number::Attempt;
 
+#[cfg(feature = "attempt-context")]
 std::thread_local! {
     /// The attempt running on this thread, packed ([`Attempt::pack`]); 0 outside every attempt.
     static CURRENT: Cell<u64> = const { Cell::new(0) };
@@ -45,30 +49,64 @@ std::thread_local! {
 /// assert!(attempt::current().is_none());
 /// # }
 /// ```
+#[cfg(feature = "attempt-context")]
+#[cfg_attr(docsrs, doc(cfg(feature = "attempt-context")))]
 #[inline]
 pub fn current() -> Option<Attempt> {
     Attempt::unpack(CURRENT.with(Cell::get))
 }
 
+/// What an attempt keeps to enter its context: the attempt with feature `attempt-context`,
+/// nothing without (the success path then pays nothing for the context).
+#[cfg(feature = "attempt-context")]
+type Mark = Attempt;
+/// What an attempt keeps to enter its context: nothing without feature `attempt-context`.
+#[cfg(not(feature = "attempt-context"))]
+type Mark = ();
+
+/// The mark of `attempt`.
+#[inline(always)]
+fn mark(attempt: Attempt) -> Mark {
+    #[cfg(feature = "attempt-context")]
+    return attempt;
+    #[cfg(not(feature = "attempt-context"))]
+    let _ = attempt;
+}
+
 /// The thread's attempt set until this is dropped, when the previous one comes back (a panic
 /// unwinding through the attempt restores it too).
+#[cfg(feature = "attempt-context")]
 struct Entered {
     previous: u64,
 }
 
+#[cfg(feature = "attempt-context")]
 impl Entered {
     #[inline(always)]
-    fn enter(attempt: Attempt) -> Self {
+    fn enter(attempt: Mark) -> Self {
         Self {
             previous: CURRENT.with(|current| current.replace(attempt.pack())),
         }
     }
 }
 
+#[cfg(feature = "attempt-context")]
 impl Drop for Entered {
     #[inline(always)]
     fn drop(&mut self) {
         CURRENT.with(|current| current.set(self.previous));
+    }
+}
+
+/// Without feature `attempt-context`: nothing to set.
+#[cfg(not(feature = "attempt-context"))]
+struct Entered;
+
+#[cfg(not(feature = "attempt-context"))]
+impl Entered {
+    #[inline(always)]
+    fn enter((): Mark) -> Self {
+        Entered
     }
 }
 
@@ -82,7 +120,7 @@ pin_project! {
     pub struct InAttempt<'a, F> {
         #[pin]
         future: F,
-        attempt: Attempt,
+        attempt: Mark,
         // A retry's span, kept by the loop; `None` for a first attempt, which gets none.
         span: Option<&'a tracing::Span>,
     }
@@ -94,7 +132,7 @@ impl<'a, F> InAttempt<'a, F> {
     pub(crate) fn new(future: F, attempt: Attempt, span: Option<&'a tracing::Span>) -> Self {
         Self {
             future,
-            attempt,
+            attempt: mark(attempt),
             span,
         }
     }
@@ -106,9 +144,15 @@ impl<F: Future> Future for InAttempt<'_, F> {
     #[inline(always)]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = self.project();
-        let _span = this.span.map(tracing::Span::enter);
+        let future = this.future;
+        // A first attempt, without a span, takes no span guard.
+        let Some(span) = this.span else {
+            let _entered = Entered::enter(*this.attempt);
+            return future.poll(cx);
+        };
+        let _span = span.enter();
         let _entered = Entered::enter(*this.attempt);
-        this.future.poll(cx)
+        future.poll(cx)
     }
 }
 
@@ -134,6 +178,8 @@ impl Attempt {
     /// # assert!(retry.finish(&outcome).is_break());
     /// # }
     /// ```
+    #[cfg(feature = "attempt-context")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "attempt-context")))]
     pub fn scope<F: Future>(self, future: F) -> InAttempt<'static, F> {
         InAttempt::new(future, self, None)
     }
@@ -154,6 +200,8 @@ impl Attempt {
     /// # let outcome: Result<(), std::io::Error> = Ok(());
     /// # assert!(retry.finish(&outcome).is_break());
     /// ```
+    #[cfg(feature = "attempt-context")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "attempt-context")))]
     pub fn scope_blocking<R>(self, f: impl FnOnce() -> R) -> R {
         in_context(self, None, f)
     }
@@ -167,12 +215,17 @@ pub(crate) fn in_context<R>(
     span: Option<&tracing::Span>,
     f: impl FnOnce() -> R,
 ) -> R {
-    let _span = span.map(tracing::Span::enter);
-    let _entered = Entered::enter(attempt);
+    // A first attempt, without a span, takes no span guard.
+    let Some(span) = span else {
+        let _entered = Entered::enter(mark(attempt));
+        return f();
+    };
+    let _span = span.enter();
+    let _entered = Entered::enter(mark(attempt));
     f()
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "attempt-context"))]
 mod tests {
     use std::future::Future;
     use std::pin::pin;

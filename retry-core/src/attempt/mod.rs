@@ -1,14 +1,14 @@
-//! The attempt, inside the attempt: which attempt of a call is running ([`Attempt`],
-//! [`current`]), what a call did ([`CallStats`], [`capture`]), and the tracing spans and events
+//! The attempt, inside the attempt: which attempt of a call is running ([`Attempt`], and
+//! `current` with feature `attempt-context`), what a call did ([`CallStats`], [`capture`]), and the tracing spans and events
 //! the drivers emit around attempts.
 //!
-//! # The attempt context
+//! # The attempt context (feature `attempt-context`)
 //!
-//! Every driver sets the attempt around each step of an attempt: the closure under
+//! With feature `attempt-context`, every driver sets the attempt around each step of an attempt: the closure under
 //! [`retry`](crate::retry) and [`Retry`](crate::Retry) when it is called and the future it returns
 //! while it is polled, the body of a `#[retryable]` fn, a blocking attempt, and under
 //! [`RetryLayer`](crate::tower::RetryLayer) the wrapped service's `call` and its response future.
-//! There [`current`] returns it: the attempt's number and the most attempts the call may make, for
+//! There `current()` returns it: the attempt's number and the most attempts the call may make, for
 //! an idempotency key per call, the attempt in the logs, or the AWS SDKs' `amz-sdk-request`
 //! header ([`Attempt::amz_sdk_request`]). `RetryLayer` also puts the [`Attempt`] in the
 //! extensions of each `http::Request` it sends, for a service that moves the request to another
@@ -16,14 +16,21 @@
 //!
 //! The context is a thread-local word set before each poll and restored after: no allocation, no
 //! task-local machinery, and it works on any executor (a future moved between threads carries it
-//! because each poll sets it where it runs).
+//! because each poll sets it where it runs). It is a feature because it is not free: setting and
+//! restoring the word around each poll and around the closure's call costs a call that succeeds
+//! at once about 14 more instructions (`benches/examples/instructions.rs`), which a program that
+//! never reads it should not pay. Without the feature,
+//! [`RetryLoop::attempt`](crate::driver::RetryLoop::attempt) still tells a caller that drives a
+//! loop itself which attempt it sends.
 //!
 //! # Attempts on `Ok` and on `Err`
 //!
 //! [`Retry::run_with_stats`](crate::Retry::run_with_stats) returns the call's [`CallStats`] (the
-//! attempts it sent and the time it waited) with its outcome; [`capture`] gathers them around any
-//! code, so that a `#[retryable]` fn keeps its signature:
-//! `let (outcome, stats) = attempt::capture(client.get(key)).await;`.
+//! attempts it sent and the time it waited) with its outcome, as
+//! [`RetryLoop::stats`](crate::driver::RetryLoop::stats) tells a loop's own driver. With feature
+//! `attempt-context`, `capture` gathers them around any code, so that a `#[retryable]` fn keeps
+//! its signature: `let (outcome, stats) = attempt::capture(client.get(key)).await;` (the drivers
+//! report each call that ends to the capture running on their thread, if any).
 //!
 //! # Spans and events, in OpenTelemetry's shape
 //!
@@ -54,12 +61,26 @@
 //!   event of the crate is DEBUG, but the adaptive limiter's engagement (WARN): "retrying" for each
 //!   retry granted, "not retrying" for a failure that is not retryable, "retry quota exhausted".
 
+#[cfg(feature = "attempt-context")]
+mod capture;
 mod context;
 mod number;
 mod stats;
 
+#[cfg(feature = "attempt-context")]
+pub(crate) use capture::record;
+#[cfg(feature = "attempt-context")]
+pub use capture::{Captured, capture, capture_blocking};
+pub use context::InAttempt;
+#[cfg(feature = "attempt-context")]
+pub use context::current;
 pub(crate) use context::in_context;
-pub use context::{InAttempt, current};
 pub use number::Attempt;
-pub(crate) use stats::record;
-pub use stats::{CallStats, Captured, capture, capture_blocking};
+pub use stats::CallStats;
+
+/// Without feature `attempt-context` no capture can run: a call that ends reports nothing.
+#[cfg(not(feature = "attempt-context"))]
+#[inline(always)]
+pub(crate) fn record(stats: impl FnOnce() -> CallStats) {
+    let _ = stats;
+}

@@ -82,12 +82,14 @@ impl Attempt {
 
     /// The attempt packed into one word for the thread-local context: 0 is "none" (attempts are
     /// numbered from 1).
+    #[cfg(feature = "attempt-context")]
     #[inline(always)]
     pub(super) fn pack(self) -> u64 {
         (u64::from(self.number) << 32) | u64::from(self.max)
     }
 
     /// The attempt [`pack`](Self::pack) made, `None` for 0.
+    #[cfg(feature = "attempt-context")]
     #[inline]
     pub(super) fn unpack(word: u64) -> Option<Self> {
         let number = u32::try_from(word >> 32)
@@ -114,6 +116,7 @@ impl fmt::Display for Attempt {
 mod tests {
     use super::Attempt;
 
+    #[cfg(feature = "attempt-context")]
     #[test]
     fn an_attempt_packs_into_one_word_and_back() {
         for attempt in [

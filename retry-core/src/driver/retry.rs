@@ -10,7 +10,7 @@ use super::hook::{NoHook, OnRetry};
 use super::linger::Settled;
 use super::retry_loop::RetryLoop;
 use super::shed::{NeverShed, ShedInto, ShedLoad};
-use crate::attempt::{self, CallStats};
+use crate::attempt::CallStats;
 use crate::classify::{ClassifyRetry, Idempotency, RetryInfoClassifier};
 use crate::info::RetryInfo;
 use crate::strategy::RetryStrategy;
@@ -265,7 +265,7 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, A, L> Retry<'s, S, C, H, A, L> {
     }
 }
 
-impl<S: RetryStrategy + ?Sized, C, H, A, L> Retry<'_, S, C, H, A, L> {
+impl<'s, S: RetryStrategy + ?Sized, C, H, A, L> Retry<'s, S, C, H, A, L> {
     /// Runs `operation` until it succeeds or the strategy stops retrying, each attempt cut
     /// after the [attempt timeout](Self::attempt_timeout) when one is set; returns the last
     /// outcome unchanged (or, with [`shed_load`](Self::shed_load), `E::from(LoadShed)` for a
@@ -284,7 +284,27 @@ impl<S: RetryStrategy + ?Sized, C, H, A, L> Retry<'_, S, C, H, A, L> {
     /// assert_eq!(out.unwrap_err().kind(), std::io::ErrorKind::TimedOut);
     /// # }
     /// ```
-    pub fn run<F, Fut, T, E>(self, mut operation: F) -> impl Future<Output = Result<T, E>>
+    pub fn run<F, Fut, T, E>(self, operation: F) -> impl Future<Output = Result<T, E>>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+        E: Debug,
+        C: ClassifyRetry<T, E>,
+        H: OnRetry<E>,
+        A: AttemptLimit<T, E>,
+        L: ShedInto<E>,
+    {
+        self.drive(operation, |outcome, _| outcome)
+    }
+
+    /// The loop of [`run`](Self::run) and [`run_with_stats`](Self::run_with_stats): `output` makes
+    /// the call's output of its last outcome (or its refusal) and its loop, once it is over.
+    #[inline(always)]
+    fn drive<F, Fut, T, E, O>(
+        self,
+        mut operation: F,
+        output: impl FnOnce(Result<T, E>, &RetryLoop<'s, S, C, H, L>) -> O,
+    ) -> impl Future<Output = O>
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
@@ -300,13 +320,13 @@ impl<S: RetryStrategy + ?Sized, C, H, A, L> Retry<'_, S, C, H, A, L> {
                 .with_options(self.shedding, self.idempotency);
             loop {
                 if let Err(refusal) = attempts.ready().await {
-                    return (Err(L::into_error(refusal)), None);
+                    return (output(Err(L::into_error(refusal)), &attempts), None);
                 }
                 // The closure is called in the attempt's context too: it may read its attempt.
                 let outcome = attempts.start_attempt(|| limit.limit(operation())).await;
                 if attempts.finish(&outcome).is_break() {
                     let linger = attempts.take_linger();
-                    return (outcome, linger);
+                    return (output(outcome, &attempts), linger);
                 }
             }
         })
@@ -340,12 +360,7 @@ impl<S: RetryStrategy + ?Sized, C, H, A, L> Retry<'_, S, C, H, A, L> {
         A: AttemptLimit<T, E>,
         L: ShedInto<E>,
     {
-        let call = attempt::capture(self.run(operation));
-        // The call's own loop ends last, after any loop nested in its attempts: its stats.
-        async move {
-            let (outcome, stats) = call.await;
-            (outcome, stats.unwrap_or_default())
-        }
+        self.drive(operation, |outcome, attempts| (outcome, attempts.stats()))
     }
 }
 

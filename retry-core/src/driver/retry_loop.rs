@@ -13,6 +13,7 @@ use tokio::time::{Instant, Sleep};
 use super::{NeverShed, OnRetry, RetryEvent, ShedLoad, ShedPolicy};
 use crate::attempt::{self, Attempt, CallStats, InAttempt};
 use crate::classify::{ClassifyRetry, ErrorKind, Idempotency, RetryAction, RetryReason};
+use crate::cold_drop::ColdDrop;
 use crate::load_shed::LoadShed;
 use crate::observe;
 use crate::strategy::{RetryStrategy, RetryToken, SendPermit};
@@ -79,7 +80,7 @@ pub struct RetryLoop<'s, S: RetryStrategy + ?Sized, C, H, L = NeverShed> {
     on_retry: H,
     /// The retry path's state (the waits' timer and total, a retry's span): boxed on the call's
     /// first wait or first traced retry, reused after it.
-    retry_path: Option<Pin<Box<RetryPath>>>,
+    retry_path: ColdDrop<Pin<Box<RetryPath>>>,
     /// What the call sleeps after its last attempt before returning (long polling).
     linger: Option<Duration>,
     /// Whether the call may be refused before its first attempt.
@@ -89,6 +90,8 @@ pub struct RetryLoop<'s, S: RetryStrategy + ?Sized, C, H, L = NeverShed> {
     /// Why the current attempt is a retry (the kind of the failure before it); `None` for the
     /// first attempt.
     retried_for: Option<ErrorKind>,
+    /// The attempts the call ended after, once it ended.
+    ended_after: u32,
 }
 
 pin_project! {
@@ -135,11 +138,12 @@ impl<'s, S: RetryStrategy + ?Sized, C, H> RetryLoop<'s, S, C, H> {
             },
             classifier,
             on_retry,
-            retry_path: None,
+            retry_path: ColdDrop::none(),
             linger: None,
             shedding: NeverShed,
             idempotency: Idempotency::Undeclared,
             retried_for: None,
+            ended_after: 0,
         }
     }
 }
@@ -187,6 +191,7 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, L> RetryLoop<'s, S, C, H, L> {
             shedding,
             idempotency,
             retried_for: self.retried_for,
+            ended_after: self.ended_after,
         }
     }
 
@@ -262,8 +267,8 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, L> RetryLoop<'s, S, C, H, L> {
     /// ```
     #[inline(always)]
     pub fn in_attempt<F: Future>(&mut self, future: F) -> InAttempt<'_, F> {
-        let attempt = self.start();
-        InAttempt::new(future, attempt, self.span())
+        let (attempt, span) = self.start();
+        InAttempt::new(future, attempt, span)
     }
 
     /// [`in_attempt`](Self::in_attempt) for an attempt made by a closure: `make` is called in the
@@ -273,8 +278,7 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, L> RetryLoop<'s, S, C, H, L> {
         &mut self,
         make: impl FnOnce() -> F,
     ) -> InAttempt<'_, F> {
-        let attempt = self.start();
-        let span = self.span();
+        let (attempt, span) = self.start();
         let future = attempt::in_context(attempt, span, make);
         InAttempt::new(future, attempt, span)
     }
@@ -296,19 +300,21 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, L> RetryLoop<'s, S, C, H, L> {
     /// ```
     #[inline(always)]
     pub fn in_attempt_blocking<R>(&mut self, f: impl FnOnce() -> R) -> R {
-        let attempt = self.start();
-        attempt::in_context(attempt, self.span(), f)
+        let (attempt, span) = self.start();
+        attempt::in_context(attempt, span, f)
     }
 
-    /// The attempt starting now (the call's last one once it is over); a retry's span is made.
+    /// The attempt starting now (the call's last one once it is over), and a retry's span (made
+    /// now; a first attempt has none and looks for none).
     #[inline(always)]
-    fn start(&mut self) -> Attempt {
+    fn start(&mut self) -> (Attempt, Option<&tracing::Span>) {
         let number = self.call.token.as_ref().map_or(0, RetryToken::attempt);
         let attempt = Attempt::new(number, self.call.strategy.max_attempts());
-        if let Some(reason) = self.retried_for {
-            self.start_span(attempt, reason);
-        }
-        attempt
+        let Some(reason) = self.retried_for else {
+            return (attempt, None);
+        };
+        self.start_span(attempt, reason);
+        (attempt, self.span())
     }
 
     /// Makes the span of a retry starting now, out of line (a first attempt gets none); kept in
@@ -368,13 +374,33 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, L> RetryLoop<'s, S, C, H, L> {
             .map_or(Duration::ZERO, |path| path.waited)
     }
 
-    /// The call ended after `attempts` attempts: its stats to the enclosing capture, if any (one
-    /// thread-local read otherwise), with what it will linger.
+    /// What the call did, once [`finish`](Self::finish) (or a refusal before its first attempt)
+    /// ended it: the attempts it sent and the time it waited, its
+    /// [`linger`](Self::linger) included. [`Retry::run_with_stats`](crate::Retry::run_with_stats)
+    /// returns it.
+    ///
+    /// ```
+    /// use retry_core::driver::{NoHook, RetryLoop};
+    /// use retry_core::{RetryConfig, StandardStrategy};
+    /// use retry_core::classify::RetryInfoClassifier;
+    /// let strategy = StandardStrategy::new(RetryConfig::default());
+    /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
+    /// let reset: Result<(), std::io::Error> = Err(std::io::ErrorKind::ConnectionReset.into());
+    /// assert!(retry.finish(&reset).is_continue());
+    /// assert!(retry.finish(&Ok::<(), std::io::Error>(())).is_break());
+    /// assert_eq!(retry.stats().attempts(), 2);
+    /// assert!(retry.stats().waited() > std::time::Duration::ZERO); // the backoff
+    /// ```
+    pub fn stats(&self) -> CallStats {
+        CallStats::new(self.ended_after, self.waited()).and_waited(self.linger.unwrap_or_default())
+    }
+
+    /// The call ended after `attempts` attempts: kept for [`stats`](Self::stats), and reported to
+    /// the capture running on this thread, if any (feature `attempt-context`).
     #[inline(always)]
-    fn ended(&self, attempts: u32) {
-        attempt::record(|| {
-            CallStats::new(attempts, self.waited()).and_waited(self.linger.unwrap_or_default())
-        });
+    fn ended(&mut self, attempts: u32) {
+        self.ended_after = attempts;
+        attempt::record(|| self.stats());
     }
 
     /// For a driver that keeps its own time (a simulator, a service layer with its own
@@ -593,8 +619,21 @@ impl<S: RetryStrategy + ?Sized> Call<'_, S> {
 }
 
 impl<S: RetryStrategy + ?Sized> Drop for Call<'_, S> {
+    /// A call that ended has no token: one test. A cancelled call settles it out of line, so that
+    /// the drop of the future holding the call stays small enough to inline.
     #[inline(always)]
     fn drop(&mut self) {
+        if self.token.is_some() {
+            self.settle_cancelled();
+        }
+    }
+}
+
+impl<S: RetryStrategy + ?Sized> Call<'_, S> {
+    /// Settles the token of a call dropped before it ended.
+    #[cold]
+    #[inline(never)]
+    fn settle_cancelled(&mut self) {
         if let Some(token) = RetryToken::take(&mut self.token) {
             if self.sent {
                 // Dropped while an attempt was in flight: the attempt was made, its end unknown.

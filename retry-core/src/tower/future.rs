@@ -13,7 +13,7 @@ use tower_service::Service;
 
 use super::CopyRequest;
 use super::permit_wait::PermitWait;
-use super::request_info::RequestInfo;
+use super::request_info::{RequestInfo, mark_attempt};
 use super::shared::Shared;
 use crate::attempt::{self, Attempt, CallStats};
 use crate::classify::{ClassifyRetry, ErrorKind, Idempotency, RetryAction, RetryReason};
@@ -383,7 +383,7 @@ impl<Svc, Req, S: RetryStrategy, C, P, L: ShedPolicy> Call<Svc, Req, S, C, P, L>
         let attempt = self.attempt();
         let future = match self.shared.copy.copy_request(&request) {
             Some(mut copy) => {
-                copy.set_attempt(attempt);
+                mark_attempt(&mut copy, attempt);
                 let future = self.in_context(|| service.call(copy));
                 self.retry = Some((service, request));
                 future
@@ -391,7 +391,7 @@ impl<Svc, Req, S: RetryStrategy, C, P, L: ShedPolicy> Call<Svc, Req, S, C, P, L>
             // It cannot be copied again: send the kept request itself, and retry no more.
             None => {
                 let mut request = request;
-                request.set_attempt(attempt);
+                mark_attempt(&mut request, attempt);
                 self.in_context(|| service.call(request))
             }
         };

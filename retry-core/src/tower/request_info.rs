@@ -17,8 +17,8 @@ use crate::classify::Idempotency;
 /// * `http::Request<B>`: idempotent as its method is (RFC 9110 §9.2.2,
 ///   [`Idempotency::of_method`]: a POST that timed out is not sent again, a PUT is), except a gRPC
 ///   call (`content-type: application/grpc...`), which is always a POST whatever the method's
-///   semantics: undeclared. Each attempt's request carries its [`Attempt`] in its extensions,
-///   for a service that reads it there (one that moves the request to another task, as tower's
+///   semantics: undeclared. With feature `attempt-context`, each attempt's request carries its
+///   [`Attempt`] in its extensions, for a service that reads it there (one that moves the request to another task, as tower's
 ///   `Buffer` does, cannot read [`attempt::current`](crate::attempt::current)); inserting it
 ///   costs the request's extension map an allocation, if it had none.
 /// * `reqwest::Request` (feature `reqwest`, `reqwest::Client` as a tower service): idempotent as
@@ -69,10 +69,20 @@ pub trait RequestInfo {
     }
 
     /// Carries `attempt` (this request is that attempt's) to the service, if the request has
-    /// room for it. Default: nothing.
+    /// room for it; `RetryLayer` calls it with feature `attempt-context`. Default: nothing.
     fn set_attempt(&mut self, attempt: Attempt) {
         let _ = attempt;
     }
+}
+
+/// Marks `request` as `attempt`'s ([`RequestInfo::set_attempt`]) with feature
+/// `attempt-context`; without it, nothing (the success path pays nothing for it).
+#[inline(always)]
+pub(super) fn mark_attempt<Req: RequestInfo>(request: &mut Req, attempt: Attempt) {
+    #[cfg(feature = "attempt-context")]
+    request.set_attempt(attempt);
+    #[cfg(not(feature = "attempt-context"))]
+    let _ = (request, attempt);
 }
 
 /// The prefix of gRPC's content types (`application/grpc`, `application/grpc+proto`, ...).

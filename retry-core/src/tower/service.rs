@@ -9,7 +9,7 @@ use tower_service::Service;
 
 use super::future::ResponseFuture;
 use super::permit_wait::PermitWait;
-use super::request_info::RequestInfo;
+use super::request_info::{RequestInfo, mark_attempt};
 use super::shared::Shared;
 use super::{CloneRequest, CopyRequest};
 use crate::attempt::{self, Attempt};
@@ -125,7 +125,7 @@ where
             }
         };
         let attempt = Attempt::new(token.attempt(), shared.strategy.max_attempts());
-        request.set_attempt(attempt);
+        mark_attempt(&mut request, attempt);
         let waited = self.wait.take_waited();
         match shared.copy.copy_request(&request) {
             Some(copy) => {
