@@ -114,6 +114,8 @@
 //! * `tonic`: the [`tonic`] module: `RetryInfo` for `tonic::Status` (gRFC A6,
 //!   `grpc-retry-pushback-ms`) and `GrpcStatusClassifier` for a `Channel` under `RetryLayer`.
 //! * `rand`: `backoff::RngRandom`, any `rand` generator as the jitter's randomness.
+//! * `attempt-context`: `attempt::current()` and `attempt::capture` (the attempt, and what calls
+//!   did, read inside the code they run), off by default: it costs every call a few instructions.
 //! * `metrics`: the `metrics` module: each scope's calls, attempts, retries, backoffs, limiter
 //!   waits, quota and rate, through the `metrics` facade (Prometheus, OpenTelemetry, ...).
 

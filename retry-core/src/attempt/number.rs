@@ -5,26 +5,32 @@ use std::fmt;
 /// One attempt of a call: its number (1 for the first) and the most attempts the call may make
 /// (`max_attempts`, when the strategy tells it: ours do).
 ///
-/// Read it inside the attempt with [`current`](super::current), or, under
-/// [`RetryLayer`](crate::tower::RetryLayer), from an `http::Request`'s extensions.
+/// With feature `attempt-context`, read it inside the attempt with `attempt::current()` or,
+/// under [`RetryLayer`](crate::tower::RetryLayer), from an `http::Request`'s extensions; a
+/// [`RetryLoop`](crate::driver::RetryLoop)'s driver reads it with
+/// [`RetryLoop::attempt`](crate::driver::RetryLoop::attempt).
 ///
 /// ```
-/// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-/// use retry_core::{RetryConfig, StandardStrategy, attempt, retry};
+/// use retry_core::driver::{NoHook, RetryLoop};
+/// use retry_core::{RetryConfig, StandardStrategy};
+/// use retry_core::classify::RetryInfoClassifier;
 ///
 /// let strategy = StandardStrategy::new(RetryConfig::builder().max_attempts(3).build().unwrap());
+/// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
 /// let mut headers = Vec::new();
-/// let outcome = retry(&strategy, || {
-///     let attempt = attempt::current().expect("inside a retry loop");
+/// loop {
+///     let attempt = retry.attempt().expect("a call in progress");
 ///     headers.push(attempt.amz_sdk_request());
-///     async move {
-///         if attempt.number() < 2 { Err(std::io::ErrorKind::ConnectionReset.into()) } else { Ok(()) }
+///     let outcome: Result<(), std::io::Error> = if attempt.number() < 2 {
+///         Err(std::io::ErrorKind::ConnectionReset.into())
+///     } else {
+///         Ok(())
+///     };
+///     if retry.finish(&outcome).is_break() {
+///         break;
 ///     }
-/// })
-/// .await;
-/// let () = outcome.map_err(|e: std::io::Error| e).unwrap();
+/// }
 /// assert_eq!(headers, ["attempt=1; max=3", "attempt=2; max=3"]);
-/// # }
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Attempt {

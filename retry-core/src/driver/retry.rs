@@ -21,9 +21,9 @@ use crate::strategy::RetryStrategy;
 /// At least one attempt is always made. Before each retry the backoff is slept (on tokio's
 /// timer) and, in adaptive mode, a send permit is awaited. Cancellation safe: dropping the
 /// future leaves the scope's quota and limiter consistent. A panic in `operation` propagates
-/// and poisons nothing. `operation` and its future read their attempt with
-/// [`attempt::current`](crate::attempt::current); a call that gives up logs one warning with its
-/// last error (`E: Debug`).
+/// and poisons nothing. With feature `attempt-context`, `operation` and its future read their
+/// attempt with `attempt::current()`. A call that gives up logs one warning with its last error
+/// (`E: Debug`).
 ///
 /// ```
 /// use retry_core::{RetryConfig, StandardStrategy, retry};

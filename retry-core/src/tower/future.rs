@@ -31,9 +31,9 @@ pin_project! {
     /// path allocates nothing. Dropping it (a cancelled call) settles its token: a retry granted
     /// but not yet sent gives its quota back.
     ///
-    /// The wrapped service's response future is polled in the attempt's context
-    /// ([`attempt::current`](crate::attempt::current)), a retry's within its `retry.attempt` span;
-    /// a call whose retry the strategy refuses logs one warning with its last error.
+    /// The wrapped service's response future is polled in the attempt's context (a retry's within
+    /// its `retry.attempt` span; with feature `attempt-context`, `attempt::current()` is the
+    /// attempt); a call whose retry the strategy refuses logs one warning with its last error.
     ///
     /// # Panics
     ///

@@ -15,10 +15,9 @@
 //!
 //! Idempotency: over `http` requests the layer infers it from the method (RFC 9110 §9.2.2: a POST
 //! that timed out is not sent again, a PUT is), through [`RequestInfo`], unless
-//! [`RetryLayer::idempotent`] declares it. Each attempt runs in its context
-//! ([`attempt::current`](crate::attempt::current)) and an `http::Request` carries its
-//! [`Attempt`](crate::attempt::Attempt) in its extensions; a retry runs in its `retry.attempt`
-//! span.
+//! [`RetryLayer::idempotent`] declares it. A retry runs in its `retry.attempt` span; with feature
+//! `attempt-context`, each attempt runs in its context (`attempt::current()`) and an
+//! `http::Request` carries its [`Attempt`](crate::attempt::Attempt) in its extensions.
 //!
 //! Load shedding is opt-in, as for `#[retryable(shed = true)]` and
 //! [`Retry::shed_load`](crate::Retry::shed_load): with [`RetryLayer::shed_load`] a call whose first

@@ -18,9 +18,9 @@ use crate::classify::Idempotency;
 ///   [`Idempotency::of_method`]: a POST that timed out is not sent again, a PUT is), except a gRPC
 ///   call (`content-type: application/grpc...`), which is always a POST whatever the method's
 ///   semantics: undeclared. With feature `attempt-context`, each attempt's request carries its
-///   [`Attempt`] in its extensions, for a service that reads it there (one that moves the request to another task, as tower's
-///   `Buffer` does, cannot read [`attempt::current`](crate::attempt::current)); inserting it
-///   costs the request's extension map an allocation, if it had none.
+///   [`Attempt`] in its extensions, for a service that reads it there (one that moves the
+///   request to another task, as tower's `Buffer` does, cannot read `attempt::current()`);
+///   inserting it costs the request's extension map an allocation, if it had none.
 /// * `reqwest::Request` (feature `reqwest`, `reqwest::Client` as a tower service): idempotent as
 ///   its method is; its extensions are reqwest's own.
 /// * the standard library's types (numbers, strings, `()`, `Vec<T>`, `Option<T>`, tuples, and
