@@ -228,7 +228,9 @@ impl RetryStrategy for StandardStrategy {
         if token.attempt == 1 {
             self.scope.quota().release(self.config.success_reward());
         } else {
-            self.record_success_after_retries(token);
+            // Fields, not the token: passing the token out of line would copy it whole with
+            // wide loads, which miss store-to-load forwarding (see `RetryToken::take`).
+            self.record_success_after_retries(token.attempt, token.paid, token.retry_cost);
         }
     }
 
@@ -266,18 +268,20 @@ impl RetryStrategy for StandardStrategy {
 }
 
 impl StandardStrategy {
-    /// [`record_success`](RetryStrategy::record_success) of a call that retried, out of line.
+    /// [`record_success`](RetryStrategy::record_success) of a call that succeeded at attempt
+    /// `attempt`, having paid `paid` for its retries, the last of which cost `retry_cost`; out
+    /// of line.
     #[inline(never)]
-    fn record_success_after_retries(&self, token: RetryToken) {
+    fn record_success_after_retries(&self, attempt: u32, paid: u32, retry_cost: u32) {
         // The success counts the first attempt; these are the retries sent before it.
-        self.scope.count_attempts(token.attempt - 1);
+        self.scope.count_attempts(attempt - 1);
         // Retries that ended in a success did not storm: a traffic-sized quota gets all of them
         // back, so it drains only through calls that fail. A fixed quota keeps the AWS SDKs'
         // rule (and their published vectors): the last retry's cost.
         let refund = if self.scope.refunds_every_retry() {
-            token.paid
+            paid
         } else {
-            token.retry_cost
+            retry_cost
         };
         self.scope.quota().release(refund);
         self.report_quota();
