@@ -58,19 +58,21 @@ pub fn current() -> Option<Attempt> {
 
 /// What an attempt keeps to enter its context: the attempt with feature `attempt-context`,
 /// nothing without (the success path then pays nothing for the context).
-#[cfg(feature = "attempt-context")]
-type Mark = Attempt;
-/// What an attempt keeps to enter its context: nothing without feature `attempt-context`.
-#[cfg(not(feature = "attempt-context"))]
-type Mark = ();
+#[derive(Debug, Clone, Copy)]
+struct Mark {
+    #[cfg(feature = "attempt-context")]
+    attempt: Attempt,
+}
 
 /// The mark of `attempt`.
 #[inline(always)]
 fn mark(attempt: Attempt) -> Mark {
-    #[cfg(feature = "attempt-context")]
-    return attempt;
     #[cfg(not(feature = "attempt-context"))]
     let _ = attempt;
+    Mark {
+        #[cfg(feature = "attempt-context")]
+        attempt,
+    }
 }
 
 /// The thread's attempt set until this is dropped, when the previous one comes back (a panic
@@ -83,9 +85,9 @@ struct Entered {
 #[cfg(feature = "attempt-context")]
 impl Entered {
     #[inline(always)]
-    fn enter(attempt: Mark) -> Self {
+    fn enter(mark: &Mark) -> Self {
         Self {
-            previous: CURRENT.with(|current| current.replace(attempt.pack())),
+            previous: CURRENT.with(|current| current.replace(mark.attempt.pack())),
         }
     }
 }
@@ -105,7 +107,7 @@ struct Entered;
 #[cfg(not(feature = "attempt-context"))]
 impl Entered {
     #[inline(always)]
-    fn enter((): Mark) -> Self {
+    fn enter(_: &Mark) -> Self {
         Entered
     }
 }
@@ -147,11 +149,11 @@ impl<F: Future> Future for InAttempt<'_, F> {
         let future = this.future;
         // A first attempt, without a span, takes no span guard.
         let Some(span) = this.span else {
-            let _entered = Entered::enter(*this.attempt);
+            let _entered = Entered::enter(this.attempt);
             return future.poll(cx);
         };
         let _span = span.enter();
-        let _entered = Entered::enter(*this.attempt);
+        let _entered = Entered::enter(this.attempt);
         future.poll(cx)
     }
 }
@@ -216,12 +218,13 @@ pub(crate) fn in_context<R>(
     f: impl FnOnce() -> R,
 ) -> R {
     // A first attempt, without a span, takes no span guard.
+    let mark = mark(attempt);
     let Some(span) = span else {
-        let _entered = Entered::enter(mark(attempt));
+        let _entered = Entered::enter(&mark);
         return f();
     };
     let _span = span.enter();
-    let _entered = Entered::enter(mark(attempt));
+    let _entered = Entered::enter(&mark);
     f()
 }
 
