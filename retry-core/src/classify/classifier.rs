@@ -44,11 +44,13 @@ pub trait ClassifyRetry<T, E>: Send + Sync {
     /// should forward it.
     ///
     /// ```
+    /// # #[cfg(feature = "tower")] { // tower's timeout error
     /// use retry_core::classify::{Idempotency, RetryInfoClassifier};
     /// use retry_core::{ClassifyRetry, RetryAction};
     /// let cut: Result<(), tower::timeout::error::Elapsed> = Err(tower::timeout::error::Elapsed::new());
     /// assert_eq!(RetryInfoClassifier.classify_for(&cut, Idempotency::NotIdempotent), RetryAction::RetryForbidden);
     /// assert!(RetryInfoClassifier.classify(&cut).should_retry()); // undeclared: the server's fault
+    /// # }
     /// ```
     #[inline(always)]
     fn classify_for(&self, outcome: &Result<T, E>, idempotency: Idempotency) -> RetryAction {

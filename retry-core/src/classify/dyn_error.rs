@@ -72,10 +72,12 @@ impl DynErrorClassifier {
     /// to its fault as [`Idempotency`] says.
     ///
     /// ```
+    /// # #[cfg(feature = "tower")] { // tower's timeout error
     /// use retry_core::classify::{DynErrorClassifier, Idempotency};
     /// use retry_core::RetryAction;
     /// let cut = tower::timeout::error::Elapsed::new();
     /// assert_eq!(DynErrorClassifier::classify_error_for(&cut, Idempotency::NotIdempotent), RetryAction::RetryForbidden);
+    /// # }
     /// ```
     pub fn classify_error_for(
         error: &(dyn Error + 'static),

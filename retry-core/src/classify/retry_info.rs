@@ -45,6 +45,7 @@ impl RetryInfoClassifier {
     /// [`RetrySafety::Maybe`]).
     ///
     /// ```
+    /// # #[cfg(feature = "tower")] { // tower's timeout error
     /// use retry_core::classify::{Idempotency, RetryInfoClassifier};
     /// use retry_core::RetryAction;
     /// let cut = tower::timeout::error::Elapsed::new(); // may have reached the server
@@ -53,6 +54,7 @@ impl RetryInfoClassifier {
     ///     RetryInfoClassifier::classify_error_for(&cut, Idempotency::NotIdempotent),
     ///     RetryAction::RetryForbidden
     /// );
+    /// # }
     /// ```
     pub fn classify_error_for<E: RetryInfo + ?Sized>(
         error: &E,

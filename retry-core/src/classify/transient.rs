@@ -57,6 +57,7 @@ impl TransientErrorClassifier {
     /// timer's cut of a call that is not idempotent is forbidden.
     ///
     /// ```
+    /// # #[cfg(feature = "tower")] { // tower's timeout error
     /// use retry_core::classify::{Idempotency, TransientErrorClassifier};
     /// use retry_core::RetryAction;
     /// let cut = tower::timeout::error::Elapsed::new();
@@ -65,6 +66,7 @@ impl TransientErrorClassifier {
     ///     TransientErrorClassifier::classify_error_for(&cut, Idempotency::NotIdempotent),
     ///     RetryAction::RetryForbidden
     /// );
+    /// # }
     /// ```
     pub fn classify_error_for(
         error: &(dyn Error + 'static),
