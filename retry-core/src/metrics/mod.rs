@@ -47,6 +47,11 @@
 //!   success path: the gauges change on the retry path only, so a first-try success's reward to
 //!   the quota shows at the next retry (read [`Scope::stats`](crate::Scope::stats) for exact
 //!   levels at any time).
+//! * Measured on a call whose first attempt succeeds (`benches/benches/metrics.rs`,
+//!   `benches/examples/instructions.rs`): without a recorder the feature costs about 19
+//!   instructions (193 against 174 per `retry` call) and 1 ns; with metrics-exporter-prometheus's
+//!   recorder, about 50 ns more (its own counters and histogram). No allocation either way
+//!   (`benches/tests/alloc.rs --features metrics`).
 //! * The library's strategies ([`StandardStrategy`](crate::StandardStrategy),
 //!   [`AdaptiveStrategy`](crate::AdaptiveStrategy)) record; a strategy of one's own records
 //!   nothing unless it does.
