@@ -59,14 +59,15 @@ pub fn current() -> Option<Attempt> {
 /// What an attempt keeps to enter its context: the attempt with feature `attempt-context`,
 /// nothing without (the success path then pays nothing for the context).
 #[derive(Debug, Clone, Copy)]
-struct Mark {
+pub(crate) struct Mark {
     #[cfg(feature = "attempt-context")]
     attempt: Attempt,
 }
 
-/// The mark of `attempt`.
+/// The mark of `attempt` (without the feature, `attempt` is not used: a caller that computes it
+/// only for this pays nothing for it).
 #[inline(always)]
-fn mark(attempt: Attempt) -> Mark {
+pub(crate) fn mark(attempt: Attempt) -> Mark {
     #[cfg(not(feature = "attempt-context"))]
     let _ = attempt;
     Mark {
@@ -131,10 +132,10 @@ pin_project! {
 impl<'a, F> InAttempt<'a, F> {
     /// `future` in `attempt`'s context, within `span` when it has one.
     #[inline(always)]
-    pub(crate) fn new(future: F, attempt: Attempt, span: Option<&'a tracing::Span>) -> Self {
+    pub(crate) fn new(future: F, attempt: Mark, span: Option<&'a tracing::Span>) -> Self {
         Self {
             future,
-            attempt: mark(attempt),
+            attempt,
             span,
         }
     }
@@ -183,7 +184,7 @@ impl Attempt {
     #[cfg(feature = "attempt-context")]
     #[cfg_attr(docsrs, doc(cfg(feature = "attempt-context")))]
     pub fn scope<F: Future>(self, future: F) -> InAttempt<'static, F> {
-        InAttempt::new(future, self, None)
+        InAttempt::new(future, mark(self), None)
     }
 
     /// Runs `f` in this attempt's context, on the calling thread: [`current`] returns this
@@ -205,20 +206,15 @@ impl Attempt {
     #[cfg(feature = "attempt-context")]
     #[cfg_attr(docsrs, doc(cfg(feature = "attempt-context")))]
     pub fn scope_blocking<R>(self, f: impl FnOnce() -> R) -> R {
-        in_context(self, None, f)
+        in_context(mark(self), None, f)
     }
 }
 
 /// Runs `f` in `attempt`'s context, within `span` when it has one: the synchronous part of an
 /// attempt (the closure that makes its future, a blocking attempt, a service's `call`).
 #[inline(always)]
-pub(crate) fn in_context<R>(
-    attempt: Attempt,
-    span: Option<&tracing::Span>,
-    f: impl FnOnce() -> R,
-) -> R {
+pub(crate) fn in_context<R>(mark: Mark, span: Option<&tracing::Span>, f: impl FnOnce() -> R) -> R {
     // A first attempt, without a span, takes no span guard.
-    let mark = mark(attempt);
     let Some(span) = span else {
         let _entered = Entered::enter(&mark);
         return f();

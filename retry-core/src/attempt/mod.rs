@@ -75,7 +75,7 @@ pub use capture::{Captured, capture, capture_blocking};
 pub use context::InAttempt;
 #[cfg(feature = "attempt-context")]
 pub use context::current;
-pub(crate) use context::in_context;
+pub(crate) use context::{Mark, in_context, mark};
 pub use number::Attempt;
 pub use stats::CallStats;
 

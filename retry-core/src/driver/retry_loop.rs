@@ -11,7 +11,7 @@ use pin_project_lite::pin_project;
 use tokio::time::{Instant, Sleep};
 
 use super::{NeverShed, OnRetry, RetryEvent, ShedLoad, ShedPolicy};
-use crate::attempt::{self, Attempt, CallStats, InAttempt};
+use crate::attempt::{self, Attempt, CallStats, InAttempt, Mark};
 use crate::classify::{ClassifyRetry, ErrorKind, Idempotency, RetryAction, RetryReason};
 use crate::cold_drop::ColdDrop;
 use crate::load_shed::LoadShed;
@@ -306,14 +306,21 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, L> RetryLoop<'s, S, C, H, L> {
     /// The attempt starting now (the call's last one once it is over), and a retry's span (made
     /// now; a first attempt has none and looks for none).
     #[inline(always)]
-    fn start(&mut self) -> (Attempt, Option<&tracing::Span>) {
-        let number = self.call.token.as_ref().map_or(0, RetryToken::attempt);
-        let attempt = Attempt::new(number, self.call.strategy.max_attempts());
+    fn start(&mut self) -> (Mark, Option<&tracing::Span>) {
         let Some(reason) = self.retried_for else {
-            return (attempt, None);
+            // Without feature `attempt-context`, the mark needs no attempt: none is computed.
+            return (attempt::mark(self.attempt_now()), None);
         };
+        let attempt = self.attempt_now();
         self.start_span(attempt, reason);
-        (attempt, self.span())
+        (attempt::mark(attempt), self.span())
+    }
+
+    /// The attempt in flight or about to be sent (0 once the call is over).
+    #[inline(always)]
+    fn attempt_now(&self) -> Attempt {
+        let number = self.call.token.as_ref().map_or(0, RetryToken::attempt);
+        Attempt::new(number, self.call.strategy.max_attempts())
     }
 
     /// Makes the span of a retry starting now, out of line (a first attempt gets none); kept in

@@ -314,7 +314,7 @@ impl<Svc, Req, S: RetryStrategy, C, P, L: ShedPolicy> Call<Svc, Req, S, C, P, L>
     /// Runs `f`, a step of the current attempt, in its context (and a retry's span).
     #[inline(always)]
     fn in_context<R>(&self, f: impl FnOnce() -> R) -> R {
-        attempt::in_context(self.attempt(), self.span.as_ref(), f)
+        attempt::in_context(attempt::mark(self.attempt()), self.span.as_ref(), f)
     }
 
     /// The call ended after `attempts` attempts: its stats to the enclosing capture, if any.

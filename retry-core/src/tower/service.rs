@@ -132,12 +132,14 @@ where
                 // Call the service that was made ready; keep the clone for the next call.
                 let clone = self.inner.clone();
                 let mut ready = mem::replace(&mut self.inner, clone);
-                let future = attempt::in_context(attempt, None, || ready.call(request));
+                let future =
+                    attempt::in_context(attempt::mark(attempt), None, || ready.call(request));
                 let retry = Some((ready, copy));
                 ResponseFuture::sent(shared, future, token, retry, idempotency, waited)
             }
             None => {
-                let future = attempt::in_context(attempt, None, || self.inner.call(request));
+                let future =
+                    attempt::in_context(attempt::mark(attempt), None, || self.inner.call(request));
                 ResponseFuture::sent(shared, future, token, None, idempotency, waited)
             }
         }
