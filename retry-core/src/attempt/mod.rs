@@ -18,7 +18,7 @@
 //! task-local machinery, and it works on any executor (a future moved between threads carries it
 //! because each poll sets it where it runs). It is a feature because it is not free: setting and
 //! restoring the word around each poll and around the closure's call costs a call that succeeds
-//! at once about 23 more instructions (197 against 174 per `retry` call,
+//! at once about 29 more instructions (199 against 170 per `retry` call,
 //! `benches/examples/instructions.rs` under callgrind; about 1 ns in the `success_path`
 //! benchmark), which a program that never reads it should not pay. Without the feature,
 //! [`RetryLoop::attempt`](crate::driver::RetryLoop::attempt) still tells a caller that drives a
