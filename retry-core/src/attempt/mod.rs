@@ -1,6 +1,6 @@
 //! The attempt, inside the attempt: which attempt of a call is running ([`Attempt`], and
-//! `current` with feature `attempt-context`), what a call did ([`CallStats`], [`capture`]), and the tracing spans and events
-//! the drivers emit around attempts.
+//! `current` with feature `attempt-context`), what a call did ([`CallStats`], and `capture` with
+//! the feature), and the tracing spans and events the drivers emit around attempts.
 //!
 //! # The attempt context (feature `attempt-context`)
 //!
