@@ -1,25 +1,11 @@
-//! README's integration snippets are the code of compiled examples and tests: each
-//! `<!-- snippet: path#name -->` marker in README.md is followed by a fenced block that must be
-//! identical to the lines between `// ANCHOR: name` and `// ANCHOR_END: name` of that file (the
-//! examples are built by `cargo test`, the tests run). Also holds the `rand` snippet.
+//! The guide's recipes that run against real servers elsewhere are their code: each
+//! `<!-- snippet: path#name -->` marker in a page of `retry-core/src/guide/` is followed by a
+//! fenced block whose visible lines (rustdoc's hidden `# ` lines left out) must be identical to
+//! the lines between `// ANCHOR: name` and `// ANCHOR_END: name` of that file. The block is a
+//! doc test, so the page's copy compiles; the file's copy runs (an example built by `cargo test`
+//! and run by CI, or a test against a server on loopback).
 
 use std::path::{Path, PathBuf};
-
-// ANCHOR: readme-rand
-use std::sync::Arc;
-
-use rand::{SeedableRng, rngs::StdRng};
-use retry_core::backoff::RngRandom;
-use retry_core::{RetryConfig, StandardStrategy};
-
-/// A strategy whose jitter comes from the program's own seeded generator: the same seed, the
-/// same delays.
-fn seeded_strategy(config: RetryConfig, seed: u64) -> StandardStrategy {
-    StandardStrategy::builder(config)
-        .random(Arc::new(RngRandom::new(StdRng::seed_from_u64(seed))))
-        .build()
-}
-// ANCHOR_END: readme-rand
 
 /// The workspace root.
 fn root() -> PathBuf {
@@ -45,10 +31,15 @@ fn anchored(file: &str, name: &str) -> String {
     text[from..to].to_owned()
 }
 
-/// Every `(path, name, block)` of README.md: the marker and the fenced block after it.
-fn snippets(readme: &str) -> Vec<(String, String, String)> {
+/// Whether rustdoc hides `line` of a doc test (`#` alone, or `# ` and code).
+fn hidden(line: &str) -> bool {
+    line == "#" || line.starts_with("# ")
+}
+
+/// Every `(path, name, visible lines)` of a page: the marker and the fenced block after it.
+fn snippets(page: &str) -> Vec<(String, String, String)> {
     let mut found = Vec::new();
-    let mut lines = readme.lines();
+    let mut lines = page.lines();
     while let Some(line) = lines.next() {
         let Some(target) = line
             .strip_prefix("<!-- snippet: ")
@@ -58,66 +49,81 @@ fn snippets(readme: &str) -> Vec<(String, String, String)> {
         };
         let (path, name) = target.split_once('#').expect("marker is `path#name`");
         let fence = lines.next().expect("a fenced block follows the marker");
-        assert_eq!(fence, "```rust,ignore", "after the marker for {target}");
+        assert!(
+            fence.starts_with("```") && !fence.contains("ignore"),
+            "after the marker for {target}: a doc test that compiles, not `{fence}`"
+        );
         let mut block = String::new();
         for line in lines.by_ref().take_while(|line| *line != "```") {
-            block.push_str(line);
-            block.push('\n');
+            if !hidden(line) {
+                block.push_str(line);
+                block.push('\n');
+            }
         }
         found.push((path.to_owned(), name.to_owned(), block));
     }
     found
 }
 
+/// The guide's pages: `(file name, text)`.
+fn pages() -> Vec<(String, String)> {
+    let dir = root().join("retry-core/src/guide");
+    let mut pages: Vec<(String, String)> = std::fs::read_dir(&dir)
+        .expect("the guide's directory")
+        .map(|entry| entry.expect("an entry").path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "md"))
+        .map(|path| {
+            let text = std::fs::read_to_string(&path).expect("a page");
+            let name = path
+                .file_name()
+                .expect("a name")
+                .to_string_lossy()
+                .into_owned();
+            (name, text)
+        })
+        .collect();
+    pages.sort();
+    pages
+}
+
 #[test]
-fn readme_snippets_are_the_compiled_code() {
-    let readme = std::fs::read_to_string(root().join("README.md")).expect("README.md");
-    let snippets = snippets(&readme);
-    let files: Vec<&str> = snippets.iter().map(|(path, _, _)| path.as_str()).collect();
+fn the_guides_snippets_are_the_running_code() {
+    let mut files = Vec::new();
+    for (page, text) in pages() {
+        for (path, name, block) in snippets(&text) {
+            assert_eq!(
+                block,
+                anchored(&path, &name),
+                "the guide's {page}: its snippet of {path}#{name} differs from the file: copy \
+                 the file's region"
+            );
+            files.push(path);
+        }
+    }
     for expected in [
         "examples/examples/reqwest_client.rs",
-        "examples/examples/tower_hyper.rs",
-        "examples/examples/tonic_client.rs",
         "tests/tests/tonic.rs",
-        "tests/tests/readme_snippets.rs",
         "tests/tests/layers.rs",
     ] {
         assert!(
-            files.contains(&expected),
-            "README has no snippet of {expected}"
-        );
-    }
-    for (path, name, block) in &snippets {
-        assert_eq!(
-            block,
-            &anchored(path, name),
-            "README's snippet of {path}#{name} differs from the file: copy the file's region"
+            files.iter().any(|file| file == expected),
+            "the guide has no snippet of {expected}"
         );
     }
 }
 
 #[test]
-fn the_snippet_parser_sees_a_difference() {
-    let readme = "<!-- snippet: x.rs#a -->\n```rust,ignore\nfn a() {}\n```\n";
+fn the_snippet_parser_sees_a_difference_and_skips_hidden_lines() {
+    let page = "<!-- snippet: x.rs#a -->\n```no_run\n# use x;\nfn a() {}\n#\n```\n";
     assert_eq!(
-        snippets(readme),
+        snippets(page),
         [("x.rs".to_owned(), "a".to_owned(), "fn a() {}\n".to_owned())]
     );
+    assert_ne!(snippets(page)[0].2, "fn b() {}\n");
 }
 
 #[test]
-fn the_rand_snippet_makes_jitter_reproducible() {
-    use retry_core::{ErrorKind, RetryReason, RetryStrategy};
-    let first_delay = |seed| {
-        let strategy = seeded_strategy(RetryConfig::default(), seed);
-        let token = strategy.acquire_initial_token();
-        let token = strategy
-            .refresh_retry_token(token, &RetryReason::error(ErrorKind::Server))
-            .expect("a retry");
-        let delay = token.delay();
-        strategy.record_failure(token);
-        delay
-    };
-    assert_eq!(first_delay(9), first_delay(9));
-    assert_ne!(first_delay(9), first_delay(10));
+#[should_panic(expected = "a doc test that compiles")]
+fn an_ignored_snippet_is_refused() {
+    snippets("<!-- snippet: x.rs#a -->\n```rust,ignore\nfn a() {}\n```\n");
 }
