@@ -429,6 +429,21 @@ fn a_refused_call_gets_back_what_it_paid_once_per_success() {
 }
 
 #[test]
+fn a_refused_call_keeps_its_cost_on_a_fixed_quota() {
+    // aws-2026 keeps the AWS SDKs' rules: 35 calls holding a retry leave 500 - 490 = 10, and
+    // a call refused its second retry does not get its 14 back.
+    let (strategy, _clock) = on_manual_clock(aws_2026());
+    let mut calls = calls_with_one_retry(&strategy, 35).into_iter();
+    let refused = calls.next().expect("35 calls");
+    assert!(
+        strategy
+            .refresh_retry_token(refused, &server_error())
+            .is_err()
+    );
+    assert_eq!(strategy.scope().quota().level(), 10);
+}
+
+#[test]
 fn in_an_outage_at_most_one_refused_call_is_refunded() {
     let (strategy, clock) = on_manual_clock(RetryConfig::default());
     // 1 call/s for 120 s, all first-try successes: a retry finds 60 tokens.
