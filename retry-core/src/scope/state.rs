@@ -214,6 +214,19 @@ impl Scope {
         inner.quota.try_acquire_within(cost, bounds)
     }
 
+    /// A call was refused a retry after its retries paid `paid`: with a `quota_window`, that
+    /// comes back unless a refused call was already refunded since the scope's last success
+    /// ([`TrafficQuota::claim_refusal_refund`]). On the refusal path only.
+    pub(crate) fn refund_refused(&self, paid: u32) {
+        let inner = &self.inner;
+        if let Some(traffic) = &inner.traffic_quota
+            && paid > 0
+            && traffic.claim_refusal_refund(self.successes())
+        {
+            inner.quota.release(paid);
+        }
+    }
+
     /// The whole tokens a retry finds in the quota now.
     pub(crate) fn quota_level(&self) -> u32 {
         self.peek_bounds().found(self.inner.quota.level())
