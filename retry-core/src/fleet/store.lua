@@ -25,6 +25,8 @@ local EXPIRE_BATCH = 64
 local RELEARN_INTERVALS = 2
 local CUBIC_HORIZON_MS = 5000
 local CUBIC_MS3_PER_PPM = 25000
+local PROBE_PPM_PER_S = 5000
+local PROBE_SPAN_MS = 20000
 
 local function floor_div(a, b)
   return math.floor(a / b)
@@ -254,10 +256,19 @@ local function integer_cube_root(n)
   return low
 end
 
+-- Back to the rate admitted along CUBIC, then the linear probe past it, then CUBIC's convex
+-- growth.
 local function fleet_curve(fleet, now)
   local k = integer_cube_root(CUBIC_MS3_PER_PPM * (PPM - s.beta))
-  local d = math.max(-k, math.min(now - fleet.cut_at - k, CUBIC_HORIZON_MS))
-  local growth = floor_div(d * d * d, CUBIC_MS3_PER_PPM)
+  local d = math.max(-k, now - fleet.cut_at - k)
+  local growth
+  if d < 0 then
+    growth = floor_div(d * d * d, CUBIC_MS3_PER_PPM)
+  else
+    local convex = math.max(0, math.min(d - PROBE_SPAN_MS, CUBIC_HORIZON_MS))
+    growth = floor_div(PROBE_PPM_PER_S * math.min(d, PROBE_SPAN_MS), 1000)
+      + floor_div(convex * convex * convex, CUBIC_MS3_PER_PPM)
+  end
   local rate = fleet.w_max + floor_div(fleet.w_max * growth, PPM)
   if fleet.send_rate >= 0 then
     rate = math.min(rate, 2 * fleet.send_rate)

@@ -29,10 +29,12 @@
 //!    fleet's call rate (averaged with a weight of `elapsed / window`), send rate and admitted
 //!    rate.
 //! 7. The limiter: a throttle cuts the fleet's rate to `beta ×` the admitted rate, at most once
-//!    per sync interval (the fleet's round trip); between cuts the rate follows the library's
-//!    rate-scaled CUBIC curve (`adaptive::Cubic`, AWS SDKs' `C = 0.4`, reference rate 10/s),
-//!    at most twice the fleet's send rate, at least [`MIN_FLEET_RATE`]. A process's share is
-//!    its share of the send demand.
+//!    per sync interval (the fleet's round trip); between cuts the rate regains the admitted
+//!    rate along the library's rate-scaled CUBIC curve (`adaptive::Cubic`, AWS SDKs'
+//!    `C = 0.4`, reference rate 10/s), then probes past it linearly, [`PROBE_PPM_PER_S`] of it
+//!    per second, for [`PROBE_SPAN_MS`], before CUBIC's convex growth resumes; at most twice
+//!    the fleet's send rate, at least [`MIN_FLEET_RATE`]. A process's share is its share of the
+//!    send demand.
 //! 8. The budget: the cap is the fleet's calls per second times the window (the young quota
 //!    at least while the fleet is younger than its window; `most` until the call rate is
 //!    known), at most `most`. Over the cap, the pool shrinks first, then leases are trimmed
@@ -53,10 +55,28 @@ pub const EXPIRE_BATCH: usize = 64;
 /// process, syncing once per interval with a ±10 % jitter, to report.
 pub const RELEARN_INTERVALS: i64 = 2;
 
-/// How far past its inflection the fleet's CUBIC curve grows, in milliseconds: the rate is
-/// then 6 times the rate at the last cut (and capped at twice the fleet's send rate anyway).
-/// Keeps `d^3` below 2^53 in the script.
+/// How far the fleet's CUBIC curve grows past the linear probe, in milliseconds: the rate is
+/// then 6.1 times the rate at the last cut (and capped at twice the fleet's send rate anyway).
+/// Keeps `d^3`, and the rate times its growth, below 2^53 in the script.
 pub const CUBIC_HORIZON_MS: i64 = 5_000;
+
+/// How fast the fleet's rate probes past the rate the server last admitted, in parts per
+/// million of that rate per second: 0.5 % a second.
+///
+/// A server's limit hides behind its burst allowance: throttles show only once the probe has
+/// sent that burst beyond the limit, and reach the fleet a sync interval later. CUBIC's convex
+/// growth (4 % one second past the last maximum, 32 % two seconds past at the AWS SDKs'
+/// constant) overshoots a 500/s limit with a burst of 50 by 20-30 % before the fleet hears of
+/// it; a linear probe at `a` per second is throttled after `sqrt(2 × burst / (limit × a))`
+/// seconds, `sqrt(2 a × burst / limit)` past the limit: 6 s and 3 % at 0.5 % a second (the
+/// simulator's fleet scenarios, `docs/sim/fleet.md`).
+pub const PROBE_PPM_PER_S: i64 = 5_000;
+
+/// How long the fleet's rate probes linearly past the last rate admitted before CUBIC's convex
+/// growth resumes, in milliseconds: 20 s (10 % past it), long enough for a probe to find a
+/// limit that did not move behind a burst of up to about half a second of it; a limit that
+/// was raised or lifted is regained a few seconds later.
+pub const PROBE_SPAN_MS: i64 = 20_000;
 
 /// The CUBIC curve's growth, `C / reference_rate = 0.4 / 10` per cubed second, as the cubed
 /// milliseconds that make one part per million of growth: `10^9 / (0.04 × 10^6)`.
@@ -337,12 +357,19 @@ fn limiter_step(fleet: &mut FleetState, s: &Knobs, r: &Seen, now: i64) {
     };
 }
 
-/// The fleet's rate at `now`: the rate-scaled CUBIC curve from the last cut, at most twice
-/// the fleet's send rate, within `MIN_FLEET_RATE..=MAX_RATE`.
+/// The fleet's rate at `now`: from the last cut, the rate-scaled CUBIC curve back to the rate
+/// admitted (`w_max`, reached `k` after the cut), then the linear probe past it, then CUBIC's
+/// convex growth; at most twice the fleet's send rate, within `MIN_FLEET_RATE..=MAX_RATE`.
 fn fleet_curve(fleet: &FleetState, s: &Knobs, now: i64) -> i64 {
     let k = integer_cube_root(CUBIC_MS3_PER_PPM * (ppm() - s.beta));
-    let d = (now - fleet.cut_at_ms - k).clamp(-k, CUBIC_HORIZON_MS);
-    let growth = floor_div(d * d * d, CUBIC_MS3_PER_PPM);
+    let d = (now - fleet.cut_at_ms - k).max(-k);
+    let growth = if d < 0 {
+        floor_div(d * d * d, CUBIC_MS3_PER_PPM)
+    } else {
+        let convex = (d - PROBE_SPAN_MS).clamp(0, CUBIC_HORIZON_MS);
+        floor_div(PROBE_PPM_PER_S * d.min(PROBE_SPAN_MS), 1_000)
+            + floor_div(convex * convex * convex, CUBIC_MS3_PER_PPM)
+    };
     let mut rate = fleet.w_max + floor_div(fleet.w_max * growth, ppm());
     if let Some(send_rate) = fleet.send_rate {
         rate = rate.min(2 * send_rate);

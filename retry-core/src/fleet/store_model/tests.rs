@@ -357,7 +357,7 @@ fn the_fleet_limiter_cuts_once_per_round_trip_on_the_admitted_rate() {
 }
 
 #[test]
-fn between_cuts_the_fleet_rate_follows_cubic() {
+fn between_cuts_the_fleet_rate_regains_the_admitted_rate_then_probes_linearly() {
     let mut state = StoreState::default();
     let sending = |now: u64, sends: u64, throttles: u64| Report {
         sends,
@@ -371,20 +371,30 @@ fn between_cuts_the_fleet_rate_follows_cubic() {
     let cut = lease(&mut state, &sending(3_000, 1_000, 100));
     assert_eq!(fleet(&state).w_max, 900_000);
     assert_eq!(cut.fleet_rate, 810_041);
-    // K = cbrt(25 × 0.1) s = 1.357 s: back at w_max then; (1 s)^3 / 25 = 4 % above it 1 s
-    // later.
+    // K = cbrt(25 × 0.1) s = 1.357 s: back at w_max then, along CUBIC.
     assert_eq!(integer_cube_root(CUBIC_MS3_PER_PPM * 100_000), 1_357);
     assert_eq!(
         lease(&mut state, &sending(4_357, 1_000, 0)).fleet_rate,
         900_000
     );
-    assert_eq!(
-        lease(&mut state, &sending(5_357, 1_000, 0)).fleet_rate,
-        936_000
-    );
+    // Past it, a linear probe: 0.5 % of w_max a second (CUBIC's convex part would be 4 %
+    // above it one second later, 32 % two seconds later).
+    let probe = |state: &mut StoreState, past_k_ms: u64| {
+        lease(state, &sending(4_357 + past_k_ms, 1_000, 0)).fleet_rate
+    };
+    assert_eq!(probe(&mut state, 1_000), 904_500);
+    assert_eq!(probe(&mut state, 2_000), 909_000);
+    for second in 3..20 {
+        probe(&mut state, second * 1_000);
+    }
+    // 20 s past it, 10 % above; then CUBIC's convex growth adds on: (1 s)^3 / 25 = 4 %,
+    // (2 s)^3 / 25 = 32 %.
+    assert_eq!(probe(&mut state, 20_000), 990_000);
+    assert_eq!(probe(&mut state, 21_000), 1_026_000);
+    assert_eq!(probe(&mut state, 22_000), 1_278_000);
     // Never above twice the fleet's send rate: a tick of 100/s caps it at 200/s.
     assert_eq!(
-        lease(&mut state, &sending(6_357, 100, 0)).fleet_rate,
+        lease(&mut state, &sending(4_357 + 23_000, 100, 0)).fleet_rate,
         200_000
     );
 }
