@@ -25,6 +25,7 @@ local EXPIRE_BATCH = 64
 local RELEARN_INTERVALS = 2
 local CUBIC_HORIZON_MS = 5000
 local CUBIC_MS3_PER_PPM = 25000
+local DEMAND_SMOOTHING = 4
 local PROBE_PPM_PER_S = 5000
 local PROBE_SPAN_MS = 20000
 
@@ -196,6 +197,14 @@ local function new_fleet(now)
   return fleet
 end
 
+-- The send demand the store counts: the reported one moved in DEMAND_SMOOTHING steps.
+local function smoothed_demand(previous, reported)
+  if previous ~= nil then
+    return previous.send_demand + floor_div(reported - previous.send_demand, DEMAND_SMOOTHING)
+  end
+  return reported
+end
+
 local function count_holding(fleet, previous, now)
   local counted
   if previous ~= nil then
@@ -355,6 +364,7 @@ if previous_text then
     fleet = new_fleet(now)
   end
 end
+r.send_demand = smoothed_demand(previous, r.send_demand)
 local counted = count_holding(fleet, previous, now)
 
 -- 6. The tick; 7. the limiter.

@@ -412,6 +412,33 @@ fn a_process_without_send_demand_holds_no_share() {
 }
 
 #[test]
+fn a_quiet_interval_lowers_a_process_send_demand_by_a_quarter_not_to_nothing() {
+    // Two processes of an engaged fleet, each with a demand of 70/s.
+    let (mut state, _, _) = throttled_fleet(2, 3);
+    let quiet = |state: &mut StoreState, now: u64| {
+        lease(
+            state,
+            &Report {
+                send_demand: 0,
+                ..report(1, now)
+            },
+        )
+    };
+    // One interval without demand: 70/s - 70/s / 4 counted, against 70/s: a share of 3/7.
+    let lease = quiet(&mut state, 4_000);
+    assert_eq!(state.processes()[&ProcessId(1)].send_demand, 52_500);
+    assert_eq!(lease.share_ppm, 428_571);
+    assert_eq!(fleet(&state).send_demand, 122_500);
+    // Quiet for good, it gives its share up over a few dozen intervals: no demand, no share.
+    let mut last = lease;
+    for second in 5..60 {
+        last = quiet(&mut state, second * 1_000);
+    }
+    assert_eq!(state.processes()[&ProcessId(1)].send_demand, 0);
+    assert_eq!((last.share_ppm, last.send_rate), (0, 0));
+}
+
+#[test]
 fn the_integer_cube_root_is_exact_at_and_around_cubes() {
     for k in [0_i64, 1, 2, 10, 1_357, 2_924] {
         assert_eq!(integer_cube_root(k * k * k), k);
