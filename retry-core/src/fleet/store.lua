@@ -265,22 +265,48 @@ local function integer_cube_root(n)
   return low
 end
 
--- Back to the rate admitted along CUBIC, then the linear probe past it, then CUBIC's convex
--- growth.
-local function fleet_curve(fleet, now)
-  local k = integer_cube_root(CUBIC_MS3_PER_PPM * (PPM - s.beta))
-  local d = math.max(-k, now - fleet.cut_at - k)
-  local growth
+-- count over the current tick so far, per second (thousandths), the tick at least a quarter
+-- of an interval long.
+local function tick_rate_so_far(fleet, count, now)
+  local elapsed = math.max(now - fleet.tick_start, floor_div(s.interval, 4), 1)
+  return math.min(floor_div(count * 1000000, elapsed), MAX_RATE)
+end
+
+-- The time from a cut to the curve's return to w_max, ms.
+local function regain_ms()
+  return integer_cube_root(CUBIC_MS3_PER_PPM * (PPM - s.beta))
+end
+
+-- The curve's growth over w_max (ppm), d ms past its return to w_max: CUBIC's concave part
+-- before, then the linear probe, then CUBIC's convex growth up to the horizon.
+local function curve_growth(d)
   if d < 0 then
-    growth = floor_div(d * d * d, CUBIC_MS3_PER_PPM)
-  else
-    local convex = math.max(0, math.min(d - PROBE_SPAN_MS, CUBIC_HORIZON_MS))
-    growth = floor_div(PROBE_PPM_PER_S * math.min(d, PROBE_SPAN_MS), 1000)
-      + floor_div(convex * convex * convex, CUBIC_MS3_PER_PPM)
+    return floor_div(d * d * d, CUBIC_MS3_PER_PPM)
   end
+  local convex = math.max(0, math.min(d - PROBE_SPAN_MS, CUBIC_HORIZON_MS))
+  return floor_div(PROBE_PPM_PER_S * math.min(d, PROBE_SPAN_MS), 1000)
+    + floor_div(convex * convex * convex, CUBIC_MS3_PER_PPM)
+end
+
+-- A curve that ran to its horizon without a throttle grows again from where it got.
+local function rebase_past_horizon(fleet, now)
+  local k = regain_ms()
+  if now - fleet.cut_at - k <= PROBE_SPAN_MS + CUBIC_HORIZON_MS then
+    return
+  end
+  local top = PPM + curve_growth(PROBE_SPAN_MS + CUBIC_HORIZON_MS)
+  local probed = PPM + curve_growth(PROBE_SPAN_MS)
+  fleet.w_max = math.min(floor_div(fleet.w_max * top, probed), MAX_RATE)
+  fleet.cut_at = now - k - PROBE_SPAN_MS
+end
+
+local function fleet_curve(fleet, now)
+  local k = regain_ms()
+  local growth = curve_growth(math.max(-k, now - fleet.cut_at - k))
   local rate = fleet.w_max + floor_div(fleet.w_max * growth, PPM)
   if fleet.send_rate >= 0 then
-    rate = math.min(rate, 2 * fleet.send_rate)
+    local sending = tick_rate_so_far(fleet, fleet.tick_sends, now)
+    rate = math.min(rate, 2 * math.max(fleet.send_rate, sending))
   end
   return math.max(MIN_FLEET_RATE, math.min(rate, MAX_RATE))
 end
@@ -296,11 +322,11 @@ local function limiter_step(fleet, now)
     fleet.cut_at = now
   end
   if r.throttles > 0 and (fleet.engaged == 0 or now - fleet.cut_at >= s.interval) then
-    local admitted = fleet.admitted_rate
-    if admitted < 0 then
-      local count = fleet.tick_sends - math.min(fleet.tick_throttles, fleet.tick_sends)
-      local elapsed = math.max(now - fleet.tick_start, s.interval)
-      admitted = math.min(floor_div(count * 1000000, elapsed), MAX_RATE)
+    -- The last tick's admitted rate, or the current tick's so far if more.
+    local sent = fleet.tick_sends - math.min(fleet.tick_throttles, fleet.tick_sends)
+    local admitted = tick_rate_so_far(fleet, sent, now)
+    if fleet.admitted_rate >= 0 then
+      admitted = math.max(fleet.admitted_rate, admitted)
     end
     fleet.w_max = math.max(admitted, MIN_FLEET_RATE)
     fleet.cut_at = now
@@ -308,6 +334,7 @@ local function limiter_step(fleet, now)
     fleet.adopting = 0
   end
   if fleet.engaged == 1 then
+    rebase_past_horizon(fleet, now)
     fleet.fleet_rate = fleet_curve(fleet, now)
   else
     fleet.fleet_rate = 0

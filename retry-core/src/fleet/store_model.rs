@@ -28,13 +28,14 @@
 //! 6. The measurement tick: counts add up; a tick of at least a sync interval ends with the
 //!    fleet's call rate (averaged with a weight of `elapsed / window`), send rate and admitted
 //!    rate.
-//! 7. The limiter: a throttle cuts the fleet's rate to `beta ×` the admitted rate, at most once
-//!    per sync interval (the fleet's round trip); between cuts the rate regains the admitted
-//!    rate along the library's rate-scaled CUBIC curve (`adaptive::Cubic`, AWS SDKs'
-//!    `C = 0.4`, reference rate 10/s), then probes past it linearly, [`PROBE_PPM_PER_S`] of it
-//!    per second, for [`PROBE_SPAN_MS`], before CUBIC's convex growth resumes; at most twice
-//!    the fleet's send rate, at least [`MIN_FLEET_RATE`]. A process's share is its share of the
-//!    send demand.
+//! 7. The limiter: a throttle cuts the fleet's rate to `beta ×` the admitted rate (the last
+//!    tick's, or the current tick's so far if more), at most once per sync interval (the
+//!    fleet's round trip); between cuts the rate regains the admitted rate along the library's
+//!    rate-scaled CUBIC curve (`adaptive::Cubic`, AWS SDKs' `C = 0.4`, reference rate 10/s),
+//!    then probes past it linearly, [`PROBE_PPM_PER_S`] of it per second, for
+//!    [`PROBE_SPAN_MS`], before CUBIC's convex growth resumes, and starts that growth again
+//!    from where it got at its horizon; at most twice the fleet's send rate, at least
+//!    [`MIN_FLEET_RATE`]. A process's share is its share of the send demand.
 //! 8. The budget: the cap is the fleet's calls per second times the window (the young quota
 //!    at least while the fleet is younger than its window; `most` until the call rate is
 //!    known), at most `most`. Over the cap, the pool shrinks first, then leases are trimmed
@@ -364,39 +365,79 @@ fn limiter_step(fleet: &mut FleetState, s: &Knobs, r: &Seen, now: i64) {
         fleet.cut_at_ms = now;
     }
     if r.throttles > 0 && (!fleet.engaged || now - fleet.cut_at_ms >= s.interval) {
-        let admitted = fleet.admitted_rate.unwrap_or_else(|| {
-            let admitted = fleet.tick_sends - fleet.tick_throttles.min(fleet.tick_sends);
-            let elapsed = (now - fleet.tick_start_ms).max(s.interval);
-            floor_div(admitted * 1_000_000, elapsed).min(rate_bound())
-        });
+        // The last tick's admitted rate, or the current tick's so far if more: a tick before
+        // the traffic that met the limit (a fleet that synced before it called) says nothing of
+        // the limit.
+        let sent = fleet.tick_sends - fleet.tick_throttles.min(fleet.tick_sends);
+        let current = tick_rate_so_far(fleet, s, sent, now);
+        let admitted = fleet
+            .admitted_rate
+            .map_or(current, |last| last.max(current));
         fleet.w_max = admitted.max(min_rate());
         fleet.cut_at_ms = now;
         fleet.engaged = true;
         fleet.adopting = false;
     }
-    fleet.fleet_rate = if fleet.engaged {
-        fleet_curve(fleet, s, now)
+    if fleet.engaged {
+        rebase_past_horizon(fleet, s, now);
+        fleet.fleet_rate = fleet_curve(fleet, s, now);
     } else {
-        0
-    };
+        fleet.fleet_rate = 0;
+    }
+}
+
+/// `count` over the current tick so far, per second (thousandths), the tick counted at least a
+/// quarter of a sync interval long (a tick's first report alone says little of a rate).
+fn tick_rate_so_far(fleet: &FleetState, s: &Knobs, count: i64, now: i64) -> i64 {
+    let elapsed = (now - fleet.tick_start_ms)
+        .max(floor_div(s.interval, 4))
+        .max(1);
+    floor_div(count * 1_000_000, elapsed).min(rate_bound())
+}
+
+/// The time from a cut to the curve's return to `w_max`, in milliseconds:
+/// `cbrt((1 - beta) / (C / reference_rate))`.
+fn regain_ms(s: &Knobs) -> i64 {
+    integer_cube_root(CUBIC_MS3_PER_PPM * (ppm() - s.beta))
+}
+
+/// The curve's growth over `w_max`, in parts per million, `d` milliseconds past its return to
+/// `w_max` (negative before: CUBIC's concave part, from `-regain_ms`), up to the horizon.
+fn curve_growth(d: i64) -> i64 {
+    if d < 0 {
+        return floor_div(d * d * d, CUBIC_MS3_PER_PPM);
+    }
+    let convex = (d - PROBE_SPAN_MS).clamp(0, CUBIC_HORIZON_MS);
+    floor_div(PROBE_PPM_PER_S * d.min(PROBE_SPAN_MS), 1_000)
+        + floor_div(convex * convex * convex, CUBIC_MS3_PER_PPM)
+}
+
+/// A curve that ran to its horizon without a throttle starts its convex growth again from
+/// where it got (6.1 times `w_max`): `w_max` is moved so that the curve, at the end of its
+/// linear probe from now, has that rate. A fleet whose rate is far below the server's limit
+/// (its last cut measured little) thus climbs to it instead of holding at the horizon.
+fn rebase_past_horizon(fleet: &mut FleetState, s: &Knobs, now: i64) {
+    let k = regain_ms(s);
+    if now - fleet.cut_at_ms - k <= PROBE_SPAN_MS + CUBIC_HORIZON_MS {
+        return;
+    }
+    let top = ppm() + curve_growth(PROBE_SPAN_MS + CUBIC_HORIZON_MS);
+    let probed = ppm() + curve_growth(PROBE_SPAN_MS);
+    fleet.w_max = floor_div(fleet.w_max * top, probed).min(rate_bound());
+    fleet.cut_at_ms = now - k - PROBE_SPAN_MS;
 }
 
 /// The fleet's rate at `now`: from the last cut, the rate-scaled CUBIC curve back to the rate
 /// admitted (`w_max`, reached `k` after the cut), then the linear probe past it, then CUBIC's
-/// convex growth; at most twice the fleet's send rate, within `MIN_FLEET_RATE..=MAX_RATE`.
+/// convex growth; at most twice the fleet's send rate (the last tick's, or the current one's so
+/// far if more), within `MIN_FLEET_RATE..=MAX_RATE`.
 fn fleet_curve(fleet: &FleetState, s: &Knobs, now: i64) -> i64 {
-    let k = integer_cube_root(CUBIC_MS3_PER_PPM * (ppm() - s.beta));
-    let d = (now - fleet.cut_at_ms - k).max(-k);
-    let growth = if d < 0 {
-        floor_div(d * d * d, CUBIC_MS3_PER_PPM)
-    } else {
-        let convex = (d - PROBE_SPAN_MS).clamp(0, CUBIC_HORIZON_MS);
-        floor_div(PROBE_PPM_PER_S * d.min(PROBE_SPAN_MS), 1_000)
-            + floor_div(convex * convex * convex, CUBIC_MS3_PER_PPM)
-    };
+    let k = regain_ms(s);
+    let growth = curve_growth((now - fleet.cut_at_ms - k).max(-k));
     let mut rate = fleet.w_max + floor_div(fleet.w_max * growth, ppm());
     if let Some(send_rate) = fleet.send_rate {
-        rate = rate.min(2 * send_rate);
+        let sending = tick_rate_so_far(fleet, s, fleet.tick_sends, now);
+        rate = rate.min(2 * send_rate.max(sending));
     }
     rate.clamp(min_rate(), rate_bound())
 }

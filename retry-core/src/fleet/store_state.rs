@@ -68,7 +68,9 @@ pub struct FleetState {
     /// Whether the store still adopts the lowest fleet rate processes report (re-learning, no
     /// cut of its own yet) (`adopting`).
     pub adopting: bool,
-    /// The rate at the last cut, thousandths of a request per second (`w_max`).
+    /// The rate the curve returns to after a cut, thousandths of a request per second: the rate
+    /// the server admitted at the last cut, or where the curve got at its horizon without one
+    /// (`w_max`).
     pub w_max: i64,
     /// When the last cut happened, Unix ms (`cut_at`).
     pub cut_at_ms: i64,

@@ -412,6 +412,58 @@ fn a_process_without_send_demand_holds_no_share() {
 }
 
 #[test]
+fn a_fleet_that_synced_before_it_called_cuts_from_the_traffic_that_met_the_limit() {
+    // Eight processes sync twice without a call: the tick that ends at 2010 admitted nothing.
+    let mut state = StoreState::default();
+    for second in 1..=2 {
+        for id in 1..=8 {
+            lease(&mut state, &report(id, second * 1_000 + id * 10));
+        }
+    }
+    assert_eq!(fleet(&state).admitted_rate, Some(0));
+    // Then their calls meet a limit: the first throttled report, 75 ms into the tick, counts
+    // 90 sends and 10 throttles. The cut is on that traffic, 80 admitted over a quarter of an
+    // interval (320/s), not on the idle tick's 0/s (which made the rate the floor, 0.5/s).
+    let throttled = Report {
+        sends: 90,
+        throttles: 10,
+        send_demand: 90_000,
+        ..report(1, 2_085)
+    };
+    let cut = lease(&mut state, &throttled);
+    assert_eq!(fleet(&state).w_max, 320_000);
+    assert_eq!(cut.fleet_rate, 288_014);
+}
+
+#[test]
+fn a_curve_that_reached_its_horizon_without_a_throttle_keeps_growing() {
+    // One process sending 3/s is throttled at 3 s: the last tick admitted 2/s.
+    let mut state = StoreState::default();
+    let sending = |now: u64, sends: u64, throttles: u64| Report {
+        sends,
+        throttles,
+        send_demand: 1_000_000,
+        ..report(1, now)
+    };
+    lease(&mut state, &sending(1_000, 3, 0));
+    lease(&mut state, &sending(2_000, 3, 0));
+    lease(&mut state, &sending(3_000, 3, 1));
+    assert_eq!(fleet(&state).w_max, 2_000);
+    // Then it sends at its rate without a throttle: the curve reaches 6.1 × 2/s at its horizon
+    // (K + 25 s), and grows again from there instead of holding at 12.2/s.
+    let mut rates = vec![0; 61];
+    for second in 4..=60 {
+        rates[second as usize] = lease(&mut state, &sending(second * 1_000, 1_000, 0)).fleet_rate;
+    }
+    // 24.6 s past K (1.357 s after the cut at 3 s): 10 % + (4.643 s)^3 / 25 over w_max.
+    assert_eq!(rates[29], 10_207);
+    // Past the horizon (25 s past K): on from 12.2/s, not held there.
+    assert_eq!(rates[30], 12_199);
+    assert_eq!(rates[31], 12_642);
+    assert!(rates[60] > 100_000, "{rates:?}");
+}
+
+#[test]
 fn a_quiet_interval_lowers_a_process_send_demand_by_a_quarter_not_to_nothing() {
     // Two processes of an engaged fleet, each with a demand of 70/s.
     let (mut state, _, _) = throttled_fleet(2, 3);
