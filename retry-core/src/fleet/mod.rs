@@ -91,8 +91,9 @@
 //!   share of the retry demand (one retry's cost at least), to a new process its fair share,
 //!   never a private budget; over the cap, leases are trimmed by negative grants. A throttle
 //!   cuts the fleet's rate once per sync interval (the fleet's round trip) to beta times the
-//!   rate the server admitted; between cuts the rate follows the library's CUBIC curve; each
-//!   process sends at its share of the fleet's send demand.
+//!   rate the server admitted; between cuts the rate regains it along the library's CUBIC
+//!   curve, probes past it linearly (0.5 % a second for 20 s), then grows along CUBIC again;
+//!   each process sends at its share of the fleet's send demand (smoothed over four reports).
 //! * A [`Reply`](protocol::Reply): the grant (tokens to add or give back), the fleet's cap, the
 //!   live processes, whether the fleet limiter is engaged, the fleet's rate and the process's
 //!   share of it; or a conflict with the stored settings. Every value is checked against its
