@@ -68,7 +68,7 @@ impl Delivery {
 /// The process side of one fleet scope: see the module's documentation.
 ///
 /// ```
-/// use retry_core::clock::ManualClock;
+/// use retry_core::clock::{Clock, ManualClock};
 /// use retry_core::fleet::FleetOptions;
 /// use retry_core::fleet::lease::LeaseHolder;
 /// use retry_core::fleet::protocol::{ProcessId, Settings};
