@@ -1,0 +1,45 @@
+//! What a client process tells the harness once a second: one JSON object per line on its
+//! standard output.
+
+use serde::{Deserialize, Serialize};
+
+/// One second of one client process, counted by when each call ended.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClientSecond {
+    /// The client's index among the phase's processes.
+    pub client: u32,
+    /// The second of the phase (0 is the phase's first second).
+    pub second: u64,
+    /// Calls that ended in this second (successes, failures and sheds).
+    pub calls: u64,
+    /// Attempts sent in this second (each call's first and its retries).
+    pub attempts: u64,
+    /// Attempts answered 429 in this second.
+    pub throttled: u64,
+    /// Calls that ended in success.
+    pub successes: u64,
+    /// Calls that ended in failure after at least one attempt.
+    pub failures: u64,
+    /// Calls shed before their first attempt (adaptive mode's `max_wait`): never sent.
+    pub shed: u64,
+    /// The latency of each call that ended in this second and sent at least one attempt,
+    /// in microseconds (merged across processes by the harness for its percentiles).
+    pub latencies_us: Vec<u64>,
+    /// The fleet scope's lease at the end of the second (`None` in local mode).
+    pub lease: Option<LeaseState>,
+}
+
+/// Where a process's fleet lease stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LeaseState {
+    /// Synced within the lease's life: the process runs on the fleet's figures.
+    Live,
+    /// No sync for longer than the lease's life: local limits at a safe share of the last
+    /// fleet figures.
+    Fallback,
+    /// Attached, no lease yet (before the first sync answered).
+    Pending,
+    /// The store holds other settings for the scope.
+    Conflict,
+}
