@@ -68,13 +68,27 @@
 //! again by `EVAL`; a store that lost the scope's state re-learns it from the reports: its pool
 //! starts at 0 and it adopts the lowest fleet rate the processes knew, so no burst follows.
 
-pub mod error;
+mod connect;
+mod error;
+mod events;
+#[doc(hidden)]
 pub mod keys;
+pub mod lease;
+pub(crate) mod link;
+mod options;
 pub mod protocol;
-pub mod reconnect;
+mod reconnect;
+#[doc(hidden)]
 pub mod redis;
-pub mod state_codec;
+mod scope_settings;
+mod state_codec;
+mod status;
 pub mod store_model;
 pub mod store_state;
+mod sync;
 
+pub use connect::{Fleet, FleetBuilder};
 pub use error::{FleetError, ProtocolError};
+pub use options::{DEFAULT_BETA, DEFAULT_LEASE_INTERVALS, DEFAULT_SYNC_INTERVAL, FleetOptions};
+pub use scope_settings::FINGERPRINTED;
+pub use status::{FleetStats, FleetStatus};
