@@ -2,7 +2,7 @@
 //! store's load in fleet mode, which must follow the number of processes and the sync
 //! interval, never the request rate.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
@@ -42,35 +42,67 @@ impl CommandStats {
 
     /// The commands run between `earlier` and `self`, command by command: a server
     /// restarted empty counts from zero again, so a count below the earlier one is all new.
-    pub fn since(&self, earlier: &CommandStats) -> CommandCounts {
+    /// `script_commands` are those the store script runs (counted in `total`, not `sent`).
+    pub fn since(
+        &self,
+        earlier: &CommandStats,
+        script_commands: &BTreeSet<String>,
+    ) -> CommandCounts {
         let delta = |name: &str| {
             let now = self.by_command.get(name).copied().unwrap_or(0);
             let then = earlier.by_command.get(name).copied().unwrap_or(0);
             now.checked_sub(then).unwrap_or(now)
         };
+        let counted = self
+            .by_command
+            .keys()
+            .filter(|name| *name != HARNESS_COMMAND);
         CommandCounts {
             evalsha: delta("evalsha"),
             eval: delta("eval"),
-            total: self
-                .by_command
-                .keys()
-                .filter(|name| *name != HARNESS_COMMAND)
+            sent: counted
+                .clone()
+                .filter(|name| !script_commands.contains(*name))
                 .map(|name| delta(name))
                 .sum(),
+            total: counted.map(|name| delta(name)).sum(),
         }
     }
 }
 
 /// Commands the store ran in an interval, the harness's own `INFO` left out.
+///
+/// Redis counts the commands a script runs (`redis.call`) in `INFO commandstats` as if they
+/// had been sent: `total` is the store's whole work, `sent` what came over the network (every
+/// command but those the store script runs: no process sends those itself).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct CommandCounts {
     /// `EVALSHA`: the syncs.
     pub evalsha: u64,
-    /// `EVAL`: the syncs that found the script gone (a store flushed or restarted empty).
+    /// `EVAL`: the syncs that found the script gone (a store restarted empty).
     pub eval: u64,
-    /// Every command but the harness's `INFO` (`SCRIPT LOAD`, `CLIENT SETINFO`, `HELLO`,
-    /// `SELECT` of reconnects included).
+    /// Commands the processes sent: the syncs, and the `SCRIPT LOAD`, `HELLO`, `CLIENT
+    /// SETINFO`, `SELECT` of (re)connections.
+    pub sent: u64,
+    /// Every command the store ran, the scripts' own included.
     pub total: u64,
+}
+
+/// The commands the store script runs (`redis.call('HGET', ...)`), lower case as `INFO
+/// commandstats` names them: read from the script itself, so that they follow it.
+pub fn script_commands(script: &str) -> BTreeSet<String> {
+    script
+        .split("redis.")
+        .skip(1)
+        .filter_map(|rest| {
+            let rest = rest
+                .strip_prefix("call(")
+                .or_else(|| rest.strip_prefix("pcall("))?;
+            let quote = rest.chars().next().filter(|c| *c == '\'' || *c == '"')?;
+            let name = rest[1..].split(quote).next()?;
+            Some(name.to_ascii_lowercase())
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -81,18 +113,38 @@ mod tests {
         cmdstat_evalsha:calls=40,usec=900,usec_per_call=22.5,rejected_calls=2,failed_calls=0\r\n\
         cmdstat_eval:calls=2,usec=100,usec_per_call=50.0,rejected_calls=0,failed_calls=0\r\n\
         cmdstat_info:calls=7,usec=70,usec_per_call=10.0,rejected_calls=0,failed_calls=0\r\n\
-        cmdstat_client|setinfo:calls=4,usec=4,usec_per_call=1.0,rejected_calls=0,failed_calls=0\r\n";
+        cmdstat_client|setinfo:calls=4,usec=4,usec_per_call=1.0,rejected_calls=0,failed_calls=0\r\n\
+        cmdstat_hget:calls=9,usec=9,usec_per_call=1.0,rejected_calls=0,failed_calls=0\r\n";
+
+    fn script() -> BTreeSet<String> {
+        script_commands("local x = redis.call('HGET', k) redis.pcall(\"ZADD\", k) redis.log(x)")
+    }
+
+    #[test]
+    fn the_script_commands_are_read_from_the_script() {
+        assert_eq!(
+            script(),
+            BTreeSet::from(["hget".to_owned(), "zadd".to_owned()])
+        );
+        let store = script_commands(retry_core::fleet::redis::STORE_SCRIPT);
+        assert!(
+            store.contains("hgetall") && store.contains("pexpire"),
+            "{store:?}"
+        );
+        assert!(!store.contains("evalsha"), "{store:?}");
+    }
 
     #[test]
     fn counts_are_read_by_command_with_rejected_calls_and_without_info() {
         let stats = CommandStats::parse(INFO);
-        let counts = stats.since(&CommandStats::default());
+        let counts = stats.since(&CommandStats::default(), &script());
         assert_eq!(
             counts,
             CommandCounts {
                 evalsha: 42,
                 eval: 2,
-                total: 48
+                sent: 48,
+                total: 48 + 9
             }
         );
     }
@@ -104,14 +156,15 @@ mod tests {
             "cmdstat_evalsha:calls=3,rejected_calls=1\r\ncmdstat_eval:calls=1\r\n",
         );
         assert_eq!(
-            after.since(&before),
+            after.since(&before, &script()),
             CommandCounts {
                 evalsha: 4,
                 eval: 1,
+                sent: 5,
                 total: 5
             }
         );
         let later = CommandStats::parse("cmdstat_evalsha:calls=9,rejected_calls=1\r\n");
-        assert_eq!(later.since(&after).evalsha, 6);
+        assert_eq!(later.since(&after, &script()).evalsha, 6);
     }
 }

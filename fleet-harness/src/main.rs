@@ -29,6 +29,7 @@ mod report;
 mod resp;
 mod run;
 mod server;
+mod store_view;
 mod summary;
 mod table;
 mod token_bucket;

@@ -11,13 +11,15 @@ use tokio::time::Instant;
 
 use crate::children::{ClientLine, Clients};
 use crate::client::ClientOptions;
-use crate::command_stats::CommandStats;
+use crate::client::KEY_PREFIX;
+use crate::command_stats::{CommandStats, script_commands};
 use crate::episode::episodes;
 use crate::fault::{Fault, FaultAction};
 use crate::phase_spec::{Mode, PhaseSpec};
 use crate::redis_process::RedisProcess;
 use crate::report::{FaultEvent, PhaseReport, RedisSecond, Row, RunSettings};
 use crate::server::LimitServer;
+use crate::store_view::StoreView;
 use crate::summary::{Summary, SummaryContext};
 use crate::table;
 use crate::wire::{ClientSecond, LeaseState};
@@ -123,15 +125,15 @@ pub async fn run_phase(
         ))
     });
     let mut collector = Collector::new(settings.processes);
-    let mut readings = Readings::default();
+    let mut readings = Readings::new(&settings.scope)?;
     let mut rows = Vec::new();
     let mut applied = Vec::new();
     for second in 0..settings.seconds {
         let end = origin + Duration::from_secs(second + 1);
         tokio::time::sleep_until(end).await;
-        let redis_second = match redis_port {
+        let (redis_second, store) = match redis_port {
             Some(port) => readings.read(port, second).await,
-            None => None,
+            None => (None, None),
         };
         collector
             .collect(&mut lines, second, end + COLLECT_GRACE)
@@ -143,6 +145,7 @@ pub async fn run_phase(
         let counts = context.server.second(seconds_usize(second));
         (row.admitted, row.throttled) = (counts.admitted, counts.throttled);
         row.redis = redis_second;
+        row.store = store;
         row.faults = applied
             .iter()
             .filter(|event: &&FaultEvent| event.applied_at_ms / 1000 == second)
@@ -211,9 +214,11 @@ fn apply(redis: &mut RedisProcess, action: FaultAction) -> Result<(), String> {
     .map_err(|error| error.to_string())
 }
 
-/// The store's command counts read at each second's end.
-#[derive(Debug, Default)]
+/// The store's command counts and state read at each second's end.
+#[derive(Debug)]
 struct Readings {
+    state_key: String,
+    script_commands: std::collections::BTreeSet<String>,
     last: CommandStats,
     /// The second whose end the last reading that answered was taken at, plus one (0: the
     /// phase's start, when the counts were reset).
@@ -221,19 +226,44 @@ struct Readings {
 }
 
 impl Readings {
-    /// Reads the counts at the end of `second`: the commands since the last reading that
-    /// answered, or `None` when the store does not answer.
-    async fn read(&mut self, port: u16, second: u64) -> Option<RedisSecond> {
-        let stats =
-            blocking(move || RedisProcess::command_stats_on(port).map_err(|e| e.to_string()))
-                .await
-                .ok()?;
+    fn new(scope: &str) -> Result<Self, String> {
+        let keys = retry_core::fleet::keys::ScopeKeys::new(KEY_PREFIX, scope)
+            .map_err(|error| format!("scope {scope:?}: {error}"))?;
+        Ok(Self {
+            state_key: keys.state().to_owned(),
+            script_commands: script_commands(retry_core::fleet::redis::STORE_SCRIPT),
+            last: CommandStats::default(),
+            last_end: 0,
+        })
+    }
+
+    /// Reads the store's state, then its command counts, at the end of `second`: the
+    /// commands since the last reading that answered (less the harness's own read of the
+    /// state), `None` when the store does not answer.
+    async fn read(&mut self, port: u16, second: u64) -> (Option<RedisSecond>, Option<StoreView>) {
+        let key = self.state_key.clone();
+        let read = blocking(move || {
+            let view = StoreView::read(port, &key);
+            let stats = RedisProcess::command_stats_on(port);
+            Ok((view, stats))
+        })
+        .await;
+        let Ok((view, stats)) = read else {
+            return (None, None);
+        };
+        // The harness's HGETALL counts among the store's commands (a script's, not sent).
+        let own = u64::from(view.is_ok());
+        let Ok(stats) = stats else {
+            return (None, view.ok().flatten());
+        };
+        let mut counts = stats.since(&self.last, &self.script_commands);
+        counts.total = counts.total.saturating_sub(own);
         let reading = RedisSecond {
             window_s: second + 1 - self.last_end,
-            counts: stats.since(&self.last),
+            counts,
         };
         (self.last, self.last_end) = (stats, second + 1);
-        Some(reading)
+        (Some(reading), view.ok().flatten())
     }
 }
 
@@ -285,15 +315,18 @@ impl Collector {
         };
         let mut live = None;
         for mut counts in reports {
+            if let Some(fleet) = counts.fleet {
+                *live.get_or_insert(0) += u32::from(fleet.lease == LeaseState::Live);
+                if let Some(rate) = fleet.send_rate {
+                    *row.send_rate.get_or_insert(0.0) += rate;
+                }
+            }
             row.calls += counts.calls;
             row.attempts += counts.attempts;
             row.successes += counts.successes;
             row.failures += counts.failures;
             row.shed += counts.shed;
             row.latencies_us.append(&mut counts.latencies_us);
-            if let Some(lease) = counts.lease {
-                *live.get_or_insert(0) += u32::from(lease == LeaseState::Live);
-            }
         }
         row.leases_live = live;
         let mut latencies = row.latencies_us.clone();

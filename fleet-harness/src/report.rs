@@ -12,6 +12,7 @@ use crate::episode::Episode;
 use crate::fault::{Fault, FaultAction};
 use crate::phase_spec::Mode;
 use crate::server::Limit;
+use crate::store_view::StoreView;
 use crate::summary::Summary;
 
 /// One second of a phase: the server's counts, the clients' sums, the store's commands.
@@ -43,6 +44,11 @@ pub struct Row {
     pub clients: u32,
     /// How many processes held a live fleet lease at the second's end (fleet mode).
     pub leases_live: Option<u32>,
+    /// The processes' send rates added up (their shares of the fleet rate, or the 0.5/s floor
+    /// of a process without one), while the fleet limiter is engaged.
+    pub send_rate: Option<f64>,
+    /// The store's view of the fleet scope at the second's end (fleet mode).
+    pub store: Option<StoreView>,
     /// The faults that struck in this second.
     pub faults: Vec<FaultAction>,
     /// The latencies behind the percentiles (kept for the summaries, not written).
@@ -139,8 +145,9 @@ pub fn write_json(report: &RunReport, path: &Path) -> io::Result<()> {
 
 /// The CSV file's columns.
 const CSV_HEADER: &str = "phase,second,admitted,throttled,attempts,calls,successes,failures,\
-    shed,p50_ms,p99_ms,redis_window_s,redis_evalsha,redis_eval,redis_total,clients,leases_live,\
-    faults";
+    shed,p50_ms,p99_ms,redis_window_s,redis_evalsha,redis_eval,redis_sent,redis_total,clients,\
+    leases_live,send_rate,store_engaged,store_fleet_rate,store_w_max,store_admitted_rate,\
+    store_calls_rate,store_pool,store_leased,faults";
 
 /// Writes every phase's rows as CSV to `path` (empty cells for figures not measured).
 pub fn write_csv(report: &RunReport, path: &Path) -> io::Result<()> {
@@ -159,6 +166,8 @@ fn csv_fields(row: &Row) -> String {
     let ms = |micros: Option<u64>| option(micros.map(|us| format!("{:.3}", us as f64 / 1000.0)));
     let redis =
         |field: fn(&RedisSecond) -> u64| option(row.redis.as_ref().map(|r| field(r).to_string()));
+    let rate = |rate: Option<f64>| option(rate.map(|rate| format!("{rate:.3}")));
+    let store = |field: fn(&StoreView) -> String| option(row.store.as_ref().map(field));
     let faults: Vec<&str> = row.faults.iter().map(|action| action.name()).collect();
     [
         row.second.to_string(),
@@ -174,9 +183,21 @@ fn csv_fields(row: &Row) -> String {
         redis(|r| r.window_s),
         redis(|r| r.counts.evalsha),
         redis(|r| r.counts.eval),
+        redis(|r| r.counts.sent),
         redis(|r| r.counts.total),
         row.clients.to_string(),
         option(row.leases_live.map(|live| live.to_string())),
+        rate(row.send_rate),
+        store(|view| u8::from(view.engaged).to_string()),
+        store(|view| format!("{:.3}", view.fleet_rate)),
+        store(|view| format!("{:.3}", view.w_max)),
+        store(|view| {
+            view.admitted_rate
+                .map_or(String::new(), |r| format!("{r:.3}"))
+        }),
+        store(|view| view.calls_rate.map_or(String::new(), |r| format!("{r:.3}"))),
+        store(|view| view.pool.to_string()),
+        store(|view| view.leased.to_string()),
         faults.join(" "),
     ]
     .join(",")
@@ -198,7 +219,7 @@ mod tests {
         let fields = csv_fields(&row);
         assert_eq!(fields.split(',').count() + 1, CSV_HEADER.split(',').count());
         assert!(fields.starts_with("4,500,0,"), "{fields}");
-        assert!(fields.contains(",,1.500,,,,,"), "{fields}");
-        assert!(fields.ends_with(",0,,stop"), "{fields}");
+        assert!(fields.contains(",,1.500,,,,,,"), "{fields}");
+        assert!(fields.ends_with(",0,,,,,,,,,,stop"), "{fields}");
     }
 }

@@ -48,6 +48,11 @@ pub struct RunOptions {
     /// The `Retry-After` of the server's 429s, in seconds.
     #[arg(long, default_value_t = 1)]
     pub retry_after: u32,
+    /// How long into each phase the server admits everything before it enforces the limit
+    /// (0: from the start; the simulator's S3 throttles a fleet in its steady state, at
+    /// 120 s), in whole seconds.
+    #[arg(long, default_value = "0s", value_parser = parse_duration)]
+    pub enforce_after: Duration,
     /// A fault of the timeline of `+faults` phases: `<time>:<action>`, the action one of
     /// `stop` (SIGSTOP), `cont` (SIGCONT), `kill` (SIGKILL), `restart-empty` (a new empty
     /// server on the same port), `flushall`; repeat the option for each fault.
@@ -104,6 +109,9 @@ fn check(options: &RunOptions) -> Result<(RunSettings, Vec<Fault>), String> {
     if options.processes == 0 {
         return Err("--processes must be at least 1".to_owned());
     }
+    if options.enforce_after >= options.duration {
+        return Err("--enforce-after must be shorter than --duration".to_owned());
+    }
     if seconds < 2 || warmup_s >= seconds {
         return Err(format!(
             "--duration ({seconds} s) must be at least 2 s and longer than --warmup ({warmup_s} s)"
@@ -133,6 +141,10 @@ fn check(options: &RunOptions) -> Result<(RunSettings, Vec<Fault>), String> {
             rate: options.limit,
             burst: options.burst,
             retry_after_secs: options.retry_after,
+            enforced_after: Duration::from_secs(whole_seconds(
+                "enforce-after",
+                options.enforce_after,
+            )?),
         },
         processes: options.processes,
         seconds,

@@ -6,6 +6,7 @@ use std::convert::Infallible;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use bytes::Bytes;
 use http::header::{HeaderValue, RETRY_AFTER};
@@ -30,6 +31,10 @@ pub struct Limit {
     pub burst: f64,
     /// The `Retry-After` of a 429, in whole seconds.
     pub retry_after_secs: u32,
+    /// How long into each phase the server admits everything before it starts enforcing
+    /// `rate` (the simulator's S3 starts throttling a fleet in its steady state).
+    #[serde(rename = "enforced_after_ms", serialize_with = "crate::report::millis")]
+    pub enforced_after: Duration,
 }
 
 /// What the server answered in one second of a phase.
@@ -71,7 +76,7 @@ impl PhaseCounts {
     /// Admits or refuses a request arriving now, and counts it in its second.
     fn answer(&mut self) -> bool {
         let since = Instant::now().saturating_duration_since(self.origin);
-        let admitted = self.bucket.admit(since);
+        let admitted = since < self.limit.enforced_after || self.bucket.admit(since);
         let second = usize::try_from(since.as_secs()).unwrap_or(usize::MAX);
         if let Some(counts) = self.seconds.get_mut(second) {
             if admitted {
@@ -179,6 +184,7 @@ mod tests {
             rate: 0.001,
             burst: 3.0,
             retry_after_secs: 1,
+            enforced_after: Duration::ZERO,
         }
     }
 
@@ -213,5 +219,20 @@ mod tests {
                 (admitted + counts.admitted, refused + counts.throttled)
             });
         assert_eq!((admitted, refused), (3, 2));
+    }
+
+    #[tokio::test]
+    async fn before_the_limit_is_enforced_everything_is_admitted() {
+        let later = Limit {
+            enforced_after: Duration::from_secs(3600),
+            ..limit()
+        };
+        let server = LimitServer::start(later).await.expect("starts");
+        server.start_phase(Instant::now(), 5);
+        let client = reqwest::Client::new();
+        for _ in 0..5 {
+            let response = client.get(server.url()).send().await.expect("answers");
+            assert_eq!(response.status(), StatusCode::OK);
+        }
     }
 }

@@ -48,12 +48,15 @@ pub struct RedisSummary {
     pub evalsha_per_s: f64,
     /// `EVAL` per second.
     pub eval_per_s: f64,
-    /// Every command per second (the harness's `INFO` left out).
+    /// Commands sent per second (the syncs and the connections' set-up).
+    pub sent_per_s: f64,
+    /// The most commands sent in one reading's window, per second.
+    pub sent_max_per_s: f64,
+    /// Commands sent per process per sync interval (at most 1 plus reconnects).
+    pub sent_per_process_per_interval: f64,
+    /// Every command the store ran per second (the scripts' own included, the harness's
+    /// left out).
     pub total_per_s: f64,
-    /// The most commands in one reading's window, per second.
-    pub total_max_per_s: f64,
-    /// Commands per process per sync interval (at most 1 plus reconnects).
-    pub per_process_per_interval: f64,
     /// Seconds whose store reading did not answer (stopped or down).
     pub unanswered_s: u64,
 }
@@ -127,17 +130,18 @@ impl RedisSummary {
                 0.0
             }
         };
-        let total_per_s = per_s(|counts| counts.total);
+        let sent_per_s = per_s(|counts| counts.sent);
         Self {
             evalsha_per_s: per_s(|counts| counts.evalsha),
             eval_per_s: per_s(|counts| counts.eval),
-            total_per_s,
-            total_max_per_s: readings
+            sent_per_s,
+            sent_max_per_s: readings
                 .iter()
-                .map(|reading| reading.counts.total as f64 / reading.window_s.max(1) as f64)
+                .map(|reading| reading.counts.sent as f64 / reading.window_s.max(1) as f64)
                 .fold(0.0, f64::max),
-            per_process_per_interval: total_per_s * context.sync_interval.as_secs_f64()
+            sent_per_process_per_interval: sent_per_s * context.sync_interval.as_secs_f64()
                 / f64::from(context.processes.max(1)),
+            total_per_s: per_s(|counts| counts.total),
             unanswered_s: rows.len() as u64 - readings.len() as u64,
         }
     }
@@ -175,7 +179,8 @@ mod tests {
                 counts: CommandCounts {
                     evalsha: total,
                     eval: 0,
-                    total,
+                    sent: total,
+                    total: total * 8,
                 },
             }),
             ..Row::default()
@@ -199,9 +204,9 @@ mod tests {
         assert_eq!(summary.p50_ms, Some(0.5));
         let redis = summary.redis.expect("fleet mode");
         // 64 commands over 4 seconds of readings (the last one's window is 2 s).
-        assert_eq!(redis.total_per_s, 16.0);
-        assert_eq!(redis.per_process_per_interval, 1.0);
-        assert_eq!((redis.total_max_per_s, redis.unanswered_s), (16.0, 1));
+        assert_eq!((redis.sent_per_s, redis.total_per_s), (16.0, 128.0));
+        assert_eq!(redis.sent_per_process_per_interval, 1.0);
+        assert_eq!((redis.sent_max_per_s, redis.unanswered_s), (16.0, 1));
     }
 
     #[test]

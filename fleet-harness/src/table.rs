@@ -2,68 +2,85 @@
 //! its fault episodes.
 
 use crate::episode::Episode;
-use crate::report::Row;
+use crate::report::{RedisSecond, Row};
 use crate::summary::Summary;
+
+/// The columns: their heading and width.
+const COLUMNS: [(&str, usize); 18] = [
+    ("s", 4),
+    ("admit", 6),
+    ("429", 5),
+    ("attempts", 8),
+    ("calls", 6),
+    ("shed", 6),
+    ("failed", 6),
+    ("p50 ms", 7),
+    ("p99 ms", 8),
+    ("sent/s", 7),
+    ("evalsha", 7),
+    ("eval", 5),
+    ("total/s", 7),
+    ("clients", 7),
+    ("live", 4),
+    ("fleet/s", 7),
+    ("w_max", 7),
+    ("sends/s", 7),
+];
+
+/// Cells right-aligned to their columns' widths, then the faults.
+fn aligned(cells: &[String], faults: &str) -> String {
+    let mut line: Vec<String> = COLUMNS
+        .iter()
+        .zip(cells)
+        .map(|((_, width), cell)| format!("{cell:>width$}"))
+        .collect();
+    line.push(format!(" {faults}"));
+    line.join(" ")
+}
 
 /// The columns' heading.
 pub fn header(phase: &str, processes: u32, rate: f64) -> String {
+    let names: Vec<String> = COLUMNS.iter().map(|(name, _)| (*name).to_owned()).collect();
     format!(
-        "\n== phase {phase}: {processes} processes x {rate} calls/s\n\
-         {:>4} {:>6} {:>6} {:>8} {:>6} {:>6} {:>6} {:>8} {:>8} {:>8} {:>7} {:>5} {:>7} {:>5}  {}",
-        "s",
-        "admit",
-        "429",
-        "attempts",
-        "calls",
-        "shed",
-        "failed",
-        "p50 ms",
-        "p99 ms",
-        "redis/s",
-        "evalsha",
-        "eval",
-        "clients",
-        "live",
-        "faults"
+        "\n== phase {phase}: {processes} processes x {rate} calls/s\n{}",
+        aligned(&names, "faults")
     )
 }
 
 /// One second's line.
 pub fn line(row: &Row) -> String {
-    let ms = |micros: Option<u64>| {
-        micros.map_or("-".to_owned(), |us| format!("{:.2}", us as f64 / 1000.0))
-    };
-    let (total, evalsha, eval) = match row.redis {
-        Some(redis) => {
-            let per_s = |count: u64| format!("{:.1}", count as f64 / redis.window_s.max(1) as f64);
-            (
-                per_s(redis.counts.total),
-                per_s(redis.counts.evalsha),
-                per_s(redis.counts.eval),
-            )
-        }
-        None => ("-".to_owned(), "-".to_owned(), "-".to_owned()),
+    let dash = || "-".to_owned();
+    let ms =
+        |micros: Option<u64>| micros.map_or_else(dash, |us| format!("{:.2}", us as f64 / 1000.0));
+    let rate = |rate: Option<f64>| rate.map_or_else(dash, |rate| format!("{rate:.1}"));
+    let redis = |field: fn(&RedisSecond) -> u64| {
+        rate(
+            row.redis
+                .map(|redis| field(&redis) as f64 / redis.window_s.max(1) as f64),
+        )
     };
     let faults: Vec<&str> = row.faults.iter().map(|fault| fault.name()).collect();
-    format!(
-        "{:>4} {:>6} {:>6} {:>8} {:>6} {:>6} {:>6} {:>8} {:>8} {:>8} {:>7} {:>5} {:>7} {:>5}  {}",
-        row.second,
-        row.admitted,
-        row.throttled,
-        row.attempts,
-        row.calls,
-        row.shed,
-        row.failures,
+    let cells = [
+        row.second.to_string(),
+        row.admitted.to_string(),
+        row.throttled.to_string(),
+        row.attempts.to_string(),
+        row.calls.to_string(),
+        row.shed.to_string(),
+        row.failures.to_string(),
         ms(row.p50_us),
         ms(row.p99_us),
-        total,
-        evalsha,
-        eval,
-        row.clients,
-        row.leases_live
-            .map_or("-".to_owned(), |live| live.to_string()),
-        faults.join(" ")
-    )
+        redis(|r| r.counts.sent),
+        redis(|r| r.counts.evalsha),
+        redis(|r| r.counts.eval),
+        redis(|r| r.counts.total),
+        row.clients.to_string(),
+        row.leases_live.map_or_else(dash, |live| live.to_string()),
+        rate(row.store.map(|view| view.fleet_rate)),
+        rate(row.store.map(|view| view.w_max)),
+        rate(row.send_rate),
+    ];
+    aligned(&cells, &faults.join(" "))
 }
 
 /// A summary in one line.
@@ -87,13 +104,14 @@ pub fn summary(label: &str, summary: &Summary) -> String {
     );
     if let Some(redis) = summary.redis {
         text.push_str(&format!(
-            "; redis {:.2} commands/s (evalsha {:.2}, eval {:.2}, max {:.1}/s), {:.3} per process \
-             per sync interval, {} s unanswered",
-            redis.total_per_s,
+            "; redis: {:.2} commands sent/s (evalsha {:.2}, eval {:.2}, most {:.1}/s), {:.3} per \
+             process per sync interval, {:.1} run/s with the scripts' own, {} s unanswered",
+            redis.sent_per_s,
             redis.evalsha_per_s,
             redis.eval_per_s,
-            redis.total_max_per_s,
-            redis.per_process_per_interval,
+            redis.sent_max_per_s,
+            redis.sent_per_process_per_interval,
+            redis.total_per_s,
             redis.unanswered_s
         ));
     }

@@ -26,20 +26,32 @@ pub struct ClientSecond {
     /// in microseconds (merged across processes by the harness for its percentiles).
     pub latencies_us: Vec<u64>,
     /// The fleet scope's lease at the end of the second (`None` in local mode).
-    pub lease: Option<LeaseState>,
+    pub fleet: Option<FleetSecond>,
 }
 
-/// Where a process's fleet lease stands.
+/// A fleet scope's lease at the end of a second, as the library's `FleetStats` says it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct FleetSecond {
+    /// Where the lease stands.
+    pub lease: LeaseState,
+    /// This process's share of the fleet's send rate at the last lease (requests per second),
+    /// while the fleet limiter is engaged.
+    pub send_rate: Option<f64>,
+}
+
+/// Where a process's fleet lease stands (the library's `FleetStatus`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum LeaseState {
+    /// Attached, no lease yet (the store not reached since start-up): local limits.
+    Connecting,
     /// Synced within the lease's life: the process runs on the fleet's figures.
     Live,
     /// No sync for longer than the lease's life: local limits at a safe share of the last
     /// fleet figures.
     Fallback,
-    /// Attached, no lease yet (before the first sync answered).
-    Pending,
     /// The store holds other settings for the scope.
     Conflict,
+    /// The process's fleet was dropped.
+    Detached,
 }

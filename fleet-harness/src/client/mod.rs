@@ -25,6 +25,8 @@ use crate::phase_spec::Mode;
 use arrivals::Arrivals;
 use tally::Tally;
 
+pub use fleet::KEY_PREFIX;
+
 /// How long an attempt may wait for the server's answer: far above a loopback round trip,
 /// so that a slow answer on a loaded machine is not mistaken for a fault.
 const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(2);
@@ -150,7 +152,7 @@ async fn report_seconds(
     for second in 0..seconds {
         tokio::time::sleep_until(origin + Duration::from_secs(second + 1)).await;
         let mut counts = tally.take(second);
-        counts.lease = link.map(|link| link.lease_state(strategy));
+        counts.fleet = link.map(|link| link.second(strategy));
         let line = serde_json::to_string(&counts).map_err(|error| error.to_string())?;
         writeln!(out, "{line}")
             .and_then(|()| out.flush())
