@@ -28,6 +28,10 @@ use crate::wire::{ClientSecond, LeaseState};
 /// its runtime and attach its scope.
 const START_DELAY: Duration = Duration::from_secs(2);
 
+/// How long before a second ends the harness reads the store: so that a fault due at the
+/// next second's start (at a whole second of the timeline) never meets the reading.
+const READ_LEAD: Duration = Duration::from_millis(50);
+
 /// How long after a second ends the harness waits for every client's line of it.
 const COLLECT_GRACE: Duration = Duration::from_millis(900);
 
@@ -130,7 +134,7 @@ pub async fn run_phase(
     let mut applied = Vec::new();
     for second in 0..settings.seconds {
         let end = origin + Duration::from_secs(second + 1);
-        tokio::time::sleep_until(end).await;
+        tokio::time::sleep_until(end - READ_LEAD).await;
         let (redis_second, store) = match redis_port {
             Some(port) => readings.read(port, second).await,
             None => (None, None),

@@ -56,8 +56,9 @@ pub struct Row {
     pub latencies_us: Vec<u64>,
 }
 
-/// The store's commands counted at the end of a second: since the last reading that
-/// answered, `window_s` seconds earlier (1 unless the store was stopped or down).
+/// The store's commands counted at the end of a second (50 ms before it, so that a fault due
+/// at the second's end never meets the reading): since the last reading that answered,
+/// `window_s` seconds earlier (1 unless the store was stopped or down).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct RedisSecond {
     /// Seconds since the last reading that answered.
