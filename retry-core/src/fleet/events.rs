@@ -30,7 +30,7 @@ pub(crate) fn lease_expired(scope: &str, cap: u32, rate: Option<f64>) {
         target: "retry_core",
         scope,
         quota_cap = cap,
-        rate = rate.unwrap_or(0.0),
+        rate = ?rate,
         "fleet lease expired: local limits at a share of the last fleet figures"
     );
 }

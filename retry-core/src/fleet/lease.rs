@@ -68,7 +68,7 @@ impl Delivery {
 /// The process side of one fleet scope: see the module's documentation.
 ///
 /// ```
-/// use retry_core::clock::ManualClock;
+/// use retry_core::clock::{Clock, ManualClock};
 /// use retry_core::fleet::FleetOptions;
 /// use retry_core::fleet::lease::LeaseHolder;
 /// use retry_core::fleet::protocol::{ProcessId, Settings};
@@ -117,13 +117,19 @@ pub struct LeaseHolder {
     status: FleetStatus,
     /// Whether the last sync failed (so that a run of failures logs one warning).
     failing: bool,
+    /// Successes after retries counted before their success was (the two totals are read one
+    /// after the other, while calls end): taken from the next reports' first-try successes.
+    retried_ahead: u64,
 }
 
 /// The counts of one report.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct Counts {
     calls: u64,
-    first_try_successes: u64,
+    /// Successes, and successes after retries: the first-try successes are the difference,
+    /// taken when the report is made.
+    successes: u64,
+    retried_successes: u64,
     tokens_wanted: u64,
     tokens_granted: u64,
     sends: u64,
@@ -138,7 +144,8 @@ impl Counts {
         let diff = |a: u64, b: u64| a.saturating_sub(b);
         Self {
             calls: diff(after.calls, before.calls),
-            first_try_successes: diff(after.first_try_successes, before.first_try_successes),
+            successes: diff(after.successes, before.successes),
+            retried_successes: diff(after.retried_successes, before.retried_successes),
             tokens_wanted: diff(after.tokens_asked, before.tokens_asked),
             tokens_granted: diff(after.tokens_paid, before.tokens_paid),
             sends: diff(after.attempts, before.attempts),
@@ -153,9 +160,10 @@ impl Counts {
     fn add(self, other: Self) -> Self {
         Self {
             calls: self.calls.saturating_add(other.calls),
-            first_try_successes: self
-                .first_try_successes
-                .saturating_add(other.first_try_successes),
+            successes: self.successes.saturating_add(other.successes),
+            retried_successes: self
+                .retried_successes
+                .saturating_add(other.retried_successes),
             tokens_wanted: self.tokens_wanted.saturating_add(other.tokens_wanted),
             tokens_granted: self.tokens_granted.saturating_add(other.tokens_granted),
             sends: self.sends.saturating_add(other.sends),
@@ -202,6 +210,7 @@ impl LeaseHolder {
             expires_at: Duration::ZERO,
             status: FleetStatus::Connecting,
             failing: false,
+            retried_ahead: 0,
         })
     }
 
@@ -231,6 +240,7 @@ impl LeaseHolder {
         self.unsent = Counts::default();
         let returned = std::mem::take(&mut self.returned);
         let send_demand = self.send_demand(counts.demand, now);
+        let first_try_successes = self.first_try_successes(&counts);
         self.previous_report_at = self.last_report_at;
         self.last_report_at = Some(now);
         self.in_flight_at = Some(now);
@@ -240,7 +250,7 @@ impl LeaseHolder {
             now_ms: wall_ms,
             known_born_ms: last.map_or(0, |lease| lease.born_ms),
             calls: counts.calls,
-            first_try_successes: counts.first_try_successes,
+            first_try_successes,
             held: u64::from(self.scope.quota().level()),
             tokens_wanted: counts.tokens_wanted,
             tokens_granted: counts.tokens_granted,
@@ -278,7 +288,8 @@ impl LeaseHolder {
         if delivery == Delivery::NotSent {
             self.unsent = self.unsent.add(Counts {
                 calls: report.calls,
-                first_try_successes: report.first_try_successes,
+                successes: report.first_try_successes,
+                retried_successes: 0,
                 tokens_wanted: report.tokens_wanted,
                 tokens_granted: report.tokens_granted,
                 sends: report.sends,
@@ -332,6 +343,15 @@ impl LeaseHolder {
 
     fn link(&self) -> &FleetLink {
         self.scope.fleet_link()
+    }
+
+    /// The first-try successes of `counts`: its successes less those after retries, less any
+    /// successes after retries an earlier report counted ahead of their success; never
+    /// negative, and in sum over reports exactly the first-try successes.
+    fn first_try_successes(&mut self, counts: &Counts) -> u64 {
+        let retried = counts.retried_successes.saturating_add(self.retried_ahead);
+        self.retried_ahead = retried.saturating_sub(counts.successes);
+        counts.successes.saturating_sub(retried)
     }
 
     /// Sends, and retries the limiter refused, per second since the last report (a sync

@@ -66,7 +66,10 @@ impl FleetOptions {
     /// The sync interval in milliseconds, checked.
     pub(crate) fn sync_interval_ms(&self) -> Result<u64, FleetError> {
         let ms = whole_ms(self.sync_interval);
-        if ms == 0 || ms > MAX_WINDOW_MS || self.sync_interval.subsec_nanos() % 1_000_000 != 0 {
+        if ms == 0
+            || ms > MAX_WINDOW_MS
+            || !self.sync_interval.subsec_nanos().is_multiple_of(1_000_000)
+        {
             return Err(FleetError::InvalidSetting {
                 setting: "sync_interval",
                 reason: format!(
@@ -83,7 +86,8 @@ impl FleetOptions {
         let interval = self.sync_interval_ms()?;
         let lease = self.lease();
         let ms = whole_ms(lease);
-        if ms < interval || ms > MAX_LEASE_TTL_MS || lease.subsec_nanos() % 1_000_000 != 0 {
+        if ms < interval || ms > MAX_LEASE_TTL_MS || !lease.subsec_nanos().is_multiple_of(1_000_000)
+        {
             return Err(FleetError::InvalidSetting {
                 setting: "lease_ttl",
                 reason: format!(
@@ -98,7 +102,7 @@ impl FleetOptions {
     /// The beta in parts per million, checked.
     pub(crate) fn beta_ppm(&self) -> Result<u64, FleetError> {
         let ppm = (self.beta * PPM as f64).round();
-        if !(self.beta > 0.0 && self.beta < 1.0) || !(1.0..PPM as f64).contains(&ppm) {
+        if !(self.beta > 0.0 && self.beta < 1.0 && (1.0..PPM as f64).contains(&ppm)) {
             return Err(FleetError::InvalidSetting {
                 setting: "beta",
                 reason: format!("{} is not strictly between 0 and 1", self.beta),

@@ -37,8 +37,11 @@ pub(crate) struct ScopeCounters {
 pub(crate) struct ScopeTotals {
     /// Calls ended, in success or failure.
     pub(crate) calls: u64,
-    /// Calls that succeeded on their first attempt.
-    pub(crate) first_try_successes: u64,
+    /// Calls that succeeded.
+    pub(crate) successes: u64,
+    /// Calls that succeeded after retries (read after `successes`: the first-try successes
+    /// between two totals are the difference of the differences).
+    pub(crate) retried_successes: u64,
     /// Tokens retries asked for, paid or not.
     pub(crate) tokens_asked: u64,
     /// Tokens the quota granted to retries.
@@ -107,14 +110,12 @@ impl ScopeCounters {
     #[cfg(feature = "fleet")]
     pub(crate) fn totals(&self) -> ScopeTotals {
         let read = |cell: &AtomicU64| cell.load(Ordering::Relaxed);
-        // The successes first: a retried success counted between the two reads then counts
-        // as retried and not as a success, so first-try successes are never overcounted.
         let successes = self.successes.sum();
-        let retried = read(&self.retried_successes);
         let failures = read(&self.failures);
         ScopeTotals {
             calls: successes + failures,
-            first_try_successes: successes.saturating_sub(retried),
+            successes,
+            retried_successes: read(&self.retried_successes),
             tokens_asked: read(&self.tokens_asked),
             tokens_paid: read(&self.tokens_paid),
             attempts: successes + read(&self.attempts),

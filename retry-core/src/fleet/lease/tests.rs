@@ -73,6 +73,16 @@ impl Fleet {
         }
     }
 
+    /// [`sync`](Self::sync), returning the report.
+    fn sync_report(&mut self, index: usize) -> Report {
+        let (now, wall_ms) = (self.now(), self.wall_ms());
+        let holder = &mut self.processes[index].holder;
+        let report = holder.report(now, wall_ms);
+        let reply = step(&mut self.store, &self.settings, &report).expect("valid report");
+        holder.apply(&reply, now);
+        report
+    }
+
     fn advance_ms(&self, ms: u64) {
         self.clock.advance(Duration::from_millis(ms));
     }
@@ -373,4 +383,79 @@ fn one_holder_per_scope_and_dropping_it_detaches() {
     let settings =
         Settings::from_config(&RetryConfig::default(), &FleetOptions::default()).expect("valid");
     assert!(LeaseHolder::attach(&scope, settings, ProcessId(2)).is_ok());
+}
+
+#[test]
+fn a_reply_out_of_bounds_changes_nothing_but_counts_as_a_sync_in_doubt() {
+    use crate::fleet::protocol::ReplyItem;
+    let mut fleet = Fleet::new(1);
+    let lease = fleet.sync(0);
+    let (now, wall) = (fleet.now(), fleet.wall_ms());
+    let holder = &mut fleet.processes[0].holder;
+    let report = holder.report(now, wall);
+    // A hostile store grants more than its own cap.
+    let mut items = Reply::Lease(Lease { grant: 1, ..lease }).encode();
+    items[2] = ReplyItem::Int(i64::try_from(lease.cap).expect("small"));
+    let error = Reply::decode(&items, &fleet.settings, &report).expect_err("beyond the cap");
+    holder.failed_with(&report, &FleetError::Protocol(error), now);
+    assert_eq!(fleet.level(0), 500, "the lease as it was");
+    assert_eq!(fleet.stats(0).status, FleetStatus::Live);
+}
+
+#[test]
+fn reports_made_while_threads_call_count_every_call_once() {
+    const THREADS: usize = 8;
+    const CALLS: usize = 2_000;
+    let fleet = std::sync::Mutex::new(Fleet::new(1));
+    let strategy = fleet.lock().expect("not poisoned").processes[0]
+        .strategy
+        .clone();
+    let mut reported = Vec::new();
+    // Halfway through, each thread waits for a sync: syncs and calls interleave.
+    let synced = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|threads| {
+        let workers: Vec<_> = (0..THREADS)
+            .map(|t| {
+                let (strategy, synced) = (strategy.clone(), &synced);
+                threads.spawn(move || {
+                    for i in 0..CALLS {
+                        while i == CALLS / 2 && !synced.load(std::sync::atomic::Ordering::Acquire) {
+                            std::thread::yield_now();
+                        }
+                        let token = strategy.acquire_initial_token();
+                        if (i + t) % 3 != 0 {
+                            strategy.record_success(token);
+                            continue;
+                        }
+                        let reason = RetryReason::error(ErrorKind::Transient);
+                        match strategy.refresh_retry_token(token, &reason) {
+                            Ok(token) if i % 2 == 0 => strategy.record_success(token),
+                            // Cancelled while it waited: the retry was never sent.
+                            Ok(token) => strategy.abandon(token),
+                            Err(_) => {}
+                        }
+                    }
+                })
+            })
+            .collect();
+        // Meanwhile the process syncs, over and over.
+        while !workers.iter().all(|worker| worker.is_finished()) {
+            let mut fleet = fleet.lock().expect("not poisoned");
+            reported.push(fleet.sync_report(0));
+            synced.store(true, std::sync::atomic::Ordering::Release);
+            fleet.advance_ms(10);
+        }
+    });
+    let mut fleet = fleet.into_inner().expect("not poisoned");
+    reported.push(fleet.sync_report(0));
+    let sum = |field: fn(&Report) -> u64| reported.iter().map(field).sum::<u64>();
+    let totals = fleet.scope(0).totals();
+    assert_eq!(totals.calls, (THREADS * CALLS) as u64);
+    assert_eq!(sum(|report| report.calls), totals.calls);
+    assert_eq!(sum(|report| report.sends), totals.attempts);
+    assert_eq!(sum(|report| report.tokens_wanted), totals.tokens_asked);
+    assert_eq!(sum(|report| report.tokens_granted), totals.tokens_paid);
+    let first_tries = totals.successes - totals.retried_successes;
+    assert_eq!(sum(|report| report.first_try_successes), first_tries);
+    assert!(fleet.level(0) <= 5_000);
 }
