@@ -1,4 +1,4 @@
-//! A newcomer's first program, through the README's reqwest pattern (`check_status()?` in a
+//! A newcomer's first program, through the guide's reqwest pattern (`check_status()?` in a
 //! `#[retryable]` function whose error derives `RetryInfo`): 20 concurrent workers fetch 200
 //! keys from a flaky object store on loopback (`examples::store_demo`: each key answers 503
 //! twice before it serves, every tenth first answers 429 with `Retry-After: 1`, every twentieth
@@ -23,7 +23,7 @@ use tokio::task::JoinSet;
 use tokio::time::Instant;
 
 /// What the program's calls fail with: reqwest's errors and error statuses, each describing
-/// its retryability (the README's reqwest pattern).
+/// its retryability (the guide's reqwest pattern).
 #[derive(Debug, thiserror::Error, RetryInfo)]
 enum StoreError {
     #[error(transparent)]
