@@ -8,14 +8,17 @@ use std::time::Duration;
 use super::limiter::ClientRateLimiter;
 
 impl ClientRateLimiter {
-    /// Sets the fill rate to `rate` permits per second (at least the AWS SDKs' floor of 0.5/s:
-    /// a process with no share of the fleet's rate is never blocked) and holds it there:
-    /// switches the bucket on, and until [`unpin_rate`](Self::unpin_rate) responses feed the
-    /// measurements but move no rate.
+    /// Sets the fill rate to `rate` permits per second (a positive rate as it is, below the
+    /// AWS SDKs' floor of 0.5/s too: a fleet's share; 0 as that floor: never blocked) and holds
+    /// it there: switches the bucket on, and until [`unpin_rate`](Self::unpin_rate) responses
+    /// feed the measurements but move no rate. A bucket switched on here starts with a permit:
+    /// empty, every process of a fleet would wait a whole period for its first, and the fleet
+    /// would go quiet just after its first throttle (and the store measure that quiet).
     pub(crate) fn pin_rate(&self, rate: f64, now: Duration) {
         let mut state = self.lock();
         let now = state.time.at(now);
-        if !state.enabled {
+        let switched_on = !state.enabled;
+        if switched_on {
             state.enabled = true;
             state.last_refill = now;
             self.enabled.store(true, Ordering::Release);
@@ -23,6 +26,12 @@ impl ClientRateLimiter {
         state.pinned = true;
         state.provisional = false;
         state.set_rate(rate, now);
+        if rate > 0.0 {
+            state.fill_rate = rate;
+        }
+        if switched_on {
+            state.capacity = state.max_capacity;
+        }
     }
 
     /// Gives the rate back to the local rules: with `resume_at`, from that rate (CUBIC goes on
@@ -50,6 +59,8 @@ impl ClientRateLimiter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::adaptive::limiter::TicketAdmission;
+    use crate::adaptive::line::Ticket;
 
     fn ms(ms: u64) -> Duration {
         Duration::from_millis(ms)
@@ -69,12 +80,41 @@ mod tests {
     }
 
     #[test]
+    fn a_share_below_the_floor_is_honoured_exactly() {
+        // 1000 processes sharing 500/s: about 0.5/s each, some less. Floored at 0.5/s, the
+        // fleet sent ~590/s into a 500/s limit in the simulator.
+        let limiter = ClientRateLimiter::new(Duration::ZERO);
+        limiter.pin_rate(0.2, ms(0));
+        assert_eq!(limiter.stats().fill_rate, 0.2);
+    }
+
+    #[test]
     fn no_share_is_the_floor_not_a_block() {
         let limiter = ClientRateLimiter::new(Duration::ZERO);
         limiter.pin_rate(0.0, ms(0));
         assert_eq!(limiter.stats().fill_rate, 0.5);
-        // One permit every 2 s: the wait is finite.
+        // Its first permit at once, the next one 2 s later: the wait is finite.
+        assert!(matches!(
+            limiter.acquire(Ticket::NONE, ms(0)),
+            TicketAdmission::Granted
+        ));
         assert_eq!(limiter.expected_wait(ms(0)), Duration::from_secs(2));
+    }
+
+    #[test]
+    fn a_bucket_pinned_on_starts_with_a_permit() {
+        // Empty, every process of a fleet waited a whole period (1/share, ~2 s at 1000
+        // processes) for its first permit after the fleet's first throttle.
+        let limiter = ClientRateLimiter::new(Duration::ZERO);
+        limiter.pin_rate(0.7, ms(0));
+        assert_eq!(limiter.expected_wait(ms(0)), Duration::ZERO);
+        // Pinned again while on: no new permit.
+        assert!(matches!(
+            limiter.acquire(Ticket::NONE, ms(0)),
+            TicketAdmission::Granted
+        ));
+        limiter.pin_rate(0.7, ms(0));
+        assert!(limiter.expected_wait(ms(0)) > Duration::ZERO);
     }
 
     #[test]

@@ -112,6 +112,8 @@ pub struct LeaseHolder {
     in_flight_at: Option<Duration>,
     /// The last lease received.
     last: Option<Lease>,
+    /// The rate the last engaged lease set the limiter to, requests per second.
+    rate: Option<f64>,
     /// When the lease in force expires.
     expires_at: Duration,
     status: FleetStatus,
@@ -207,6 +209,7 @@ impl LeaseHolder {
             previous_report_at: None,
             in_flight_at: None,
             last: None,
+            rate: None,
             expires_at: Duration::ZERO,
             status: FleetStatus::Connecting,
             failing: false,
@@ -324,7 +327,7 @@ impl LeaseHolder {
         if self.status != FleetStatus::Live || now < self.expires_at {
             return;
         }
-        let (cap, rate) = self.fall_back(now);
+        let (cap, rate) = self.fall_back(now, true);
         self.status = FleetStatus::Fallback;
         self.link()
             .show(None, |stats| stats.status = FleetStatus::Fallback);
@@ -384,9 +387,12 @@ impl LeaseHolder {
         }
         let limiter = self.scope.limiter();
         if lease.engaged {
-            limiter.pin_rate(floored_rate(lease.send_rate), now);
+            let rate = limiter_rate(lease, self.last.as_ref(), self.rate);
+            limiter.pin_rate(rate, now);
+            self.rate = Some(rate);
         } else {
             limiter.unpin_rate(None, now);
+            self.rate = None;
         }
         let was = self.status;
         self.expires_at = sent_at + Duration::from_millis(self.settings.lease_ttl_ms);
@@ -403,7 +409,7 @@ impl LeaseHolder {
                 fleet_cap: lease.cap,
                 live_processes: lease.live,
                 fleet_rate: lease.engaged.then(|| lease.fleet_rate as f64 / MILLI),
-                send_rate: lease.engaged.then(|| floored_rate(lease.send_rate)),
+                send_rate: self.rate,
                 ..FleetStats::default()
             };
         });
@@ -429,7 +435,10 @@ impl LeaseHolder {
 
     /// Falls back to local limits at a safe share of the last lease's figures: the quota's cap
     /// and the limiter's rate it set (the rate `None` if the fleet limiter was not engaged).
-    fn fall_back(&mut self, now: Duration) -> (u32, Option<f64>) {
+    /// With `hold` (the lease expired, the store may come back) the limiter stays at that
+    /// rate: a thousand processes each growing their own rate from their share send the
+    /// fleet's limit many times over; without (detached), the local rules go on from it.
+    fn fall_back(&mut self, now: Duration, hold: bool) -> (u32, Option<f64>) {
         let Some(lease) = self.last else {
             self.link().set_mode(Mode::Local, Duration::ZERO, 0);
             self.scope.limiter().unpin_rate(None, now);
@@ -437,8 +446,11 @@ impl LeaseHolder {
         };
         let cap = fallback_cap(&lease);
         self.link().set_mode(Mode::Fallback, Duration::ZERO, cap);
-        let rate = lease.engaged.then(|| floored_rate(lease.send_rate));
-        self.scope.limiter().unpin_rate(rate, now);
+        let rate = lease.engaged.then_some(self.rate).flatten();
+        match rate {
+            Some(rate) if hold => self.scope.limiter().pin_rate(rate, now),
+            _ => self.scope.limiter().unpin_rate(rate, now),
+        }
         (cap, rate)
     }
 }
@@ -449,7 +461,7 @@ impl Drop for LeaseHolder {
     fn drop(&mut self) {
         let now = self.scope.clock().now();
         if self.status == FleetStatus::Live || self.status == FleetStatus::Fallback {
-            self.fall_back(now);
+            self.fall_back(now, false);
         } else {
             self.link().set_mode(Mode::Local, Duration::ZERO, 0);
             self.scope.limiter().unpin_rate(None, now);
@@ -466,10 +478,29 @@ fn fallback_cap(lease: &Lease) -> u32 {
     u32::try_from(share).unwrap_or(u32::MAX)
 }
 
-/// A send rate of the protocol (thousandths per second) as the limiter's, at least the fleet's
-/// floor (the AWS SDKs' 0.5/s).
-fn floored_rate(send_rate: u64) -> f64 {
-    send_rate.max(MIN_FLEET_RATE) as f64 / MILLI
+/// The most one lease raises the process's rate over the last lease's: 25 %.
+const MOST_RISE: f64 = 1.25;
+
+/// The limiter's rate for an engaged `lease`, requests per second: its send rate when the
+/// process has a share (below the AWS SDKs' floor too: 1000 processes sharing 500/s have about
+/// 0.5/s each); without one, that floor (0.5/s) or the fleet's rate over its processes if less
+/// (never blocked, and 10,000 floors stay within the fleet's rate). At most `MOST_RISE` times
+/// the `rate` the `previous` lease set, or the fleet's rate over the larger of the two leases'
+/// live processes: a store that lost its state learns the fleet's demand from the reports as
+/// they come, and the first processes to report would otherwise get the shares of all.
+fn limiter_rate(lease: &Lease, previous: Option<&Lease>, rate: Option<f64>) -> f64 {
+    let per_second = |milli: u64| milli as f64 / MILLI;
+    let live = lease.live.max(previous.map_or(0, |last| last.live)).max(1);
+    let even = per_second(lease.fleet_rate) / live as f64;
+    let wanted = if lease.send_rate > 0 {
+        per_second(lease.send_rate)
+    } else {
+        per_second(MIN_FLEET_RATE).min(even)
+    };
+    match rate {
+        Some(rate) => wanted.min((rate * MOST_RISE).max(even)),
+        None => wanted,
+    }
 }
 
 #[cfg(test)]

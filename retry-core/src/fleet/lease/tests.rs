@@ -324,7 +324,9 @@ fn an_engaged_fleet_sets_each_limiter_to_its_share_and_no_share_to_the_floor() {
 }
 
 #[test]
-fn a_fallback_restarts_the_limiter_from_its_last_share() {
+fn a_fallback_holds_the_limiter_at_its_last_share() {
+    // Each process's CUBIC growing again from its share on its own: 1000 processes sent 1.4x
+    // the limit over 10 s in the simulator while the store was down, paused or slow.
     let mut fleet = Fleet::new(1);
     fleet.sync(0);
     for i in 0..50 {
@@ -333,11 +335,67 @@ fn a_fallback_restarts_the_limiter_from_its_last_share() {
     fleet.advance_ms(1_000);
     let lease = fleet.sync(0);
     assert!(lease.engaged);
+    let share = lease.send_rate as f64 / 1_000.0;
     fleet.advance_ms(3_000);
     fleet.tick(0);
-    let limiter = fleet.scope(0).limiter();
-    assert_eq!(limiter.stats().fill_rate, lease.send_rate as f64 / 1_000.0);
-    assert!(!limiter.is_pinned(), "local rules again");
+    assert_eq!(fleet.stats(0).status, FleetStatus::Fallback);
+    let scope = fleet.scope(0).clone();
+    assert_eq!(scope.limiter().stats().fill_rate, share);
+    assert!(scope.limiter().is_pinned(), "held at the last share");
+    // Successes do not grow it.
+    let now = fleet.now();
+    for i in 0..20 {
+        let at = now + Duration::from_millis(100 * i);
+        scope.limiter().record_response(false, at, at);
+    }
+    assert_eq!(scope.limiter().stats().fill_rate, share);
+    // Detached, the local rules go on from it.
+    drop(fleet);
+    assert!(!scope.limiter().is_pinned());
+    assert_eq!(scope.limiter().stats().fill_rate, share);
+}
+
+/// Each of `fleet`'s processes sends 100 attempts, 1 in 10 throttled, then a second passes.
+fn a_throttled_second(fleet: &Fleet) {
+    for index in 0..fleet.processes.len() {
+        for i in 0..100 {
+            let throttled = i % 10 == 0;
+            let kind = if throttled {
+                ErrorKind::Throttling
+            } else {
+                ErrorKind::Transient
+            };
+            fleet.call(index, u32::from(throttled), kind);
+        }
+    }
+    fleet.advance_ms(1_000);
+}
+
+#[test]
+fn a_store_that_lost_its_state_cannot_give_one_process_the_fleets_rate() {
+    let mut fleet = Fleet::new(4);
+    for index in 0..4 {
+        fleet.sync(index);
+    }
+    for _ in 0..3 {
+        a_throttled_second(&fleet);
+        for index in 0..4 {
+            fleet.sync(index);
+        }
+    }
+    let before = fleet.scope(0).limiter().stats().fill_rate;
+    // Flushed: the first process to report is the only demand the store knows.
+    fleet.store = StoreState::default();
+    a_throttled_second(&fleet);
+    let lease = fleet.sync(0);
+    let granted = lease.send_rate as f64 / 1_000.0;
+    assert!(granted > 2.0 * before, "{before} -> {lease:?}");
+    let after = fleet.scope(0).limiter().stats().fill_rate;
+    let even = lease.fleet_rate as f64 / 1_000.0 / 4.0;
+    assert!(
+        after <= (before * 1.25).max(even),
+        "{before} -> {after} (the store granted {granted}, the fleet's rate over 4 is {even})"
+    );
 }
 
 #[test]
