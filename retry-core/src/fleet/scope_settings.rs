@@ -182,7 +182,7 @@ mod tests {
         );
         assert_eq!(
             (s.beta_ppm, s.sync_interval_ms, s.lease_ttl_ms),
-            (900_000, 1_000, 3_000)
+            (800_000, 1_000, 3_000)
         );
     }
 }

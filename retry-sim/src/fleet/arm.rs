@@ -60,8 +60,9 @@ pub struct FleetTuning {
 /// The sync interval's default: 1 s.
 pub const DEFAULT_SYNC_INTERVAL: Nanos = SECOND;
 
-/// The fleet limiter's beta by default, in parts per million: 0.9.
-pub const DEFAULT_BETA_PPM: u64 = 900_000;
+/// The fleet limiter's beta by default, in parts per million: retry-core's
+/// `fleet::DEFAULT_BETA` (0.8, chosen by the sweep).
+pub const DEFAULT_BETA_PPM: u64 = 800_000;
 
 /// A lease lasts this many sync intervals by default.
 pub const DEFAULT_LEASE_INTERVALS: u64 = 3;
@@ -120,5 +121,22 @@ impl fmt::Display for FleetTuning {
             self.sync_interval / MILLI,
             self.lease_intervals
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_defaults_are_the_librarys() {
+        let beta = retry_core::fleet::DEFAULT_BETA;
+        assert_eq!(DEFAULT_BETA_PPM, (beta * 1e6).round() as u64);
+        let interval = retry_core::fleet::DEFAULT_SYNC_INTERVAL;
+        assert_eq!(DEFAULT_SYNC_INTERVAL, interval.as_nanos() as Nanos);
+        assert_eq!(
+            DEFAULT_LEASE_INTERVALS,
+            u64::from(retry_core::fleet::DEFAULT_LEASE_INTERVALS)
+        );
     }
 }
