@@ -271,7 +271,7 @@ impl LeaseHolder {
     /// The store answered the report in flight with `reply` at `now`: a lease moves the quota by its grant
     /// (giving back what it asks for, to report as returned), lifts the local traffic sizing
     /// while it lasts, and sets the limiter to the process's share of the fleet's rate when
-    /// the fleet limiter is engaged (the AWS SDKs' floor of 0.5/s without a share); it lasts
+    /// the fleet limiter is engaged (see [`FleetStats::send_rate`] for the rules); it lasts
     /// from the report until the lease's length. A conflict is warned of once and leaves the
     /// scope on its local limits.
     pub fn apply(&mut self, reply: &Reply, now: Duration) {
@@ -284,8 +284,13 @@ impl LeaseHolder {
         self.tick(now);
     }
 
-    /// The sync of `report` failed: a report that never reached the store gives its counts to
-    /// the next one; one that may have is not counted again. Then as [`tick`](Self::tick).
+    /// The sync of `report` failed: a report that never reached the store gives its calls and
+    /// tokens to the next one (the fleet's cap and the store's accounts follow them); one that
+    /// may have is not counted again. Its attempts sent and throttled are dropped: the store
+    /// measures the rates it cuts to per sync interval, and the sends of a whole outage told
+    /// in one interval would read as many times the fleet's rate (the simulator, the store down
+    /// for 10 s: its rate at 4.7x the limit, the fleet sending 2.3x the limit for a second).
+    /// Then as [`tick`](Self::tick).
     pub fn failed(&mut self, report: &Report, delivery: Delivery, now: Duration) {
         self.in_flight_at = None;
         if delivery == Delivery::NotSent {
@@ -295,8 +300,8 @@ impl LeaseHolder {
                 retried_successes: 0,
                 tokens_wanted: report.tokens_wanted,
                 tokens_granted: report.tokens_granted,
-                sends: report.sends,
-                throttles: report.throttles,
+                sends: 0,
+                throttles: 0,
                 demand: 0,
             });
             self.returned = self.returned.saturating_add(report.tokens_returned);

@@ -218,6 +218,39 @@ fn a_report_whose_fate_is_unknown_is_not_counted_again_and_an_unsent_one_is() {
 }
 
 #[test]
+fn an_unsent_reports_calls_and_tokens_go_with_the_next_but_not_its_sends() {
+    // The store measures its rates (the fleet's send rate, the rate the server admitted) per
+    // sync interval: ten seconds of sends delivered in one report after the store was down
+    // read as ten times the fleet's rate (the simulator: the store's rate at 4.7x the limit,
+    // the fleet sending 2.3x the limit for a second).
+    let mut fleet = Fleet::new(1);
+    fleet.sync(0);
+    let mut unsent = Vec::new();
+    for _ in 0..3 {
+        fleet.call(0, 1, ErrorKind::Throttling);
+        fleet.advance_ms(1_000);
+        let (now, wall) = (fleet.now(), fleet.wall_ms());
+        let holder = &mut fleet.processes[0].holder;
+        let report = holder.report(now, wall);
+        holder.failed(&report, Delivery::NotSent, now);
+        unsent.push(report);
+    }
+    fleet.call(0, 1, ErrorKind::Throttling);
+    let report = fleet.sync_report(0);
+    assert_eq!(report.calls, 4, "every call counts toward the fleet's cap");
+    assert_eq!(
+        report.tokens_wanted,
+        unsent[0].tokens_wanted * 4,
+        "and every token"
+    );
+    assert_eq!(
+        (report.sends, report.throttles),
+        (2, 1),
+        "this interval's sends only"
+    );
+}
+
+#[test]
 fn the_local_traffic_rules_are_off_while_the_lease_lives() {
     let mut fleet = Fleet::new(2);
     // Process 0 carries the traffic (10 calls/s), process 1 almost none, for two minutes.
