@@ -53,8 +53,20 @@
 //! While the lease is live, the scope's quota holds the lease (the local rules that size a
 //! quota by its own traffic are off: the fleet's cap follows the fleet's traffic) and, once a
 //! throttle engaged the fleet limiter, the limiter sends at the process's share of the fleet's
-//! rate (a process with no share at the AWS SDKs' floor of 0.5/s: never blocked, never
-//! unlimited) and its own responses move no rate. The process side is [`lease::LeaseHolder`],
+//! rate and its own responses move no rate:
+//! * a share is honoured as it is, below the AWS SDKs' floor of 0.5/s too (1000 processes
+//!   sharing 500/s have about 0.5/s each: floored, they sent ~590/s into the 500/s limit in
+//!   the simulator);
+//! * a process with no share sends at that floor, or at the fleet's rate over its live
+//!   processes if less: never blocked, and 10,000 floors stay within the fleet's rate;
+//! * the bucket starts with one permit when the fleet limiter engages (empty, every process
+//!   would wait a whole period for its first send, and the fleet go quiet just after its first
+//!   throttle);
+//! * one lease raises the process's rate at most 1.25x the last one's, or to the fleet's rate
+//!   over its live processes if that is more (a store that lost its state hands its first
+//!   reporters the shares of all; a corrupt one cannot make a process burst).
+//!
+//! The process side is [`lease::LeaseHolder`],
 //! plain logic on explicit times: a simulator drives it in virtual time against
 //! [`store_model::step`].
 //!
@@ -63,11 +75,15 @@
 //!   interval by default); calls carry on from local state, none waits; the lease holds until
 //!   `last successful sync + lease` (3 intervals by default), then the scope falls back to local
 //!   limits at a safe share of the last fleet figures (the quota capped at the fleet's cap over
-//!   its live processes, the limiter from its last share of the fleet's rate); the backend
-//!   reconnects with jittered backoff, and the next successful sync makes the lease live again.
+//!   its live processes, the limiter held at its last share of the fleet's rate: a thousand
+//!   processes each growing their own rate again would send the limit many times over); the
+//!   backend reconnects with jittered backoff, and the next successful sync makes the lease
+//!   live again. Only a detached scope (its `Fleet` dropped) goes back to the local rules, from
+//!   that share.
 //! * **Redis flushed, restarted empty or failed over**: the script is sent again (`NOSCRIPT`,
 //!   then `EVAL`) and the store re-learns from what the processes hold and the rate they knew:
-//!   nothing is granted that no process accounts for, so no burst follows.
+//!   nothing is granted that no process accounts for, and no lease raises a process's rate
+//!   more than the rule above allows, so no burst follows.
 //! * **Unreachable at start-up**: [`FleetBuilder::start`] logs a warning and starts anyway: the
 //!   scopes run on their local limits until the store answers. A wrong URL, a refused password
 //!   or a user without scripting is an error there instead.

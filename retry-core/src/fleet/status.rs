@@ -48,8 +48,10 @@ pub struct FleetStats {
     /// The fleet's send rate at the last lease, requests per second, while the fleet limiter
     /// is engaged.
     pub fleet_rate: Option<f64>,
-    /// This process's share of it, requests per second (the limiter's fill rate while the
-    /// lease is live; the AWS SDKs' floor of 0.5/s when it has no share).
+    /// This process's share of it, requests per second: the limiter's fill rate while the
+    /// lease is live and in fallback (its share as it is, below 0.5/s too; without a share the
+    /// AWS SDKs' floor of 0.5/s, or the fleet's rate over its live processes if less; raised at
+    /// most 1.25x per lease, or to the fleet's rate over its live processes).
     pub send_rate: Option<f64>,
     /// How long ago the last successful sync started; `None` before any.
     pub last_sync_age: Option<Duration>,
