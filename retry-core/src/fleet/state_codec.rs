@@ -91,6 +91,7 @@ fn decode_fleet(fields: &[(String, String)]) -> Result<FleetState, ProtocolError
         tick_calls: int("tick_calls")?,
         tick_sends: int("tick_sends")?,
         tick_throttles: int("tick_throttles")?,
+        tick_reports: int("tick_reports")?,
         calls_rate: rate("calls_rate")?,
         send_rate: rate("send_rate")?,
         admitted_rate: rate("admitted_rate")?,

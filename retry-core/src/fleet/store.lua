@@ -96,7 +96,8 @@ local settings = table.concat(ARGV, ',', 15, 23)
 -- makes the state count as lost: it is dropped and re-learned.
 local INT_FIELDS = {
   'born', 'now', 'relearn_until', 'pool', 'leased', 'retry_demand', 'send_demand',
-  'tick_start', 'tick_calls', 'tick_sends', 'tick_throttles', 'calls_rate', 'send_rate',
+  'tick_start', 'tick_calls', 'tick_sends', 'tick_throttles', 'tick_reports', 'calls_rate',
+  'send_rate',
   'admitted_rate', 'engaged', 'adopting', 'w_max', 'cut_at', 'fleet_rate',
 }
 
@@ -184,7 +185,7 @@ local function new_fleet(now)
   local fleet = {
     settings = settings, born = now, now = now, relearn_until = 0,
     pool = math.min(s.young, s.most), leased = 0, retry_demand = 0, send_demand = 0,
-    tick_start = now, tick_calls = 0, tick_sends = 0, tick_throttles = 0,
+    tick_start = now, tick_calls = 0, tick_sends = 0, tick_throttles = 0, tick_reports = 0,
     calls_rate = -1, send_rate = -1, admitted_rate = -1,
     engaged = 0, adopting = 0, w_max = 0, cut_at = 0, fleet_rate = 0,
   }
@@ -225,10 +226,31 @@ local function count_holding(fleet, previous, now)
   return counted
 end
 
-local function add_to_tick(fleet, now)
+local function add_to_tick(fleet, is_new)
   fleet.tick_calls = math.min(fleet.tick_calls + r.calls, MAX_COUNT)
   fleet.tick_sends = math.min(fleet.tick_sends + r.sends, MAX_COUNT)
   fleet.tick_throttles = math.min(fleet.tick_throttles + r.throttles, MAX_COUNT)
+  if not is_new then
+    fleet.tick_reports = math.min(fleet.tick_reports + 1, MAX_COUNT)
+  end
+end
+
+-- A fleet not yet engaged: the tick's admitted traffic per report of a known process, times
+-- the live processes (nil when engaged or no such report).
+local function admitted_per_report(fleet, live)
+  if fleet.engaged == 1 or fleet.tick_reports == 0 then
+    return nil
+  end
+  local sent = fleet.tick_sends - math.min(fleet.tick_throttles, fleet.tick_sends)
+  local per_process = floor_div(sent * 1000000, fleet.tick_reports * s.interval)
+  live = math.max(live, 1)
+  if per_process > floor_div(MAX_RATE, live) then
+    return MAX_RATE
+  end
+  return per_process * live
+end
+
+local function end_tick(fleet, now)
   local elapsed = now - fleet.tick_start
   if elapsed < s.interval then
     return
@@ -250,6 +272,7 @@ local function add_to_tick(fleet, now)
   fleet.tick_calls = 0
   fleet.tick_sends = 0
   fleet.tick_throttles = 0
+  fleet.tick_reports = 0
 end
 
 local function integer_cube_root(n)
@@ -311,7 +334,7 @@ local function fleet_curve(fleet, now)
   return math.max(MIN_FLEET_RATE, math.min(rate, MAX_RATE))
 end
 
-local function limiter_step(fleet, now)
+local function limiter_step(fleet, per_report, now)
   if fleet.adopting == 1 and now >= fleet.relearn_until then
     fleet.adopting = 0
   end
@@ -324,7 +347,7 @@ local function limiter_step(fleet, now)
   if r.throttles > 0 and (fleet.engaged == 0 or now - fleet.cut_at >= s.interval) then
     -- The last tick's admitted rate, or the current tick's so far if more.
     local sent = fleet.tick_sends - math.min(fleet.tick_throttles, fleet.tick_sends)
-    local admitted = tick_rate_so_far(fleet, sent, now)
+    local admitted = math.max(tick_rate_so_far(fleet, sent, now), per_report or 0)
     if fleet.admitted_rate >= 0 then
       admitted = math.max(fleet.admitted_rate, admitted)
     end
@@ -395,15 +418,17 @@ r.send_demand = smoothed_demand(previous, r.send_demand)
 local counted = count_holding(fleet, previous, now)
 
 -- 6. The tick; 7. the limiter.
-add_to_tick(fleet, now)
-limiter_step(fleet, now)
-
--- 8. The budget.
 local live = redis.call('ZCARD', SEEN)
 local is_new = previous == nil
 if is_new then
   live = live + 1
 end
+add_to_tick(fleet, is_new)
+local per_report = admitted_per_report(fleet, live)
+end_tick(fleet, now)
+limiter_step(fleet, per_report, now)
+
+-- 8. The budget.
 local cap = cap_at(fleet, now)
 if fleet.pool + fleet.leased > cap then
   fleet.pool = math.max(cap - fleet.leased, 0)

@@ -29,7 +29,10 @@
 //!    fleet's call rate (averaged with a weight of `elapsed / window`), send rate and admitted
 //!    rate.
 //! 7. The limiter: a throttle cuts the fleet's rate to `beta ×` the admitted rate (the last
-//!    tick's, or the current tick's so far if more), at most once per sync interval (the
+//!    tick's, or the current tick's so far if more; for a fleet not yet engaged, or the
+//!    current tick's admitted traffic per report of a known process times the live processes
+//!    if more, as a cold fleet's first throttles come before most of its first traffic is
+//!    reported), at most once per sync interval (the
 //!    fleet's round trip); between cuts the rate regains the admitted rate along the library's
 //!    rate-scaled CUBIC curve (`adaptive::Cubic`, AWS SDKs' `C = 0.4`, reference rate 10/s),
 //!    then probes past it linearly, [`PROBE_PPM_PER_S`] of it per second, for
@@ -149,10 +152,12 @@ pub fn step(
     let previous = state.record(report.process);
     r.send_demand = smoothed_demand(previous, r.send_demand);
     let counted = count_holding(&mut fleet, &s, &r, previous, now);
-    add_to_tick(&mut fleet, &s, &r, now);
-    limiter_step(&mut fleet, &s, &r, now);
     let live =
         i64::try_from(state.processes().len()).unwrap_or(i64::MAX) + i64::from(previous.is_none());
+    add_to_tick(&mut fleet, &r, previous.is_none());
+    let per_report = admitted_per_report(&fleet, &s, live);
+    end_tick(&mut fleet, &s, now);
+    limiter_step(&mut fleet, &s, &r, per_report, now);
     let (lease, record) = budget_step(&mut fleet, &s, &r, counted, previous.is_none(), live, now);
     state.put_record(report.process, record);
     state.set_fleet(Some(fleet));
@@ -275,6 +280,7 @@ fn new_fleet(settings: &Settings, s: &Knobs, r: &Seen, now: i64) -> FleetState {
         tick_calls: 0,
         tick_sends: 0,
         tick_throttles: 0,
+        tick_reports: 0,
         calls_rate: None,
         send_rate: None,
         admitted_rate: None,
@@ -324,12 +330,37 @@ fn smoothed_demand(previous: Option<ProcessRecord>, reported: i64) -> i64 {
     }
 }
 
-/// Adds the report's counts to the tick, and ends the tick if it lasted a sync interval.
-fn add_to_tick(fleet: &mut FleetState, s: &Knobs, r: &Seen, now: i64) {
+/// Adds the report's counts to the tick (a report of a process the store knew as one of
+/// the tick's reports).
+fn add_to_tick(fleet: &mut FleetState, r: &Seen, is_new: bool) {
     let most = i64::try_from(MAX_COUNT).unwrap_or(i64::MAX);
     fleet.tick_calls = (fleet.tick_calls + r.calls).min(most);
     fleet.tick_sends = (fleet.tick_sends + r.sends).min(most);
     fleet.tick_throttles = (fleet.tick_throttles + r.throttles).min(most);
+    fleet.tick_reports = (fleet.tick_reports + i64::from(!is_new)).min(most);
+}
+
+/// What a fleet not yet engaged would cut from besides the ticks' rates: the traffic the
+/// server admitted in the current tick per report of a known process (about a sync interval
+/// of its traffic each), times the `live` processes, thousandths per second. A cold fleet's
+/// first throttles come with the first reports of its first traffic: its ticks so far hold the
+/// syncs it made before it called, and most of that traffic is still to be reported.
+fn admitted_per_report(fleet: &FleetState, s: &Knobs, live: i64) -> Option<i64> {
+    if fleet.engaged || fleet.tick_reports == 0 {
+        return None;
+    }
+    let sent = fleet.tick_sends - fleet.tick_throttles.min(fleet.tick_sends);
+    let per_process = floor_div(sent * 1_000_000, fleet.tick_reports * s.interval);
+    let live = live.max(1);
+    Some(if per_process > floor_div(rate_bound(), live) {
+        rate_bound()
+    } else {
+        per_process * live
+    })
+}
+
+/// Ends the tick if it lasted a sync interval: the fleet's rates over it.
+fn end_tick(fleet: &mut FleetState, s: &Knobs, now: i64) {
     let elapsed = now - fleet.tick_start_ms;
     if elapsed < s.interval {
         return;
@@ -352,10 +383,11 @@ fn add_to_tick(fleet: &mut FleetState, s: &Knobs, r: &Seen, now: i64) {
     fleet.tick_calls = 0;
     fleet.tick_sends = 0;
     fleet.tick_throttles = 0;
+    fleet.tick_reports = 0;
 }
 
 /// Adoption while re-learning, the cut on a throttle, and the fleet's rate now.
-fn limiter_step(fleet: &mut FleetState, s: &Knobs, r: &Seen, now: i64) {
+fn limiter_step(fleet: &mut FleetState, s: &Knobs, r: &Seen, per_report: Option<i64>, now: i64) {
     if fleet.adopting && now >= fleet.relearn_until_ms {
         fleet.adopting = false;
     }
@@ -369,7 +401,7 @@ fn limiter_step(fleet: &mut FleetState, s: &Knobs, r: &Seen, now: i64) {
         // the traffic that met the limit (a fleet that synced before it called) says nothing of
         // the limit.
         let sent = fleet.tick_sends - fleet.tick_throttles.min(fleet.tick_sends);
-        let current = tick_rate_so_far(fleet, s, sent, now);
+        let current = tick_rate_so_far(fleet, s, sent, now).max(per_report.unwrap_or(0));
         let admitted = fleet
             .admitted_rate
             .map_or(current, |last| last.max(current));

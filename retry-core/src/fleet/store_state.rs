@@ -55,6 +55,9 @@ pub struct FleetState {
     pub tick_sends: i64,
     /// Throttles reported in the current tick (`tick_throttles`).
     pub tick_throttles: i64,
+    /// Reports in the current tick from processes the store already knew (`tick_reports`):
+    /// each tells about a sync interval of its process's traffic.
+    pub tick_reports: i64,
     /// The fleet's calls per second, thousandths, averaged over about a window; `None` until
     /// the first tick ends (`calls_rate`).
     pub calls_rate: Option<i64>,

@@ -436,6 +436,28 @@ fn a_fleet_that_synced_before_it_called_cuts_from_the_traffic_that_met_the_limit
 }
 
 #[test]
+fn a_cold_fleets_first_cut_counts_the_traffic_still_to_be_reported() {
+    // Eight processes attach (their first syncs, no calls yet), then call 90/s each into a
+    // 500/s limit. The first throttled report, a second later, is the only one yet to carry
+    // traffic: 70 of its 90 sends admitted. Over the tick, that is 70/s; per report of a
+    // known process, times the 8 processes, 560/s (the harness: the cut took 48/s and the
+    // fleet stayed far below the limit for 25 s).
+    let mut state = StoreState::default();
+    for id in 1..=8 {
+        lease(&mut state, &report(id, 1_000 + id * 10));
+    }
+    let throttled = Report {
+        sends: 90,
+        throttles: 20,
+        send_demand: 90_000,
+        ..report(1, 2_015)
+    };
+    let cut = lease(&mut state, &throttled);
+    assert_eq!(fleet(&state).w_max, 560_000);
+    assert!(cut.engaged);
+}
+
+#[test]
 fn a_curve_that_reached_its_horizon_without_a_throttle_keeps_growing() {
     // One process sending 3/s is throttled at 3 s: the last tick admitted 2/s.
     let mut state = StoreState::default();
