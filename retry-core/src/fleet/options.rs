@@ -23,8 +23,8 @@ pub const DEFAULT_LEASE_INTERVALS: u32 = 3;
 /// trip from the rate the server admitted, measured across the fleet, so a smaller cut suffices.
 /// Chosen by the simulator's sweep (`docs/sim/fleet.md`; S3's throttling over 1000 processes
 /// at a 1 s interval, 10 seeds): 0.8 keeps the 429 share at 0.8 % and the admitted rate within
-/// 1.006x the limit over 10 s at 0.987 of the limit's goodput; 0.9 lets 1.1 % through
-/// (1.025x), 0.7 gives up goodput (0.975) for little.
+/// 1.006x the limit over 10 s at 0.986 of the limit's goodput; 0.9 lets 1.05 % through
+/// (1.023x), 0.7 gives up goodput (0.975) for little.
 pub const DEFAULT_BETA: f64 = 0.8;
 
 /// How a process syncs its fleet scopes. Every process attaching a scope must use the same
