@@ -89,8 +89,11 @@
 //!   or a user without scripting is an error there instead.
 //! * **Reports in doubt**: a report whose reply was lost may have been applied: its counts are
 //!   not sent again (counted at most once: a lost interval makes the store undercount, which
-//!   errs toward fewer tokens and a lower rate). What a process holds is reported as a level,
-//!   so tokens reconcile at the next sync.
+//!   errs toward fewer tokens and a lower rate). A report that never left the process passes
+//!   its calls and tokens to the next, but not its attempts sent and throttled: the store
+//!   measures rates per interval, and an outage's sends told at once would read as a rate many
+//!   times the fleet's. What a process holds is reported as a level, so tokens reconcile at
+//!   the next sync.
 //! * **A hostile or corrupt store**: every value of a reply is checked against its bounds and
 //!   the report it answers ([`protocol::Reply::decode`]); a reply out of bounds is refused (a
 //!   warning; the lease stays as it was).
@@ -107,7 +110,9 @@
 //!   share of the retry demand (one retry's cost at least), to a new process its fair share,
 //!   never a private budget; over the cap, leases are trimmed by negative grants. A throttle
 //!   cuts the fleet's rate once per sync interval (the fleet's round trip) to beta times the
-//!   rate the server admitted; between cuts the rate regains it along the library's CUBIC
+//!   rate the server admitted (for a cold fleet's first cut, at least the admitted traffic per
+//!   report so far times the processes: most of its first traffic is still to be reported);
+//!   between cuts the rate regains it along the library's CUBIC
 //!   curve, probes past it linearly (0.5 % a second for 20 s), then grows along CUBIC again;
 //!   each process sends at its share of the fleet's send demand (smoothed over four reports).
 //! * A [`Reply`](protocol::Reply): the grant (tokens to add or give back), the fleet's cap, the
