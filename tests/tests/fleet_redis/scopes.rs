@@ -74,9 +74,16 @@ async fn an_engaged_fleet_paces_each_process_at_its_share() {
         fleet_stats(&busy).send_rate.is_some() && fleet_stats(&idle).send_rate.is_some()
     })
     .await;
-    // Each limiter sends at its share of the fleet's rate: the idle one has none, the floor.
+    // Each limiter sends at its share of the fleet's rate: the idle one has none, the floor
+    // (0.5/s, or the fleet's rate over its processes if less: once the busy process stops,
+    // the fleet's rate falls to its own floor of 0.5/s, and the two floors stay within it).
     wait_until("the idle process at the floor", || {
-        fleet_stats(&idle).send_rate == Some(0.5) && idle.scope().limiter().stats().fill_rate == 0.5
+        let stats = fleet_stats(&idle);
+        let (Some(rate), Some(fleet_rate)) = (stats.send_rate, stats.fleet_rate) else {
+            return false;
+        };
+        let floor = (fleet_rate / stats.live_processes.max(1) as f64).min(0.5);
+        rate == floor && idle.scope().limiter().stats().fill_rate == rate
     })
     .await;
     let stats = fleet_stats(&busy);
