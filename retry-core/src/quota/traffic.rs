@@ -72,7 +72,7 @@ impl TrafficQuota {
         let window = config.quota_window()?;
         let floor = floor(config);
         let most = config.quota_capacity();
-        let young = YOUNG_SCOPE_QUOTA.max(floor).min(most);
+        let young = young_quota(config);
         let born = duration_to_nanos(now);
         Some(Self {
             window: duration_to_nanos(window),
@@ -190,6 +190,14 @@ impl TrafficQuota {
     fn is_quiet(last: u64, now: u64, window: u64) -> bool {
         now.checked_sub(last).is_some_and(|since| since >= window)
     }
+}
+
+/// What a young scope starts with and the least its cap is: [`YOUNG_SCOPE_QUOTA`], or one
+/// whole call's retries if that is more, at most `quota_capacity` (a young fleet's too).
+pub(crate) fn young_quota(config: &RetryConfig) -> u32 {
+    YOUNG_SCOPE_QUOTA
+        .max(floor(config))
+        .min(config.quota_capacity())
 }
 
 /// One whole call's retries at the dearest retry cost, `(max_attempts - 1) × cost`, at most the

@@ -207,7 +207,7 @@ impl RetryStrategy for StandardStrategy {
             self.config.success_reward()
         } else {
             // The success counts the first attempt; these are the retries sent before it.
-            self.scope.count_attempts(token.attempt - 1);
+            self.scope.count_retried_success(token.attempt - 1);
             // Retries that ended in a success did not storm: a traffic-sized quota gets all of
             // them back, so it drains only through calls that fail. A fixed quota keeps the
             // AWS SDKs' rule (and their published vectors): the last retry's cost.
