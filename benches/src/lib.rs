@@ -16,6 +16,11 @@ use std::hint::black_box;
 use std::sync::LazyLock;
 use std::time::Duration;
 
+use retry_core::fleet::lease::LeaseHolder;
+use retry_core::fleet::protocol::{ProcessId, Settings};
+use retry_core::fleet::store_model::step;
+use retry_core::fleet::store_state::StoreState;
+use retry_core::fleet::{FleetOptions, FleetStatus};
 use retry_core::{
     AdaptiveStrategy, Fault, RetryConfig, RetryInfo, RetryMode, RetrySafety, Scope,
     StandardStrategy,
@@ -235,6 +240,39 @@ fn config(builder: retry_core::config::RetryConfigBuilder) -> RetryConfig {
         Ok(config) => config,
         Err(error) => panic!("benchmark configuration rejected: {error}"),
     }
+}
+
+/// A standard strategy following `config` in a fleet scope of its own whose lease is live, and
+/// the holder that keeps the scope attached (dropping it detaches the scope). The scope is
+/// attached to a fleet by the process side alone and synced once against the store's model:
+/// no Redis, and nothing on the call path could reach one anyway. The lease lasts a day (a
+/// sync interval of an hour), so it does not expire during a benchmark.
+pub fn fleet_standard(config: RetryConfig) -> (StandardStrategy, LeaseHolder) {
+    let scope = Scope::new("bench-fleet", &config);
+    let holder = attach_live(&scope, &config);
+    (
+        StandardStrategy::builder(config).scope(scope).build(),
+        holder,
+    )
+}
+
+/// Attaches `scope`, made from `config`, to a fleet of one process and gives it a live lease
+/// (see [`fleet_standard`]).
+pub fn attach_live(scope: &Scope, config: &RetryConfig) -> LeaseHolder {
+    let mut options = FleetOptions::default();
+    options.sync_interval = Duration::from_secs(3_600);
+    options.lease_ttl = Some(Duration::from_secs(86_400));
+    let settings = Settings::from_config(config, &options)
+        .unwrap_or_else(|error| panic!("a fleet's settings: {error}"));
+    let mut holder = LeaseHolder::attach(scope, settings, ProcessId(1))
+        .unwrap_or_else(|error| panic!("attach: {error}"));
+    let now = scope.clock().now();
+    let report = holder.report(now, 1_700_000_000_000);
+    let reply = step(&mut StoreState::default(), &settings, &report)
+        .unwrap_or_else(|error| panic!("the store's step: {error}"));
+    holder.apply(&reply, now);
+    assert_eq!(holder.status(), FleetStatus::Live, "a live lease");
+    holder
 }
 
 /// A standard strategy following `config` in a scope of its own.

@@ -18,8 +18,8 @@ use std::time::Duration;
 
 use retry_bench::{
     BenchError, adaptive, classic_success_config, current_thread_runtime,
-    default_zero_backoff_config, flaky, op, prepare_retryable_scopes, standard, success_config,
-    zero_backoff_config,
+    default_zero_backoff_config, flaky, fleet_standard, op, prepare_retryable_scopes, standard,
+    success_config, zero_backoff_config,
 };
 use retry_core::backoff::Jitter;
 use retry_core::tower::RetryLayer;
@@ -126,6 +126,19 @@ fn main() {
     assert_eq!(
         plain_api, 0,
         "retry_core::retry: {plain_api} allocations in {CALLS} calls"
+    );
+
+    // The same on a fleet scope whose lease is live (fleet mode's success path).
+    let (fleet, _holder) = fleet_standard(success_config());
+    assert_eq!(runtime.block_on(retry(&fleet, || op(0))), Ok(0));
+    let fleet_api = fewest_allocations(|| {
+        for i in 0..CALLS {
+            assert_eq!(runtime.block_on(retry(&fleet, || op(i))), Ok(i));
+        }
+    });
+    assert_eq!(
+        fleet_api, 0,
+        "retry_core::retry on a fleet scope: {fleet_api} allocations in {CALLS} calls"
     );
 
     // The same on the AWS classic preset (a fixed quota).
@@ -254,6 +267,18 @@ fn main() {
             assert_eq!(default_retry_call(), Ok(1));
         }
     });
+    // The same on a fleet scope whose lease is live.
+    let (fleet_zero, _zero_holder) = fleet_standard(default_zero_backoff_config());
+    let fleet_retry_call = || {
+        calls.set(0);
+        runtime.block_on(retry(&fleet_zero, || flaky(&calls, 3, 1)))
+    };
+    assert_eq!(fleet_retry_call(), Ok(1));
+    let fleet_retry_path = allocations(|| {
+        for _ in 0..CALLS {
+            assert_eq!(fleet_retry_call(), Ok(1));
+        }
+    });
     let macro_retry_call = || {
         calls.set(0);
         runtime.block_on(flaky_retryable(&calls, 3, 1))
@@ -325,6 +350,10 @@ fn main() {
         ("block_on(async {})", per_call(block_on)),
         ("retry_core::retry, success", per_call(plain_api)),
         (
+            "retry_core::retry, success, fleet lease",
+            per_call(fleet_api),
+        ),
+        (
             "retry_core::retry, success, classic preset",
             per_call(classic_api),
         ),
@@ -341,6 +370,10 @@ fn main() {
         (
             "retry_core::retry, 2 retries, default quota",
             per_call(default_retry_path),
+        ),
+        (
+            "retry_core::retry, 2 retries, fleet lease",
+            per_call(fleet_retry_path),
         ),
         (
             "#[retryable], 2 retries, zero backoff",

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use examples::http_demo::{self, Reply, status};
 
-// ANCHOR: readme
+// ANCHOR: guide
 use retry_core::http::{CheckStatus, HttpStatusError};
 use retry_core::{RetryInfo, retryable};
 
@@ -47,7 +47,7 @@ impl Catalog {
             .await?)
     }
 }
-// ANCHOR_END: readme
+// ANCHOR_END: guide
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {

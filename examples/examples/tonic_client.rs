@@ -10,7 +10,6 @@ use std::time::Instant;
 use examples::grpc_demo::{self, GetRequest, Reply};
 use tonic::Code;
 
-// ANCHOR: readme
 use examples::grpc_demo::KvClient;
 use retry_core::{RetryInfo, retryable};
 use tonic::transport::Channel;
@@ -38,7 +37,6 @@ impl Store {
         Ok(self.kv.clone().get(request).await?.into_inner().value)
     }
 }
-// ANCHOR_END: readme
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -10,7 +10,6 @@ use std::time::Instant;
 
 use examples::http_demo::{self, Reply, status};
 
-// ANCHOR: readme
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -41,7 +40,6 @@ fn inventory_client()
         .layer(RetryLayer::new(strategy_for(config, "inventory")).classifier(classifier))
         .service(Client::builder(TokioExecutor::new()).build_http()))
 }
-// ANCHOR_END: readme
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {

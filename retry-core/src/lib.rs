@@ -98,7 +98,23 @@
 //!   retries; with feature `metrics`, `metrics`: the same through the `metrics` facade.
 //!
 //! Time is read through a [`clock::Clock`] ([`clock::TokioClock`] by default), so tests and
-//! simulations run the real strategies in virtual time.
+//! simulations run the real strategies in virtual time. Every retry is a `tracing` event of
+//! target `retry_core` (debug "retrying", whose `attempt` is the attempt that failed, as the
+//! `on_retry` hook's; warn when a quota runs out or the limiter engages), and a scope counts
+//! what its calls did ([`Scope::stats`]).
+//!
+//! # The guide
+//!
+//! Recipes and the longer explanations, each example a doc test, are the pages of [`guide`]:
+//! * [`guide::defaults`]: the default configuration and why it departs from the AWS SDKs', the
+//!   presets that keep theirs, sizing or switching off the retry quota, long polling;
+//! * [`guide::adaptive`]: adaptive mode's rate limiter, and where it departs from the AWS SDKs';
+//! * [`guide::load_shedding`]: refusing a call that could only be sent after its deadline;
+//! * [`guide::blocking`]: `#[retryable]` on a plain `fn`;
+//! * [`guide::layers`]: retrying at one layer only, and `#[tracing::instrument]` beside it;
+//! * [`guide::dyn_errors`]: `anyhow::Error`, `Box<dyn Error>` and foreign error types;
+//! * [`guide::testing`]: virtual time, reproducible jitter, the scopes tests share;
+//! * the integrations: `guide::reqwest`, `guide::tower` and `guide::tonic`, with their features.
 //!
 //! # Features
 //!
@@ -132,6 +148,7 @@ pub mod driver;
 #[cfg(feature = "fleet")]
 #[cfg_attr(docsrs, doc(cfg(feature = "fleet")))]
 pub mod fleet;
+pub mod guide;
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod http;

@@ -2,6 +2,8 @@
 
 use std::fmt::Write as _;
 
+use crate::fleet::arm::Arm;
+use crate::fleet::scenarios::{F1_STRATEGY, F3_STRATEGY};
 use crate::metrics::RunMetrics;
 use crate::report::{analytic_attempts, summarize};
 use crate::runner::{Cell, ScenarioResult};
@@ -320,7 +322,114 @@ pub fn check(results: &[ScenarioResult]) -> Vec<GoalRow> {
             });
         }
     }
+    fleet_goals(&mut c);
     c.rows
+}
+
+/// The name of `base`'s fleet-mode arm in the fleet scenarios.
+fn on_fleet(base: &str) -> String {
+    format!("{base}+fleet")
+}
+
+/// Fleet mode's goals (issue 17): S3's throttling over 1000 processes held to the limit with
+/// few 429s; S1's amplification flat from 10 to 10,000 processes; the store's faults no worse
+/// in a second than the harness's bound, the fleet back within two sync intervals.
+fn fleet_goals(c: &mut Check<'_>) {
+    let f3 = on_fleet(F3_STRATEGY);
+    for variant in variants(c.results, "f3") {
+        c.add(
+            "F3 429 share",
+            "f3",
+            &variant,
+            &f3,
+            |m| m.share_429,
+            4,
+            "≤ 0.01",
+            |x| x <= 0.01,
+        );
+        c.add(
+            "F3 goodput / 500/s limit",
+            "f3",
+            &variant,
+            &f3,
+            |m| m.goodput_normalized,
+            3,
+            "≥ 0.95",
+            |x| x >= 0.95,
+        );
+        c.add(
+            "F3 admitted, peak 10 s / limit",
+            "f3",
+            &variant,
+            &f3,
+            |m| m.admitted_10s,
+            3,
+            "≤ 1.02",
+            |x| x <= 1.02,
+        );
+        c.add(
+            "F3 admitted, peak 1 s / limit",
+            "f3",
+            &variant,
+            &f3,
+            |m| m.admitted_1s,
+            3,
+            "≤ 1.06",
+            |x| x <= 1.06,
+        );
+    }
+    let f1 = on_fleet(F1_STRATEGY);
+    for variant in variants(c.results, "f1") {
+        c.add(
+            "F1 amplification over the outage",
+            "f1",
+            &variant,
+            &f1,
+            |m| m.amplification,
+            3,
+            "≤ 1.10",
+            |x| x <= 1.10,
+        );
+    }
+    let two_intervals = fleet_interval_s(c.results, "ff", &f3).map(|interval| 2.0 * interval);
+    for variant in variants(c.results, "ff") {
+        c.add(
+            "FF admitted, peak 1 s / limit (the store's fault within)",
+            "ff",
+            &variant,
+            &f3,
+            |m| m.admitted_1s,
+            3,
+            "≤ 1.06",
+            |x| x <= 1.06,
+        );
+        if let (Some(limit), true) = (two_intervals, variant.starts_with("store ")) {
+            c.add(
+                "FF the fleet back after the store (s)",
+                "ff",
+                &variant,
+                &f3,
+                |m| m.fleet_recovery,
+                2,
+                &format!("≤ {limit} s (two sync intervals)"),
+                move |x| x <= limit,
+            );
+        }
+    }
+}
+
+/// The sync interval of `strategy`'s fleet arm in scenario `id`, seconds.
+fn fleet_interval_s(results: &[ScenarioResult], id: &str, strategy: &str) -> Option<f64> {
+    let result = results.iter().find(|r| r.scenario.id == id)?;
+    let spec = result
+        .scenario
+        .strategies
+        .iter()
+        .find(|spec| spec.name == strategy)?;
+    match spec.arm() {
+        Arm::Fleet(tuning) => Some(tuning.sync_interval as f64 / crate::time::SECOND as f64),
+        _ => None,
+    }
 }
 
 /// The goals as a markdown section.

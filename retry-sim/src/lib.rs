@@ -21,6 +21,7 @@ pub mod baseline;
 pub mod clock;
 pub mod config;
 pub mod fault;
+pub mod fleet;
 pub mod goals;
 pub mod metrics;
 pub mod plot;

@@ -8,19 +8,23 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use clap::Parser;
 
+use retry_sim::fleet::arm::{DEFAULT_BETA_PPM, FleetTuning};
+use retry_sim::fleet::scenarios::FLEET_IDS;
 use retry_sim::scenario::{IDS, Options, Scenario, builtin};
 use retry_sim::strategy::{BUILT_IN, StrategySpec};
+use retry_sim::time::from_duration;
 use retry_sim::{config, goals, plot, report, runner};
 
 /// A deterministic simulation of retry storms that drives retry-core's real strategies.
 #[derive(Debug, Parser)]
 #[command(name = "retry-sim", version, about, long_about = None)]
 struct Cli {
-    /// Scenarios to run, comma-separated (s0, s1, s2, s3, s4, s5) or `all`.
+    /// Scenarios to run, comma-separated (s0 … s6, or `all` for those; f1, f3, ff, or `fleet`
+    /// for those; fsweep).
     #[arg(short, long, default_value = "all", value_delimiter = ',')]
     scenario: Vec<String>,
 
@@ -58,6 +62,14 @@ struct Cli {
     #[arg(long)]
     no_cancel: bool,
 
+    /// Fleet mode's limiter beta (the fleet scenarios' `+fleet` arms), within (0, 1).
+    #[arg(long, default_value_t = DEFAULT_BETA_PPM as f64 / 1e6)]
+    beta: f64,
+
+    /// Fleet mode's sync interval, e.g. `1s`, `500ms` (the fleet scenarios' `+fleet` arms).
+    #[arg(long, default_value = "1s", value_parser = parse_interval)]
+    sync_interval: Duration,
+
     /// Run the service described in this TOML file instead of the built-in scenarios.
     #[arg(long)]
     config: Option<PathBuf>,
@@ -77,6 +89,19 @@ struct Cli {
     /// No progress bar.
     #[arg(short, long)]
     quiet: bool,
+}
+
+fn parse_interval(text: &str) -> Result<Duration, String> {
+    retry_core::config::parse_duration(text).map_err(|error| error.to_string())
+}
+
+fn fleet_tuning(cli: &Cli) -> Result<FleetTuning, String> {
+    let tuning = FleetTuning {
+        beta_ppm: (cli.beta * 1e6).round() as u64,
+        sync_interval: from_duration(cli.sync_interval),
+        ..FleetTuning::default()
+    };
+    tuning.validate().map(|()| tuning)
 }
 
 fn strategies(names: &[String]) -> Result<Vec<StrategySpec>, String> {
@@ -128,12 +153,15 @@ fn scenarios(cli: &Cli) -> Result<Vec<Scenario>, String> {
             .iter()
             .all(|s| s.trim().eq_ignore_ascii_case("all")),
         strategies: strategies(&cli.strategy)?,
+        fleet: fleet_tuning(cli)?,
     };
     let mut ids: Vec<&str> = Vec::new();
     for id in &cli.scenario {
         let id = id.trim();
         if id.eq_ignore_ascii_case("all") {
             ids.extend(IDS);
+        } else if id.eq_ignore_ascii_case("fleet") {
+            ids.extend(FLEET_IDS);
         } else if !id.is_empty() {
             ids.push(id);
         }

@@ -121,6 +121,11 @@ pub struct Recorder {
     attempts: Vec<u32>,
     /// 429 answers, per bin.
     throttled: Vec<u32>,
+    /// Commands sent to the fleet's store, per bin.
+    store_commands: Vec<u32>,
+    /// The fleet's rate in the store's last step of each bin, thousandths of a request per
+    /// second (0: not engaged, or no step in the bin).
+    fleet_rate: Vec<u32>,
     /// Successful requests, per bin of their arrival.
     ok_by_arrival: Vec<u32>,
     /// Successful requests, per bin of their completion.
@@ -150,6 +155,8 @@ impl Recorder {
             arrivals: vec![0; bins],
             attempts: vec![0; bins],
             throttled: vec![0; bins],
+            store_commands: vec![0; bins],
+            fleet_rate: vec![0; bins],
             ok_by_arrival: vec![0; bins],
             ok_by_completion: vec![0; bins],
             useful_busy: vec![0; bins],
@@ -199,6 +206,18 @@ impl Recorder {
     pub fn attempt(&mut self, at: Nanos) {
         let bin = self.bin(at);
         self.attempts[bin] += 1;
+    }
+
+    /// A command is sent to the fleet's store.
+    pub fn store_command(&mut self, at: Nanos) {
+        let bin = self.bin(at);
+        self.store_commands[bin] += 1;
+    }
+
+    /// The store's step left the fleet's rate at `rate` (thousandths of a request per second).
+    pub fn fleet_rate(&mut self, at: Nanos, rate: u64) {
+        let bin = self.bin(at);
+        self.fleet_rate[bin] = u32::try_from(rate).unwrap_or(u32::MAX);
     }
 
     /// The server answered 429.
@@ -290,6 +309,10 @@ impl Recorder {
                 Self::sum32(&self.throttled, w.window),
                 Self::sum32(&self.attempts, w.window),
             ),
+            admitted_1s: self.admitted_peak(SECOND, capacity),
+            admitted_10s: self.admitted_peak(10 * SECOND, capacity),
+            store_commands: Self::sum32(&self.store_commands, w.window) as f64 / span,
+            fleet_recovery: f64::NAN,
             peak_to_mean: if mean > 0.0 {
                 f64::from(peak) / mean
             } else {
@@ -301,6 +324,9 @@ impl Recorder {
         };
         RunOutput {
             metrics,
+            store_commands: self.store_commands.clone(),
+            fleet_rate: self.fleet_rate.clone(),
+            throttled: self.throttled.clone(),
             attempts: self.attempts.clone(),
             successes: self.ok_by_completion.clone(),
         }
@@ -387,6 +413,26 @@ impl Recorder {
         }
     }
 
+    /// The most attempts reaching the server in one of the consecutive windows of `length`
+    /// that tile the window from 10 s after the fault's start (as a per-second or per-10 s
+    /// report shows them), per second, over the window's `capacity` (the throttle's limit); NaN
+    /// without a capacity or a window that long.
+    fn admitted_peak(&self, length: Nanos, capacity: f64) -> f64 {
+        let (start, end) = self.windows.late;
+        let bins = (length / BIN) as usize;
+        let first = (start / BIN) as usize;
+        let last = ((end / BIN) as usize).min(self.attempts.len());
+        if capacity <= 0.0 || bins == 0 || last < first + bins {
+            return f64::NAN;
+        }
+        let most = self.attempts[first..last]
+            .chunks_exact(bins)
+            .map(|window| window.iter().map(|&v| u64::from(v)).sum::<u64>())
+            .max()
+            .unwrap_or(0);
+        most as f64 / (length as f64 / SECOND as f64) / capacity
+    }
+
     /// Jain's fairness index of the clients' success ratios over the window.
     fn jain(&self) -> f64 {
         let (mut sum, mut squares, mut n) = (0.0, 0.0, 0.0);
@@ -442,6 +488,19 @@ pub struct RunMetrics {
     pub retry_after_violations: f64,
     /// Share of the window's attempts answered 429.
     pub share_429: f64,
+    /// Admitted, the peak second: the attempts the clients let through to the server (counted
+    /// as they reach it, whatever it answers) in each second of the window from 10 s after the
+    /// fault's start, the most of them, over the window's capacity (the throttle's limit). NaN
+    /// without a capacity (an outage).
+    pub admitted_1s: f64,
+    /// The same over consecutive 10 s windows: their most attempts per second over the limit.
+    pub admitted_10s: f64,
+    /// Commands sent to the fleet's store per second over the window (0 for the arms without
+    /// a store).
+    pub store_commands: f64,
+    /// Seconds from the store's recovery after its fault until every process holds a live
+    /// lease again, the fleet limiter engaged as before the fault (fleet mode; NaN otherwise).
+    pub fleet_recovery: f64,
     /// Highest 100 ms attempt count over the mean, whole run.
     pub peak_to_mean: f64,
     /// Jain's fairness index of the clients' success ratios in the window.
@@ -461,4 +520,11 @@ pub struct RunOutput {
     pub attempts: Vec<u32>,
     /// Successful requests per 100 ms bin of completion.
     pub successes: Vec<u32>,
+    /// Commands sent to the fleet's store per 100 ms bin.
+    pub store_commands: Vec<u32>,
+    /// 429 answers per 100 ms bin.
+    pub throttled: Vec<u32>,
+    /// The fleet's rate after the store's last step in each 100 ms bin, thousandths of a
+    /// request per second (0: not engaged, or no step).
+    pub fleet_rate: Vec<u32>,
 }

@@ -78,6 +78,66 @@ const COLUMNS: [Column; 12] = [
     },
 ];
 
+/// The columns of the fleet scenarios' tables: the arms' figures, the store's load and the
+/// admitted rate's peaks.
+const FLEET_COLUMNS: [Column; 10] = [
+    Column {
+        header: "amplification",
+        decimals: 3,
+        value: |m| m.amplification,
+    },
+    Column {
+        header: "norm. goodput",
+        decimals: 3,
+        value: |m| m.goodput_normalized,
+    },
+    Column {
+        header: "429 share",
+        decimals: 4,
+        value: |m| m.share_429,
+    },
+    Column {
+        header: "admitted, peak 1 s",
+        decimals: 3,
+        value: |m| m.admitted_1s,
+    },
+    Column {
+        header: "admitted, peak 10 s",
+        decimals: 3,
+        value: |m| m.admitted_10s,
+    },
+    Column {
+        header: "store commands/s",
+        decimals: 0,
+        value: |m| m.store_commands,
+    },
+    Column {
+        header: "fleet back after the store (s)",
+        decimals: 2,
+        value: |m| m.fleet_recovery,
+    },
+    Column {
+        header: "T90 (s)",
+        decimals: 2,
+        value: |m| m.t90,
+    },
+    Column {
+        header: "R95 (s)",
+        decimals: 2,
+        value: |m| m.r95,
+    },
+    Column {
+        header: "p99 latency (ms)",
+        decimals: 0,
+        value: |m| m.p99_latency_ms,
+    },
+];
+
+/// Whether a scenario is one of the fleet's (its tables show [`FLEET_COLUMNS`]).
+fn is_fleet(result: &ScenarioResult) -> bool {
+    result.scenario.id.starts_with('f')
+}
+
 /// The summary of one metric of a cell over its seeds.
 ///
 /// ```
@@ -137,19 +197,24 @@ pub fn scenario_markdown(result: &ScenarioResult) -> String {
 }
 
 fn standard_table(out: &mut String, result: &ScenarioResult, v: usize) {
+    let columns: &[Column] = if is_fleet(result) {
+        &FLEET_COLUMNS
+    } else {
+        &COLUMNS
+    };
     let _ = write!(out, "| strategy |");
-    for column in &COLUMNS {
+    for column in columns {
         let _ = write!(out, " {} |", column.header);
     }
     let _ = write!(out, "\n|---|");
-    for _ in &COLUMNS {
+    for _ in columns {
         let _ = write!(out, "---:|");
     }
     out.push('\n');
     for (k, strategy) in result.scenario.strategies.iter().enumerate() {
         let cell = &result.cells[v][k];
         let _ = write!(out, "| {} |", strategy.name);
-        for column in &COLUMNS {
+        for column in columns {
             let mut text = summarize(cell, column.value).format(column.decimals);
             let censored = match column.header {
                 "R95 (s)" => cell.metrics.iter().any(|m| m.r95_censored),
@@ -250,4 +315,15 @@ seed had not recovered at the horizon (censored).\n\
 (per run, whole run).\n\
 * **429 share**: 429 answers over attempts in the window.\n\
 * **peak/mean attempts**: highest 100 ms attempt count over the mean, whole run.\n\
-* **Jain**: Jain's index of the clients' success ratios in the window (1 = fair).\n";
+* **Jain**: Jain's index of the clients' success ratios in the window (1 = fair).\n\
+\n\
+The fleet scenarios' tables (F1, F3, FF, the sweep) show, besides:\n\
+\n\
+* **admitted, peak 1 s / 10 s**: *admitted* is the rate of attempts the clients let through to \
+the server, counted as they reach it, whatever it answers (so throttled attempts count); the \
+window from 10 s after the fault's start is cut into consecutive 1 s (10 s) windows, and the \
+busiest one's rate is shown over the throttle's limit.\n\
+* **store commands/s**: commands sent to the fleet's store per second over the window.\n\
+* **fleet back after the store**: seconds from the store's recovery (the end of its fault) \
+until every process holds a live lease again from a store whose limiter is engaged as it was \
+before the fault.\n";

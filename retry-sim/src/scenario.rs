@@ -1,6 +1,7 @@
 //! The built-in scenarios S0–S6, and the options that adjust them.
 
 use crate::fault::{Fault, FaultKind, FaultSchedule};
+use crate::fleet::arm::FleetTuning;
 use crate::sim::{Arrivals, LayerConfig, SimConfig};
 use crate::strategy::{BUILT_IN, StrategySpec};
 use crate::time::{SECOND, secs};
@@ -70,8 +71,11 @@ pub struct Options {
     /// The strategies to compare.
     pub strategies: Vec<StrategySpec>,
     /// Whether scenarios may add the strategies that answer their question (S4 adds
-    /// `aws-2026-shared`, one scope for every client). Off when the user chose the strategies.
+    /// `aws-2026-shared`, one scope for every client; the fleet scenarios choose their
+    /// strategies). Off when the user chose the strategies.
     pub scenario_extras: bool,
+    /// Fleet mode's beta, sync interval and lease, for the fleet scenarios' `+fleet` arms.
+    pub fleet: FleetTuning,
 }
 
 impl Default for Options {
@@ -86,6 +90,7 @@ impl Default for Options {
             closed_loop: false,
             cancel_at_deadline: true,
             scenario_extras: true,
+            fleet: FleetTuning::default(),
             strategies: BUILT_IN
                 .iter()
                 .filter_map(|name| StrategySpec::named(name).ok())
@@ -105,6 +110,9 @@ fn fault(kind: FaultKind, length_s: f64) -> FaultSchedule {
 /// assert_eq!(s0.variants.len(), 6);
 /// ```
 pub fn builtin(id: &str, options: &Options) -> Result<Scenario, String> {
+    if id.starts_with('f') {
+        return crate::fleet::scenarios::builtin(id, options);
+    }
     let base = |default_secs: f64| {
         let mut config = SimConfig::new();
         let horizon = options
@@ -289,8 +297,9 @@ pub fn builtin(id: &str, options: &Options) -> Result<Scenario, String> {
         ),
         other => {
             return Err(format!(
-                "unknown scenario `{other}`: expected one of {} or `all`",
-                IDS.join(", ")
+                "unknown scenario `{other}`: expected one of {}, `all`, {} or `fleet`",
+                IDS.join(", "),
+                crate::fleet::scenarios::FLEET_IDS.join(", ")
             ));
         }
     };

@@ -12,18 +12,23 @@ use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
 use std::sync::Arc;
 
+use retry_core::fleet::FleetOptions;
+use retry_core::fleet::protocol::Settings;
 use retry_core::{ErrorKind, RetryStrategy, Scope};
 
 use crate::baseline::{BaselineClient, Outcome};
 use crate::clock::SimClock;
 
 use crate::fault::{FaultSchedule, Phase};
+use crate::fleet::arm::{Arm, FleetTuning};
+use crate::fleet::store::{Delivery, Store, StoreConfig};
+use crate::fleet::sync::{FleetEvent, FleetRuntime};
 use crate::metrics::{Recorder, RunOutput, Windows};
 use crate::policy::{Failure, OursLoop, Policy, SimClassifier, Token};
 use crate::rng::Rng;
 use crate::server::{Admission, Job, Server, ServerConfig};
 use crate::strategy::{LayerBuild, StrategySpec};
-use crate::time::{Nanos, SECOND, from_duration};
+use crate::time::{Nanos, SECOND, from_duration, to_duration};
 
 /// How clients issue requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -73,6 +78,8 @@ pub struct SimConfig {
     /// flight is left unanswered). Without it the deadline only stops new retries
     /// (`RetryConfig::timeout`), and a first attempt may wait for a send permit indefinitely.
     pub cancel_at_deadline: bool,
+    /// The fleet's store, for the strategies that use one (a naive shared store, fleet mode).
+    pub store: StoreConfig,
 }
 
 impl SimConfig {
@@ -98,6 +105,7 @@ impl SimConfig {
             faults: FaultSchedule::default(),
             horizon: 600 * SECOND,
             cancel_at_deadline: true,
+            store: StoreConfig::default(),
         }
     }
 
@@ -136,7 +144,7 @@ impl SimConfig {
         if self.horizon < SECOND {
             return Err("the run must last at least 1 s".into());
         }
-        Ok(())
+        self.store.validate()
     }
 }
 
@@ -194,6 +202,13 @@ enum Event {
     Think {
         client: u32,
     },
+    /// The store's answer to a send permit's ask arrives: the attempt is sent (naive store).
+    Send {
+        call: u32,
+        epoch: u32,
+    },
+    /// Fleet mode's sync tasks and store.
+    Fleet(FleetEvent),
 }
 
 /// An event and its key `(time << 64) | sequence number`: one integer comparison orders
@@ -230,6 +245,8 @@ enum State {
     Permit,
     /// Sleeping a backoff delay.
     Backoff,
+    /// Waiting for the store's answer to its send permit's ask (naive store).
+    Asking,
     InFlight,
 }
 
@@ -289,6 +306,12 @@ struct Engine<'a> {
     route_rng: Rng,
     think_rng: Rng,
     recorder: Recorder,
+    /// The store every decision asks, for a naive shared store.
+    naive: Option<Store>,
+    /// Fleet mode's sync tasks and store.
+    fleet: Option<FleetRuntime>,
+    /// The events the fleet's runtime asks for, before they are scheduled.
+    fleet_out: Vec<(Nanos, FleetEvent)>,
 }
 
 /// Runs `strategy` under `config` with `seed`.
@@ -303,6 +326,21 @@ struct Engine<'a> {
 /// ```
 pub fn run(config: &SimConfig, strategy: &StrategySpec, seed: u64) -> Result<RunOutput, String> {
     config.validate()?;
+    let arm = strategy.arm();
+    if arm.uses_store() && config.layers.len() > 1 {
+        return Err(format!(
+            "strategy `{}`: a fleet arm runs with one layer of clients (the processes)",
+            strategy.name
+        ));
+    }
+    if arm == Arm::NaiveStore && !config.store.faults.is_empty() {
+        return Err(format!(
+            "strategy `{}`: the naive store arm is not simulated with store faults (what its \
+             clients do when the store fails is a choice of their rate-limit client, failing \
+             open or closed, not a property of the store)",
+            strategy.name
+        ));
+    }
     // A run is one thread's from start to end: adaptive mode's sampling of idle responses
     // then depends on the seed alone.
     retry_core::adaptive::reseed_idle_sampling(seed);
@@ -319,6 +357,10 @@ pub fn run(config: &SimConfig, strategy: &StrategySpec, seed: u64) -> Result<Run
         };
         policies.push(spec.build_layer(&build, &clock, seed)?);
     }
+    let fleet = match arm {
+        Arm::Fleet(tuning) => Some(fleet_runtime(config, strategy, tuning, &policies[0], seed)?),
+        _ => None,
+    };
     let mut scopes: Vec<Scope> = Vec::new();
     let mut ours = Vec::with_capacity(policies.len());
     let mut baselines = Vec::with_capacity(policies.len());
@@ -367,7 +409,15 @@ pub fn run(config: &SimConfig, strategy: &StrategySpec, seed: u64) -> Result<Run
         route_rng: Rng::stream(seed, 4),
         think_rng: Rng::stream(seed, 5),
         recorder: Recorder::new(windows, config.layers[0].instances, end),
+        naive: (arm == Arm::NaiveStore)
+            .then(|| Store::new(config.store.clone(), Rng::stream(seed, STORE_STREAM))),
+        fleet,
+        fleet_out: Vec::new(),
     };
+    if let Some(fleet) = engine.fleet.as_mut() {
+        fleet.start(&mut engine.fleet_out);
+        engine.schedule_fleet();
+    }
     engine.run(end);
     // Calls refused locally (shed before the first attempt, or a retry whose permit was
     // expected later than `max_wait`): the scopes count them.
@@ -376,8 +426,52 @@ pub fn run(config: &SimConfig, strategy: &StrategySpec, seed: u64) -> Result<Run
         .map(|scope| scope.stats().rate_limited)
         .sum::<u64>();
     let capacity = config.faults.window_capacity(config.server.capacity());
-    Ok(engine.recorder.finish(capacity))
+    let mut output = engine.recorder.finish(capacity);
+    if let Some(fleet) = &engine.fleet {
+        output.metrics.fleet_recovery = fleet.recovery_secs(end);
+    }
+    Ok(output)
 }
+
+/// Fleet mode's runtime: each client of the layer (a process) attached to the fleet with the
+/// settings of its strategy's configuration.
+fn fleet_runtime(
+    config: &SimConfig,
+    strategy: &StrategySpec,
+    tuning: FleetTuning,
+    clients: &[Policy],
+    seed: u64,
+) -> Result<FleetRuntime, String> {
+    let layer = &config.layers[0];
+    let retry_config = strategy.layer_config(config.max_attempts, layer.deadline)?;
+    let mut options = FleetOptions::default();
+    options.sync_interval = to_duration(tuning.sync_interval);
+    options.lease_ttl = Some(to_duration(tuning.lease_ttl()));
+    options.beta = tuning.beta_ppm as f64 / 1e6;
+    let settings = Settings::from_config(&retry_config, &options)
+        .map_err(|error| format!("strategy `{}`: {error}", strategy.name))?;
+    let scopes: Vec<Scope> = clients
+        .iter()
+        .filter_map(|policy| match policy {
+            Policy::Ours(_, scope) => Some(scope.clone()),
+            Policy::Baseline(_) => None,
+        })
+        .collect();
+    FleetRuntime::new(
+        &scopes,
+        settings,
+        tuning,
+        config.store.clone(),
+        Rng::stream(seed, STORE_STREAM),
+        Rng::stream(seed, SYNC_STREAM),
+    )
+}
+
+/// The random stream of the store's round trips.
+const STORE_STREAM: u64 = 6;
+
+/// The random stream of fleet mode's sync tasks (their jitter).
+const SYNC_STREAM: u64 = 7;
 
 /// Whether an attempt may be sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -440,6 +534,15 @@ impl<'a> Engine<'a> {
             }
             None => Permit::Refused,
         }
+    }
+
+    /// Schedules what the fleet's runtime asked for, in the order it asked.
+    fn schedule_fleet(&mut self) {
+        let mut out = std::mem::take(&mut self.fleet_out);
+        for (at, event) in out.drain(..) {
+            self.schedule(at, Event::Fleet(event));
+        }
+        self.fleet_out = out;
     }
 
     fn schedule(&mut self, at: Nanos, event: Event) {
@@ -586,6 +689,18 @@ impl<'a> Engine<'a> {
                     self.try_send(call);
                 }
             }
+            Event::Send { call, epoch } => {
+                let slot = &self.calls[call as usize];
+                if slot.epoch == epoch && slot.state == State::Asking {
+                    self.send(call);
+                }
+            }
+            Event::Fleet(event) => {
+                if let Some(fleet) = self.fleet.as_mut() {
+                    fleet.handle(self.now, event, &mut self.recorder, &mut self.fleet_out);
+                    self.schedule_fleet();
+                }
+            }
             Event::Phase { index } => {
                 if let Some(phase) = self.phases.get(index as usize).copied() {
                     self.enter_phase(phase);
@@ -681,9 +796,25 @@ impl<'a> Engine<'a> {
     fn try_send(&mut self, slot: u32) {
         let now = self.now;
         let backoff = self.calls[slot as usize].backoff_pending;
-        match self.permit(slot) {
+        let retrying = self.calls[slot as usize].attempts > 0;
+        let permit = self.permit(slot);
+        // A naive store decides every permit: the answer comes a round trip later. A retry's
+        // first wait is its backoff, slept locally.
+        let asked = match permit {
+            Permit::Wait(_) if backoff && retrying => 0,
+            _ => self.store_round_trip(),
+        };
+        match permit {
+            Permit::Granted if asked > 0 => {
+                let call = &mut self.calls[slot as usize];
+                call.state = State::Asking;
+                call.epoch = call.epoch.wrapping_add(1);
+                let epoch = call.epoch;
+                self.schedule(now + asked, Event::Send { call: slot, epoch });
+            }
             Permit::Granted => self.send(slot),
             Permit::Wait(wait) => {
+                let wait = wait.saturating_add(asked);
                 let call = &mut self.calls[slot as usize];
                 call.state = if backoff {
                     State::Backoff
@@ -770,6 +901,7 @@ impl<'a> Engine<'a> {
     fn handle(&mut self, slot: u32, response: Response) {
         let now = self.now;
         let call = &mut self.calls[slot as usize];
+        let ours = matches!(call.token, Some(Token::Ours(_)));
         let retried = match call.token.as_mut() {
             None => return,
             Some(Token::Ours(retry)) => {
@@ -805,15 +937,42 @@ impl<'a> Engine<'a> {
                 }
             }
         };
-        if !retried {
-            self.finish(slot, response);
-            return;
-        }
         if let Response::Throttled(after) = response {
             call.not_before = now.saturating_add(after);
         }
         call.backoff_pending = true;
+        // A naive store hears of every outcome (its limiter and quota live there) and decides
+        // every retry: a retry starts when the answer arrives. (A call whose retry it refused
+        // ends at once, a round trip early; a success's report is off the call's path.)
+        let asked = if ours { self.store_round_trip() } else { 0 };
+        if !retried {
+            self.finish(slot, response);
+            return;
+        }
+        if asked > 0 {
+            let call = &mut self.calls[slot as usize];
+            call.state = State::Backoff;
+            call.epoch = call.epoch.wrapping_add(1);
+            let epoch = call.epoch;
+            self.schedule(now + asked, Event::Wake { call: slot, epoch });
+            return;
+        }
         self.try_send(slot);
+    }
+
+    /// For a naive shared store, one command asked now: counted, and its round trip returned
+    /// (at least 1 ns); 0 for the other arms, which decide locally.
+    fn store_round_trip(&mut self) -> Nanos {
+        let Some(store) = self.naive.as_mut() else {
+            return 0;
+        };
+        let now = self.now;
+        self.recorder.store_command(now);
+        match store.send(now, Nanos::MAX / 4) {
+            Delivery::Answered { reply, .. } => (reply - now).max(1),
+            // Without store faults (checked when the run starts) every command is answered.
+            Delivery::Unanswered { gave_up, .. } => gave_up.saturating_sub(now).max(1),
+        }
     }
 
     /// The call ended with `response` (its last attempt's, or `Timeout` when cancelled).

@@ -8,6 +8,7 @@ use retry_core::adaptive::CongestionSignals;
 use retry_core::{AdaptiveStrategy, RetryConfig, RetryMode, Scope, StandardStrategy};
 
 use crate::clock::SimClock;
+use crate::fleet::arm::{Arm, FleetTuning};
 
 use crate::baseline::{
     BackoffSpec, BaselineClient, BudgetKind, FinagleBudget, GrpcThrottle, RetryAfterUse,
@@ -58,6 +59,33 @@ pub enum QuotaSizing {
     PerClient,
     /// One scope (quota and limiter) shared by every client of the layer.
     Shared,
+    /// One scope shared by every client of the layer that lives in the fleet's store: every
+    /// decision on it is a round trip to the store ([`Arm::NaiveStore`]).
+    NaiveStore,
+    /// One private scope per client (a process of the fleet), attached to the fleet: its
+    /// process's sync task drives it from the store's lease ([`Arm::Fleet`]).
+    Fleet(FleetTuning),
+}
+
+impl QuotaSizing {
+    /// The fleet arm this sizing stands for.
+    ///
+    /// ```
+    /// use retry_sim::{fleet::arm::Arm, strategy::QuotaSizing};
+    /// assert_eq!(QuotaSizing::Shared.arm(), Arm::PerProcess);
+    /// assert_eq!(QuotaSizing::NaiveStore.arm(), Arm::NaiveStore);
+    /// ```
+    pub fn arm(&self) -> Arm {
+        match *self {
+            Self::PerClient | Self::Shared => Arm::PerProcess,
+            Self::NaiveStore => Arm::NaiveStore,
+            Self::Fleet(tuning) => Arm::Fleet(tuning),
+        }
+    }
+
+    fn shares_one_scope(&self) -> bool {
+        matches!(self, Self::Shared | Self::NaiveStore)
+    }
 }
 
 /// What a strategy is.
@@ -123,7 +151,8 @@ pub const BUILT_IN: [&str; 10] = [
 ];
 
 /// More built-in strategies, not run by default.
-pub const EXTRA: [&str; 4] = [
+pub const EXTRA: [&str; 5] = [
+    "default-adaptive",
     "adaptive-2026",
     "aws-2026-shared",
     "adaptive-timeouts",
@@ -162,6 +191,12 @@ impl StrategySpec {
     /// assert!(retry_sim::strategy::StrategySpec::named("nope").is_err());
     /// ```
     pub fn named(name: &str) -> Result<Self, String> {
+        if let Some(base) = name.strip_suffix(Arm::NaiveStore.suffix()) {
+            return Self::named(base)?.on_arm(Arm::NaiveStore);
+        }
+        if let Some(base) = name.strip_suffix(Arm::Fleet(FleetTuning::default()).suffix()) {
+            return Self::named(base)?.on_arm(Arm::Fleet(FleetTuning::default()));
+        }
         let baseline = |budget, backoff, retry_after| StrategyKind::Baseline {
             budget,
             backoff,
@@ -201,6 +236,10 @@ impl StrategySpec {
             "aws-2026" => ours(RetryConfig::aws_2026().build(), QuotaSizing::PerClient)?,
             "adaptive" => ours(
                 RetryConfig::aws_classic().mode(RetryMode::Adaptive).build(),
+                QuotaSizing::PerClient,
+            )?,
+            "default-adaptive" => ours(
+                RetryConfig::builder().mode(RetryMode::Adaptive).build(),
                 QuotaSizing::PerClient,
             )?,
             "adaptive-timeouts" => with_signals(
@@ -262,6 +301,54 @@ impl StrategySpec {
         })
     }
 
+    /// This `retry-core` strategy run on `arm` (per process, a naive shared store, fleet
+    /// mode), named `<name><arm suffix>`. Baselines run per process only.
+    ///
+    /// ```
+    /// use retry_sim::fleet::arm::Arm;
+    /// use retry_sim::strategy::StrategySpec;
+    /// let naive = StrategySpec::named("adaptive").unwrap().on_arm(Arm::NaiveStore).unwrap();
+    /// assert_eq!(naive.name, "adaptive+naive");
+    /// assert_eq!(StrategySpec::named("adaptive+naive").unwrap(), naive);
+    /// assert!(StrategySpec::named("grpc+fleet").is_err());
+    /// ```
+    pub fn on_arm(self, arm: Arm) -> Result<Self, String> {
+        let StrategyKind::Ours {
+            config,
+            quota: QuotaSizing::PerClient,
+            congestion,
+        } = self.kind
+        else {
+            return Err(format!(
+                "`{}{}`: only retry-core's per-client strategies run on a fleet arm",
+                self.name,
+                arm.suffix()
+            ));
+        };
+        let quota = match arm {
+            Arm::PerProcess => QuotaSizing::PerClient,
+            Arm::NaiveStore => QuotaSizing::NaiveStore,
+            Arm::Fleet(tuning) => QuotaSizing::Fleet(tuning),
+        };
+        Ok(Self {
+            name: format!("{}{}", self.name, arm.suffix()),
+            kind: StrategyKind::Ours {
+                config,
+                quota,
+                congestion,
+            },
+            max_attempts: self.max_attempts,
+        })
+    }
+
+    /// The arm this strategy runs on ([`Arm::PerProcess`] for baselines).
+    pub fn arm(&self) -> Arm {
+        match &self.kind {
+            StrategyKind::Ours { quota, .. } => quota.arm(),
+            StrategyKind::Baseline { .. } => Arm::PerProcess,
+        }
+    }
+
     /// A spec that never retries, named `none` (inner layers that do not retry use it).
     ///
     /// ```
@@ -307,17 +394,11 @@ impl StrategySpec {
         let attempts = self.attempts(attempts);
         match &self.kind {
             StrategyKind::Ours {
-                config,
-                quota,
-                congestion,
+                quota, congestion, ..
             } => {
-                let config = config
-                    .to_builder()
-                    .max_attempts(attempts)
-                    .timeout(to_duration(deadline.max(1)))
-                    .build()
-                    .map_err(|error| format!("strategy `{}`: {error}", self.name))?;
-                let shared = matches!(quota, QuotaSizing::Shared)
+                let config = self.layer_config(attempts, deadline)?;
+                let shared = quota
+                    .shares_one_scope()
                     .then(|| Scope::with_clock(&self.name, &config, clock.clone()));
                 Ok((0..count)
                     .map(|client| {
@@ -383,6 +464,27 @@ impl StrategySpec {
                 })
                 .collect()),
         }
+    }
+
+    /// The configuration of a `retry-core` strategy in a layer whose calls make `attempts`
+    /// attempts (unless the strategy fixes its own) within `deadline`.
+    ///
+    /// ```
+    /// use retry_sim::{strategy::StrategySpec, time::SECOND};
+    /// let config = StrategySpec::named("default").unwrap().layer_config(4, 5 * SECOND).unwrap();
+    /// assert_eq!(config.max_attempts(), 4);
+    /// assert!(StrategySpec::named("grpc").unwrap().layer_config(3, SECOND).is_err());
+    /// ```
+    pub fn layer_config(&self, attempts: u32, deadline: Nanos) -> Result<RetryConfig, String> {
+        let StrategyKind::Ours { config, .. } = &self.kind else {
+            return Err(format!("strategy `{}` is not retry-core's", self.name));
+        };
+        config
+            .to_builder()
+            .max_attempts(self.attempts(attempts))
+            .timeout(to_duration(deadline.max(1)))
+            .build()
+            .map_err(|error| format!("strategy `{}`: {error}", self.name))
     }
 
     /// A one-line description for reports.
@@ -452,6 +554,14 @@ impl fmt::Display for StrategySpec {
                 match quota {
                     QuotaSizing::PerClient => write!(f, ", one private scope per client"),
                     QuotaSizing::Shared => write!(f, ", one scope shared by every client"),
+                    QuotaSizing::NaiveStore => write!(
+                        f,
+                        ", one scope shared by every client in the store, a round trip on every send and every failed attempt"
+                    ),
+                    QuotaSizing::Fleet(tuning) => write!(
+                        f,
+                        ", fleet mode: one private scope per process driven by the store's lease ({tuning})"
+                    ),
                 }
             }
             StrategyKind::Baseline {

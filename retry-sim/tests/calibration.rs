@@ -190,3 +190,57 @@ fn the_s0_goal_checks_the_default_only_where_it_can_fail_and_fails_a_default_tha
     }
     assert_eq!(default_rows(&results), checked(false));
 }
+
+/// F3 shortened and shrunk: 100 processes × 7/s (the same 700/s into 500/s), 200 s, one seed,
+/// per-process and fleet mode.
+fn short_f3() -> Vec<retry_sim::runner::ScenarioResult> {
+    let options = Options {
+        clients: Some(100),
+        load: Some(7.0),
+        duration: Some(200.0),
+        seeds: 1,
+        strategies: Vec::new(),
+        scenario_extras: true,
+        ..Options::default()
+    };
+    let mut f3 = builtin("f3", &options).expect("f3");
+    f3.strategies.retain(|spec| !spec.name.ends_with("+naive"));
+    run_all(&[f3], 2, false).expect("runs")
+}
+
+#[test]
+fn the_fleet_goals_check_fleet_mode_and_fail_per_process_figures() {
+    let mut results = short_f3();
+    let fleet_rows = |results: &[retry_sim::runner::ScenarioResult]| {
+        goals::check(results)
+            .into_iter()
+            .filter(|row| row.strategy == "default-adaptive+fleet")
+            .map(|row| (row.goal, row.measured.mean, row.met))
+            .collect::<Vec<_>>()
+    };
+    let rows = fleet_rows(&results);
+    let goals: Vec<&str> = rows.iter().map(|(goal, _, _)| goal.as_str()).collect();
+    assert_eq!(
+        goals,
+        [
+            "F3 429 share",
+            "F3 goodput / 500/s limit",
+            "F3 admitted, peak 10 s / limit",
+            "F3 admitted, peak 1 s / limit"
+        ]
+    );
+    let fleet_429 = rows[0].1;
+    // The per-process arm's results given as fleet mode's: its 429 share fails the goal.
+    let names: Vec<&str> = results[0]
+        .scenario
+        .strategies
+        .iter()
+        .map(|spec| spec.name.as_str())
+        .collect();
+    assert_eq!(names, ["default-adaptive", "default-adaptive+fleet"]);
+    let per_process = results[0].cells[0][0].clone();
+    results[0].cells[0][1] = per_process;
+    let rows = fleet_rows(&results);
+    assert!(rows[0].1 > fleet_429, "{} against {fleet_429}", rows[0].1);
+    assert!(!rows[0].2, "{rows:?}");
+}

@@ -135,19 +135,7 @@ impl RedisServer {
 
     /// Sends a command from a new connection (as the default user) and reads its reply.
     pub fn command(&self, args: &[&str]) -> Resp {
-        let mut stream =
-            TcpStream::connect(("127.0.0.1", self.port)).expect("connects to its own server");
-        stream
-            .set_read_timeout(Some(REPLY_TIMEOUT))
-            .expect("a read timeout");
-        let mut request = format!("*{}\r\n", args.len());
-        for arg in args {
-            request.push_str(&format!("${}\r\n{arg}\r\n", arg.len()));
-        }
-        stream
-            .write_all(request.as_bytes())
-            .expect("the command is sent");
-        read_reply(&mut BufReader::new(stream))
+        command_at(self.port, args)
     }
 
     fn signal(&self, signal: &str) {
@@ -216,6 +204,23 @@ fn skip(suite: &str) {
         );
         let _ = std::io::stderr().write_all(line.as_bytes());
     });
+}
+
+/// Sends a command to the server on `port` of 127.0.0.1 from a new connection (as the default
+/// user) and reads its reply: for a thread of the test's own, which cannot hold the server.
+pub fn command_at(port: u16, args: &[&str]) -> Resp {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connects to the server");
+    stream
+        .set_read_timeout(Some(REPLY_TIMEOUT))
+        .expect("a read timeout");
+    let mut request = format!("*{}\r\n", args.len());
+    for arg in args {
+        request.push_str(&format!("${}\r\n{arg}\r\n", arg.len()));
+    }
+    stream
+        .write_all(request.as_bytes())
+        .expect("the command is sent");
+    read_reply(&mut BufReader::new(stream))
 }
 
 /// A port of 127.0.0.1 that nothing listens on (the OS's choice; free when returned).

@@ -1,5 +1,5 @@
 //! Every default a document states, checked against the configuration it describes: the
-//! `#[retryable]` argument tables (the macro's rustdoc and the README), the table of
+//! `#[retryable]` argument table (the macro's rustdoc; README shows none), the table of
 //! `RetryConfig::default`'s rustdoc, and the constants of `retry-core/src/config/defaults.rs`
 //! (private: each one's doc must state its value). The documents are read as text, so a doc that
 //! drifts from the code fails here, naming the document, the row and both values.
@@ -11,7 +11,6 @@ use retry_core::config::parse_duration;
 use retry_core::{Quota, RetryConfig, RetryMode, RetryPreset};
 
 const MACRO_DOCS: &str = include_str!("../../retry-macros/src/lib.rs");
-const README: &str = include_str!("../../README.md");
 const CONFIG_DOCS: &str = include_str!("../../retry-core/src/config/retry_config.rs");
 const DEFAULTS_DOCS: &str = include_str!("../../retry-core/src/config/defaults.rs");
 
@@ -221,13 +220,6 @@ fn the_macro_rustdoc_argument_table() {
     let rows = table(MACRO_DOCS, "| argument | value | default |");
     assert!(rows.len() >= 15, "the table has {} rows", rows.len());
     assert_none(check_table("retry-macros/src/lib.rs", &rows, 2));
-}
-
-#[test]
-fn the_readme_argument_table() {
-    let rows = table(README, "| argument | value | default | effect |");
-    assert!(rows.len() >= 15, "the table has {} rows", rows.len());
-    assert_none(check_table("README.md", &rows, 2));
 }
 
 #[test]

@@ -9,16 +9,93 @@ mod backend;
 mod differential;
 #[path = "fleet_redis/faults.rs"]
 mod faults;
+#[path = "fleet_redis/scope_faults.rs"]
+mod scope_faults;
+#[path = "fleet_redis/scopes.rs"]
+mod scopes;
+#[path = "fleet_redis/start.rs"]
+mod start;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use retry_core::fleet::protocol::{Lease, ProcessId, Reply, Report};
 use retry_core::fleet::redis::StoreOptions;
+use retry_core::fleet::{Fleet, FleetStats, FleetStatus};
+use retry_core::{ErrorKind, RetryConfig, RetryReason, RetryStrategy, Scope, StandardStrategy};
 use retry_tests::redis_server::RedisServer;
 
 /// The tests the skip line names.
 const SUITE: &str = "tests/tests/fleet_redis.rs (the store script against its model, the Redis \
-                     backend's errors and faults)";
+                     backend's errors and faults, fleet scopes)";
+
+/// The sync interval of the scope-level tests: short, so that a test lasts a few intervals.
+const INTERVAL: Duration = Duration::from_millis(100);
+
+/// Their command (and connection) timeout.
+const COMMAND_TIMEOUT: Duration = Duration::from_millis(50);
+
+/// The longest a scope-level test waits for a fleet to get where it should (a bound on the
+/// test's time, far above the few intervals it takes).
+const PATIENCE: Duration = Duration::from_secs(10);
+
+/// A "process": a `Fleet` on `url` with the tests' interval, as process `id`.
+async fn process(url: &str, id: u64) -> Fleet {
+    Fleet::connect(url)
+        .expect("a Redis URL")
+        .sync_interval(INTERVAL)
+        .command_timeout(COMMAND_TIMEOUT)
+        .process_id(ProcessId(id))
+        .start()
+        .await
+        .expect("starts")
+}
+
+/// A private scope of `fleet` called `name` on `config`, and a strategy on it.
+fn attached(fleet: &Fleet, name: &str, config: &RetryConfig) -> StandardStrategy {
+    let scope = Scope::new(name, config);
+    fleet.attach_scope(&scope).expect("attaches");
+    StandardStrategy::builder(config.clone())
+        .scope(scope)
+        .build()
+}
+
+/// The scope's fleet figures (it is attached).
+fn fleet_stats(strategy: &StandardStrategy) -> FleetStats {
+    strategy.scope().stats().fleet.expect("attached")
+}
+
+/// Waits (sleeping on tokio, so that the sync tasks run) until `done` holds; panics naming
+/// `what` after [`PATIENCE`]. Returns how long it took.
+async fn wait_until(what: &str, mut done: impl FnMut() -> bool) -> Duration {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed() < PATIENCE, "not {what} within {PATIENCE:?}");
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    start.elapsed()
+}
+
+/// Waits until the scope's status is `status`.
+async fn wait_for_status(strategy: &StandardStrategy, status: FleetStatus) -> Duration {
+    wait_until(&format!("{status:?}"), || {
+        fleet_stats(strategy).status == status
+    })
+    .await
+}
+
+/// A call that fails `failures` times with `kind` (each retry granted or not), decided by the
+/// strategy alone: whether it succeeded.
+fn call(strategy: &StandardStrategy, failures: u32, kind: ErrorKind) -> bool {
+    let mut token = strategy.acquire_initial_token();
+    for _ in 0..failures {
+        match strategy.refresh_retry_token(token, &RetryReason::error(kind)) {
+            Ok(next) => token = next,
+            Err(_) => return false,
+        }
+    }
+    strategy.record_success(token);
+    true
+}
 
 /// A server of the test's own with `args`, or `None` when Redis is not installed.
 fn server(args: &[&str]) -> Option<RedisServer> {
@@ -88,5 +165,14 @@ impl Process {
         self.returned = u64::try_from(-lease.grant.min(0)).expect("non-negative");
         self.born = lease.born_ms;
         self.known_rate = if lease.engaged { lease.fleet_rate } else { 0 };
+    }
+}
+
+/// A call that fails, is retried once (if the quota pays) and fails again.
+fn failed_call(strategy: &StandardStrategy) {
+    let token = strategy.acquire_initial_token();
+    let reason = RetryReason::error(ErrorKind::Transient);
+    if let Ok(token) = strategy.refresh_retry_token(token, &reason) {
+        strategy.record_failure(token);
     }
 }

@@ -1,6 +1,6 @@
 //! Retrying at one layer: where `#[tracing::instrument]` goes beside `#[retryable]` (one span
-//! per attempt or one per call), and nested retries multiplying. The README's "Retry at one
-//! layer" states what these tests check.
+//! per attempt or one per call), and nested retries multiplying. The guide's page
+//! `retry_core::guide::layers` states what these tests check.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -56,7 +56,7 @@ impl Subscriber for SpanNames {
 // Above `#[retryable]`, `#[instrument]` expands first: the span is made in the body, which
 // `#[retryable]` then runs once per attempt. Below it, `#[instrument]` expands second and wraps
 // the whole retry loop.
-// ANCHOR: readme-instrument-order
+// ANCHOR: guide-instrument-order
 #[tracing::instrument(skip_all)] // above: one span per attempt
 #[retryable(max_attempts = 3, initial_backoff = "10ms", scope = "layers-above")]
 async fn span_per_attempt(attempts: &AtomicU32) -> Result<u32, Unavailable> {
@@ -68,7 +68,7 @@ async fn span_per_attempt(attempts: &AtomicU32) -> Result<u32, Unavailable> {
 async fn span_per_call(attempts: &AtomicU32) -> Result<u32, Unavailable> {
     attempt(attempts, 2)
 }
-// ANCHOR_END: readme-instrument-order
+// ANCHOR_END: guide-instrument-order
 
 /// The spans a future made, by name.
 async fn spans_of<F: Future>(future: F) -> (F::Output, Vec<&'static str>) {

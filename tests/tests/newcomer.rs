@@ -1,4 +1,4 @@
-//! A newcomer's first program, through the README's reqwest pattern (`check_status()?` in a
+//! A newcomer's first program, through the guide's reqwest pattern (`check_status()?` in a
 //! `#[retryable]` function whose error derives `RetryInfo`): 20 concurrent workers fetch 200
 //! keys from a flaky object store on loopback (`examples::store_demo`: each key answers 503
 //! twice before it serves, every tenth first answers 429 with `Retry-After: 1`, every twentieth
@@ -6,10 +6,15 @@
 //! configurations: a bare `#[retryable(max_attempts = 5)]`, `preset = "aws-2026"` and
 //! `mode = "adaptive"`.
 //!
-//! The store runs in the test's runtime with tokio's clock paused, so every wait (backoff,
-//! `Retry-After`, the rate limiter) passes in virtual time and the program's duration is
-//! measured on tokio's clock: what the retries made the program wait, not how fast this machine
-//! is. Each test has its own `#[retryable]` functions (their scopes are process-wide).
+//! Each run of the program, and its store, has a current-thread runtime of its own with tokio's
+//! clock paused, so every wait (backoff, `Retry-After`, the rate limiter) passes in virtual time
+//! and the program's duration is measured on tokio's clock: what the retries made the program
+//! wait, not how fast this machine is. Each run is the same every time: its jitter is drawn
+//! from the runtime thread's generator, seeded when the run starts, and the scopes its
+//! `#[retryable]` functions create on their first call start their clocks at the runtime's
+//! start (a scope created after a paused clock ran ahead of the real time would start its
+//! clock at the real time, different in every run: see `TokioClock`). Each test has its own
+//! `#[retryable]` functions (their scopes are process-wide).
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -23,7 +28,7 @@ use tokio::task::JoinSet;
 use tokio::time::Instant;
 
 /// What the program's calls fail with: reqwest's errors and error statuses, each describing
-/// its retryability (the README's reqwest pattern).
+/// its retryability (the guide's reqwest pattern).
 #[derive(Debug, thiserror::Error, RetryInfo)]
 enum StoreError {
     #[error(transparent)]
@@ -144,6 +149,12 @@ type Program<T> = fn(Configuration, reqwest::Client, String) -> Call<T>;
 program!(first_program);
 program!(timed_program);
 
+/// The seed of the jitter each run draws: one with which, before a call the quota refused got
+/// back what its retries paid, the bare attribute served 20 of 190 keys in 1.2 s (as did 8 of
+/// the seeds 0 to 39): one refusal among the 20 calls of a young scope holding their retries at
+/// once left less than a retry for every next key of that worker.
+const JITTER_SEED: u64 = 3;
+
 /// Concurrent workers, as in the newcomer's program.
 const WORKERS: usize = 20;
 
@@ -165,12 +176,22 @@ struct Figures {
 }
 
 /// Runs the newcomer's program in `configuration`, with `get` and `put`, against a new store,
-/// and prints its figures.
-async fn run_program(
-    configuration: Configuration,
-    get: Program<String>,
-    put: Program<()>,
-) -> Figures {
+/// in a runtime of its own whose clock is paused from its start, the jitter drawn from
+/// [`JITTER_SEED`]; prints its figures.
+fn run_program(configuration: Configuration, get: Program<String>, put: Program<()>) -> Figures {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .start_paused(true)
+        .build()
+        .expect("a runtime");
+    // The runtime runs every task on this thread: its generator draws every jitter (and
+    // adaptive mode's idle samples).
+    retry_core::adaptive::reseed_idle_sampling(JITTER_SEED);
+    runtime.block_on(program(configuration, get, put))
+}
+
+/// The newcomer's program in `configuration`, with `get` and `put`, against a new store.
+async fn program(configuration: Configuration, get: Program<String>, put: Program<()>) -> Figures {
     let layout = StoreLayout::NEWCOMER;
     let store = FlakyStore::serve(layout).await.expect("the store starts");
     let client = reqwest::Client::new();
@@ -218,7 +239,7 @@ async fn run_program(
 /// Runs the program of `module` in `configuration`.
 macro_rules! run {
     ($module:ident, $configuration:expr) => {
-        run_program($configuration, $module::get, $module::put).await
+        run_program($configuration, $module::get, $module::put)
     };
 }
 
@@ -239,8 +260,8 @@ fn nothing_was_sent_twice(figures: &Figures) {
     assert_eq!(figures.store.puts(PUT_KEY), 1, "PUTs stored");
 }
 
-#[tokio::test(start_paused = true)]
-async fn the_bare_attribute_serves_at_least_what_aws_2026_does_and_sends_nothing_twice() {
+#[test]
+fn the_bare_attribute_serves_at_least_what_aws_2026_does_and_sends_nothing_twice() {
     let bare = run!(first_program, Configuration::Bare);
     let aws = run!(first_program, Configuration::Aws2026);
     let adaptive = run!(first_program, Configuration::Adaptive);
@@ -250,13 +271,20 @@ async fn the_bare_attribute_serves_at_least_what_aws_2026_does_and_sends_nothing
         bare.served,
         aws.served
     );
+    // A refusal costs its own key, not every key after it.
+    let keys = StoreLayout::NEWCOMER.served_keys();
+    assert!(
+        bare.served * 10 >= keys * 9,
+        "bare {} of {keys}",
+        bare.served
+    );
     for figures in [&bare, &aws, &adaptive] {
         nothing_was_sent_twice(figures);
     }
 }
 
-#[tokio::test(start_paused = true)]
-async fn adaptive_mode_finishes_within_twice_the_standard_modes_time() {
+#[test]
+fn adaptive_mode_finishes_within_twice_the_standard_modes_time() {
     let standard = run!(timed_program, Configuration::Bare);
     let adaptive = run!(timed_program, Configuration::Adaptive);
     assert!(

@@ -307,7 +307,7 @@ async fn status_errors_from_error_for_status_follow_the_status() {
     assert_eq!(errors[2].fault(), retry_core::Fault::Client);
 }
 
-/// The README's shape: a `#[retryable]` method over reqwest.
+/// The guide's shape: a `#[retryable]` method over reqwest.
 struct Api {
     client: reqwest::Client,
     base: String,

@@ -176,7 +176,7 @@ async fn an_unreachable_server_is_unavailable_and_retried() {
     assert_eq!(strategy.scope().stats().retries, 2);
 }
 
-// ANCHOR: readme-channel
+// ANCHOR: guide-channel
 use retry_core::RetryStrategy;
 use retry_core::classify::{ClassifierChain, TransientErrorClassifier};
 use retry_core::tonic::GrpcStatusClassifier;
@@ -205,7 +205,7 @@ where
         .map_request(|request: BufferedRequest| request.map(Body::new))
         .service(channel)
 }
-// ANCHOR_END: readme-channel
+// ANCHOR_END: guide-channel
 
 #[tokio::test(start_paused = true)]
 async fn retry_layer_over_a_channel_retries_trailers_only_failures() {

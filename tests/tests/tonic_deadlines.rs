@@ -53,7 +53,7 @@ async fn slow_then_fine() -> GrpcServer {
         .expect("serve")
 }
 
-/// The README's retried channel: trailers-only failures by their gRPC status, the channel's
+/// The guide's retried channel: trailers-only failures by their gRPC status, the channel's
 /// errors by their `io::Error`.
 fn retried_channel(
     channel: Channel,

@@ -57,7 +57,7 @@ fn boxed_classifier() -> ClassifierChain<HyperResponse, BoxError> {
         .with(DynErrorClassifier)
 }
 
-/// The README's classifier for hyper-util's own errors.
+/// The tower_hyper example's classifier for hyper-util's own errors.
 fn hyper_classifier() -> ClassifierChain<HyperResponse, HyperError> {
     ClassifierChain::new()
         .with(HttpStatusClassifier::new())
@@ -186,7 +186,7 @@ async fn a_connect_error_is_retried_whatever_its_cause() {
     assert!(connect.is_connect(), "{connect:?}");
     assert_eq!(attempts.load(Ordering::SeqCst), 3, "boxed: retried");
 
-    // The same error unboxed, with the README's classifier chain.
+    // The same error unboxed, with the tower_hyper example's classifier chain.
     let attempts = Arc::new(AtomicU32::new(0));
     let counted = attempts.clone();
     let service = ServiceBuilder::new()

@@ -127,6 +127,11 @@ impl ClientRateLimiter {
         state.measured.record(now);
         state.sampled |= ended.is_some();
         state.counted.count(1, ended);
+        if state.pinned {
+            // A fleet's lease sets the rate: the fleet cuts it once per round trip for every
+            // process, and a throttle here reaches it with the next report.
+            return congested;
+        }
         if state.enabled {
             state.restart_if_provisional(now);
         }

@@ -113,6 +113,7 @@ impl ClientRateLimiter {
                 sampled: false,
                 counted: CountedRate::new(now),
                 timeouts: TimeoutEvidence::default(),
+                pinned: false,
             }),
             enabled: AtomicBool::new(false),
         })

@@ -10,6 +10,8 @@ mod congestion;
 mod counted_rate;
 mod cubic;
 mod feedback;
+#[cfg(feature = "fleet")]
+mod fleet_rate;
 mod idle_sample;
 mod latency;
 mod limiter;

@@ -53,6 +53,11 @@ pub(super) struct LimiterState {
     pub(super) counted: CountedRate,
     /// Whether the service answered while attempts timed out (a queue, not an outage).
     pub(super) timeouts: TimeoutEvidence,
+    /// Whether a fleet's lease sets the fill rate ([`ClientRateLimiter::pin_rate`]): responses
+    /// then feed the measurements but move no rate.
+    ///
+    /// [`ClientRateLimiter::pin_rate`]: super::ClientRateLimiter::pin_rate
+    pub(super) pinned: bool,
 }
 
 /// How long the bucket takes to gain `missing` (> 0) permits at `fill_rate`, rounded up to the

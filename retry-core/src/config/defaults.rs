@@ -56,14 +56,16 @@ pub const SUCCESS_REWARD: u32 = aws_classic::SUCCESS_REWARD;
 /// so a lone call makes every attempt it asks for; at least [`YOUNG_SCOPE_QUOTA`] while the
 /// scope is younger than 60 s). A call that starts retrying after 60 s in which no call did
 /// finds one whole call's retries again, and a success gives back every retry its call paid
-/// for, so the quota drains only through calls that fail. A fleet's retries in an outage then
-/// follow its load, not its number of clients: at most `1 + 60 / (14 × 60) = 1.071` attempts
-/// per call over a 60 s outage. Measured: S1 1.070 attempts per request over the outage, 1.000 from 10 s in;
-/// S4 1.071 / 1.070 / 1.058 with 10 / 100 / 1000 clients (a fixed quota of 500: 1.008 / 1.083
-/// / 1.834 with `aws-2026`'s costs, 1.024 / 1.238 / 2.953 with the classic ones). The floor's
-/// price: 10,000 clients at 0.07 calls/s each, too few to buy one retry, keep one call's
-/// retries each and make 1.469 attempts per request in S1's outage (the fixed quotas: 2.967 and
-/// 2.998).
+/// for, so the quota drains only through calls that fail (a call refused a retry gets back
+/// what it paid unless one was already refunded since the scope's last success: at most one
+/// per client in an outage). A fleet's retries in an outage then follow its load, not its
+/// number of clients: at most `1 + 60 / (14 × 60) = 1.071` attempts per call over a 60 s
+/// outage, and one refused call's retries per client. Measured: S1 1.072 attempts per request
+/// over the outage, 1.000 from 10 s in; S4 1.072 / 1.072 / 1.069 with 10 / 100 / 1000 clients
+/// (a fixed quota of 500: 1.008 / 1.083 / 1.834 with `aws-2026`'s costs, 1.024 / 1.238 / 2.953
+/// with the classic ones). The floor's price: 10,000 clients at 0.07 calls/s each, too few to
+/// buy one retry, keep one call's retries each and make 1.470 attempts per request in S1's
+/// outage (the fixed quotas: 2.967 and 2.998).
 pub const QUOTA_WINDOW: Duration = Duration::from_secs(60);
 
 /// The most the traffic-sized quota holds, 5000 tokens: 60 s of 83 calls/s. Above that rate a client's retry

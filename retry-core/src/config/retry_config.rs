@@ -84,7 +84,8 @@ impl Default for RetryConfig {
     /// traffic — a retry finds at most one token per call of the last `quota_window`, at least
     /// one whole call's retries, at most `quota_capacity` — that does not grow with the number
     /// of clients. A scope younger than its window starts with the AWS SDKs' 500 tokens and is
-    /// capped no lower; a success gives back every retry its call paid for; a call that starts
+    /// capped no lower; a success gives back every retry its call paid for; a call refused a
+    /// retry while the scope's calls keep succeeding gets back what it paid; a call that starts
     /// retrying after a window without any finds one whole call's retries. So a new scope, a
     /// caller whose retried calls succeed, or a call after a quiet window never gets fewer
     /// retries than `aws-2026` would.
@@ -207,7 +208,12 @@ impl RetryConfig {
     /// * the first retry of a call, asked for when no call of the scope started retrying
     ///   (granted or refused) during the whole last `window`, finds at least the floor: a call
     ///   ten minutes after a failed one makes every attempt. A client in an outage asks at each
-    ///   call, so it gets no such refill.
+    ///   call, so it gets no such refill;
+    /// * a call refused a retry gets back what its earlier retries paid, unless a refused call
+    ///   was already refunded since the scope's last success: while the scope's calls keep
+    ///   succeeding, a refusal comes from its own calls holding their retries at once, and one
+    ///   refusal does not leave the next calls less than a retry. In an outage no call
+    ///   succeeds, so at most one refused call is refunded.
     ///
     /// A call reads the clock once, at its first retry; its later retries are sized from that
     /// reading (the success path reads none).

@@ -64,8 +64,17 @@ pub enum FleetError {
         /// What is wrong, and what to write instead.
         reason: String,
     },
-    /// No connection to the store within the connection timeout, or the connection was lost.
+    /// No connection to the store within the connection timeout, or the connection refused.
     Unreachable {
+        /// The store's URL, without its password.
+        url: String,
+        /// The cause.
+        reason: String,
+    },
+    /// The connection broke while a command was under way (the server closed it, was killed
+    /// or restarted): the command may or may not have run; the connection is made anew at the
+    /// next call.
+    ConnectionLost {
         /// The store's URL, without its password.
         url: String,
         /// The cause.
@@ -91,6 +100,19 @@ pub enum FleetError {
     NoScripting {
         /// The store's message.
         reason: String,
+    },
+    /// A fleet setting out of its bounds (a sync interval, a lease, a beta), or a scope whose
+    /// retry configuration a fleet cannot share.
+    InvalidSetting {
+        /// The setting.
+        setting: &'static str,
+        /// What is wrong, and what to write instead.
+        reason: String,
+    },
+    /// The scope is already attached to a fleet that still syncs it.
+    AlreadyAttached {
+        /// The scope's name.
+        scope: String,
     },
     /// Any other error the store returned.
     Server {
@@ -129,6 +151,19 @@ impl fmt::Display for FleetError {
                 f,
                 "fleet store does not run scripts for this user ({reason}): fleet mode needs \
                  EVAL and EVALSHA (ACL category +@scripting)"
+            ),
+            Self::ConnectionLost { url, reason } => write!(
+                f,
+                "fleet store {url} closed the connection during a command ({reason}); it will be \
+                 made anew"
+            ),
+            Self::InvalidSetting { setting, reason } => {
+                write!(f, "fleet setting `{setting}`: {reason}")
+            }
+            Self::AlreadyAttached { scope } => write!(
+                f,
+                "scope {scope:?} is already attached to a fleet: attach it once per process (drop \
+                 that `Fleet` first to attach it to another)"
             ),
             Self::Server { reason } => write!(f, "fleet store error: {reason}"),
             Self::Protocol(error) => error.fmt(f),

@@ -1,6 +1,9 @@
 //! The store's keys for one fleet scope: `<prefix>{<scope>}:v1:state`, `...:procs` and
 //! `...:seen`, the scope's name percent-encoded inside a Redis Cluster hash tag so that the
 //! three keys live on one shard (Redis docs, "Redis cluster specification", hash tags).
+//!
+//! Hidden from the documentation: not part of the stable API. [`Fleet`](super::Fleet) uses it;
+//! the repository's tests and tools reach it to drive the store directly.
 
 use super::error::FleetError;
 use super::protocol::PROTOCOL_VERSION;

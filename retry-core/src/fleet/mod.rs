@@ -15,6 +15,89 @@
 //! receives its lease, a share of the fleet's retry tokens and of the fleet's send rate. The
 //! store's load follows the number of processes and the interval, never the request rate.
 //!
+//! # Attaching scopes
+//! At start-up, connect the process to the fleet's store and attach the scopes its calls use.
+//! A fleet scope is a scope: `#[retryable(scope = "inventory")]`,
+//! [`strategy_for`](crate::strategy_for)`(config, "inventory")` (and `RetryLayer` on it) and
+//! [`Scope::named`](crate::Scope::named) use it unchanged, and a scope calls already used is
+//! upgraded in place.
+//!
+//! ```no_run
+//! use retry_core::RetryConfig;
+//! use retry_core::fleet::Fleet;
+//! use std::time::Duration;
+//!
+//! # async fn start() -> Result<(), retry_core::fleet::FleetError> {
+//! let fleet = Fleet::connect("redis://app:secret@redis.internal:6379/0")? // or rediss://
+//!     .prefix("shop:")                          // every key under it (default "retry:")
+//!     .sync_interval(Duration::from_secs(1))    // the default
+//!     .start()
+//!     .await?;
+//! let inventory = fleet.attach("inventory", &RetryConfig::default())?;
+//! // ... keep `fleet` for the process's lifetime: dropping it stops the syncs.
+//! # Ok(()) }
+//! ```
+//!
+//! Every process attaching a scope must use the same configuration and options: the store
+//! keeps the first one's ([`protocol::Settings`]: the quota's sizes, the interval, the lease,
+//! the beta, and a fingerprint of [`FINGERPRINTED`]); a process with others gets a conflict,
+//! logs one warning naming the setting, and runs on its local limits.
+//!
+//! # What the stats say
+//! [`ScopeStats::fleet`](crate::scope::ScopeStats::fleet) ([`FleetStats`]): the status
+//! ([`FleetStatus`]: `Connecting` before the first lease, `Live`, `Fallback` after the lease
+//! expired, `Conflict`, `Detached` once the `Fleet` is dropped), the tokens the last lease left
+//! the process, the fleet's cap and live processes, the fleet's rate and this process's share
+//! of it (while the fleet limiter is engaged), and how long ago the last successful sync began.
+//!
+//! While the lease is live, the scope's quota holds the lease (the local rules that size a
+//! quota by its own traffic are off: the fleet's cap follows the fleet's traffic) and, once a
+//! throttle engaged the fleet limiter, the limiter sends at the process's share of the fleet's
+//! rate and its own responses move no rate:
+//! * a share is honoured as it is, below the AWS SDKs' floor of 0.5/s too (1000 processes
+//!   sharing 500/s have about 0.5/s each: floored, they sent ~590/s into the 500/s limit in
+//!   the simulator);
+//! * a process with no share sends at that floor, or at the fleet's rate over its live
+//!   processes if less: never blocked, and 10,000 floors stay within the fleet's rate;
+//! * the bucket starts with one permit when the fleet limiter engages (empty, every process
+//!   would wait a whole period for its first send, and the fleet go quiet just after its first
+//!   throttle);
+//! * one lease raises the process's rate at most 1.25x the last one's, or to the fleet's rate
+//!   over its live processes if that is more (a store that lost its state hands its first
+//!   reporters the shares of all; a corrupt one cannot make a process burst).
+//!
+//! The process side is [`lease::LeaseHolder`],
+//! plain logic on explicit times: a simulator drives it in virtual time against
+//! [`store_model::step`].
+//!
+//! # Faults
+//! * **Redis down, paused or slow**: a sync fails at its command timeout (a quarter of the
+//!   interval by default); calls carry on from local state, none waits; the lease holds until
+//!   `last successful sync + lease` (3 intervals by default), then the scope falls back to local
+//!   limits at a safe share of the last fleet figures (the quota capped at the fleet's cap over
+//!   its live processes, the limiter held at its last share of the fleet's rate: a thousand
+//!   processes each growing their own rate again would send the limit many times over); the
+//!   backend reconnects with jittered backoff, and the next successful sync makes the lease
+//!   live again. Only a detached scope (its `Fleet` dropped) goes back to the local rules, from
+//!   that share.
+//! * **Redis flushed, restarted empty or failed over**: the script is sent again (`NOSCRIPT`,
+//!   then `EVAL`) and the store re-learns from what the processes hold and the rate they knew:
+//!   nothing is granted that no process accounts for, and no lease raises a process's rate
+//!   more than the rule above allows, so no burst follows.
+//! * **Unreachable at start-up**: [`FleetBuilder::start`] logs a warning and starts anyway: the
+//!   scopes run on their local limits until the store answers. A wrong URL, a refused password
+//!   or a user without scripting is an error there instead.
+//! * **Reports in doubt**: a report whose reply was lost may have been applied: its counts are
+//!   not sent again (counted at most once: a lost interval makes the store undercount, which
+//!   errs toward fewer tokens and a lower rate). A report that never left the process passes
+//!   its calls and tokens to the next, but not its attempts sent and throttled: the store
+//!   measures rates per interval, and an outage's sends told at once would read as a rate many
+//!   times the fleet's. What a process holds is reported as a level, so tokens reconcile at
+//!   the next sync.
+//! * **A hostile or corrupt store**: every value of a reply is checked against its bounds and
+//!   the report it answers ([`protocol::Reply::decode`]); a reply out of bounds is refused (a
+//!   warning; the lease stays as it was).
+//!
 //! # The protocol, in a few lines
 //! * A [`Report`](protocol::Report) (per process and scope, since its last sync): calls ended,
 //!   first-try successes, tokens held now, tokens its retries wanted, were granted and gave
@@ -27,8 +110,11 @@
 //!   share of the retry demand (one retry's cost at least), to a new process its fair share,
 //!   never a private budget; over the cap, leases are trimmed by negative grants. A throttle
 //!   cuts the fleet's rate once per sync interval (the fleet's round trip) to beta times the
-//!   rate the server admitted; between cuts the rate follows the library's CUBIC curve; each
-//!   process sends at its share of the fleet's send demand.
+//!   rate the server admitted (for a cold fleet's first cut, at least the admitted traffic per
+//!   report so far times the processes: most of its first traffic is still to be reported);
+//!   between cuts the rate regains it along the library's CUBIC
+//!   curve, probes past it linearly (0.5 % a second for 20 s), then grows along CUBIC again;
+//!   each process sends at its share of the fleet's send demand (smoothed over four reports).
 //! * A [`Reply`](protocol::Reply): the grant (tokens to add or give back), the fleet's cap, the
 //!   live processes, whether the fleet limiter is engaged, the fleet's rate and the process's
 //!   share of it; or a conflict with the stored settings. Every value is checked against its
@@ -50,7 +136,7 @@
 //!
 //! # Keys
 //! Per scope, under a configurable prefix (default `retry:`), the protocol's version in every
-//! key so that a later version keeps its state apart ([`keys::ScopeKeys`]):
+//! key so that a later version keeps its state apart:
 //! * `retry:{<scope>}:v1:state`: a hash, the fleet's state ([`store_state::FleetState`]);
 //! * `retry:{<scope>}:v1:procs`: a hash, process id to `lease:owed:retry_demand:send_demand`;
 //! * `retry:{<scope>}:v1:seen`: a sorted set, process id by when it last reported, so that
@@ -61,20 +147,34 @@
 //! atomically (Redis docs, "Redis cluster specification", hash tags; scripts must name every
 //! key they touch in `KEYS`).
 //!
-//! # Faults
-//! [`redis::RedisStore`] times out every connection and command, drops a connection that timed
+//! # The backend
+//! The Redis backend times out every connection and command, drops a connection that timed
 //! out or broke, and reconnects with jittered exponential backoff capped at one sync interval.
 //! A server that lost the script (`NOSCRIPT`: flushed, restarted empty, failed over) is sent it
 //! again by `EVAL`; a store that lost the scope's state re-learns it from the reports: its pool
 //! starts at 0 and it adopts the lowest fleet rate the processes knew, so no burst follows.
 
-pub mod error;
+mod connect;
+mod error;
+mod events;
+#[doc(hidden)]
 pub mod keys;
+pub mod lease;
+pub(crate) mod link;
+mod options;
 pub mod protocol;
-pub mod reconnect;
+mod reconnect;
+#[doc(hidden)]
 pub mod redis;
-pub mod state_codec;
+mod scope_settings;
+mod state_codec;
+mod status;
 pub mod store_model;
 pub mod store_state;
+mod sync;
 
+pub use connect::{Fleet, FleetBuilder};
 pub use error::{FleetError, ProtocolError};
+pub use options::{DEFAULT_BETA, DEFAULT_LEASE_INTERVALS, DEFAULT_SYNC_INTERVAL, FleetOptions};
+pub use scope_settings::FINGERPRINTED;
+pub use status::{FleetStats, FleetStatus};

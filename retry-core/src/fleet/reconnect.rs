@@ -10,7 +10,7 @@ use tokio::time::Instant;
 /// jitter", AWS Architecture Blog, "Exponential Backoff And Jitter"), so that a fleet whose
 /// store restarted does not reconnect all at once, and no process waits less than half.
 #[derive(Debug, Clone)]
-pub struct Backoff {
+pub(crate) struct Backoff {
     base: Duration,
     most: Duration,
     failures: u32,
@@ -19,7 +19,7 @@ pub struct Backoff {
 
 impl Backoff {
     /// No failure yet: an attempt is due at once.
-    pub fn new(base: Duration, most: Duration) -> Self {
+    pub(crate) fn new(base: Duration, most: Duration) -> Self {
         Self {
             base,
             most,
@@ -29,38 +29,28 @@ impl Backoff {
     }
 
     /// How long until the next attempt is due, `None` if it is due now.
-    pub fn wait_left(&self, now: Instant) -> Option<Duration> {
+    pub(crate) fn wait_left(&self, now: Instant) -> Option<Duration> {
         self.due
             .and_then(|due| due.checked_duration_since(now))
             .filter(|left| !left.is_zero())
     }
 
     /// An attempt failed at `now`: the next is due after the next delay.
-    pub fn failed(&mut self, now: Instant) {
+    pub(crate) fn failed(&mut self, now: Instant) {
         let delay = self.delay(self.failures, fastrand::f64());
         self.failures = self.failures.saturating_add(1);
         self.due = Some(now + delay);
     }
 
     /// An attempt succeeded: the next failure starts from `base` again.
-    pub fn succeeded(&mut self) {
+    pub(crate) fn succeeded(&mut self) {
         self.failures = 0;
         self.due = None;
     }
 
     /// The delay after `failures` earlier failures, `unit` in `[0, 1)` drawing the jitter:
     /// `d / 2 + unit × d / 2` with `d = min(most, base × 2^failures)`.
-    ///
-    /// ```
-    /// use retry_core::fleet::reconnect::Backoff;
-    /// use std::time::Duration;
-    /// let backoff = Backoff::new(Duration::from_millis(50), Duration::from_secs(1));
-    /// assert_eq!(backoff.delay(0, 0.0), Duration::from_millis(25));
-    /// assert_eq!(backoff.delay(2, 0.5), Duration::from_millis(150));
-    /// // Capped at one sync interval, however many failures.
-    /// assert_eq!(backoff.delay(40, 0.5), Duration::from_millis(750));
-    /// ```
-    pub fn delay(&self, failures: u32, unit: f64) -> Duration {
+    pub(crate) fn delay(&self, failures: u32, unit: f64) -> Duration {
         let doubled = self
             .base
             .saturating_mul(2_u32.saturating_pow(failures.min(31)));
@@ -72,14 +62,7 @@ impl Backoff {
 
 /// `url` with the password of its user information replaced by `***` (and nothing else
 /// changed), for messages and logs.
-///
-/// ```
-/// use retry_core::fleet::reconnect::redact_url;
-/// assert_eq!(redact_url("redis://app:s3cret@db:6379/0"), "redis://app:***@db:6379/0");
-/// assert_eq!(redact_url("redis://:s3cret@db/"), "redis://:***@db/");
-/// assert_eq!(redact_url("redis://db:6379/"), "redis://db:6379/");
-/// ```
-pub fn redact_url(url: &str) -> String {
+pub(crate) fn redact_url(url: &str) -> String {
     let Some(scheme_end) = url.find("://").map(|at| at + 3) else {
         return url.to_owned();
     };
@@ -124,6 +107,25 @@ mod tests {
         assert!(capped <= Duration::from_secs(1), "{capped:?}");
         backoff.succeeded();
         assert_eq!(backoff.wait_left(Instant::now()), None);
+    }
+
+    #[test]
+    fn the_delay_doubles_with_jitter_up_to_one_interval() {
+        let backoff = Backoff::new(Duration::from_millis(50), Duration::from_secs(1));
+        assert_eq!(backoff.delay(0, 0.0), Duration::from_millis(25));
+        assert_eq!(backoff.delay(2, 0.5), Duration::from_millis(150));
+        // Capped at one sync interval, however many failures.
+        assert_eq!(backoff.delay(40, 0.5), Duration::from_millis(750));
+    }
+
+    #[test]
+    fn only_the_password_is_redacted() {
+        assert_eq!(
+            redact_url("redis://app:s3cret@db:6379/0"),
+            "redis://app:***@db:6379/0"
+        );
+        assert_eq!(redact_url("redis://:s3cret@db/"), "redis://:***@db/");
+        assert_eq!(redact_url("redis://db:6379/"), "redis://db:6379/");
     }
 
     #[test]

@@ -1,6 +1,9 @@
 //! The store on Redis (or Valkey): one connection per process, the store script run by
 //! `EVALSHA` (by `EVAL` when the server lost it), a connection timeout and a command timeout on
 //! every call, and reconnection with jittered backoff.
+//!
+//! Hidden from the documentation: not part of the stable API. [`Fleet`](super::Fleet) uses it;
+//! the repository's tests and tools reach it to drive the store directly.
 
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
@@ -92,9 +95,17 @@ impl RedisStore {
     /// URL, an unreachable server, a refused password and a server or user without scripting
     /// are errors here, at start-up.
     pub async fn connect(url: &str, options: StoreOptions) -> Result<Self, FleetError> {
+        let store = Self::open(url, options)?;
+        store.load_script().await?;
+        Ok(store)
+    }
+
+    /// The store at `url`, not connected yet: only the URL is checked (its scheme, its
+    /// syntax, TLS available for `rediss://`). The first call connects.
+    pub fn open(url: &str, options: StoreOptions) -> Result<Self, FleetError> {
         let client = open_client(url)?;
         let script_sha = redis::Script::new(STORE_SCRIPT).get_hash().to_owned();
-        let store = Self {
+        Ok(Self {
             client,
             url: redact_url(url),
             options,
@@ -103,11 +114,15 @@ impl RedisStore {
                 connection: None,
                 backoff: Backoff::new(options.reconnect_base, options.reconnect_max),
             }),
-        };
+        })
+    }
+
+    /// Connects if needed and loads the store script (`SCRIPT LOAD`): a refused password and
+    /// a server or user without scripting are errors here.
+    pub async fn load_script(&self) -> Result<(), FleetError> {
         let mut load = redis::cmd("SCRIPT");
         load.arg("LOAD").arg(STORE_SCRIPT);
-        store.query(&load, "SCRIPT LOAD").await?;
-        Ok(store)
+        self.query(&load, "SCRIPT LOAD").await.map(drop)
     }
 
     /// The store's URL, without its password.
@@ -269,7 +284,7 @@ impl RedisStore {
                     || error.is_unrecoverable_error() =>
             {
                 self.drop_connection();
-                Err(FleetError::Unreachable {
+                Err(FleetError::ConnectionLost {
                     url: self.url.clone(),
                     reason: error.to_string(),
                 })

@@ -17,15 +17,7 @@ const MAX_STORED: i64 = 1 << 53;
 /// `procs` and `seen` must be empty too). Every number must be an integer within ±2^53, every
 /// record `lease:owed:retry_demand:send_demand`, and `procs` and `seen` must name the same
 /// processes.
-///
-/// ```
-/// use retry_core::fleet::state_codec::decode_state;
-/// let state = decode_state(&[], &[], &[]).unwrap();
-/// assert!(state.fleet().is_none());
-/// let orphan = [("0000000000000001".to_owned(), "1:0:0:0".to_owned())];
-/// assert!(decode_state(&[], &orphan, &[]).is_err());
-/// ```
-pub fn decode_state(
+pub(crate) fn decode_state(
     state: &[(String, String)],
     procs: &[(String, String)],
     seen: &[(String, String)],
@@ -99,6 +91,7 @@ fn decode_fleet(fields: &[(String, String)]) -> Result<FleetState, ProtocolError
         tick_calls: int("tick_calls")?,
         tick_sends: int("tick_sends")?,
         tick_throttles: int("tick_throttles")?,
+        tick_reports: int("tick_reports")?,
         calls_rate: rate("calls_rate")?,
         send_rate: rate("send_rate")?,
         admitted_rate: rate("admitted_rate")?,
@@ -138,4 +131,17 @@ fn stored_int(name: &'static str, text: &str, least: i64, most: i64) -> Result<i
         .flatten()
         .filter(|value| (least..=most).contains(value))
         .ok_or_else(|| ProtocolError::new(name, text, &format!("an integer in {least}..={most}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_state_is_no_fleet_and_orphan_records_are_refused() {
+        let state = decode_state(&[], &[], &[]).expect("empty is valid");
+        assert!(state.fleet().is_none());
+        let orphan = [("0000000000000001".to_owned(), "1:0:0:0".to_owned())];
+        assert!(decode_state(&[], &orphan, &[]).is_err());
+    }
 }

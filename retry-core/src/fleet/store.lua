@@ -25,6 +25,9 @@ local EXPIRE_BATCH = 64
 local RELEARN_INTERVALS = 2
 local CUBIC_HORIZON_MS = 5000
 local CUBIC_MS3_PER_PPM = 25000
+local DEMAND_SMOOTHING = 4
+local PROBE_PPM_PER_S = 5000
+local PROBE_SPAN_MS = 20000
 
 local function floor_div(a, b)
   return math.floor(a / b)
@@ -93,7 +96,8 @@ local settings = table.concat(ARGV, ',', 15, 23)
 -- makes the state count as lost: it is dropped and re-learned.
 local INT_FIELDS = {
   'born', 'now', 'relearn_until', 'pool', 'leased', 'retry_demand', 'send_demand',
-  'tick_start', 'tick_calls', 'tick_sends', 'tick_throttles', 'calls_rate', 'send_rate',
+  'tick_start', 'tick_calls', 'tick_sends', 'tick_throttles', 'tick_reports', 'calls_rate',
+  'send_rate',
   'admitted_rate', 'engaged', 'adopting', 'w_max', 'cut_at', 'fleet_rate',
 }
 
@@ -181,7 +185,7 @@ local function new_fleet(now)
   local fleet = {
     settings = settings, born = now, now = now, relearn_until = 0,
     pool = math.min(s.young, s.most), leased = 0, retry_demand = 0, send_demand = 0,
-    tick_start = now, tick_calls = 0, tick_sends = 0, tick_throttles = 0,
+    tick_start = now, tick_calls = 0, tick_sends = 0, tick_throttles = 0, tick_reports = 0,
     calls_rate = -1, send_rate = -1, admitted_rate = -1,
     engaged = 0, adopting = 0, w_max = 0, cut_at = 0, fleet_rate = 0,
   }
@@ -192,6 +196,14 @@ local function new_fleet(now)
     fleet.adopting = 1
   end
   return fleet
+end
+
+-- The send demand the store counts: the reported one moved in DEMAND_SMOOTHING steps.
+local function smoothed_demand(previous, reported)
+  if previous ~= nil then
+    return previous.send_demand + floor_div(reported - previous.send_demand, DEMAND_SMOOTHING)
+  end
+  return reported
 end
 
 local function count_holding(fleet, previous, now)
@@ -214,10 +226,31 @@ local function count_holding(fleet, previous, now)
   return counted
 end
 
-local function add_to_tick(fleet, now)
+local function add_to_tick(fleet, is_new)
   fleet.tick_calls = math.min(fleet.tick_calls + r.calls, MAX_COUNT)
   fleet.tick_sends = math.min(fleet.tick_sends + r.sends, MAX_COUNT)
   fleet.tick_throttles = math.min(fleet.tick_throttles + r.throttles, MAX_COUNT)
+  if not is_new then
+    fleet.tick_reports = math.min(fleet.tick_reports + 1, MAX_COUNT)
+  end
+end
+
+-- A fleet not yet engaged: the tick's admitted traffic per report of a known process, times
+-- the live processes (nil when engaged or no such report).
+local function admitted_per_report(fleet, live)
+  if fleet.engaged == 1 or fleet.tick_reports == 0 then
+    return nil
+  end
+  local sent = fleet.tick_sends - math.min(fleet.tick_throttles, fleet.tick_sends)
+  local per_process = floor_div(sent * 1000000, fleet.tick_reports * s.interval)
+  live = math.max(live, 1)
+  if per_process > floor_div(MAX_RATE, live) then
+    return MAX_RATE
+  end
+  return per_process * live
+end
+
+local function end_tick(fleet, now)
   local elapsed = now - fleet.tick_start
   if elapsed < s.interval then
     return
@@ -239,6 +272,7 @@ local function add_to_tick(fleet, now)
   fleet.tick_calls = 0
   fleet.tick_sends = 0
   fleet.tick_throttles = 0
+  fleet.tick_reports = 0
 end
 
 local function integer_cube_root(n)
@@ -254,18 +288,53 @@ local function integer_cube_root(n)
   return low
 end
 
+-- count over the current tick so far, per second (thousandths), the tick at least a quarter
+-- of an interval long.
+local function tick_rate_so_far(fleet, count, now)
+  local elapsed = math.max(now - fleet.tick_start, floor_div(s.interval, 4), 1)
+  return math.min(floor_div(count * 1000000, elapsed), MAX_RATE)
+end
+
+-- The time from a cut to the curve's return to w_max, ms.
+local function regain_ms()
+  return integer_cube_root(CUBIC_MS3_PER_PPM * (PPM - s.beta))
+end
+
+-- The curve's growth over w_max (ppm), d ms past its return to w_max: CUBIC's concave part
+-- before, then the linear probe, then CUBIC's convex growth up to the horizon.
+local function curve_growth(d)
+  if d < 0 then
+    return floor_div(d * d * d, CUBIC_MS3_PER_PPM)
+  end
+  local convex = math.max(0, math.min(d - PROBE_SPAN_MS, CUBIC_HORIZON_MS))
+  return floor_div(PROBE_PPM_PER_S * math.min(d, PROBE_SPAN_MS), 1000)
+    + floor_div(convex * convex * convex, CUBIC_MS3_PER_PPM)
+end
+
+-- A curve that ran to its horizon without a throttle grows again from where it got.
+local function rebase_past_horizon(fleet, now)
+  local k = regain_ms()
+  if now - fleet.cut_at - k <= PROBE_SPAN_MS + CUBIC_HORIZON_MS then
+    return
+  end
+  local top = PPM + curve_growth(PROBE_SPAN_MS + CUBIC_HORIZON_MS)
+  local probed = PPM + curve_growth(PROBE_SPAN_MS)
+  fleet.w_max = math.min(floor_div(fleet.w_max * top, probed), MAX_RATE)
+  fleet.cut_at = now - k - PROBE_SPAN_MS
+end
+
 local function fleet_curve(fleet, now)
-  local k = integer_cube_root(CUBIC_MS3_PER_PPM * (PPM - s.beta))
-  local d = math.max(-k, math.min(now - fleet.cut_at - k, CUBIC_HORIZON_MS))
-  local growth = floor_div(d * d * d, CUBIC_MS3_PER_PPM)
+  local k = regain_ms()
+  local growth = curve_growth(math.max(-k, now - fleet.cut_at - k))
   local rate = fleet.w_max + floor_div(fleet.w_max * growth, PPM)
   if fleet.send_rate >= 0 then
-    rate = math.min(rate, 2 * fleet.send_rate)
+    local sending = tick_rate_so_far(fleet, fleet.tick_sends, now)
+    rate = math.min(rate, 2 * math.max(fleet.send_rate, sending))
   end
   return math.max(MIN_FLEET_RATE, math.min(rate, MAX_RATE))
 end
 
-local function limiter_step(fleet, now)
+local function limiter_step(fleet, per_report, now)
   if fleet.adopting == 1 and now >= fleet.relearn_until then
     fleet.adopting = 0
   end
@@ -276,11 +345,11 @@ local function limiter_step(fleet, now)
     fleet.cut_at = now
   end
   if r.throttles > 0 and (fleet.engaged == 0 or now - fleet.cut_at >= s.interval) then
-    local admitted = fleet.admitted_rate
-    if admitted < 0 then
-      local count = fleet.tick_sends - math.min(fleet.tick_throttles, fleet.tick_sends)
-      local elapsed = math.max(now - fleet.tick_start, s.interval)
-      admitted = math.min(floor_div(count * 1000000, elapsed), MAX_RATE)
+    -- The last tick's admitted rate, or the current tick's so far if more.
+    local sent = fleet.tick_sends - math.min(fleet.tick_throttles, fleet.tick_sends)
+    local admitted = math.max(tick_rate_so_far(fleet, sent, now), per_report or 0)
+    if fleet.admitted_rate >= 0 then
+      admitted = math.max(fleet.admitted_rate, admitted)
     end
     fleet.w_max = math.max(admitted, MIN_FLEET_RATE)
     fleet.cut_at = now
@@ -288,6 +357,7 @@ local function limiter_step(fleet, now)
     fleet.adopting = 0
   end
   if fleet.engaged == 1 then
+    rebase_past_horizon(fleet, now)
     fleet.fleet_rate = fleet_curve(fleet, now)
   else
     fleet.fleet_rate = 0
@@ -344,18 +414,21 @@ if previous_text then
     fleet = new_fleet(now)
   end
 end
+r.send_demand = smoothed_demand(previous, r.send_demand)
 local counted = count_holding(fleet, previous, now)
 
 -- 6. The tick; 7. the limiter.
-add_to_tick(fleet, now)
-limiter_step(fleet, now)
-
--- 8. The budget.
 local live = redis.call('ZCARD', SEEN)
 local is_new = previous == nil
 if is_new then
   live = live + 1
 end
+add_to_tick(fleet, is_new)
+local per_report = admitted_per_report(fleet, live)
+end_tick(fleet, now)
+limiter_step(fleet, per_report, now)
+
+-- 8. The budget.
 local cap = cap_at(fleet, now)
 if fleet.pool + fleet.leased > cap then
   fleet.pool = math.max(cap - fleet.leased, 0)

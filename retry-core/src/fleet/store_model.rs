@@ -21,18 +21,24 @@
 //!    state (the report knows a birth time) re-learns: its pool is 0, its birth the reported
 //!    one, and for two sync intervals it counts what reporting processes hold and adopts the
 //!    lowest fleet rate they knew.
-//! 5. The process's record: what it holds now is counted as far as the store can account for
-//!    it (its lease, plus its first-try successes' rewards, plus the tokens its retries were
-//!    granted, which its successes may have refunded); tokens it gave back because asked are
-//!    credited to the pool.
+//! 5. The process's record: its send demand smoothed over [`DEMAND_SMOOTHING`] reports; what
+//!    it holds now is counted as far as the store can account for it (its lease, plus its
+//!    first-try successes' rewards, plus the tokens its retries were granted, which its
+//!    successes may have refunded); tokens it gave back because asked are credited to the pool.
 //! 6. The measurement tick: counts add up; a tick of at least a sync interval ends with the
 //!    fleet's call rate (averaged with a weight of `elapsed / window`), send rate and admitted
 //!    rate.
-//! 7. The limiter: a throttle cuts the fleet's rate to `beta ×` the admitted rate, at most once
-//!    per sync interval (the fleet's round trip); between cuts the rate follows the library's
+//! 7. The limiter: a throttle cuts the fleet's rate to `beta ×` the admitted rate (the last
+//!    tick's, or the current tick's so far if more; for a fleet not yet engaged, or the
+//!    current tick's admitted traffic per report of a known process times the live processes
+//!    if more, as a cold fleet's first throttles come before most of its first traffic is
+//!    reported), at most once per sync interval (the
+//!    fleet's round trip); between cuts the rate regains the admitted rate along the library's
 //!    rate-scaled CUBIC curve (`adaptive::Cubic`, AWS SDKs' `C = 0.4`, reference rate 10/s),
-//!    at most twice the fleet's send rate, at least [`MIN_FLEET_RATE`]. A process's share is
-//!    its share of the send demand.
+//!    then probes past it linearly, [`PROBE_PPM_PER_S`] of it per second, for
+//!    [`PROBE_SPAN_MS`], before CUBIC's convex growth resumes, and starts that growth again
+//!    from where it got at its horizon; at most twice the fleet's send rate, at least
+//!    [`MIN_FLEET_RATE`]. A process's share is its share of the send demand.
 //! 8. The budget: the cap is the fleet's calls per second times the window (the young quota
 //!    at least while the fleet is younger than its window; `most` until the call rate is
 //!    known), at most `most`. Over the cap, the pool shrinks first, then leases are trimmed
@@ -53,10 +59,40 @@ pub const EXPIRE_BATCH: usize = 64;
 /// process, syncing once per interval with a ±10 % jitter, to report.
 pub const RELEARN_INTERVALS: i64 = 2;
 
-/// How far past its inflection the fleet's CUBIC curve grows, in milliseconds: the rate is
-/// then 6 times the rate at the last cut (and capped at twice the fleet's send rate anyway).
-/// Keeps `d^3` below 2^53 in the script.
+/// How far the fleet's CUBIC curve grows past the linear probe, in milliseconds: the rate is
+/// then 6.1 times the rate at the last cut (and capped at twice the fleet's send rate anyway).
+/// Keeps `d^3`, and the rate times its growth, below 2^53 in the script.
 pub const CUBIC_HORIZON_MS: i64 = 5_000;
+
+/// How many reports a process's send demand is smoothed over: each report moves the demand the
+/// store counts for it a quarter of the way to the reported one.
+///
+/// A process's demand over one sync interval is noise at a few requests per interval (0 in
+/// half the intervals of a process at 0.7/s): by the raw demands, a fleet of 1000 such
+/// processes had 10-30 % of them with no share at any time, each then sending at the floor on
+/// top of the fleet's rate (the processes' rates added up to 8-20 % over it; 429 share 6 %
+/// in the simulator's F3). Smoothed, no active process lacks a share and the rates add up to
+/// the fleet's within 1-2 %; a process that stops sending gives its share up over a few
+/// intervals.
+pub const DEMAND_SMOOTHING: i64 = 4;
+
+/// How fast the fleet's rate probes past the rate the server last admitted, in parts per
+/// million of that rate per second: 0.5 % a second.
+///
+/// A server's limit hides behind its burst allowance: throttles show only once the probe has
+/// sent that burst beyond the limit, and reach the fleet a sync interval later. CUBIC's convex
+/// growth (4 % one second past the last maximum, 32 % two seconds past at the AWS SDKs'
+/// constant) overshoots a 500/s limit with a burst of 50 by 20-30 % before the fleet hears of
+/// it; a linear probe at `a` per second is throttled after `sqrt(2 × burst / (limit × a))`
+/// seconds, `sqrt(2 a × burst / limit)` past the limit: 6 s and 3 % at 0.5 % a second (the
+/// simulator's fleet scenarios, `docs/sim/fleet.md`).
+pub const PROBE_PPM_PER_S: i64 = 5_000;
+
+/// How long the fleet's rate probes linearly past the last rate admitted before CUBIC's convex
+/// growth resumes, in milliseconds: 20 s (10 % past it), long enough for a probe to find a
+/// limit that did not move behind a burst of up to about half a second of it; a limit that
+/// was raised or lifted is regained a few seconds later.
+pub const PROBE_SPAN_MS: i64 = 20_000;
 
 /// The CUBIC curve's growth, `C / reference_rate = 0.4 / 10` per cubed second, as the cubed
 /// milliseconds that make one part per million of growth: `10^9 / (0.04 × 10^6)`.
@@ -89,7 +125,7 @@ pub fn step(
     settings.check()?;
     report.check()?;
     let s = Knobs::of(settings);
-    let r = Seen::of(report);
+    let mut r = Seen::of(report);
     let stored = state.take_fleet();
     let now = stored
         .as_ref()
@@ -114,11 +150,14 @@ pub fn step(
         }
     };
     let previous = state.record(report.process);
+    r.send_demand = smoothed_demand(previous, r.send_demand);
     let counted = count_holding(&mut fleet, &s, &r, previous, now);
-    add_to_tick(&mut fleet, &s, &r, now);
-    limiter_step(&mut fleet, &s, &r, now);
     let live =
         i64::try_from(state.processes().len()).unwrap_or(i64::MAX) + i64::from(previous.is_none());
+    add_to_tick(&mut fleet, &r, previous.is_none());
+    let per_report = admitted_per_report(&fleet, &s, live);
+    end_tick(&mut fleet, &s, now);
+    limiter_step(&mut fleet, &s, &r, per_report, now);
     let (lease, record) = budget_step(&mut fleet, &s, &r, counted, previous.is_none(), live, now);
     state.put_record(report.process, record);
     state.set_fleet(Some(fleet));
@@ -241,6 +280,7 @@ fn new_fleet(settings: &Settings, s: &Knobs, r: &Seen, now: i64) -> FleetState {
         tick_calls: 0,
         tick_sends: 0,
         tick_throttles: 0,
+        tick_reports: 0,
         calls_rate: None,
         send_rate: None,
         admitted_rate: None,
@@ -279,12 +319,48 @@ fn count_holding(
     counted
 }
 
-/// Adds the report's counts to the tick, and ends the tick if it lasted a sync interval.
-fn add_to_tick(fleet: &mut FleetState, s: &Knobs, r: &Seen, now: i64) {
+/// The process's send demand as the store counts it: the reported one moved in
+/// [`DEMAND_SMOOTHING`] steps from the one it had (the reported one for a new process).
+fn smoothed_demand(previous: Option<ProcessRecord>, reported: i64) -> i64 {
+    match previous {
+        Some(record) => {
+            record.send_demand + floor_div(reported - record.send_demand, DEMAND_SMOOTHING)
+        }
+        None => reported,
+    }
+}
+
+/// Adds the report's counts to the tick (a report of a process the store knew as one of
+/// the tick's reports).
+fn add_to_tick(fleet: &mut FleetState, r: &Seen, is_new: bool) {
     let most = i64::try_from(MAX_COUNT).unwrap_or(i64::MAX);
     fleet.tick_calls = (fleet.tick_calls + r.calls).min(most);
     fleet.tick_sends = (fleet.tick_sends + r.sends).min(most);
     fleet.tick_throttles = (fleet.tick_throttles + r.throttles).min(most);
+    fleet.tick_reports = (fleet.tick_reports + i64::from(!is_new)).min(most);
+}
+
+/// What a fleet not yet engaged would cut from besides the ticks' rates: the traffic the
+/// server admitted in the current tick per report of a known process (about a sync interval
+/// of its traffic each), times the `live` processes, thousandths per second. A cold fleet's
+/// first throttles come with the first reports of its first traffic: its ticks so far hold the
+/// syncs it made before it called, and most of that traffic is still to be reported.
+fn admitted_per_report(fleet: &FleetState, s: &Knobs, live: i64) -> Option<i64> {
+    if fleet.engaged || fleet.tick_reports == 0 {
+        return None;
+    }
+    let sent = fleet.tick_sends - fleet.tick_throttles.min(fleet.tick_sends);
+    let per_process = floor_div(sent * 1_000_000, fleet.tick_reports * s.interval);
+    let live = live.max(1);
+    Some(if per_process > floor_div(rate_bound(), live) {
+        rate_bound()
+    } else {
+        per_process * live
+    })
+}
+
+/// Ends the tick if it lasted a sync interval: the fleet's rates over it.
+fn end_tick(fleet: &mut FleetState, s: &Knobs, now: i64) {
     let elapsed = now - fleet.tick_start_ms;
     if elapsed < s.interval {
         return;
@@ -307,10 +383,11 @@ fn add_to_tick(fleet: &mut FleetState, s: &Knobs, r: &Seen, now: i64) {
     fleet.tick_calls = 0;
     fleet.tick_sends = 0;
     fleet.tick_throttles = 0;
+    fleet.tick_reports = 0;
 }
 
 /// Adoption while re-learning, the cut on a throttle, and the fleet's rate now.
-fn limiter_step(fleet: &mut FleetState, s: &Knobs, r: &Seen, now: i64) {
+fn limiter_step(fleet: &mut FleetState, s: &Knobs, r: &Seen, per_report: Option<i64>, now: i64) {
     if fleet.adopting && now >= fleet.relearn_until_ms {
         fleet.adopting = false;
     }
@@ -320,32 +397,79 @@ fn limiter_step(fleet: &mut FleetState, s: &Knobs, r: &Seen, now: i64) {
         fleet.cut_at_ms = now;
     }
     if r.throttles > 0 && (!fleet.engaged || now - fleet.cut_at_ms >= s.interval) {
-        let admitted = fleet.admitted_rate.unwrap_or_else(|| {
-            let admitted = fleet.tick_sends - fleet.tick_throttles.min(fleet.tick_sends);
-            let elapsed = (now - fleet.tick_start_ms).max(s.interval);
-            floor_div(admitted * 1_000_000, elapsed).min(rate_bound())
-        });
+        // The last tick's admitted rate, or the current tick's so far if more: a tick before
+        // the traffic that met the limit (a fleet that synced before it called) says nothing of
+        // the limit.
+        let sent = fleet.tick_sends - fleet.tick_throttles.min(fleet.tick_sends);
+        let current = tick_rate_so_far(fleet, s, sent, now).max(per_report.unwrap_or(0));
+        let admitted = fleet
+            .admitted_rate
+            .map_or(current, |last| last.max(current));
         fleet.w_max = admitted.max(min_rate());
         fleet.cut_at_ms = now;
         fleet.engaged = true;
         fleet.adopting = false;
     }
-    fleet.fleet_rate = if fleet.engaged {
-        fleet_curve(fleet, s, now)
+    if fleet.engaged {
+        rebase_past_horizon(fleet, s, now);
+        fleet.fleet_rate = fleet_curve(fleet, s, now);
     } else {
-        0
-    };
+        fleet.fleet_rate = 0;
+    }
 }
 
-/// The fleet's rate at `now`: the rate-scaled CUBIC curve from the last cut, at most twice
-/// the fleet's send rate, within `MIN_FLEET_RATE..=MAX_RATE`.
+/// `count` over the current tick so far, per second (thousandths), the tick counted at least a
+/// quarter of a sync interval long (a tick's first report alone says little of a rate).
+fn tick_rate_so_far(fleet: &FleetState, s: &Knobs, count: i64, now: i64) -> i64 {
+    let elapsed = (now - fleet.tick_start_ms)
+        .max(floor_div(s.interval, 4))
+        .max(1);
+    floor_div(count * 1_000_000, elapsed).min(rate_bound())
+}
+
+/// The time from a cut to the curve's return to `w_max`, in milliseconds:
+/// `cbrt((1 - beta) / (C / reference_rate))`.
+fn regain_ms(s: &Knobs) -> i64 {
+    integer_cube_root(CUBIC_MS3_PER_PPM * (ppm() - s.beta))
+}
+
+/// The curve's growth over `w_max`, in parts per million, `d` milliseconds past its return to
+/// `w_max` (negative before: CUBIC's concave part, from `-regain_ms`), up to the horizon.
+fn curve_growth(d: i64) -> i64 {
+    if d < 0 {
+        return floor_div(d * d * d, CUBIC_MS3_PER_PPM);
+    }
+    let convex = (d - PROBE_SPAN_MS).clamp(0, CUBIC_HORIZON_MS);
+    floor_div(PROBE_PPM_PER_S * d.min(PROBE_SPAN_MS), 1_000)
+        + floor_div(convex * convex * convex, CUBIC_MS3_PER_PPM)
+}
+
+/// A curve that ran to its horizon without a throttle starts its convex growth again from
+/// where it got (6.1 times `w_max`): `w_max` is moved so that the curve, at the end of its
+/// linear probe from now, has that rate. A fleet whose rate is far below the server's limit
+/// (its last cut measured little) thus climbs to it instead of holding at the horizon.
+fn rebase_past_horizon(fleet: &mut FleetState, s: &Knobs, now: i64) {
+    let k = regain_ms(s);
+    if now - fleet.cut_at_ms - k <= PROBE_SPAN_MS + CUBIC_HORIZON_MS {
+        return;
+    }
+    let top = ppm() + curve_growth(PROBE_SPAN_MS + CUBIC_HORIZON_MS);
+    let probed = ppm() + curve_growth(PROBE_SPAN_MS);
+    fleet.w_max = floor_div(fleet.w_max * top, probed).min(rate_bound());
+    fleet.cut_at_ms = now - k - PROBE_SPAN_MS;
+}
+
+/// The fleet's rate at `now`: from the last cut, the rate-scaled CUBIC curve back to the rate
+/// admitted (`w_max`, reached `k` after the cut), then the linear probe past it, then CUBIC's
+/// convex growth; at most twice the fleet's send rate (the last tick's, or the current one's so
+/// far if more), within `MIN_FLEET_RATE..=MAX_RATE`.
 fn fleet_curve(fleet: &FleetState, s: &Knobs, now: i64) -> i64 {
-    let k = integer_cube_root(CUBIC_MS3_PER_PPM * (ppm() - s.beta));
-    let d = (now - fleet.cut_at_ms - k).clamp(-k, CUBIC_HORIZON_MS);
-    let growth = floor_div(d * d * d, CUBIC_MS3_PER_PPM);
+    let k = regain_ms(s);
+    let growth = curve_growth((now - fleet.cut_at_ms - k).max(-k));
     let mut rate = fleet.w_max + floor_div(fleet.w_max * growth, ppm());
     if let Some(send_rate) = fleet.send_rate {
-        rate = rate.min(2 * send_rate);
+        let sending = tick_rate_so_far(fleet, s, fleet.tick_sends, now);
+        rate = rate.min(2 * send_rate.max(sending));
     }
     rate.clamp(min_rate(), rate_bound())
 }

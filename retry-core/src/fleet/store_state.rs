@@ -55,6 +55,9 @@ pub struct FleetState {
     pub tick_sends: i64,
     /// Throttles reported in the current tick (`tick_throttles`).
     pub tick_throttles: i64,
+    /// Reports in the current tick from processes the store already knew (`tick_reports`):
+    /// each tells about a sync interval of its process's traffic.
+    pub tick_reports: i64,
     /// The fleet's calls per second, thousandths, averaged over about a window; `None` until
     /// the first tick ends (`calls_rate`).
     pub calls_rate: Option<i64>,
@@ -68,7 +71,9 @@ pub struct FleetState {
     /// Whether the store still adopts the lowest fleet rate processes report (re-learning, no
     /// cut of its own yet) (`adopting`).
     pub adopting: bool,
-    /// The rate at the last cut, thousandths of a request per second (`w_max`).
+    /// The rate the curve returns to after a cut, thousandths of a request per second: the rate
+    /// the server admitted at the last cut, or where the curve got at its horizon without one
+    /// (`w_max`).
     pub w_max: i64,
     /// When the last cut happened, Unix ms (`cut_at`).
     pub cut_at_ms: i64,

@@ -195,6 +195,22 @@ impl RetryQuota {
         self.add(u64::from(amount) * MILLI);
     }
 
+    /// Takes up to `amount` whole tokens, as many as the bucket holds; returns how many it took
+    /// (a fleet's lease asking for tokens back).
+    #[cfg(feature = "fleet")]
+    pub(crate) fn take_up_to(&self, amount: u32) -> u32 {
+        self.refill();
+        let wanted = u64::from(amount) * MILLI;
+        let before = self
+            .level
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |level| {
+                Some(level - (level / MILLI * MILLI).min(wanted))
+            })
+            .unwrap_or_else(|level| level);
+        let taken = (before / MILLI * MILLI).min(wanted) / MILLI;
+        u32::try_from(taken).unwrap_or(u32::MAX)
+    }
+
     /// The whole tokens in the bucket now.
     pub fn level(&self) -> u32 {
         self.refill();

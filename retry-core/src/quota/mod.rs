@@ -15,3 +15,5 @@ mod traffic;
 pub(crate) use bucket::RetryBounds;
 pub use bucket::RetryQuota;
 pub(crate) use traffic::TrafficQuota;
+#[cfg(feature = "fleet")]
+pub(crate) use traffic::young_quota;

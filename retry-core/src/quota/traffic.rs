@@ -14,7 +14,15 @@
 //! * the first retry of a call, asked for after a whole window in which no call of the scope
 //!   started retrying (granted or refused), finds at least the floor, one whole call's
 //!   retries: a call an hour after the last failure is not refused for it. A client in an
-//!   outage asks at every call, so it gets no such refill while the outage lasts.
+//!   outage asks at every call, so it gets no such refill while the outage lasts;
+//! * a call refused a retry gets back what its earlier retries paid, unless a refused call was
+//!   already refunded since the scope's last success. While the scope's calls keep
+//!   succeeding, a refusal comes from the scope's own concurrency (calls holding their retries
+//!   at once), not from a failing service; kept, its cost would lower the level for good, and
+//!   the next call, finding less than one retry, would be refused at once, and the next (in
+//!   a program whose attempts take no time, every remaining call in the same instant). In an
+//!   outage no call succeeds, so at most one refused call is refunded, and the quota drains
+//!   through failing calls as before.
 //!
 //! A call reads the clock once, at its first retry: its later retries are sized from that
 //! reading and the traffic's last sample.
@@ -51,6 +59,9 @@ pub(crate) struct TrafficQuota {
     /// The cap the last first retry of a call met, for the later retries of calls (a plain
     /// store and load: racing first retries leave either's cap, sized a moment apart).
     later_limit: AtomicU32,
+    /// One more than the scope's success count when a refused call was last refunded; 0
+    /// before any refund.
+    refunded_at: AtomicU64,
     rate: RequestRate,
 }
 
@@ -61,7 +72,7 @@ impl TrafficQuota {
         let window = config.quota_window()?;
         let floor = floor(config);
         let most = config.quota_capacity();
-        let young = YOUNG_SCOPE_QUOTA.max(floor).min(most);
+        let young = young_quota(config);
         let born = duration_to_nanos(now);
         Some(Self {
             window: duration_to_nanos(window),
@@ -72,6 +83,7 @@ impl TrafficQuota {
             born,
             last_first_retry: AtomicU64::new(born),
             later_limit: AtomicU32::new(young),
+            refunded_at: AtomicU64::new(0),
             rate: RequestRate::new(now, window),
         })
     }
@@ -132,6 +144,15 @@ impl TrafficQuota {
             .is_ok()
     }
 
+    /// Whether a call refused now, the scope's calls having succeeded `successes` times so far,
+    /// gets back what its retries paid: unless a refused call was already refunded at this
+    /// success count. Claimed for this call alone: of refusals racing at one count, one is
+    /// refunded, and one that read an older count than the last refund's is not.
+    pub(crate) fn claim_refusal_refund(&self, successes: u64) -> bool {
+        let mark = successes.saturating_add(1);
+        self.refunded_at.fetch_max(mark, Ordering::Relaxed) < mark
+    }
+
     /// The bounds a retry would meet now, without counting one as asked for (for statistics).
     pub(crate) fn peek_bounds(
         &self,
@@ -169,6 +190,14 @@ impl TrafficQuota {
     fn is_quiet(last: u64, now: u64, window: u64) -> bool {
         now.checked_sub(last).is_some_and(|since| since >= window)
     }
+}
+
+/// What a young scope starts with and the least its cap is: [`YOUNG_SCOPE_QUOTA`], or one
+/// whole call's retries if that is more, at most `quota_capacity` (a young fleet's too).
+pub(crate) fn young_quota(config: &RetryConfig) -> u32 {
+    YOUNG_SCOPE_QUOTA
+        .max(floor(config))
+        .min(config.quota_capacity())
 }
 
 /// One whole call's retries at the dearest retry cost, `(max_attempts - 1) × cost`, at most the
@@ -303,6 +332,24 @@ mod tests {
     }
 
     #[test]
+    fn a_refused_call_is_refunded_once_per_success_count() {
+        let quota = sized(RetryConfig::aws_2026());
+        // The first refusal of a scope is refunded, even before any success (a cold start's
+        // calls all hold their retries before any of them can succeed); a second at the same
+        // count is not.
+        assert!(quota.claim_refusal_refund(0));
+        assert!(!quota.claim_refusal_refund(0));
+        // A call succeeded since: one more refusal is refunded.
+        assert!(quota.claim_refusal_refund(1));
+        assert!(!quota.claim_refusal_refund(1));
+        // A refusal that read the count before the last refund's is not.
+        assert!(!quota.claim_refusal_refund(0));
+        // Many successes since buy one refund, not many (an outage after a busy hour).
+        assert!(quota.claim_refusal_refund(1_000));
+        assert!(!quota.claim_refusal_refund(1_000));
+    }
+
+    #[test]
     fn a_clock_that_steps_back_is_not_a_quiet_window() {
         let quota = sized(RetryConfig::aws_2026());
         let at_least = |at: u64| quota.first_retry_bounds(|| secs(at), || 0).at_least;
@@ -319,6 +366,36 @@ mod tests {
 mod loom_model {
     use super::*;
     use loom::sync::Arc;
+
+    /// Two refusals at once after a success (one read the count before it, one after): only
+    /// the one that read the new count is refunded, whichever runs first; two at one count:
+    /// one of them is.
+    #[test]
+    fn loom_racing_refusals_are_refunded_once_per_success_count() {
+        for (counts, refunds) in [([3, 3], 1), ([2, 3], 1)] {
+            loom::model(move || {
+                let config = RetryConfig::default();
+                let quota = Arc::new(TrafficQuota::new(&config, Duration::ZERO).expect("a window"));
+                // A refusal was refunded at 2 successes.
+                assert!(quota.claim_refusal_refund(2));
+                let refusals: Vec<_> = counts
+                    .into_iter()
+                    .map(|successes| {
+                        let quota = Arc::clone(&quota);
+                        loom::thread::spawn(move || quota.claim_refusal_refund(successes))
+                    })
+                    .collect();
+                let refunded: Vec<bool> = refusals
+                    .into_iter()
+                    .map(|refusal| refusal.join().expect("no panic"))
+                    .collect();
+                assert_eq!(refunded.iter().filter(|&&r| r).count(), refunds);
+                if counts[0] != counts[1] {
+                    assert_eq!(refunded, [false, true]);
+                }
+            });
+        }
+    }
 
     /// Two retries asked for at once after a quiet window: exactly one claims it and finds the
     /// floor (the other finds the level that one leaves), and the ask recorded is theirs.

@@ -9,3 +9,5 @@ mod stats;
 pub(crate) use state::Scope;
 pub(crate) use stats::Counter;
 pub use stats::ScopeStats;
+#[cfg(feature = "fleet")]
+pub(crate) use stats::ScopeTotals;

@@ -6,6 +6,8 @@ use std::fmt;
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use super::meter::Meter;
+#[cfg(feature = "fleet")]
+use super::stats::ScopeTotals;
 use super::stats::{Counter, ScopeCounters, ScopeStats};
 use crate::adaptive::ClientRateLimiter;
 use crate::clock::{SharedClock, TokioClock};
@@ -41,6 +43,13 @@ struct ScopeInner {
     traffic_quota: Option<TrafficQuota>,
     /// The scope's metric handles (feature `metrics`; empty without it).
     meter: Meter,
+    /// The configuration the scope was made from: what a fleet attaches it with.
+    #[cfg(feature = "fleet")]
+    config: RetryConfig,
+    /// The link to a fleet, once the scope was attached to one: read on the retry path and by
+    /// [`Scope::stats`], never on the success path.
+    #[cfg(feature = "fleet")]
+    fleet: std::sync::OnceLock<crate::fleet::link::FleetLink>,
 }
 
 /// The process-wide scopes, by name.
@@ -89,6 +98,10 @@ impl Scope {
                 traffic_quota,
                 clock,
                 meter: Meter::new(name),
+                #[cfg(feature = "fleet")]
+                config: config.clone(),
+                #[cfg(feature = "fleet")]
+                fleet: std::sync::OnceLock::new(),
             }),
         }
     }
@@ -178,10 +191,17 @@ impl Scope {
     /// assert_eq!((stats.quota_level, stats.quota_capacity), (500, 500));
     /// ```
     pub fn stats(&self) -> ScopeStats {
+        let inner = &self.inner;
         let (level, capacity) = self.quota_levels();
-        self.inner
+        #[cfg_attr(not(feature = "fleet"), allow(unused_mut))]
+        let mut stats = inner
             .counters
-            .snapshot(level, capacity, self.inner.limiter.stats())
+            .snapshot(level, capacity, inner.limiter.stats());
+        #[cfg(feature = "fleet")]
+        {
+            stats.fleet = inner.fleet.get().map(|link| link.stats(inner.clock.now()));
+        }
+        stats
     }
 
     /// The calls that ended so far, in success or failure (off the success path).
@@ -205,14 +225,37 @@ impl Scope {
     /// that reading. `Err` with the whole tokens the retry found when it is not paid for.
     pub(crate) fn try_acquire_retry(&self, cost: u32, first: bool) -> Result<(), u32> {
         let inner = &self.inner;
-        let bounds = match &inner.traffic_quota {
+        let local = || match &inner.traffic_quota {
             Some(traffic) if first => {
                 traffic.first_retry_bounds(|| inner.clock.now(), || self.calls_ended())
             }
             Some(traffic) => traffic.later_retry_bounds(),
             None => RetryBounds::NONE,
         };
-        inner.quota.try_acquire_within(cost, bounds)
+        #[cfg(feature = "fleet")]
+        let bounds = match inner.fleet.get() {
+            // Only the first retry of a call reads the clock, for the lease's expiry.
+            Some(link) => link.retry_bounds(first.then(|| inner.clock.now()), local),
+            None => local(),
+        };
+        #[cfg(not(feature = "fleet"))]
+        let bounds = local();
+        let paid = inner.quota.try_acquire_within(cost, bounds);
+        inner.counters.add_tokens(cost, paid.is_ok());
+        paid
+    }
+
+    /// A call was refused a retry after its retries paid `paid`: with a `quota_window`, that
+    /// comes back unless a refused call was already refunded since the scope's last success
+    /// ([`TrafficQuota::claim_refusal_refund`]). On the refusal path only.
+    pub(crate) fn refund_refused(&self, paid: u32) {
+        let inner = &self.inner;
+        if let Some(traffic) = &inner.traffic_quota
+            && paid > 0
+            && traffic.claim_refusal_refund(self.successes())
+        {
+            inner.quota.release(paid);
+        }
     }
 
     /// The whole tokens a retry finds in the quota now.
@@ -255,10 +298,33 @@ impl Scope {
     /// The bounds a retry would meet now (without counting one as asked for).
     fn peek_bounds(&self) -> RetryBounds {
         let inner = &self.inner;
-        match &inner.traffic_quota {
+        let local = || match &inner.traffic_quota {
             Some(traffic) => traffic.peek_bounds(|| inner.clock.now(), || self.calls_ended()),
             None => RetryBounds::NONE,
+        };
+        #[cfg(feature = "fleet")]
+        if let Some(link) = inner.fleet.get() {
+            return link.retry_bounds(Some(inner.clock.now()), local);
         }
+        local()
+    }
+
+    /// The configuration the scope was made from.
+    #[cfg(feature = "fleet")]
+    pub(crate) fn config(&self) -> &RetryConfig {
+        &self.inner.config
+    }
+
+    /// The scope's link to a fleet, made on first use (an attach).
+    #[cfg(feature = "fleet")]
+    pub(crate) fn fleet_link(&self) -> &crate::fleet::link::FleetLink {
+        self.inner.fleet.get_or_init(Default::default)
+    }
+
+    /// The running totals a fleet's report is made of (off the success path).
+    #[cfg(feature = "fleet")]
+    pub(crate) fn totals(&self) -> ScopeTotals {
+        self.inner.counters.totals()
     }
 
     #[inline]
@@ -266,9 +332,9 @@ impl Scope {
         self.inner.counters.add(counter);
     }
 
-    /// Counts `attempts` sent by a call that ended, beyond the first attempt of a success.
-    pub(crate) fn count_attempts(&self, attempts: u32) {
-        self.inner.counters.add_attempts(attempts);
+    /// Counts a successful call that sent `retries` attempts before its last one.
+    pub(crate) fn count_retried_success(&self, retries: u32) {
+        self.inner.counters.add_retried_success(retries);
     }
 
     /// What the scope reports to the `metrics` facade.
@@ -280,7 +346,7 @@ impl Scope {
     /// Counts a call that ended in failure after sending `attempts` attempts.
     pub(crate) fn count_failure(&self, attempts: u32) {
         self.count(Counter::Failure);
-        self.count_attempts(attempts);
+        self.inner.counters.add_attempts(attempts);
     }
 }
 

@@ -18,6 +18,40 @@ pub(crate) struct ScopeCounters {
     quota_exhausted: AtomicU64,
     throttles: AtomicU64,
     rate_limited: AtomicU64,
+    /// Successful calls that needed retries (so that first-try successes are `successes` less
+    /// these: counted on the retry path, never on the success path). Read by fleet mode.
+    #[cfg_attr(not(feature = "fleet"), allow(dead_code))]
+    retried_successes: AtomicU64,
+    /// Tokens retries asked the quota for, paid or not. Read by fleet mode.
+    #[cfg_attr(not(feature = "fleet"), allow(dead_code))]
+    tokens_asked: AtomicU64,
+    /// Tokens the quota granted to retries. Read by fleet mode.
+    #[cfg_attr(not(feature = "fleet"), allow(dead_code))]
+    tokens_paid: AtomicU64,
+}
+
+/// The running totals a fleet's report is made of (differences of two are what happened in
+/// between).
+#[cfg(feature = "fleet")]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct ScopeTotals {
+    /// Calls ended, in success or failure.
+    pub(crate) calls: u64,
+    /// Calls that succeeded.
+    pub(crate) successes: u64,
+    /// Calls that succeeded after retries (read after `successes`: the first-try successes
+    /// between two totals are the difference of the differences).
+    pub(crate) retried_successes: u64,
+    /// Tokens retries asked for, paid or not.
+    pub(crate) tokens_asked: u64,
+    /// Tokens the quota granted to retries.
+    pub(crate) tokens_paid: u64,
+    /// Attempts sent by the calls that ended.
+    pub(crate) attempts: u64,
+    /// Throttling responses seen.
+    pub(crate) throttles: u64,
+    /// Retries refused because the rate limiter's wait was too long.
+    pub(crate) rate_limited: u64,
 }
 
 /// One counter of [`ScopeCounters`].
@@ -57,6 +91,39 @@ impl ScopeCounters {
         self.successes.sum()
     }
 
+    /// Counts a successful call that sent `retries` attempts before its last one.
+    pub(crate) fn add_retried_success(&self, retries: u32) {
+        self.retried_successes.fetch_add(1, Ordering::Relaxed);
+        self.add_attempts(retries);
+    }
+
+    /// Counts `cost` tokens a retry asked for, and whether the quota paid them.
+    pub(crate) fn add_tokens(&self, cost: u32, paid: bool) {
+        let cost = u64::from(cost);
+        self.tokens_asked.fetch_add(cost, Ordering::Relaxed);
+        if paid {
+            self.tokens_paid.fetch_add(cost, Ordering::Relaxed);
+        }
+    }
+
+    /// The running totals a fleet's report is made of.
+    #[cfg(feature = "fleet")]
+    pub(crate) fn totals(&self) -> ScopeTotals {
+        let read = |cell: &AtomicU64| cell.load(Ordering::Relaxed);
+        let successes = self.successes.sum();
+        let failures = read(&self.failures);
+        ScopeTotals {
+            calls: successes + failures,
+            successes,
+            retried_successes: read(&self.retried_successes),
+            tokens_asked: read(&self.tokens_asked),
+            tokens_paid: read(&self.tokens_paid),
+            attempts: successes + read(&self.attempts),
+            throttles: read(&self.throttles),
+            rate_limited: read(&self.rate_limited),
+        }
+    }
+
     /// Counts `attempts` sent by a call that ended, beyond the first attempt of a success.
     pub(crate) fn add_attempts(&self, attempts: u32) {
         self.attempts
@@ -86,6 +153,8 @@ impl ScopeCounters {
             quota_level,
             quota_capacity,
             limiter,
+            #[cfg(feature = "fleet")]
+            fleet: None,
         }
     }
 }
@@ -125,6 +194,11 @@ pub struct ScopeStats {
     pub quota_capacity: u32,
     /// The adaptive rate limiter.
     pub limiter: LimiterStats,
+    /// Fleet mode: whether the scope's fleet lease is live, and its figures; `None` for a
+    /// scope attached to no fleet.
+    #[cfg(feature = "fleet")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "fleet")))]
+    pub fleet: Option<crate::fleet::FleetStats>,
 }
 
 /// Threads that get a stripe of their own; later threads share the last one.

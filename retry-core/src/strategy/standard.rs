@@ -20,12 +20,14 @@ use crate::scope::outcome::CallOutcome;
 /// * a retry takes its cost from the scope's quota (timeouts and throttling may cost more or
 ///   less); a success after retries returns the last retry's cost (with a `quota_window`, the
 ///   default: every retry's cost of the call, so that the quota drains only through calls that
-///   fail); a first-try success adds the reward; no quota, no retry. With a `quota_window`, a
-///   retry finds at most one token per call the scope made in that window (at least one whole
-///   call's retries; at least the AWS SDKs' 500 while the scope is younger than the window), and
-///   a call that starts retrying after a window in which no call of the scope did finds at
-///   least one whole call's retries; this is sized on the retry path only, with one clock read
-///   per call at its first retry: the success path reads no clock;
+///   fail; and a call refused a retry gets its earlier retries' cost back, unless a refused
+///   call was already refunded since the scope's last success); a first-try success adds the
+///   reward; no quota, no retry. With a `quota_window`, a retry finds at most one token per
+///   call the scope made in that window (at least one whole call's retries; at least the AWS
+///   SDKs' 500 while the scope is younger than the window), and a call that starts retrying
+///   after a window in which no call of the scope did finds at least one whole call's retries;
+///   this is sized on the retry path only, with one clock read per call at its first retry:
+///   the success path reads no clock;
 /// * a server's `retry_after` is never undercut: the delay is `max(backoff, retry_after)`, and a
 ///   `retry_after` above `max_backoff` stops the retries (with `retry_after_slack` set, as in
 ///   `aws-2026`, it is clamped to `[t_i, t_i + slack]` instead);
@@ -145,6 +147,7 @@ impl StandardStrategy {
         let cost = self.cost(reason.kind());
         if let Err(level) = self.scope.try_acquire_retry(cost, sent == 1) {
             self.scope.count(Counter::QuotaExhausted);
+            self.scope.refund_refused(token.paid);
             self.report_quota();
             observe::quota_exhausted(self.scope.name(), cost, level);
             // Long polling: the call still sleeps its backoff before it returns the error.
@@ -274,7 +277,7 @@ impl StandardStrategy {
     #[inline(never)]
     fn record_success_after_retries(&self, attempt: u32, paid: u32, retry_cost: u32) {
         // The success counts the first attempt; these are the retries sent before it.
-        self.scope.count_attempts(attempt - 1);
+        self.scope.count_retried_success(attempt - 1);
         // Retries that ended in a success did not storm: a traffic-sized quota gets all of them
         // back, so it drains only through calls that fail. A fixed quota keeps the AWS SDKs'
         // rule (and their published vectors): the last retry's cost.

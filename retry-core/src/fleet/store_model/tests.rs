@@ -357,7 +357,7 @@ fn the_fleet_limiter_cuts_once_per_round_trip_on_the_admitted_rate() {
 }
 
 #[test]
-fn between_cuts_the_fleet_rate_follows_cubic() {
+fn between_cuts_the_fleet_rate_regains_the_admitted_rate_then_probes_linearly() {
     let mut state = StoreState::default();
     let sending = |now: u64, sends: u64, throttles: u64| Report {
         sends,
@@ -371,20 +371,30 @@ fn between_cuts_the_fleet_rate_follows_cubic() {
     let cut = lease(&mut state, &sending(3_000, 1_000, 100));
     assert_eq!(fleet(&state).w_max, 900_000);
     assert_eq!(cut.fleet_rate, 810_041);
-    // K = cbrt(25 × 0.1) s = 1.357 s: back at w_max then; (1 s)^3 / 25 = 4 % above it 1 s
-    // later.
+    // K = cbrt(25 × 0.1) s = 1.357 s: back at w_max then, along CUBIC.
     assert_eq!(integer_cube_root(CUBIC_MS3_PER_PPM * 100_000), 1_357);
     assert_eq!(
         lease(&mut state, &sending(4_357, 1_000, 0)).fleet_rate,
         900_000
     );
-    assert_eq!(
-        lease(&mut state, &sending(5_357, 1_000, 0)).fleet_rate,
-        936_000
-    );
+    // Past it, a linear probe: 0.5 % of w_max a second (CUBIC's convex part would be 4 %
+    // above it one second later, 32 % two seconds later).
+    let probe = |state: &mut StoreState, past_k_ms: u64| {
+        lease(state, &sending(4_357 + past_k_ms, 1_000, 0)).fleet_rate
+    };
+    assert_eq!(probe(&mut state, 1_000), 904_500);
+    assert_eq!(probe(&mut state, 2_000), 909_000);
+    for second in 3..20 {
+        probe(&mut state, second * 1_000);
+    }
+    // 20 s past it, 10 % above; then CUBIC's convex growth adds on: (1 s)^3 / 25 = 4 %,
+    // (2 s)^3 / 25 = 32 %.
+    assert_eq!(probe(&mut state, 20_000), 990_000);
+    assert_eq!(probe(&mut state, 21_000), 1_026_000);
+    assert_eq!(probe(&mut state, 22_000), 1_278_000);
     // Never above twice the fleet's send rate: a tick of 100/s caps it at 200/s.
     assert_eq!(
-        lease(&mut state, &sending(6_357, 100, 0)).fleet_rate,
+        lease(&mut state, &sending(4_357 + 23_000, 100, 0)).fleet_rate,
         200_000
     );
 }
@@ -399,6 +409,107 @@ fn a_process_without_send_demand_holds_no_share() {
     let lease = lease(&mut state, &quiet);
     assert!(lease.engaged);
     assert_eq!((lease.share_ppm, lease.send_rate), (0, 0));
+}
+
+#[test]
+fn a_fleet_that_synced_before_it_called_cuts_from_the_traffic_that_met_the_limit() {
+    // Eight processes sync twice without a call: the tick that ends at 2010 admitted nothing.
+    let mut state = StoreState::default();
+    for second in 1..=2 {
+        for id in 1..=8 {
+            lease(&mut state, &report(id, second * 1_000 + id * 10));
+        }
+    }
+    assert_eq!(fleet(&state).admitted_rate, Some(0));
+    // Then their calls meet a limit: the first throttled report, 75 ms into the tick, counts
+    // 90 sends and 10 throttles. The cut is on that traffic, 80 admitted over a quarter of an
+    // interval (320/s), not on the idle tick's 0/s (which made the rate the floor, 0.5/s).
+    let throttled = Report {
+        sends: 90,
+        throttles: 10,
+        send_demand: 90_000,
+        ..report(1, 2_085)
+    };
+    let cut = lease(&mut state, &throttled);
+    assert_eq!(fleet(&state).w_max, 320_000);
+    assert_eq!(cut.fleet_rate, 288_014);
+}
+
+#[test]
+fn a_cold_fleets_first_cut_counts_the_traffic_still_to_be_reported() {
+    // Eight processes attach (their first syncs, no calls yet), then call 90/s each into a
+    // 500/s limit. The first throttled report, a second later, is the only one yet to carry
+    // traffic: 70 of its 90 sends admitted. Over the tick, that is 70/s; per report of a
+    // known process, times the 8 processes, 560/s (the harness: the cut took 48/s and the
+    // fleet stayed far below the limit for 25 s).
+    let mut state = StoreState::default();
+    for id in 1..=8 {
+        lease(&mut state, &report(id, 1_000 + id * 10));
+    }
+    let throttled = Report {
+        sends: 90,
+        throttles: 20,
+        send_demand: 90_000,
+        ..report(1, 2_015)
+    };
+    let cut = lease(&mut state, &throttled);
+    assert_eq!(fleet(&state).w_max, 560_000);
+    assert!(cut.engaged);
+}
+
+#[test]
+fn a_curve_that_reached_its_horizon_without_a_throttle_keeps_growing() {
+    // One process sending 3/s is throttled at 3 s: the last tick admitted 2/s.
+    let mut state = StoreState::default();
+    let sending = |now: u64, sends: u64, throttles: u64| Report {
+        sends,
+        throttles,
+        send_demand: 1_000_000,
+        ..report(1, now)
+    };
+    lease(&mut state, &sending(1_000, 3, 0));
+    lease(&mut state, &sending(2_000, 3, 0));
+    lease(&mut state, &sending(3_000, 3, 1));
+    assert_eq!(fleet(&state).w_max, 2_000);
+    // Then it sends at its rate without a throttle: the curve reaches 6.1 × 2/s at its horizon
+    // (K + 25 s), and grows again from there instead of holding at 12.2/s.
+    let mut rates = vec![0; 61];
+    for second in 4..=60 {
+        rates[second as usize] = lease(&mut state, &sending(second * 1_000, 1_000, 0)).fleet_rate;
+    }
+    // 24.6 s past K (1.357 s after the cut at 3 s): 10 % + (4.643 s)^3 / 25 over w_max.
+    assert_eq!(rates[29], 10_207);
+    // Past the horizon (25 s past K): on from 12.2/s, not held there.
+    assert_eq!(rates[30], 12_199);
+    assert_eq!(rates[31], 12_642);
+    assert!(rates[60] > 100_000, "{rates:?}");
+}
+
+#[test]
+fn a_quiet_interval_lowers_a_process_send_demand_by_a_quarter_not_to_nothing() {
+    // Two processes of an engaged fleet, each with a demand of 70/s.
+    let (mut state, _, _) = throttled_fleet(2, 3);
+    let quiet = |state: &mut StoreState, now: u64| {
+        lease(
+            state,
+            &Report {
+                send_demand: 0,
+                ..report(1, now)
+            },
+        )
+    };
+    // One interval without demand: 70/s - 70/s / 4 counted, against 70/s: a share of 3/7.
+    let lease = quiet(&mut state, 4_000);
+    assert_eq!(state.processes()[&ProcessId(1)].send_demand, 52_500);
+    assert_eq!(lease.share_ppm, 428_571);
+    assert_eq!(fleet(&state).send_demand, 122_500);
+    // Quiet for good, it gives its share up over a few dozen intervals: no demand, no share.
+    let mut last = lease;
+    for second in 5..60 {
+        last = quiet(&mut state, second * 1_000);
+    }
+    assert_eq!(state.processes()[&ProcessId(1)].send_demand, 0);
+    assert_eq!((last.share_ppm, last.send_rate), (0, 0));
 }
 
 #[test]

@@ -1,0 +1,133 @@
+//! The client processes of a phase: this same binary in its client role, each killed by its
+//! PID when the guard drops (the phase ended, failed or was interrupted), their per-second
+//! lines read from their standard output.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+use tokio::sync::mpsc;
+
+use crate::client::ClientOptions;
+use crate::wire::ClientSecond;
+
+/// What a client's output gave the harness.
+#[derive(Debug)]
+pub enum ClientLine {
+    /// A second's counts.
+    Second(ClientSecond),
+    /// A line that is not one (the client's bug, reported with the line).
+    Garbled(u32, String),
+}
+
+/// The phase's client processes.
+#[derive(Debug)]
+pub struct Clients {
+    children: Vec<(u32, Child)>,
+}
+
+impl Clients {
+    /// Starts one process per set of options, each sending its lines to `lines`.
+    pub fn spawn(
+        options: &[ClientOptions],
+        lines: &mpsc::UnboundedSender<ClientLine>,
+    ) -> Result<Self, String> {
+        let program = std::env::current_exe()
+            .map_err(|error| format!("cannot find the harness's own binary: {error}"))?;
+        let mut clients = Self {
+            children: Vec::with_capacity(options.len()),
+        };
+        for options in options {
+            let mut child = Command::new(&program)
+                .arg("client")
+                .args(client_args(options))
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::inherit())
+                // The guard's drop kills by PID; this covers a panic in between.
+                .kill_on_drop(true)
+                .spawn()
+                .map_err(|error| format!("cannot start client {}: {error}", options.index))?;
+            let stdout = child
+                .stdout
+                .take()
+                .ok_or_else(|| format!("client {} has no output pipe", options.index))?;
+            tokio::spawn(forward_lines(options.index, stdout, lines.clone()));
+            clients.children.push((options.index, child));
+        }
+        Ok(clients)
+    }
+
+    /// Waits up to `timeout` for every client to exit; a client that failed or is still
+    /// running then is an error (the guard kills the rest).
+    pub async fn wait(mut self, timeout: Duration) -> Result<(), String> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        for (index, child) in &mut self.children {
+            match tokio::time::timeout_at(deadline, child.wait()).await {
+                Ok(Ok(status)) if status.success() => {}
+                Ok(Ok(status)) => return Err(format!("client {index} exited with {status}")),
+                Ok(Err(error)) => return Err(format!("client {index}: {error}")),
+                Err(_) => {
+                    return Err(format!(
+                        "client {index} still runs {timeout:?} after its phase"
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Clients {
+    fn drop(&mut self) {
+        for (_, child) in &mut self.children {
+            // SIGKILL to the PID; one that already exited has nothing to kill.
+            let _ = child.start_kill();
+        }
+    }
+}
+
+/// Reads a client's lines until its output closes.
+async fn forward_lines(
+    index: u32,
+    stdout: tokio::process::ChildStdout,
+    lines: mpsc::UnboundedSender<ClientLine>,
+) {
+    let mut reader = BufReader::new(stdout).lines();
+    while let Ok(Some(line)) = reader.next_line().await {
+        let parsed = match serde_json::from_str::<ClientSecond>(&line) {
+            Ok(second) if second.client == index => ClientLine::Second(second),
+            _ => ClientLine::Garbled(index, line),
+        };
+        if lines.send(parsed).is_err() {
+            return;
+        }
+    }
+}
+
+/// The command line of a client.
+fn client_args(options: &ClientOptions) -> Vec<String> {
+    let mut args = vec![
+        format!("--index={}", options.index),
+        format!("--url={}", options.url),
+        format!("--rate={}", options.rate),
+        format!("--seconds={}", options.seconds),
+        format!("--origin-unix-ms={}", options.origin_unix_ms),
+        format!("--seed={}", options.seed),
+        format!("--mode={}", options.mode.name()),
+        format!("--scope={}", options.scope),
+        format!("--max-attempts={}", options.max_attempts),
+        format!("--max-wait={}ms", options.max_wait.as_secs_f64() * 1000.0),
+    ];
+    if let Some(url) = &options.redis_url {
+        args.push(format!("--redis-url={url}"));
+    }
+    if let Some(interval) = options.sync_interval {
+        args.push(format!(
+            "--sync-interval={}ms",
+            interval.as_secs_f64() * 1000.0
+        ));
+    }
+    args
+}

@@ -1,0 +1,159 @@
+//! A fault's episode: from the fault to the store's recovery (`stop` to `cont`, `kill` to
+//! `restart-empty`; `flushall` and a lone `restart-empty` are instants), with the phase's
+//! figures during it and in the two sync intervals after it, and when every process held a
+//! live fleet lease again.
+
+use serde::Serialize;
+
+use crate::fault::{Fault, FaultAction};
+use crate::report::Row;
+use crate::summary::{Summary, SummaryContext};
+
+/// One fault's episode.
+#[derive(Debug, Clone, Serialize)]
+pub struct Episode {
+    /// `stop→cont`, `kill→restart-empty`, `flushall`, `restart-empty`.
+    pub name: String,
+    /// The second the fault struck in.
+    pub start_s: u64,
+    /// The second the store recovered in (the fault's own for an instant).
+    pub end_s: u64,
+    /// The figures from the fault's second to the recovery's, both included.
+    pub during: Summary,
+    /// The figures of the whole seconds within two sync intervals after the recovery's
+    /// second.
+    pub after: Summary,
+    /// `during.p99_ms` less the fault-free phase's p99 (when the run has one).
+    pub p99_delta_ms: Option<f64>,
+    /// Seconds after the recovery's second until every process reported a live lease (0:
+    /// by the end of that second; `None`: not before the phase ended).
+    pub leases_live_after_s: Option<u64>,
+}
+
+/// The episodes of a phase's timeline, with their figures from `rows`.
+pub fn episodes(faults: &[Fault], rows: &[Row], context: SummaryContext) -> Vec<Episode> {
+    let mut episodes = Vec::new();
+    let mut open: Option<Fault> = None;
+    for fault in faults {
+        match (fault.action, open) {
+            (FaultAction::Stop | FaultAction::Kill, None) => open = Some(*fault),
+            (FaultAction::Kill, Some(_)) => {}
+            (action, Some(start)) if action.recovers() => {
+                episodes.push(episode(start, *fault, rows, context));
+                open = None;
+            }
+            _ => episodes.push(episode(*fault, *fault, rows, context)),
+        }
+    }
+    if let (Some(start), Some(last)) = (open, rows.last()) {
+        let mut episode = episode(start, start, rows, context);
+        episode.name = format!("{} (no recovery)", start.action.name());
+        episode.end_s = last.second;
+        episode.during = Summary::of(span(rows, episode.start_s, last.second + 1), context);
+        episode.after = Summary::default();
+        episode.leases_live_after_s = None;
+        episodes.push(episode);
+    }
+    episodes
+}
+
+fn episode(start: Fault, end: Fault, rows: &[Row], context: SummaryContext) -> Episode {
+    let (start_s, end_s) = (start.at.as_secs(), end.at.as_secs());
+    let name = if start == end {
+        start.action.name().to_owned()
+    } else {
+        format!("{}→{}", start.action.name(), end.action.name())
+    };
+    let after_s = (2.0 * context.sync_interval.as_secs_f64()).ceil().max(1.0) as u64;
+    let leases_live_after_s = rows
+        .iter()
+        .filter(|row| row.second >= end_s)
+        .find(|row| row.leases_live == Some(context.processes))
+        .map(|row| row.second - end_s);
+    Episode {
+        name,
+        start_s,
+        end_s,
+        during: Summary::of(span(rows, start_s, end_s + 1), context),
+        after: Summary::of(span(rows, end_s + 1, end_s + 1 + after_s), context),
+        p99_delta_ms: None,
+        leases_live_after_s,
+    }
+}
+
+/// The rows of seconds `[from, to)`.
+fn span(rows: &[Row], from: u64, to: u64) -> &[Row] {
+    let start = rows.partition_point(|row| row.second < from);
+    let end = rows.partition_point(|row| row.second < to);
+    &rows[start..end.max(start)]
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    fn faults(texts: &[&str]) -> Vec<Fault> {
+        texts
+            .iter()
+            .map(|text| text.parse().expect("valid"))
+            .collect()
+    }
+
+    fn rows(live_from: u64) -> Vec<Row> {
+        (0..30)
+            .map(|second| Row {
+                second,
+                admitted: 500 + second,
+                leases_live: Some(if second >= live_from { 4 } else { 0 }),
+                ..Row::default()
+            })
+            .collect()
+    }
+
+    fn context() -> SummaryContext {
+        SummaryContext {
+            limit: 500.0,
+            processes: 4,
+            sync_interval: Duration::from_millis(500),
+            fleet: true,
+        }
+    }
+
+    #[test]
+    fn faults_pair_into_episodes_with_their_spans() {
+        let timeline = faults(&[
+            "5s:stop",
+            "8s:cont",
+            "12s:kill",
+            "15s:restart-empty",
+            "20s:flushall",
+        ]);
+        let found = episodes(&timeline, &rows(17), context());
+        let names: Vec<_> = found.iter().map(|episode| episode.name.as_str()).collect();
+        assert_eq!(names, ["stop→cont", "kill→restart-empty", "flushall"]);
+        let stop = &found[0];
+        assert_eq!(
+            (
+                stop.start_s,
+                stop.end_s,
+                stop.during.from_s,
+                stop.during.to_s
+            ),
+            (5, 8, 5, 9)
+        );
+        // Two intervals of 500 ms: the one whole second after the recovery's.
+        assert_eq!((stop.after.from_s, stop.after.to_s), (9, 10));
+        assert_eq!(found[1].leases_live_after_s, Some(2));
+        assert_eq!(found[2].leases_live_after_s, Some(0));
+    }
+
+    #[test]
+    fn a_fault_never_recovered_runs_to_the_end_of_the_phase() {
+        let found = episodes(&faults(&["25s:kill"]), &rows(0), context());
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].name, "kill (no recovery)");
+        assert_eq!((found[0].during.from_s, found[0].during.to_s), (25, 30));
+    }
+}

@@ -1,0 +1,213 @@
+//! Store faults on a timeline: `--fault 20s:stop --fault 25s:cont --fault 40s:kill
+//! --fault 45s:restart-empty --fault 60s:flushall`, each at its time from the start of a
+//! phase, checked as a whole before anything starts.
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::duration_arg::parse_duration;
+
+/// What a fault does to the phase's `redis-server`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FaultAction {
+    /// `SIGSTOP`: the server keeps its connections and answers nothing (a paused store).
+    Stop,
+    /// `SIGCONT`: a stopped server carries on.
+    Cont,
+    /// `SIGKILL`: the server is gone; its port refuses connections.
+    Kill,
+    /// A new, empty server on the same port (killing the old one if it still runs): the
+    /// store lost its state and its scripts.
+    RestartEmpty,
+    /// `FLUSHALL`: the store lost its state (every key; the script cache stays), the server
+    /// runs on.
+    Flushall,
+}
+
+impl FaultAction {
+    const NAMES: [(&'static str, FaultAction); 5] = [
+        ("stop", FaultAction::Stop),
+        ("cont", FaultAction::Cont),
+        ("kill", FaultAction::Kill),
+        ("restart-empty", FaultAction::RestartEmpty),
+        ("flushall", FaultAction::Flushall),
+    ];
+
+    /// The action's name on the command line.
+    pub fn name(self) -> &'static str {
+        Self::NAMES
+            .iter()
+            .find(|(_, action)| *action == self)
+            .map_or("?", |(name, _)| name)
+    }
+
+    /// Whether the store is answering again after this action (the end of a fault).
+    pub fn recovers(self) -> bool {
+        matches!(self, FaultAction::Cont | FaultAction::RestartEmpty)
+    }
+}
+
+/// One fault: an action at a time from the start of the phase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Fault {
+    /// When, from the start of the phase.
+    #[serde(rename = "at_ms", serialize_with = "crate::report::millis")]
+    pub at: Duration,
+    /// What.
+    pub action: FaultAction,
+}
+
+impl FromStr for Fault {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let (at, action) = text.split_once(':').ok_or_else(|| {
+            format!("`{text}`: write a fault as `<time>:<action>`, e.g. `20s:stop`")
+        })?;
+        let action = FaultAction::NAMES
+            .iter()
+            .find(|(name, _)| *name == action)
+            .map(|(_, action)| *action)
+            .ok_or_else(|| {
+                format!(
+                    "`{text}`: unknown action `{action}` (one of stop, cont, kill, restart-empty, \
+                     flushall)"
+                )
+            })?;
+        Ok(Fault {
+            at: parse_duration(at)?,
+            action,
+        })
+    }
+}
+
+impl fmt::Display for Fault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}s:{}", self.at.as_secs_f64(), self.action.name())
+    }
+}
+
+/// The store's state as the timeline drives it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum StoreState {
+    Running,
+    Stopped,
+    Down,
+}
+
+/// Checks a timeline against a phase of `duration` and returns it in time order: every fault
+/// inside the phase, no two at the same time, and each action possible in the state the
+/// earlier ones leave (`cont` after `stop`; `flushall` and `stop` on a running server; `kill`
+/// on one that is not down already).
+pub fn check_timeline(mut faults: Vec<Fault>, duration: Duration) -> Result<Vec<Fault>, String> {
+    faults.sort_by_key(|fault| fault.at);
+    for pair in faults.windows(2) {
+        if pair[0].at == pair[1].at {
+            return Err(format!(
+                "faults {} and {} are at the same time",
+                pair[0], pair[1]
+            ));
+        }
+    }
+    let mut state = StoreState::Running;
+    for fault in &faults {
+        if fault.at >= duration {
+            return Err(format!(
+                "fault {fault} is not inside the phase ({}s long)",
+                duration.as_secs_f64()
+            ));
+        }
+        state = match (fault.action, state) {
+            (FaultAction::Stop, StoreState::Running) => StoreState::Stopped,
+            (FaultAction::Cont, StoreState::Stopped) => StoreState::Running,
+            (FaultAction::Kill, StoreState::Running | StoreState::Stopped) => StoreState::Down,
+            (FaultAction::RestartEmpty, _) => StoreState::Running,
+            (FaultAction::Flushall, StoreState::Running) => StoreState::Running,
+            (action, state) => {
+                return Err(format!(
+                    "fault {fault}: `{}` on a store that is {} (write {})",
+                    action.name(),
+                    match state {
+                        StoreState::Running => "running",
+                        StoreState::Stopped => "stopped",
+                        StoreState::Down => "down",
+                    },
+                    match state {
+                        StoreState::Running => "`stop` before `cont`",
+                        StoreState::Stopped => "`cont` before it",
+                        StoreState::Down => "`restart-empty` before it",
+                    }
+                ));
+            }
+        };
+    }
+    Ok(faults)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn faults(texts: &[&str]) -> Vec<Fault> {
+        texts
+            .iter()
+            .map(|text| text.parse().expect("a valid fault"))
+            .collect()
+    }
+
+    #[test]
+    fn a_fault_is_a_time_and_an_action() {
+        let fault: Fault = "45s:restart-empty".parse().expect("valid");
+        assert_eq!(fault.at, Duration::from_secs(45));
+        assert_eq!(fault.action, FaultAction::RestartEmpty);
+        assert_eq!(fault.to_string(), "45s:restart-empty");
+    }
+
+    #[test]
+    fn a_malformed_fault_says_what_to_write() {
+        let missing = "20s".parse::<Fault>().unwrap_err();
+        assert!(missing.contains("`<time>:<action>`"), "{missing}");
+        let unknown = "20s:pause".parse::<Fault>().unwrap_err();
+        assert!(unknown.contains("unknown action `pause`"), "{unknown}");
+        assert!("20:stop".parse::<Fault>().unwrap_err().contains("no unit"));
+    }
+
+    #[test]
+    fn the_issue_timeline_is_accepted_in_time_order() {
+        let timeline = faults(&[
+            "60s:flushall",
+            "20s:stop",
+            "25s:cont",
+            "40s:kill",
+            "45s:restart-empty",
+        ]);
+        let checked = check_timeline(timeline, Duration::from_secs(70)).expect("valid");
+        let actions: Vec<_> = checked.iter().map(|fault| fault.action.name()).collect();
+        assert_eq!(
+            actions,
+            ["stop", "cont", "kill", "restart-empty", "flushall"]
+        );
+    }
+
+    #[test]
+    fn impossible_sequences_are_refused_naming_the_fault() {
+        let cases = [
+            (vec!["5s:cont"], "`cont` on a store that is running"),
+            (
+                vec!["5s:stop", "6s:flushall"],
+                "`flushall` on a store that is stopped",
+            ),
+            (vec!["5s:kill", "6s:kill"], "`kill` on a store that is down"),
+            (vec!["5s:stop", "5s:cont"], "at the same time"),
+            (vec!["30s:stop"], "not inside the phase"),
+        ];
+        for (texts, expected) in cases {
+            let error = check_timeline(faults(&texts), Duration::from_secs(30)).unwrap_err();
+            assert!(error.contains(expected), "{texts:?}: {error}");
+        }
+    }
+}

@@ -1,0 +1,317 @@
+//! The run: the options checked as a whole, the server and (for fleet phases) `redis-server`
+//! started, each phase in turn, the figures printed and written to JSON and CSV; the whole
+//! under a timeout, and stopped (every process killed by its PID) on Ctrl-C or `SIGTERM`.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use clap::Args;
+
+use crate::duration_arg::parse_duration;
+use crate::fault::{Fault, check_timeline};
+use crate::phase::{OVERHEAD, PhaseContext, run_phase};
+use crate::phase_spec::{Mode, PhaseSpec};
+use crate::redis_process::RedisProcess;
+use crate::report::{PhaseReport, RunReport, RunSettings, write_csv, write_json};
+use crate::server::{Limit, LimitServer};
+use crate::table;
+
+/// The harness's options.
+#[derive(Debug, Clone, Args)]
+pub struct RunOptions {
+    /// Client processes per phase (the issue's runs use 8 or more).
+    #[arg(long, default_value_t = 8)]
+    pub processes: u32,
+    /// Calls per second per process (Poisson arrivals); a phase may name its own
+    /// (`fleet@900`). The default, 8 x 90 = 720/s against 500/s, is the simulator's S3
+    /// (700/s against a 500/s limit).
+    #[arg(long, default_value_t = 90.0)]
+    pub rate: f64,
+    /// The phases in order, comma-separated, each `MODE[@RATE][+faults]`: `local` (each
+    /// process on its own), `fleet` (the scope attached to the fleet on Redis), `@RATE` calls
+    /// per second per process, `+faults` plays the fault timeline.
+    #[arg(long, value_delimiter = ',', default_value = "local,fleet")]
+    pub phases: Vec<PhaseSpec>,
+    /// Each phase's length, in whole seconds.
+    #[arg(long, default_value = "60s", value_parser = parse_duration)]
+    pub duration: Duration,
+    /// The seconds at the start of each phase left out of its summary, in whole seconds.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub warmup: Duration,
+    /// Requests per second the server admits across all clients.
+    #[arg(long, default_value_t = 500.0)]
+    pub limit: f64,
+    /// The server's token bucket: requests an idle server admits at once.
+    #[arg(long, default_value_t = 50.0)]
+    pub burst: f64,
+    /// The `Retry-After` of the server's 429s, in seconds.
+    #[arg(long, default_value_t = 1)]
+    pub retry_after: u32,
+    /// How long into each phase the server admits everything before it enforces the limit
+    /// (0: from the start; the simulator's S3 throttles a fleet in its steady state, at
+    /// 120 s), in whole seconds.
+    #[arg(long, default_value = "0s", value_parser = parse_duration)]
+    pub enforce_after: Duration,
+    /// A fault of the timeline of `+faults` phases: `<time>:<action>`, the action one of
+    /// `stop` (SIGSTOP), `cont` (SIGCONT), `kill` (SIGKILL), `restart-empty` (a new empty
+    /// server on the same port), `flushall`; repeat the option for each fault.
+    #[arg(long = "fault")]
+    pub faults: Vec<Fault>,
+    /// The fleet's sync interval.
+    #[arg(long, default_value = "1s", value_parser = parse_duration)]
+    pub sync_interval: Duration,
+    /// Attempts per call.
+    #[arg(long, default_value_t = 3)]
+    pub max_attempts: u32,
+    /// The longest a call waits for its send permit; a call expected to wait longer is shed.
+    #[arg(long, default_value = "100ms", value_parser = parse_duration)]
+    pub max_wait: Duration,
+    /// The scope's name.
+    #[arg(long, default_value = "harness")]
+    pub scope: String,
+    /// The seed of the clients' arrivals.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// The `redis-server` program to run.
+    #[arg(long, default_value = "redis-server")]
+    pub redis_server: PathBuf,
+    /// Where `report.json` and `report.csv` are written.
+    #[arg(long, default_value = "target/fleet-harness")]
+    pub out_dir: PathBuf,
+}
+
+/// Checks the options as a whole: every problem is an error before anything starts.
+fn check(options: &RunOptions) -> Result<(RunSettings, Vec<Fault>), String> {
+    let whole_seconds = |name: &str, duration: Duration| {
+        if duration.subsec_nanos() == 0 {
+            Ok(duration.as_secs())
+        } else {
+            Err(format!(
+                "--{name} must be whole seconds (the figures are per second)"
+            ))
+        }
+    };
+    let seconds = whole_seconds("duration", options.duration)?;
+    let warmup_s = whole_seconds("warmup", options.warmup)?;
+    let positive = |name: &str, value: f64| {
+        if value.is_finite() && value > 0.0 {
+            Ok(())
+        } else {
+            Err(format!("--{name} must be a positive number, not {value}"))
+        }
+    };
+    positive("rate", options.rate)?;
+    positive("limit", options.limit)?;
+    if !(options.burst.is_finite() && options.burst >= 1.0) {
+        return Err(format!("--burst must be at least 1, not {}", options.burst));
+    }
+    if options.processes == 0 {
+        return Err("--processes must be at least 1".to_owned());
+    }
+    if options.enforce_after >= options.duration {
+        return Err("--enforce-after must be shorter than --duration".to_owned());
+    }
+    if seconds < 2 || warmup_s >= seconds {
+        return Err(format!(
+            "--duration ({seconds} s) must be at least 2 s and longer than --warmup ({warmup_s} s)"
+        ));
+    }
+    if options.phases.is_empty() {
+        return Err("--phases names no phase".to_owned());
+    }
+    if options.sync_interval.is_zero() || options.max_wait.is_zero() {
+        return Err("--sync-interval and --max-wait must be longer than zero".to_owned());
+    }
+    let playing = options.phases.iter().any(|phase| phase.faults);
+    match (playing, options.faults.is_empty()) {
+        (true, true) => {
+            return Err("a `+faults` phase but no --fault: give the timeline".to_owned());
+        }
+        (false, false) => {
+            return Err("--fault given but no phase plays it: add one, e.g. \
+                        `--phases fleet,fleet+faults`"
+                .to_owned());
+        }
+        _ => {}
+    }
+    let timeline = check_timeline(options.faults.clone(), options.duration)?;
+    let settings = RunSettings {
+        limit: Limit {
+            rate: options.limit,
+            burst: options.burst,
+            retry_after_secs: options.retry_after,
+            enforced_after: Duration::from_secs(whole_seconds(
+                "enforce-after",
+                options.enforce_after,
+            )?),
+        },
+        processes: options.processes,
+        seconds,
+        warmup_s,
+        sync_interval_ms: options.sync_interval,
+        max_attempts: options.max_attempts,
+        max_wait_ms: options.max_wait,
+        scope: options.scope.clone(),
+    };
+    Ok((settings, timeline))
+}
+
+/// Runs the harness's role to the end and writes its reports.
+pub fn main(options: RunOptions) -> Result<(), String> {
+    let (settings, timeline) = check(&options)?;
+    // The longest the run may take: every phase, its start and its end, and a minute for
+    // redis-server's starts.
+    let phases = u32::try_from(options.phases.len()).unwrap_or(u32::MAX);
+    let deadline =
+        (Duration::from_secs(settings.seconds) + OVERHEAD) * phases + Duration::from_secs(60);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|error| format!("no runtime: {error}"))?;
+    let report = runtime.block_on(async {
+        tokio::select! {
+            result = tokio::time::timeout(deadline, run(&options, &settings, &timeline)) => {
+                result.map_err(|_| format!("the run took longer than {deadline:?}: stopped"))?
+            }
+            signal = shutdown_signal() => Err(format!("{signal}: stopped")),
+        }
+    })?;
+    std::fs::create_dir_all(&options.out_dir)
+        .map_err(|error| format!("{}: {error}", options.out_dir.display()))?;
+    let json = options.out_dir.join("report.json");
+    let csv = options.out_dir.join("report.csv");
+    write_json(&report, &json).map_err(|error| format!("{}: {error}", json.display()))?;
+    write_csv(&report, &csv).map_err(|error| format!("{}: {error}", csv.display()))?;
+    println!("\nwrote {} and {}", json.display(), csv.display());
+    Ok(())
+}
+
+async fn run(
+    options: &RunOptions,
+    settings: &RunSettings,
+    timeline: &[Fault],
+) -> Result<RunReport, String> {
+    let server = LimitServer::start(settings.limit)
+        .await
+        .map_err(|error| format!("the HTTP server cannot start: {error}"))?;
+    let redis = if options.phases.iter().any(|phase| phase.mode == Mode::Fleet) {
+        let program = options.redis_server.clone();
+        let redis = tokio::task::spawn_blocking(move || RedisProcess::start(program))
+            .await
+            .map_err(|error| format!("starting redis-server failed: {error}"))?
+            .map_err(|error| error.to_string())?;
+        Some(Arc::new(Mutex::new(redis)))
+    } else {
+        None
+    };
+    let context = PhaseContext {
+        settings,
+        default_rate: options.rate,
+        seed: options.seed,
+        server: &server,
+        redis: redis.as_ref(),
+        timeline,
+    };
+    let mut phases: Vec<PhaseReport> = Vec::with_capacity(options.phases.len());
+    for (number, spec) in options.phases.iter().enumerate() {
+        let phase = run_phase(&context, *spec, number as u64).await?;
+        phases.push(phase);
+    }
+    compare_with_fault_free(&mut phases);
+    println!("\n== summaries (after the {} s warm-up)", settings.warmup_s);
+    for phase in &phases {
+        println!("{}", table::summary(&phase.name, &phase.summary));
+        for episode in &phase.episodes {
+            println!("{}", table::episode(episode));
+        }
+    }
+    Ok(RunReport {
+        settings: settings.clone(),
+        phases,
+    })
+}
+
+/// Sets each fault episode's p99 against the fault-free phase of the same mode and rate.
+fn compare_with_fault_free(phases: &mut [PhaseReport]) {
+    let baselines: Vec<(Mode, f64, Option<f64>)> = phases
+        .iter()
+        .filter(|phase| phase.episodes.is_empty() && phase.faults.is_empty())
+        .map(|phase| (phase.mode, phase.rate, phase.summary.p99_ms))
+        .collect();
+    for phase in phases.iter_mut() {
+        let baseline = baselines
+            .iter()
+            .find(|(mode, rate, _)| *mode == phase.mode && *rate == phase.rate)
+            .and_then(|(_, _, p99)| *p99);
+        for episode in &mut phase.episodes {
+            episode.p99_delta_ms = baseline
+                .zip(episode.during.p99_ms)
+                .map(|(baseline, p99)| p99 - baseline);
+        }
+    }
+}
+
+/// Ctrl-C or `SIGTERM`, named.
+async fn shutdown_signal() -> String {
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => "interrupted".to_owned(),
+        () = terminate => "terminated".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::Cli;
+
+    fn check_args(args: &[&str]) -> Result<(RunSettings, Vec<Fault>), String> {
+        let cli = Cli::try_parse_from(["fleet-harness", "run"].iter().chain(args))
+            .map_err(|error| error.to_string())?;
+        match cli.command {
+            crate::Command::Run(options) => check(&options),
+            crate::Command::Client(_) => Err("not a run".to_owned()),
+        }
+    }
+
+    #[test]
+    fn the_defaults_are_the_issue_run() {
+        let (settings, timeline) = check_args(&[]).expect("valid");
+        assert_eq!(
+            (settings.processes, settings.seconds, settings.warmup_s),
+            (8, 60, 10)
+        );
+        assert_eq!(settings.limit.rate, 500.0);
+        assert!(timeline.is_empty());
+    }
+
+    #[test]
+    fn inconsistent_options_are_refused_before_anything_starts() {
+        let cases: [(&[&str], &str); 6] = [
+            (&["--duration", "1.5s"], "whole seconds"),
+            (
+                &["--duration", "10s", "--warmup", "10s"],
+                "longer than --warmup",
+            ),
+            (&["--processes", "0"], "at least 1"),
+            (&["--phases", "fleet+faults"], "no --fault"),
+            (&["--fault", "5s:stop"], "no phase plays it"),
+            (&["--rate=-3"], "positive"),
+        ];
+        for (args, expected) in cases {
+            let error = check_args(args).unwrap_err();
+            assert!(error.contains(expected), "{args:?}: {error}");
+        }
+    }
+}

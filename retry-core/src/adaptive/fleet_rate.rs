@@ -1,0 +1,131 @@
+//! The fill rate a fleet's lease sets: while a fleet scope's lease is live and the fleet's
+//! limiter engaged, the process sends at its share of the fleet's rate, and its own responses
+//! move no rate (the fleet cuts once per round trip for every process).
+
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use super::limiter::ClientRateLimiter;
+
+impl ClientRateLimiter {
+    /// Sets the fill rate to `rate` permits per second (a positive rate as it is, below the
+    /// AWS SDKs' floor of 0.5/s too: a fleet's share; 0 as that floor: never blocked) and holds
+    /// it there: switches the bucket on, and until [`unpin_rate`](Self::unpin_rate) responses
+    /// feed the measurements but move no rate. A bucket switched on here starts with a permit:
+    /// empty, every process of a fleet would wait a whole period for its first, and the fleet
+    /// would go quiet just after its first throttle (and the store measure that quiet).
+    pub(crate) fn pin_rate(&self, rate: f64, now: Duration) {
+        let mut state = self.lock();
+        let now = state.time.at(now);
+        let switched_on = !state.enabled;
+        if switched_on {
+            state.enabled = true;
+            state.last_refill = now;
+            self.enabled.store(true, Ordering::Release);
+        }
+        state.pinned = true;
+        state.provisional = false;
+        state.set_rate(rate, now);
+        if rate > 0.0 {
+            state.fill_rate = rate;
+        }
+        if switched_on {
+            state.capacity = state.max_capacity;
+        }
+    }
+
+    /// Gives the rate back to the local rules: with `resume_at`, from that rate (CUBIC goes on
+    /// from it as from a rate it regained); without, from the rate in force. Does nothing to a
+    /// limiter that is not pinned.
+    pub(crate) fn unpin_rate(&self, resume_at: Option<f64>, now: Duration) {
+        let mut state = self.lock();
+        if !state.pinned {
+            return;
+        }
+        let now = state.time.at(now);
+        state.pinned = false;
+        let rate = resume_at.unwrap_or(state.fill_rate);
+        state.cubic.resume_at(rate, now);
+        state.set_rate(rate, now);
+    }
+
+    /// Whether a fleet's lease holds the fill rate.
+    #[cfg(test)]
+    pub(crate) fn is_pinned(&self) -> bool {
+        self.lock().pinned
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::adaptive::limiter::TicketAdmission;
+    use crate::adaptive::line::Ticket;
+
+    fn ms(ms: u64) -> Duration {
+        Duration::from_millis(ms)
+    }
+
+    #[test]
+    fn a_pinned_rate_holds_through_throttles_and_successes() {
+        let limiter = ClientRateLimiter::new(Duration::ZERO);
+        limiter.pin_rate(40.0, ms(0));
+        assert!(limiter.is_enabled());
+        for i in 1..50 {
+            limiter.record_response(i % 5 == 0, ms(10 * i), ms(10 * i + 5));
+        }
+        assert_eq!(limiter.stats().fill_rate, 40.0);
+        limiter.pin_rate(25.0, ms(600));
+        assert_eq!(limiter.stats().fill_rate, 25.0);
+    }
+
+    #[test]
+    fn a_share_below_the_floor_is_honoured_exactly() {
+        // 1000 processes sharing 500/s: about 0.5/s each, some less. Floored at 0.5/s, the
+        // fleet sent ~590/s into a 500/s limit in the simulator.
+        let limiter = ClientRateLimiter::new(Duration::ZERO);
+        limiter.pin_rate(0.2, ms(0));
+        assert_eq!(limiter.stats().fill_rate, 0.2);
+    }
+
+    #[test]
+    fn no_share_is_the_floor_not_a_block() {
+        let limiter = ClientRateLimiter::new(Duration::ZERO);
+        limiter.pin_rate(0.0, ms(0));
+        assert_eq!(limiter.stats().fill_rate, 0.5);
+        // Its first permit at once, the next one 2 s later: the wait is finite.
+        assert!(matches!(
+            limiter.acquire(Ticket::NONE, ms(0)),
+            TicketAdmission::Granted
+        ));
+        assert_eq!(limiter.expected_wait(ms(0)), Duration::from_secs(2));
+    }
+
+    #[test]
+    fn a_bucket_pinned_on_starts_with_a_permit() {
+        // Empty, every process of a fleet waited a whole period (1/share, ~2 s at 1000
+        // processes) for its first permit after the fleet's first throttle.
+        let limiter = ClientRateLimiter::new(Duration::ZERO);
+        limiter.pin_rate(0.7, ms(0));
+        assert_eq!(limiter.expected_wait(ms(0)), Duration::ZERO);
+        // Pinned again while on: no new permit.
+        assert!(matches!(
+            limiter.acquire(Ticket::NONE, ms(0)),
+            TicketAdmission::Granted
+        ));
+        limiter.pin_rate(0.7, ms(0));
+        assert!(limiter.expected_wait(ms(0)) > Duration::ZERO);
+    }
+
+    #[test]
+    fn unpinned_the_local_rules_go_on_from_the_given_rate() {
+        let limiter = ClientRateLimiter::new(Duration::ZERO);
+        limiter.pin_rate(40.0, ms(0));
+        limiter.unpin_rate(Some(12.0), ms(1_000));
+        assert!(!limiter.is_pinned());
+        assert_eq!(limiter.stats().fill_rate, 12.0);
+        // A throttle now cuts the local rate again.
+        limiter.record_response(true, ms(1_100), ms(1_200));
+        assert!(limiter.stats().fill_rate < 12.0, "{:?}", limiter.stats());
+    }
+}

@@ -1,0 +1,275 @@
+//! Attaching scopes to a fleet on Redis: [`Fleet::connect`] checks the store's URL,
+//! [`FleetBuilder::start`] connects and starts the process's sync task, and [`Fleet::attach`]
+//! turns a scope into a fleet scope.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::task::AbortHandle;
+
+use super::error::FleetError;
+use super::events;
+use super::keys::{DEFAULT_PREFIX, ScopeKeys, check_prefix};
+use super::lease::LeaseHolder;
+use super::options::FleetOptions;
+use super::protocol::{ProcessId, Settings};
+use super::redis::{RedisStore, StoreOptions};
+use super::sync::Syncer;
+use crate::config::RetryConfig;
+use crate::scope::Scope;
+
+/// A process's membership of a fleet: a connection to the fleet's store (Redis or Valkey) and
+/// the task that syncs the process's fleet scopes with it, once per sync interval.
+///
+/// Attach scopes at start-up, by name ([`attach`](Self::attach): the process-wide
+/// [`Scope::named`], so `#[retryable(scope = "...")]`, [`strategy_for`](crate::strategy_for)
+/// and `RetryLayer` on it all use the fleet scope) or as a scope you made
+/// ([`attach_scope`](Self::attach_scope)). Keep the `Fleet` (or a clone) for as long as the
+/// process should sync: dropping the last one stops the task, and its scopes go back to local
+/// limits (at the safe share of the last fleet figures).
+///
+/// ```no_run
+/// use retry_core::fleet::Fleet;
+/// use retry_core::{RetryConfig, retryable};
+/// use std::time::Duration;
+///
+/// #[derive(Debug, thiserror::Error, retry_core::RetryInfo)]
+/// #[error("unavailable")]
+/// #[retry(transient)]
+/// struct Unavailable;
+///
+/// #[retryable(scope = "inventory")]
+/// async fn stock(item: u32) -> Result<u32, Unavailable> {
+///     Ok(item)
+/// }
+///
+/// # async fn start() -> Result<(), retry_core::fleet::FleetError> {
+/// let fleet = Fleet::connect("redis://127.0.0.1:6379/")?
+///     .prefix("shop:")
+///     .sync_interval(Duration::from_millis(500))
+///     .start()
+///     .await?;
+/// // The configuration `#[retryable(scope = "inventory")]` makes the scope with: the default.
+/// fleet.attach("inventory", &RetryConfig::default())?;
+/// stock(7).await.unwrap(); // decided locally, as always; synced in the background
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct Fleet {
+    inner: Arc<FleetInner>,
+}
+
+/// The shared part of a [`Fleet`]: dropped with the last clone, it stops the task.
+#[derive(Debug)]
+struct FleetInner {
+    syncer: Arc<Syncer>,
+    task: AbortHandle,
+    prefix: String,
+    options: FleetOptions,
+    process: ProcessId,
+}
+
+impl Drop for FleetInner {
+    fn drop(&mut self) {
+        self.task.abort();
+        self.syncer.detach_all();
+    }
+}
+
+/// A [`Fleet`] to start: the store's URL, checked, and the options.
+#[derive(Debug, Clone)]
+#[must_use = "a FleetBuilder does nothing until `start` is awaited"]
+pub struct FleetBuilder {
+    url: String,
+    prefix: String,
+    options: FleetOptions,
+    command_timeout: Option<Duration>,
+    process: ProcessId,
+}
+
+impl Fleet {
+    /// A fleet whose store is at `url`: `redis://[user[:password]@]host[:port][/db]`, or
+    /// `rediss://` (TLS, with the `fleet-tls` feature). AUTH and ACL users are given in the
+    /// URL. Only the URL is checked here (an error says what to write instead); nothing is
+    /// connected until [`start`](FleetBuilder::start).
+    ///
+    /// ```
+    /// use retry_core::fleet::{Fleet, FleetError};
+    /// assert!(Fleet::connect("redis://app:secret@127.0.0.1:6379/0").is_ok());
+    /// let error = Fleet::connect("http://127.0.0.1:6379/").unwrap_err();
+    /// assert!(matches!(error, FleetError::InvalidUrl { .. }));
+    /// ```
+    pub fn connect(url: &str) -> Result<FleetBuilder, FleetError> {
+        // Opening the client checks the URL and connects nothing.
+        RedisStore::open(url, StoreOptions::for_interval(Duration::from_secs(1)))?;
+        Ok(FleetBuilder {
+            url: url.to_owned(),
+            prefix: DEFAULT_PREFIX.to_owned(),
+            options: FleetOptions::default(),
+            command_timeout: None,
+            process: ProcessId(fastrand::u64(..)),
+        })
+    }
+
+    /// Attaches the process-wide scope called `name` ([`Scope::named`]) to the fleet, made
+    /// from `config` if no call made it yet; a scope calls already use is upgraded in place
+    /// (it must have been made from the same `config`). From the next sync (now, in the
+    /// background) its calls share the fleet's retry budget and limiter; until the first
+    /// lease they run on its local limits.
+    ///
+    /// Errors: a name the store's keys cannot hold (empty, or over 200 bytes: any other name
+    /// is encoded), a configuration a fleet cannot share (a fixed quota), a scope made from
+    /// another configuration, a scope already attached.
+    pub fn attach(&self, name: &str, config: &RetryConfig) -> Result<Scope, FleetError> {
+        let keys = ScopeKeys::new(&self.inner.prefix, name)?;
+        let scope = Scope::named(name, config);
+        if scope.config() != config {
+            return Err(FleetError::InvalidSetting {
+                setting: "config",
+                reason: format!(
+                    "scope {name:?} was made from another configuration (by the first call or \
+                     attribute that used it): attach it with that configuration"
+                ),
+            });
+        }
+        self.attach_with_keys(&scope, keys)?;
+        Ok(scope)
+    }
+
+    /// Attaches `scope` (made with [`Scope::new`] or [`Scope::with_clock`], or a named one) to
+    /// the fleet under its name, with the configuration it was made from.
+    ///
+    /// ```no_run
+    /// # async fn demo(fleet: retry_core::fleet::Fleet) -> Result<(), retry_core::fleet::FleetError> {
+    /// use retry_core::{RetryConfig, Scope, StandardStrategy};
+    /// let config = RetryConfig::default();
+    /// let scope = Scope::new("search", &config);
+    /// fleet.attach_scope(&scope)?;
+    /// let strategy = StandardStrategy::builder(config).scope(scope).build();
+    /// # Ok(()) }
+    /// ```
+    pub fn attach_scope(&self, scope: &Scope) -> Result<(), FleetError> {
+        let keys = ScopeKeys::new(&self.inner.prefix, scope.name())?;
+        self.attach_with_keys(scope, keys)
+    }
+
+    /// This process's identity in the fleet (random unless set with
+    /// [`FleetBuilder::process_id`]).
+    pub fn process_id(&self) -> ProcessId {
+        self.inner.process
+    }
+
+    /// The options the fleet's scopes are synced with.
+    pub fn options(&self) -> &FleetOptions {
+        &self.inner.options
+    }
+
+    /// The store's URL, without its password.
+    pub fn url(&self) -> &str {
+        self.inner.syncer.store().url()
+    }
+
+    fn attach_with_keys(&self, scope: &Scope, keys: ScopeKeys) -> Result<(), FleetError> {
+        let settings = Settings::from_config(scope.config(), &self.inner.options)?;
+        let holder = LeaseHolder::attach(scope, settings, self.inner.process)?;
+        self.inner.syncer.add(keys, holder);
+        Ok(())
+    }
+}
+
+impl FleetBuilder {
+    /// The prefix of every key of the fleet's scopes (default `retry:`): 1 to 200 bytes of
+    /// letters, digits and `. _ : -` (checked by [`start`](Self::start)).
+    pub fn prefix(mut self, prefix: &str) -> Self {
+        self.prefix = prefix.to_owned();
+        self
+    }
+
+    /// How often the process syncs (default 1 s; from 1 ms to 1 h, whole milliseconds). Every
+    /// process of a fleet must use the same.
+    pub fn sync_interval(mut self, interval: Duration) -> Self {
+        self.options.sync_interval = interval;
+        self
+    }
+
+    /// How long a lease lasts after the sync that granted it (default 3 sync intervals; at
+    /// least one, at most a day). Every process of a fleet must use the same.
+    pub fn lease_ttl(mut self, lease: Duration) -> Self {
+        self.options.lease_ttl = Some(lease);
+        self
+    }
+
+    /// The fleet limiter's multiplicative decrease on a throttle (default
+    /// [`DEFAULT_BETA`](super::DEFAULT_BETA); strictly between 0 and 1). Every process of a
+    /// fleet must use the same.
+    pub fn beta(mut self, beta: f64) -> Self {
+        self.options.beta = beta;
+        self
+    }
+
+    /// How long a connection or a sync may take before it counts as failed (default a quarter
+    /// of the sync interval; at most one interval).
+    pub fn command_timeout(mut self, timeout: Duration) -> Self {
+        self.command_timeout = Some(timeout);
+        self
+    }
+
+    /// The process's identity in the fleet (default: random). Two processes must never share
+    /// one.
+    pub fn process_id(mut self, process: ProcessId) -> Self {
+        self.process = process;
+        self
+    }
+
+    /// Checks the options, connects to the store (within the command timeout), loads the store
+    /// script and starts the sync task on the current tokio runtime.
+    ///
+    /// A refused user or password, or a store that does not run scripts for this user, is an
+    /// error: it needs fixing, and a fleet scope must never stay local silently. A store that
+    /// cannot be reached now is not: a warning is logged, the fleet starts, and its scopes run
+    /// on their local limits ([`FleetStatus::Connecting`](super::FleetStatus::Connecting))
+    /// until the store answers (the task reconnects with jittered backoff).
+    pub async fn start(self) -> Result<Fleet, FleetError> {
+        check_prefix(&self.prefix)?;
+        let interval_ms = self.options.sync_interval_ms()?;
+        self.options.lease_ttl_ms()?;
+        self.options.beta_ppm()?;
+        let interval = Duration::from_millis(interval_ms);
+        let mut store_options = StoreOptions::for_interval(interval);
+        if let Some(timeout) = self.command_timeout {
+            if timeout.is_zero() || timeout > interval {
+                return Err(FleetError::InvalidSetting {
+                    setting: "command_timeout",
+                    reason: format!(
+                        "{timeout:?} is not above zero and at most the sync interval \
+                         ({interval:?})"
+                    ),
+                });
+            }
+            store_options.command_timeout = timeout;
+            store_options.connect_timeout = timeout;
+        }
+        let store = RedisStore::open(&self.url, store_options)?;
+        match store.load_script().await {
+            Ok(()) => {}
+            Err(
+                error @ (FleetError::Unreachable { .. }
+                | FleetError::Timeout { .. }
+                | FleetError::ConnectionLost { .. }
+                | FleetError::Reconnecting { .. }),
+            ) => events::unreachable_at_start(store.url(), &error),
+            Err(error) => return Err(error),
+        }
+        let syncer = Arc::new(Syncer::new(store, interval));
+        let task = tokio::spawn(Arc::clone(&syncer).run()).abort_handle();
+        Ok(Fleet {
+            inner: Arc::new(FleetInner {
+                syncer,
+                task,
+                prefix: self.prefix,
+                options: self.options,
+                process: self.process,
+            }),
+        })
+    }
+}

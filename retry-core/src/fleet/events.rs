@@ -1,0 +1,70 @@
+//! Fleet mode's tracing events, target `retry_core` like the rest of the crate's:
+//! * `warn` "fleet settings conflict" when the store keeps other settings for a scope (once per
+//!   conflict: scope, the settings that differ);
+//! * `warn` "fleet lease expired" when a scope falls back to local limits (scope, the
+//!   fallback's quota cap and rate);
+//! * `info` "fleet lease live" when a scope gets a lease after none, a fallback or a conflict;
+//! * `warn` "fleet store unreachable at start-up" (url, reason): the scopes run on local limits
+//!   until it answers;
+//! * `warn` "fleet sync failed" (the error) at the first failure after a success, `debug` for
+//!   the next ones;
+//! * `warn` "fleet reply refused" (scope, the reply's error): out of the protocol's bounds, the
+//!   lease is left as it was.
+
+use super::error::FleetError;
+
+/// The store keeps settings that differ from the scope's in `differences`.
+pub(crate) fn conflict(scope: &str, differences: &[&'static str], fingerprinted: &str) {
+    tracing::warn!(
+        target: "retry_core",
+        scope,
+        differences = %differences.join(", "),
+        "fleet settings conflict: another process attached this scope with other settings; \
+         local limits until they agree (`config_hash` stands for {fingerprinted})"
+    );
+}
+
+/// A scope's lease expired: local limits within `cap` tokens, the limiter from `rate`.
+pub(crate) fn lease_expired(scope: &str, cap: u32, rate: Option<f64>) {
+    tracing::warn!(
+        target: "retry_core",
+        scope,
+        quota_cap = cap,
+        rate = ?rate,
+        "fleet lease expired: local limits at a share of the last fleet figures"
+    );
+}
+
+/// A scope has a lease again (or for the first time).
+pub(crate) fn lease_live(scope: &str, tokens: u32, live: u64) {
+    tracing::info!(target: "retry_core", scope, tokens, live, "fleet lease live");
+}
+
+/// The store could not be reached at start-up.
+pub(crate) fn unreachable_at_start(url: &str, error: &FleetError) {
+    tracing::warn!(
+        target: "retry_core",
+        url,
+        %error,
+        "fleet store unreachable at start-up: local limits until it answers"
+    );
+}
+
+/// A sync failed; `first`: the first failure since a success.
+pub(crate) fn sync_failed(error: &FleetError, first: bool) {
+    if first {
+        tracing::warn!(target: "retry_core", %error, "fleet sync failed");
+    } else {
+        tracing::debug!(target: "retry_core", %error, "fleet sync failed");
+    }
+}
+
+/// The store's reply for `scope` was refused.
+pub(crate) fn reply_refused(scope: &str, error: &FleetError) {
+    tracing::warn!(
+        target: "retry_core",
+        scope,
+        %error,
+        "fleet reply refused: the lease is left as it was"
+    );
+}

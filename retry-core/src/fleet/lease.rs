@@ -1,0 +1,512 @@
+//! The process side of one fleet scope ([`LeaseHolder`]): it builds the scope's
+//! [`Report`] from its counters, applies the store's [`Reply`] to its quota and limiter, keeps
+//! the lease's expiry and falls back to local limits after it. Plain logic: it reads no clock
+//! and makes no call to the store, so the sync task drives it on tokio's clock and a simulator
+//! in virtual time, each call given `now` (the scope's clock).
+//!
+//! # Counted at most once
+//! A report carries what happened since the last report sent. A report that never reached the
+//! store ([`Delivery::NotSent`]: no connection) gives its counts to the next one; a report whose
+//! fate is unknown ([`Delivery::Unknown`]: a timeout, a connection lost mid-command, a reply that
+//! could not be read) may have been applied, so its counts are not sent again. Nothing is
+//! counted twice; what is lost makes the store undercount an interval, which errs toward a
+//! smaller cap (calls), fewer tokens credited (successes, refunds, returns) and a lower fleet
+//! rate (sends): never toward more. What the process holds is reported as a level, not a count,
+//! so tokens reconcile at the next sync whatever was lost.
+
+use std::time::Duration;
+
+use super::error::FleetError;
+use super::events;
+use super::link::{FleetLink, Mode};
+use super::protocol::{Lease, MIN_FLEET_RATE, ProcessId, Reply, Report, Settings};
+use super::scope_settings::FINGERPRINTED;
+use super::status::{FleetStats, FleetStatus};
+use crate::scope::{Scope, ScopeTotals};
+
+/// Thousandths of a request per second in one request per second (the protocol's rates).
+const MILLI: f64 = 1_000.0;
+
+/// What became of a report whose sync failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Delivery {
+    /// It never reached the store (no connection, a connection refused, a backoff before the
+    /// next attempt): its counts go with the next report.
+    NotSent,
+    /// It may have reached the store (a timeout, a connection lost during the command, a reply
+    /// out of bounds): its counts are not sent again.
+    Unknown,
+}
+
+impl Delivery {
+    /// What became of a report whose sync failed with `error`.
+    ///
+    /// ```
+    /// use retry_core::fleet::FleetError;
+    /// use retry_core::fleet::lease::Delivery;
+    /// use std::time::Duration;
+    /// let backoff = FleetError::Reconnecting { retry_in: Duration::from_millis(20) };
+    /// assert_eq!(Delivery::of(&backoff), Delivery::NotSent);
+    /// let timeout = FleetError::Timeout { operation: "EVALSHA", after: Duration::from_millis(250) };
+    /// assert_eq!(Delivery::of(&timeout), Delivery::Unknown);
+    /// ```
+    pub fn of(error: &FleetError) -> Self {
+        match error {
+            FleetError::InvalidUrl { .. }
+            | FleetError::InvalidKey { .. }
+            | FleetError::InvalidSetting { .. }
+            | FleetError::AlreadyAttached { .. }
+            | FleetError::Unreachable { .. }
+            | FleetError::Authentication { .. }
+            | FleetError::NoScripting { .. }
+            | FleetError::Reconnecting { .. } => Self::NotSent,
+            _ => Self::Unknown,
+        }
+    }
+}
+
+/// The process side of one fleet scope: see the module's documentation.
+///
+/// ```
+/// use retry_core::clock::{Clock, ManualClock};
+/// use retry_core::fleet::FleetOptions;
+/// use retry_core::fleet::lease::LeaseHolder;
+/// use retry_core::fleet::protocol::{ProcessId, Settings};
+/// use retry_core::fleet::store_model::step;
+/// use retry_core::fleet::store_state::StoreState;
+/// use retry_core::{RetryConfig, Scope};
+/// use std::{sync::Arc, time::Duration};
+///
+/// let config = RetryConfig::default();
+/// let clock = Arc::new(ManualClock::new());
+/// let scope = Scope::with_clock("inventory", &config, clock.clone());
+/// let settings = Settings::from_config(&config, &FleetOptions::default())?;
+/// let mut holder = LeaseHolder::attach(&scope, settings, ProcessId(1))?;
+///
+/// // One sync, against the store's model (a real process sends the report to Redis).
+/// let mut store = StoreState::default();
+/// let now = clock.now();
+/// let report = holder.report(now, 1_000);
+/// let reply = step(&mut store, &settings, &report)?;
+/// holder.apply(&reply, now);
+/// // The fleet's only process: the young fleet's 500 tokens, all of them.
+/// assert_eq!(scope.quota().level(), 500);
+/// assert_eq!(scope.stats().fleet.unwrap().status, retry_core::fleet::FleetStatus::Live);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct LeaseHolder {
+    scope: Scope,
+    settings: Settings,
+    process: ProcessId,
+    /// The scope's totals when the last report was made.
+    reported: ScopeTotals,
+    /// The counts of reports that never reached the store, for the next one.
+    unsent: Counts,
+    /// Tokens given back at the store's request and not yet reported.
+    returned: u64,
+    /// When the last report was made, and the one before (the send demand's period).
+    last_report_at: Option<Duration>,
+    previous_report_at: Option<Duration>,
+    /// When the report in flight was made: a lease from it lasts from then.
+    in_flight_at: Option<Duration>,
+    /// The last lease received.
+    last: Option<Lease>,
+    /// The rate the last engaged lease set the limiter to, requests per second.
+    rate: Option<f64>,
+    /// When the lease in force expires.
+    expires_at: Duration,
+    status: FleetStatus,
+    /// Whether the last sync failed (so that a run of failures logs one warning).
+    failing: bool,
+    /// Successes after retries counted before their success was (the two totals are read one
+    /// after the other, while calls end): taken from the next reports' first-try successes.
+    retried_ahead: u64,
+}
+
+/// The counts of one report.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Counts {
+    calls: u64,
+    /// Successes, and successes after retries: the first-try successes are the difference,
+    /// taken when the report is made.
+    successes: u64,
+    retried_successes: u64,
+    tokens_wanted: u64,
+    tokens_granted: u64,
+    sends: u64,
+    throttles: u64,
+    /// Sends, and retries the limiter refused: the send demand's numerator.
+    demand: u64,
+}
+
+impl Counts {
+    /// What happened between the totals `before` and `after`.
+    fn between(before: &ScopeTotals, after: &ScopeTotals) -> Self {
+        let diff = |a: u64, b: u64| a.saturating_sub(b);
+        Self {
+            calls: diff(after.calls, before.calls),
+            successes: diff(after.successes, before.successes),
+            retried_successes: diff(after.retried_successes, before.retried_successes),
+            tokens_wanted: diff(after.tokens_asked, before.tokens_asked),
+            tokens_granted: diff(after.tokens_paid, before.tokens_paid),
+            sends: diff(after.attempts, before.attempts),
+            throttles: diff(after.throttles, before.throttles),
+            demand: diff(
+                after.attempts + after.rate_limited,
+                before.attempts + before.rate_limited,
+            ),
+        }
+    }
+
+    fn add(self, other: Self) -> Self {
+        Self {
+            calls: self.calls.saturating_add(other.calls),
+            successes: self.successes.saturating_add(other.successes),
+            retried_successes: self
+                .retried_successes
+                .saturating_add(other.retried_successes),
+            tokens_wanted: self.tokens_wanted.saturating_add(other.tokens_wanted),
+            tokens_granted: self.tokens_granted.saturating_add(other.tokens_granted),
+            sends: self.sends.saturating_add(other.sends),
+            throttles: self.throttles.saturating_add(other.throttles),
+            demand: self.demand.saturating_add(other.demand),
+        }
+    }
+}
+
+impl LeaseHolder {
+    /// Attaches `scope` to a fleet as process `process`, under `settings` (usually
+    /// [`Settings::from_config`] of the scope's configuration): from now on the scope's quota
+    /// and limiter follow the leases [`apply`](Self::apply) is given. Until the first lease the
+    /// scope runs on its local limits ([`FleetStatus::Connecting`]). Counts start from now: what
+    /// the scope did before is not reported.
+    ///
+    /// Dropping the holder detaches the scope ([`FleetStatus::Detached`]): local limits, at the
+    /// safe share of the last fleet figures if it had a lease.
+    pub fn attach(
+        scope: &Scope,
+        settings: Settings,
+        process: ProcessId,
+    ) -> Result<Self, FleetError> {
+        settings.check()?;
+        let link = scope.fleet_link();
+        if !link.claim() {
+            return Err(FleetError::AlreadyAttached {
+                scope: scope.name().to_owned(),
+            });
+        }
+        link.set_mode(Mode::Local, Duration::ZERO, 0);
+        link.show(None, |stats| *stats = FleetStats::default());
+        Ok(Self {
+            scope: scope.clone(),
+            settings,
+            process,
+            reported: scope.totals(),
+            unsent: Counts::default(),
+            returned: 0,
+            last_report_at: None,
+            previous_report_at: None,
+            in_flight_at: None,
+            last: None,
+            rate: None,
+            expires_at: Duration::ZERO,
+            status: FleetStatus::Connecting,
+            failing: false,
+            retried_ahead: 0,
+        })
+    }
+
+    /// The scope this holder syncs.
+    pub fn scope(&self) -> &Scope {
+        &self.scope
+    }
+
+    /// The settings it reports under.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// The process it reports as.
+    pub fn process(&self) -> ProcessId {
+        self.process
+    }
+
+    /// The report to send now: the counts since the last report sent (and those of reports
+    /// that never reached the store), the tokens the quota holds, the send demand, the birth
+    /// and fleet rate of the last lease. `now` is the scope's clock, `wall_ms` the process's
+    /// clock in Unix milliseconds (what the store orders reports by).
+    pub fn report(&mut self, now: Duration, wall_ms: u64) -> Report {
+        let totals = self.scope.totals();
+        let counts = Counts::between(&self.reported, &totals).add(self.unsent);
+        self.reported = totals;
+        self.unsent = Counts::default();
+        let returned = std::mem::take(&mut self.returned);
+        let send_demand = self.send_demand(counts.demand, now);
+        let first_try_successes = self.first_try_successes(&counts);
+        self.previous_report_at = self.last_report_at;
+        self.last_report_at = Some(now);
+        self.in_flight_at = Some(now);
+        let last = self.last.as_ref();
+        Report {
+            process: self.process,
+            now_ms: wall_ms,
+            known_born_ms: last.map_or(0, |lease| lease.born_ms),
+            calls: counts.calls,
+            first_try_successes,
+            held: u64::from(self.scope.quota().level()),
+            tokens_wanted: counts.tokens_wanted,
+            tokens_granted: counts.tokens_granted,
+            tokens_returned: returned,
+            sends: counts.sends,
+            throttles: counts.throttles,
+            send_demand,
+            known_fleet_rate: last
+                .filter(|lease| lease.engaged)
+                .map_or(0, |lease| lease.fleet_rate),
+        }
+        .saturated()
+    }
+
+    /// The store answered the report in flight with `reply` at `now`: a lease moves the quota by its grant
+    /// (giving back what it asks for, to report as returned), lifts the local traffic sizing
+    /// while it lasts, and sets the limiter to the process's share of the fleet's rate when
+    /// the fleet limiter is engaged (see [`FleetStats::send_rate`] for the rules); it lasts
+    /// from the report until the lease's length. A conflict is warned of once and leaves the
+    /// scope on its local limits.
+    pub fn apply(&mut self, reply: &Reply, now: Duration) {
+        let sent_at = self.in_flight_at.take().unwrap_or(now);
+        self.failing = false;
+        match reply {
+            Reply::Lease(lease) => self.take_lease(lease, sent_at, now),
+            Reply::Conflict(stored) => self.conflict(stored, now),
+        }
+        self.tick(now);
+    }
+
+    /// The sync of `report` failed: a report that never reached the store gives its calls and
+    /// tokens to the next one (the fleet's cap and the store's accounts follow them); one that
+    /// may have is not counted again. Its attempts sent and throttled are dropped: the store
+    /// measures the rates it cuts to per sync interval, and the sends of a whole outage told
+    /// in one interval would read as many times the fleet's rate (the simulator, the store down
+    /// for 10 s: its rate at 4.7x the limit, the fleet sending 2.3x the limit for a second).
+    /// Then as [`tick`](Self::tick).
+    pub fn failed(&mut self, report: &Report, delivery: Delivery, now: Duration) {
+        self.in_flight_at = None;
+        if delivery == Delivery::NotSent {
+            self.unsent = self.unsent.add(Counts {
+                calls: report.calls,
+                successes: report.first_try_successes,
+                retried_successes: 0,
+                tokens_wanted: report.tokens_wanted,
+                tokens_granted: report.tokens_granted,
+                sends: 0,
+                throttles: 0,
+                demand: 0,
+            });
+            self.returned = self.returned.saturating_add(report.tokens_returned);
+            // The next send demand spans both periods.
+            self.last_report_at = self.previous_report_at;
+        }
+        self.tick(now);
+    }
+
+    /// [`failed`](Self::failed) for the error a sync returned (logged: a warning for the first
+    /// failure after a success, a debug event for the next ones).
+    pub fn failed_with(&mut self, report: &Report, error: &FleetError, now: Duration) {
+        if let FleetError::Protocol(_) = error {
+            events::reply_refused(self.scope.name(), error);
+        } else {
+            events::sync_failed(error, !self.failing);
+        }
+        self.failing = true;
+        self.failed(report, Delivery::of(error), now);
+    }
+
+    /// Checks the lease's expiry at `now`: a lease not renewed for its length falls back to
+    /// local limits at a safe share of the last fleet figures (the quota capped at the fleet's
+    /// cap over its live processes; the limiter from the process's last share of the fleet's
+    /// rate, if the fleet limiter was engaged). Called by [`apply`](Self::apply) and
+    /// [`failed`](Self::failed); call it at least once per sync interval.
+    pub fn tick(&mut self, now: Duration) {
+        if self.status != FleetStatus::Live || now < self.expires_at {
+            return;
+        }
+        let (cap, rate) = self.fall_back(now, true);
+        self.status = FleetStatus::Fallback;
+        self.link()
+            .show(None, |stats| stats.status = FleetStatus::Fallback);
+        events::lease_expired(self.scope.name(), cap, rate);
+    }
+
+    /// The scope's fleet figures at `now` (what [`Scope::stats`] shows as `fleet`).
+    pub fn stats(&self, now: Duration) -> FleetStats {
+        self.link().stats(now)
+    }
+
+    /// The status: whether the lease is live.
+    pub fn status(&self) -> FleetStatus {
+        self.status
+    }
+
+    fn link(&self) -> &FleetLink {
+        self.scope.fleet_link()
+    }
+
+    /// The first-try successes of `counts`: its successes less those after retries, less any
+    /// successes after retries an earlier report counted ahead of their success; never
+    /// negative, and in sum over reports exactly the first-try successes.
+    fn first_try_successes(&mut self, counts: &Counts) -> u64 {
+        let retried = counts.retried_successes.saturating_add(self.retried_ahead);
+        self.retried_ahead = retried.saturating_sub(counts.successes);
+        counts.successes.saturating_sub(retried)
+    }
+
+    /// Sends, and retries the limiter refused, per second since the last report (a sync
+    /// interval for the first), plus the callers waiting for a permit now spread over an
+    /// interval: in thousandths of a request per second.
+    fn send_demand(&self, demand: u64, now: Duration) -> u64 {
+        let interval = Duration::from_millis(self.settings.sync_interval_ms);
+        let period = self
+            .last_report_at
+            .map_or(interval, |at| now.saturating_sub(at))
+            .max(Duration::from_millis(1));
+        let waiting = u64::from(self.scope.limiter().stats().waiting);
+        let per_second = |count: u64, over: Duration| {
+            let milli = u128::from(count) * 1_000 * 1_000_000_000 / over.as_nanos().max(1);
+            u64::try_from(milli).unwrap_or(u64::MAX)
+        };
+        per_second(demand, period).saturating_add(per_second(waiting, interval))
+    }
+
+    fn take_lease(&mut self, lease: &Lease, sent_at: Duration, now: Duration) {
+        let quota = self.scope.quota();
+        match lease.grant {
+            grant if grant > 0 => quota.release(u32::try_from(grant).unwrap_or(u32::MAX)),
+            grant if grant < 0 => {
+                let asked = u32::try_from(grant.unsigned_abs()).unwrap_or(u32::MAX);
+                let taken = quota.take_up_to(asked);
+                self.returned = self.returned.saturating_add(u64::from(taken));
+            }
+            _ => {}
+        }
+        let limiter = self.scope.limiter();
+        if lease.engaged {
+            let rate = limiter_rate(lease, self.last.as_ref(), self.rate);
+            limiter.pin_rate(rate, now);
+            self.rate = Some(rate);
+        } else {
+            limiter.unpin_rate(None, now);
+            self.rate = None;
+        }
+        let was = self.status;
+        self.expires_at = sent_at + Duration::from_millis(self.settings.lease_ttl_ms);
+        let fallback_cap = fallback_cap(lease);
+        self.link()
+            .set_mode(Mode::Lease, self.expires_at, fallback_cap);
+        self.last = Some(*lease);
+        self.status = FleetStatus::Live;
+        let tokens = quota.level();
+        self.link().show(Some(sent_at), |stats| {
+            *stats = FleetStats {
+                status: FleetStatus::Live,
+                lease_tokens: tokens,
+                fleet_cap: lease.cap,
+                live_processes: lease.live,
+                fleet_rate: lease.engaged.then(|| lease.fleet_rate as f64 / MILLI),
+                send_rate: self.rate,
+                ..FleetStats::default()
+            };
+        });
+        if was != FleetStatus::Live {
+            events::lease_live(self.scope.name(), tokens, lease.live);
+        }
+    }
+
+    fn conflict(&mut self, stored: &Settings, now: Duration) {
+        let differences = self.settings.differences(stored);
+        if self.status != FleetStatus::Conflict {
+            events::conflict(self.scope.name(), &differences, &FINGERPRINTED.join(", "));
+        }
+        self.link().set_mode(Mode::Local, Duration::ZERO, 0);
+        self.scope.limiter().unpin_rate(None, now);
+        self.status = FleetStatus::Conflict;
+        let first = differences.first().copied();
+        self.link().show(None, |stats| {
+            stats.status = FleetStatus::Conflict;
+            stats.conflict = first;
+        });
+    }
+
+    /// Falls back to local limits at a safe share of the last lease's figures: the quota's cap
+    /// and the limiter's rate it set (the rate `None` if the fleet limiter was not engaged).
+    /// With `hold` (the lease expired, the store may come back) the limiter stays at that
+    /// rate: a thousand processes each growing their own rate from their share send the
+    /// fleet's limit many times over; without (detached), the local rules go on from it.
+    fn fall_back(&mut self, now: Duration, hold: bool) -> (u32, Option<f64>) {
+        let Some(lease) = self.last else {
+            self.link().set_mode(Mode::Local, Duration::ZERO, 0);
+            self.scope.limiter().unpin_rate(None, now);
+            return (u32::MAX, None);
+        };
+        let cap = fallback_cap(&lease);
+        self.link().set_mode(Mode::Fallback, Duration::ZERO, cap);
+        let rate = lease.engaged.then_some(self.rate).flatten();
+        match rate {
+            Some(rate) if hold => self.scope.limiter().pin_rate(rate, now),
+            _ => self.scope.limiter().unpin_rate(rate, now),
+        }
+        (cap, rate)
+    }
+}
+
+impl Drop for LeaseHolder {
+    /// Detaches the scope: nothing syncs it anymore, so it runs on local limits, at the safe
+    /// share of the last fleet figures if it had a lease.
+    fn drop(&mut self) {
+        let now = self.scope.clock().now();
+        if self.status == FleetStatus::Live || self.status == FleetStatus::Fallback {
+            self.fall_back(now, false);
+        } else {
+            self.link().set_mode(Mode::Local, Duration::ZERO, 0);
+            self.scope.limiter().unpin_rate(None, now);
+        }
+        self.link()
+            .show(None, |stats| stats.status = FleetStatus::Detached);
+        self.link().release();
+    }
+}
+
+/// The fallback's quota cap: the fleet's cap over its live processes.
+fn fallback_cap(lease: &Lease) -> u32 {
+    let share = lease.cap / lease.live.max(1);
+    u32::try_from(share).unwrap_or(u32::MAX)
+}
+
+/// The most one lease raises the process's rate over the last lease's: 25 %.
+const MOST_RISE: f64 = 1.25;
+
+/// The limiter's rate for an engaged `lease`, requests per second: its send rate when the
+/// process has a share (below the AWS SDKs' floor too: 1000 processes sharing 500/s have about
+/// 0.5/s each); without one, that floor (0.5/s) or the fleet's rate over its processes if less
+/// (never blocked, and 10,000 floors stay within the fleet's rate). At most `MOST_RISE` times
+/// the `rate` the `previous` lease set, or the fleet's rate over the larger of the two leases'
+/// live processes: a store that lost its state learns the fleet's demand from the reports as
+/// they come, and the first processes to report would otherwise get the shares of all.
+fn limiter_rate(lease: &Lease, previous: Option<&Lease>, rate: Option<f64>) -> f64 {
+    let per_second = |milli: u64| milli as f64 / MILLI;
+    let live = lease.live.max(previous.map_or(0, |last| last.live)).max(1);
+    let even = per_second(lease.fleet_rate) / live as f64;
+    let wanted = if lease.send_rate > 0 {
+        per_second(lease.send_rate)
+    } else {
+        per_second(MIN_FLEET_RATE).min(even)
+    };
+    match rate {
+        Some(rate) => wanted.min((rate * MOST_RISE).max(even)),
+        None => wanted,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,552 @@
+//! The process side against the store's model, in virtual time: leases granted, spent and
+//! given back; the limiter's share; expiry and fallback; reports counted at most once.
+
+use std::sync::Arc;
+
+use super::*;
+use crate::classify::{ErrorKind, RetryReason};
+use crate::clock::{Clock, ManualClock};
+use crate::config::RetryConfig;
+use crate::fleet::options::FleetOptions;
+use crate::fleet::protocol::Lease;
+use crate::fleet::store_model::step;
+use crate::fleet::store_state::StoreState;
+use crate::strategy::{RetryStrategy, StandardStrategy};
+
+/// The store's clock starts here (Unix ms), the processes' virtual clock at 0.
+const EPOCH_MS: u64 = 1_700_000_000_000;
+
+/// A fleet of processes, each with a private scope on one virtual clock, and the store's model.
+struct Fleet {
+    clock: Arc<ManualClock>,
+    settings: Settings,
+    store: StoreState,
+    processes: Vec<Process>,
+}
+
+struct Process {
+    holder: LeaseHolder,
+    strategy: StandardStrategy,
+}
+
+impl Fleet {
+    fn new(processes: u64) -> Self {
+        let config = RetryConfig::default();
+        let clock = Arc::new(ManualClock::new());
+        let settings = Settings::from_config(&config, &FleetOptions::default()).expect("valid");
+        let processes = (1..=processes)
+            .map(|id| {
+                let scope = Scope::with_clock("inventory", &config, clock.clone());
+                let holder = LeaseHolder::attach(&scope, settings, ProcessId(id)).expect("free");
+                let strategy = StandardStrategy::builder(config.clone())
+                    .scope(scope)
+                    .build();
+                Process { holder, strategy }
+            })
+            .collect();
+        Self {
+            clock,
+            settings,
+            store: StoreState::default(),
+            processes,
+        }
+    }
+
+    fn now(&self) -> Duration {
+        self.clock.now()
+    }
+
+    fn wall_ms(&self) -> u64 {
+        EPOCH_MS + u64::try_from(self.now().as_millis()).expect("small")
+    }
+
+    /// Process `index` syncs (a round trip of no time): its lease.
+    fn sync(&mut self, index: usize) -> Lease {
+        let (now, wall_ms) = (self.now(), self.wall_ms());
+        let holder = &mut self.processes[index].holder;
+        let report = holder.report(now, wall_ms);
+        let reply = step(&mut self.store, &self.settings, &report).expect("valid report");
+        holder.apply(&reply, now);
+        match reply {
+            Reply::Lease(lease) => lease,
+            Reply::Conflict(stored) => panic!("conflict with {stored:?}"),
+        }
+    }
+
+    /// [`sync`](Self::sync), returning the report.
+    fn sync_report(&mut self, index: usize) -> Report {
+        let (now, wall_ms) = (self.now(), self.wall_ms());
+        let holder = &mut self.processes[index].holder;
+        let report = holder.report(now, wall_ms);
+        let reply = step(&mut self.store, &self.settings, &report).expect("valid report");
+        holder.apply(&reply, now);
+        report
+    }
+
+    fn advance_ms(&self, ms: u64) {
+        self.clock.advance(Duration::from_millis(ms));
+    }
+
+    fn scope(&self, index: usize) -> &Scope {
+        self.processes[index].holder.scope()
+    }
+
+    fn level(&self, index: usize) -> u32 {
+        self.scope(index).quota().level()
+    }
+
+    /// Process `index` makes a call that fails `failures` times with `kind` then succeeds
+    /// (or gives up when refused): whether it succeeded.
+    fn call(&self, index: usize, failures: u32, kind: ErrorKind) -> bool {
+        let strategy = &self.processes[index].strategy;
+        let mut token = strategy.acquire_initial_token();
+        for _ in 0..failures {
+            match strategy.refresh_retry_token(token, &RetryReason::error(kind)) {
+                Ok(next) => token = next,
+                Err(_) => return false,
+            }
+        }
+        strategy.record_success(token);
+        true
+    }
+
+    fn tick(&mut self, index: usize) {
+        let now = self.now();
+        self.processes[index].holder.tick(now);
+    }
+
+    fn stats(&self, index: usize) -> FleetStats {
+        self.processes[index].holder.stats(self.now())
+    }
+}
+
+#[test]
+fn a_lone_process_gets_the_young_fleet_and_is_live() {
+    let mut fleet = Fleet::new(1);
+    assert_eq!(fleet.stats(0).status, FleetStatus::Connecting);
+    let lease = fleet.sync(0);
+    assert_eq!(
+        (lease.grant, lease.live),
+        (0, 1),
+        "it held the young scope's 500"
+    );
+    assert_eq!(fleet.level(0), 500);
+    let stats = fleet.stats(0);
+    assert_eq!(stats.status, FleetStatus::Live);
+    assert_eq!((stats.lease_tokens, stats.live_processes), (500, 1));
+    assert_eq!(stats.last_sync_age, Some(Duration::ZERO));
+    assert_eq!(fleet.scope(0).stats().fleet, Some(stats));
+}
+
+#[test]
+fn tokens_are_granted_spent_and_given_back_without_being_counted_twice() {
+    let mut fleet = Fleet::new(2);
+    fleet.sync(0);
+    // The second process: its fair share of the fleet's 500 is 250, but the pool is empty: it
+    // starts with nothing and gives back the young scope's 500 it held locally.
+    let lease = fleet.sync(1);
+    assert_eq!(lease.grant, -500);
+    assert_eq!(fleet.level(1), 0);
+    // The first process's share is now 250: it gives back 250.
+    fleet.advance_ms(1_000);
+    assert_eq!(fleet.sync(0).grant, -250);
+    assert_eq!(fleet.level(0), 250);
+    // Reported as returned, the 250 go back to the pool, and to the second process.
+    fleet.advance_ms(1_000);
+    let lease = fleet.sync(1);
+    assert_eq!(
+        fleet.level(1),
+        0,
+        "not yet: the first has not reported its return"
+    );
+    assert_eq!(lease.grant, 0);
+    fleet.sync(0);
+    let lease = fleet.sync(1);
+    assert_eq!((lease.grant, fleet.level(1)), (250, 250));
+
+    // The second spends: three calls that each fail twice before succeeding (a success
+    // refunds its retries) and one that fails for good.
+    for _ in 0..3 {
+        assert!(fleet.call(1, 2, ErrorKind::Transient));
+    }
+    assert!(fleet.call(1, 2, ErrorKind::Transient));
+    let spent_before = fleet.level(1);
+    let strategy = &fleet.processes[1].strategy;
+    let token = strategy.acquire_initial_token();
+    let token = strategy
+        .refresh_retry_token(token, &RetryReason::error(ErrorKind::Transient))
+        .expect("paid");
+    strategy.record_failure(token);
+    assert_eq!(fleet.level(1), spent_before - 14);
+    let (now, wall) = (fleet.now(), fleet.wall_ms());
+    let report = fleet.processes[1].holder.report(now, wall);
+    assert_eq!(report.calls, 5);
+    assert_eq!(report.first_try_successes, 0);
+    assert_eq!(report.tokens_wanted, 4 * 2 * 14 + 14);
+    assert_eq!(report.tokens_granted, 4 * 2 * 14 + 14);
+    // Three attempts per call that succeeded; the failed one's retry failed too.
+    assert_eq!(report.sends, 4 * 3 + 2);
+    assert_eq!(report.held, u64::from(fleet.level(1)));
+}
+
+#[test]
+fn a_report_whose_fate_is_unknown_is_not_counted_again_and_an_unsent_one_is() {
+    let mut fleet = Fleet::new(1);
+    fleet.sync(0);
+    for _ in 0..3 {
+        fleet.call(0, 0, ErrorKind::Transient);
+    }
+    let (now, wall) = (fleet.now(), fleet.wall_ms());
+    let holder = &mut fleet.processes[0].holder;
+    let lost = holder.report(now, wall);
+    assert_eq!((lost.calls, lost.first_try_successes), (3, 3));
+    // The command timed out: the store may have applied it.
+    holder.failed(&lost, Delivery::Unknown, now);
+    fleet.call(0, 0, ErrorKind::Transient);
+    let holder = &mut fleet.processes[0].holder;
+    let next = holder.report(now, wall);
+    assert_eq!(
+        next.calls, 1,
+        "the 3 calls of the report in doubt are not sent twice"
+    );
+    // This one never left the process: its counts go with the next.
+    holder.failed(&next, Delivery::NotSent, now);
+    fleet.call(0, 0, ErrorKind::Transient);
+    let holder = &mut fleet.processes[0].holder;
+    let again = holder.report(now, wall);
+    assert_eq!(again.calls, 2);
+}
+
+#[test]
+fn an_unsent_reports_calls_and_tokens_go_with_the_next_but_not_its_sends() {
+    // The store measures its rates (the fleet's send rate, the rate the server admitted) per
+    // sync interval: ten seconds of sends delivered in one report after the store was down
+    // read as ten times the fleet's rate (the simulator: the store's rate at 4.7x the limit,
+    // the fleet sending 2.3x the limit for a second).
+    let mut fleet = Fleet::new(1);
+    fleet.sync(0);
+    let mut unsent = Vec::new();
+    for _ in 0..3 {
+        fleet.call(0, 1, ErrorKind::Throttling);
+        fleet.advance_ms(1_000);
+        let (now, wall) = (fleet.now(), fleet.wall_ms());
+        let holder = &mut fleet.processes[0].holder;
+        let report = holder.report(now, wall);
+        holder.failed(&report, Delivery::NotSent, now);
+        unsent.push(report);
+    }
+    fleet.call(0, 1, ErrorKind::Throttling);
+    let report = fleet.sync_report(0);
+    assert_eq!(report.calls, 4, "every call counts toward the fleet's cap");
+    assert_eq!(
+        report.tokens_wanted,
+        unsent[0].tokens_wanted * 4,
+        "and every token"
+    );
+    assert_eq!(
+        (report.sends, report.throttles),
+        (2, 1),
+        "this interval's sends only"
+    );
+}
+
+#[test]
+fn the_local_traffic_rules_are_off_while_the_lease_lives() {
+    let mut fleet = Fleet::new(2);
+    // Process 0 carries the traffic (10 calls/s), process 1 almost none, for two minutes.
+    for _ in 0..120 {
+        for _ in 0..10 {
+            fleet.call(0, 0, ErrorKind::Transient);
+        }
+        fleet.sync(0);
+        fleet.sync(1);
+        fleet.advance_ms(1_000);
+    }
+    fleet.sync(0);
+    let lease = fleet.sync(1);
+    // The fleet's cap: about 10 calls/s over a 60 s window (the store's average starts from
+    // its first tick, which held two instants' calls); each process its fair share.
+    assert!((550..=700).contains(&lease.cap), "{lease:?}");
+    let level = fleet.level(1);
+    assert!(
+        level > 28,
+        "the lease holds {level} (process 0: {})",
+        fleet.level(0)
+    );
+    // Locally, a scope that made no call in its window would be capped at one call's retries
+    // (2 x 14 = 28): the lease lifts that.
+    assert_eq!(fleet.scope(1).stats().quota_level, level);
+    let strategy = &fleet.processes[1].strategy;
+    let mut paid = 0;
+    while strategy
+        .refresh_retry_token(
+            strategy.acquire_initial_token(),
+            &RetryReason::error(ErrorKind::Transient),
+        )
+        .is_ok()
+    {
+        paid += 1;
+    }
+    assert_eq!(paid, level / 14);
+}
+
+#[test]
+fn the_lease_expires_into_a_fallback_at_the_fleets_cap_over_its_processes() {
+    let mut fleet = Fleet::new(2);
+    fleet.sync(0);
+    fleet.sync(1);
+    // A second of traffic: the fleet's call rate is known, 10/s: its cap is 600.
+    for _ in 0..10 {
+        fleet.call(0, 0, ErrorKind::Transient);
+    }
+    fleet.advance_ms(1_000);
+    let lease = fleet.sync(0);
+    let share = u32::try_from(lease.cap / lease.live).expect("small");
+    assert_eq!((lease.cap, share), (600, 300));
+    // 2.999 s later the lease (3 s) still lives: a retry finds the whole level.
+    fleet.advance_ms(2_999);
+    fleet.tick(0);
+    assert_eq!(fleet.stats(0).status, FleetStatus::Live);
+    fleet.scope(0).quota().release(600);
+    let level = fleet.level(0);
+    assert!(level > share, "{level}");
+    assert_eq!(fleet.scope(0).stats().quota_level, level);
+    // At 3 s a retry already meets the fallback's cap, before the holder's tick.
+    fleet.advance_ms(1);
+    assert_eq!(fleet.scope(0).stats().quota_level, share);
+    fleet.tick(0);
+    let stats = fleet.stats(0);
+    assert_eq!(stats.status, FleetStatus::Fallback);
+    assert_eq!(stats.last_sync_age, Some(Duration::from_secs(3)));
+    assert_eq!(fleet.scope(0).stats().quota_level, share);
+    // The next successful sync makes it live again.
+    fleet.sync(0);
+    assert_eq!(fleet.stats(0).status, FleetStatus::Live);
+}
+
+#[test]
+fn an_engaged_fleet_sets_each_limiter_to_its_share_and_no_share_to_the_floor() {
+    let mut fleet = Fleet::new(2);
+    fleet.sync(0);
+    fleet.sync(1);
+    // Process 0 sends 100 attempts over a second, 10 throttled; process 1 sends nothing.
+    for i in 0..100 {
+        let kind = if i % 10 == 0 {
+            ErrorKind::Throttling
+        } else {
+            ErrorKind::Transient
+        };
+        fleet.call(0, u32::from(i % 10 == 0), kind);
+    }
+    fleet.advance_ms(1_000);
+    let lease = fleet.sync(0);
+    assert!(lease.engaged, "{lease:?}");
+    let limiter = fleet.scope(0).limiter().stats();
+    assert!(limiter.enabled);
+    assert_eq!(limiter.fill_rate, lease.send_rate as f64 / 1_000.0);
+    assert_eq!(fleet.stats(0).send_rate, Some(limiter.fill_rate));
+    // Its own throttles do not move the rate the fleet set.
+    let scope = fleet.scope(0).clone();
+    let now = fleet.now();
+    scope.limiter().record_response(true, now, now);
+    assert_eq!(scope.limiter().stats().fill_rate, limiter.fill_rate);
+    // Process 1 has no demand: no share, the floor.
+    let idle = fleet.sync(1);
+    assert_eq!((idle.engaged, idle.share_ppm), (true, 0));
+    assert_eq!(fleet.scope(1).limiter().stats().fill_rate, 0.5);
+}
+
+#[test]
+fn a_fallback_holds_the_limiter_at_its_last_share() {
+    // Each process's CUBIC growing again from its share on its own: 1000 processes sent 1.4x
+    // the limit over 10 s in the simulator while the store was down, paused or slow.
+    let mut fleet = Fleet::new(1);
+    fleet.sync(0);
+    for i in 0..50 {
+        fleet.call(0, u32::from(i % 5 == 0), ErrorKind::Throttling);
+    }
+    fleet.advance_ms(1_000);
+    let lease = fleet.sync(0);
+    assert!(lease.engaged);
+    let share = lease.send_rate as f64 / 1_000.0;
+    fleet.advance_ms(3_000);
+    fleet.tick(0);
+    assert_eq!(fleet.stats(0).status, FleetStatus::Fallback);
+    let scope = fleet.scope(0).clone();
+    assert_eq!(scope.limiter().stats().fill_rate, share);
+    assert!(scope.limiter().is_pinned(), "held at the last share");
+    // Successes do not grow it.
+    let now = fleet.now();
+    for i in 0..20 {
+        let at = now + Duration::from_millis(100 * i);
+        scope.limiter().record_response(false, at, at);
+    }
+    assert_eq!(scope.limiter().stats().fill_rate, share);
+    // Detached, the local rules go on from it.
+    drop(fleet);
+    assert!(!scope.limiter().is_pinned());
+    assert_eq!(scope.limiter().stats().fill_rate, share);
+}
+
+/// Each of `fleet`'s processes sends 100 attempts, 1 in 10 throttled, then a second passes.
+fn a_throttled_second(fleet: &Fleet) {
+    for index in 0..fleet.processes.len() {
+        for i in 0..100 {
+            let throttled = i % 10 == 0;
+            let kind = if throttled {
+                ErrorKind::Throttling
+            } else {
+                ErrorKind::Transient
+            };
+            fleet.call(index, u32::from(throttled), kind);
+        }
+    }
+    fleet.advance_ms(1_000);
+}
+
+#[test]
+fn a_store_that_lost_its_state_cannot_give_one_process_the_fleets_rate() {
+    let mut fleet = Fleet::new(4);
+    for index in 0..4 {
+        fleet.sync(index);
+    }
+    for _ in 0..3 {
+        a_throttled_second(&fleet);
+        for index in 0..4 {
+            fleet.sync(index);
+        }
+    }
+    let before = fleet.scope(0).limiter().stats().fill_rate;
+    // Flushed: the first process to report is the only demand the store knows.
+    fleet.store = StoreState::default();
+    a_throttled_second(&fleet);
+    let lease = fleet.sync(0);
+    let granted = lease.send_rate as f64 / 1_000.0;
+    assert!(granted > 2.0 * before, "{before} -> {lease:?}");
+    let after = fleet.scope(0).limiter().stats().fill_rate;
+    let even = lease.fleet_rate as f64 / 1_000.0 / 4.0;
+    assert!(
+        after <= (before * 1.25).max(even),
+        "{before} -> {after} (the store granted {granted}, the fleet's rate over 4 is {even})"
+    );
+}
+
+#[test]
+fn a_conflict_leaves_the_scope_local_and_says_which_setting() {
+    let mut fleet = Fleet::new(1);
+    fleet.sync(0);
+    let other = RetryConfig::builder()
+        .max_attempts(5)
+        .build()
+        .expect("valid");
+    let scope = Scope::with_clock("inventory", &other, fleet.clock.clone());
+    let settings = Settings::from_config(&other, &FleetOptions::default()).expect("valid");
+    let mut holder = LeaseHolder::attach(&scope, settings, ProcessId(9)).expect("free");
+    let report = holder.report(fleet.now(), fleet.wall_ms());
+    let reply = step(&mut fleet.store, &fleet.settings, &report).expect("valid");
+    // The store answers the stranger with its own settings.
+    let reply = match reply {
+        Reply::Lease(_) => step(&mut fleet.store, &settings, &report).expect("valid"),
+        conflict => conflict,
+    };
+    holder.apply(&reply, fleet.now());
+    let stats = holder.stats(fleet.now());
+    assert_eq!(stats.status, FleetStatus::Conflict);
+    // `max_attempts` is not one of the store's numbers: its fingerprint differs.
+    assert_eq!(stats.conflict, Some("config_hash"));
+    assert_eq!(scope.quota().level(), 500, "its local quota, untouched");
+}
+
+#[test]
+fn one_holder_per_scope_and_dropping_it_detaches() {
+    let fleet = Fleet::new(1);
+    let scope = fleet.scope(0).clone();
+    let error = LeaseHolder::attach(&scope, fleet.settings, ProcessId(2)).expect_err("taken");
+    assert!(
+        matches!(error, FleetError::AlreadyAttached { .. }),
+        "{error}"
+    );
+    drop(fleet);
+    assert_eq!(
+        scope.stats().fleet.map(|stats| stats.status),
+        Some(FleetStatus::Detached)
+    );
+    let settings =
+        Settings::from_config(&RetryConfig::default(), &FleetOptions::default()).expect("valid");
+    assert!(LeaseHolder::attach(&scope, settings, ProcessId(2)).is_ok());
+}
+
+#[test]
+fn a_reply_out_of_bounds_changes_nothing_but_counts_as_a_sync_in_doubt() {
+    use crate::fleet::protocol::ReplyItem;
+    let mut fleet = Fleet::new(1);
+    let lease = fleet.sync(0);
+    let (now, wall) = (fleet.now(), fleet.wall_ms());
+    let holder = &mut fleet.processes[0].holder;
+    let report = holder.report(now, wall);
+    // A hostile store grants more than its own cap.
+    let mut items = Reply::Lease(Lease { grant: 1, ..lease }).encode();
+    items[2] = ReplyItem::Int(i64::try_from(lease.cap).expect("small"));
+    let error = Reply::decode(&items, &fleet.settings, &report).expect_err("beyond the cap");
+    holder.failed_with(&report, &FleetError::Protocol(error), now);
+    assert_eq!(fleet.level(0), 500, "the lease as it was");
+    assert_eq!(fleet.stats(0).status, FleetStatus::Live);
+}
+
+#[test]
+fn reports_made_while_threads_call_count_every_call_once() {
+    const THREADS: usize = 8;
+    const CALLS: usize = 2_000;
+    let fleet = std::sync::Mutex::new(Fleet::new(1));
+    let strategy = fleet.lock().expect("not poisoned").processes[0]
+        .strategy
+        .clone();
+    let mut reported = Vec::new();
+    // Halfway through, each thread waits for a sync: syncs and calls interleave.
+    let synced = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|threads| {
+        let workers: Vec<_> = (0..THREADS)
+            .map(|t| {
+                let (strategy, synced) = (strategy.clone(), &synced);
+                threads.spawn(move || {
+                    for i in 0..CALLS {
+                        while i == CALLS / 2 && !synced.load(std::sync::atomic::Ordering::Acquire) {
+                            std::thread::yield_now();
+                        }
+                        let token = strategy.acquire_initial_token();
+                        if (i + t) % 3 != 0 {
+                            strategy.record_success(token);
+                            continue;
+                        }
+                        let reason = RetryReason::error(ErrorKind::Transient);
+                        match strategy.refresh_retry_token(token, &reason) {
+                            Ok(token) if i % 2 == 0 => strategy.record_success(token),
+                            // Cancelled while it waited: the retry was never sent.
+                            Ok(token) => strategy.abandon(token),
+                            Err(_) => {}
+                        }
+                    }
+                })
+            })
+            .collect();
+        // Meanwhile the process syncs, over and over.
+        while !workers.iter().all(|worker| worker.is_finished()) {
+            let mut fleet = fleet.lock().expect("not poisoned");
+            reported.push(fleet.sync_report(0));
+            synced.store(true, std::sync::atomic::Ordering::Release);
+            fleet.advance_ms(10);
+        }
+    });
+    let mut fleet = fleet.into_inner().expect("not poisoned");
+    reported.push(fleet.sync_report(0));
+    let sum = |field: fn(&Report) -> u64| reported.iter().map(field).sum::<u64>();
+    let totals = fleet.scope(0).totals();
+    assert_eq!(totals.calls, (THREADS * CALLS) as u64);
+    assert_eq!(sum(|report| report.calls), totals.calls);
+    assert_eq!(sum(|report| report.sends), totals.attempts);
+    assert_eq!(sum(|report| report.tokens_wanted), totals.tokens_asked);
+    assert_eq!(sum(|report| report.tokens_granted), totals.tokens_paid);
+    let first_tries = totals.successes - totals.retried_successes;
+    assert_eq!(sum(|report| report.first_try_successes), first_tries);
+    assert!(fleet.level(0) <= 5_000);
+}

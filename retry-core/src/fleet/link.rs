@@ -1,0 +1,168 @@
+//! A scope's link to its fleet: what the retry path reads (whether the lease is live, until
+//! when, and the cap of the fallback) and what the scope's statistics show. Written by the
+//! scope's [`LeaseHolder`](super::lease::LeaseHolder); read on the retry path with a few relaxed
+//! loads, never on the success path.
+
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+
+use super::status::FleetStats;
+use crate::clock::duration_to_nanos;
+use crate::quota::RetryBounds;
+
+/// How a retry's bounds are set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum Mode {
+    /// The scope's local rules (no lease yet, or a conflict).
+    Local = 0,
+    /// The lease: the quota's level is the lease, the local traffic sizing is off.
+    Lease = 1,
+    /// The local rules within the fallback's cap (the lease expired).
+    Fallback = 2,
+}
+
+/// The link: see the module's documentation.
+#[derive(Debug, Default)]
+pub(crate) struct FleetLink {
+    mode: AtomicU8,
+    /// The cap of the fallback: the last fleet cap over its live processes.
+    fallback_cap: AtomicU32,
+    /// When the lease expires, on the scope's clock (nanoseconds).
+    expires_at: AtomicU64,
+    /// Whether a holder syncs the scope.
+    claimed: AtomicBool,
+    shown: Mutex<Shown>,
+}
+
+/// What the statistics show, and when the last successful sync started.
+#[derive(Debug, Default)]
+struct Shown {
+    stats: FleetStats,
+    synced_at: Option<Duration>,
+}
+
+impl FleetLink {
+    /// Claims the link for a holder; `false` if another holder has it.
+    pub(crate) fn claim(&self) -> bool {
+        self.claimed
+            .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    }
+
+    /// Gives the link up (its holder detached).
+    pub(crate) fn release(&self) {
+        self.claimed.store(false, Ordering::Release);
+    }
+
+    /// The bounds a retry meets, `local` being the scope's own rules' and `now` the clock's
+    /// reading when the retry read it (the first retry of a call): with a live lease none (the
+    /// quota's level is the lease); expired or in fallback, the local rules within the
+    /// fallback's cap.
+    pub(crate) fn retry_bounds(
+        &self,
+        now: Option<Duration>,
+        local: impl FnOnce() -> RetryBounds,
+    ) -> RetryBounds {
+        match self.mode() {
+            Mode::Local => local(),
+            Mode::Lease if !now.is_some_and(|now| self.expired_at(now)) => RetryBounds::NONE,
+            Mode::Lease | Mode::Fallback => {
+                let cap = self.fallback_cap.load(Ordering::Relaxed);
+                let bounds = local();
+                RetryBounds {
+                    limit: bounds.limit.min(cap),
+                    at_least: bounds.at_least.min(cap),
+                }
+            }
+        }
+    }
+
+    /// The mode in force.
+    pub(crate) fn mode(&self) -> Mode {
+        match self.mode.load(Ordering::Acquire) {
+            1 => Mode::Lease,
+            2 => Mode::Fallback,
+            _ => Mode::Local,
+        }
+    }
+
+    /// Whether the lease has expired at `now`.
+    fn expired_at(&self, now: Duration) -> bool {
+        duration_to_nanos(now) >= self.expires_at.load(Ordering::Relaxed)
+    }
+
+    /// Sets the mode: for a lease, until `expires_at`, the fallback then capped at
+    /// `fallback_cap`; for a fallback, capped at `fallback_cap`.
+    pub(crate) fn set_mode(&self, mode: Mode, expires_at: Duration, fallback_cap: u32) {
+        self.expires_at
+            .store(duration_to_nanos(expires_at), Ordering::Relaxed);
+        self.fallback_cap.store(fallback_cap, Ordering::Relaxed);
+        self.mode.store(mode as u8, Ordering::Release);
+    }
+
+    /// Updates what the statistics show; `synced_at`: a successful sync started then.
+    pub(crate) fn show(&self, synced_at: Option<Duration>, update: impl FnOnce(&mut FleetStats)) {
+        let mut shown = self.shown.lock().unwrap_or_else(PoisonError::into_inner);
+        if synced_at.is_some() {
+            shown.synced_at = synced_at;
+        }
+        update(&mut shown.stats);
+    }
+
+    /// The statistics at `now`.
+    pub(crate) fn stats(&self, now: Duration) -> FleetStats {
+        let shown = self.shown.lock().unwrap_or_else(PoisonError::into_inner);
+        FleetStats {
+            last_sync_age: shown.synced_at.map(|at| now.saturating_sub(at)),
+            ..shown.stats
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn local() -> RetryBounds {
+        RetryBounds {
+            limit: 600,
+            at_least: 28,
+        }
+    }
+
+    #[test]
+    fn a_live_lease_lifts_the_local_bounds_until_it_expires() {
+        let link = FleetLink::default();
+        assert_eq!(link.retry_bounds(None, local), local());
+        link.set_mode(Mode::Lease, Duration::from_secs(3), 100);
+        let at = |secs| Some(Duration::from_secs(secs));
+        assert_eq!(link.retry_bounds(at(2), local), RetryBounds::NONE);
+        // A later retry of a call reads no clock: the lease as the holder left it.
+        assert_eq!(link.retry_bounds(None, local), RetryBounds::NONE);
+        // Past the expiry, before the holder noticed: the fallback's cap already.
+        let capped = RetryBounds {
+            limit: 100,
+            at_least: 28,
+        };
+        assert_eq!(link.retry_bounds(at(3), local), capped);
+        link.set_mode(Mode::Fallback, Duration::ZERO, 10);
+        assert_eq!(
+            link.retry_bounds(None, local),
+            RetryBounds {
+                limit: 10,
+                at_least: 10
+            }
+        );
+    }
+
+    #[test]
+    fn one_holder_at_a_time() {
+        let link = FleetLink::default();
+        assert!(link.claim());
+        assert!(!link.claim());
+        link.release();
+        assert!(link.claim());
+    }
+}

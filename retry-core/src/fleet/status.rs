@@ -1,0 +1,76 @@
+//! Where a fleet scope stands, as [`ScopeStats::fleet`](crate::scope::ScopeStats::fleet) shows
+//! it: whether its lease is live, and the figures of the last lease.
+
+use std::time::Duration;
+
+/// Whether a fleet scope's calls follow the fleet's lease or local limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FleetStatus {
+    /// Attached, no lease received yet (the store not reached since start-up): the scope runs
+    /// on its local limits.
+    Connecting,
+    /// The lease is live: the quota holds the process's share of the fleet's tokens and the
+    /// limiter (when the fleet limiter is engaged) sends at its share of the fleet's rate.
+    Live,
+    /// The lease expired (no successful sync for a lease's length): local limits at a safe
+    /// share of the last fleet figures (the quota capped at the fleet's cap over its live
+    /// processes; the limiter from the last share of the fleet's rate). Live again at the next
+    /// successful sync.
+    Fallback,
+    /// The store keeps other settings for this scope (another process attached it with another
+    /// configuration or other fleet options): the scope runs on its local limits, and a warning
+    /// named the settings that differ ([`FleetStats::conflict`]).
+    Conflict,
+    /// The scope's `Fleet` was dropped: nothing syncs it anymore. Local limits, at the safe
+    /// share of the last fleet figures if it had a lease.
+    Detached,
+}
+
+/// A fleet scope's figures: its status and what its last lease said.
+///
+/// ```
+/// use retry_core::fleet::{FleetStats, FleetStatus};
+/// let stats = FleetStats::default();
+/// assert_eq!(stats.status, FleetStatus::Connecting);
+/// assert_eq!(stats.last_sync_age, None);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub struct FleetStats {
+    /// Whether the lease is live.
+    pub status: FleetStatus,
+    /// Tokens the last lease left the process holding (the quota's level then).
+    pub lease_tokens: u32,
+    /// The fleet's cap at the last lease, in tokens (0 before any).
+    pub fleet_cap: u64,
+    /// The processes the store counted as live at the last lease (0 before any).
+    pub live_processes: u64,
+    /// The fleet's send rate at the last lease, requests per second, while the fleet limiter
+    /// is engaged.
+    pub fleet_rate: Option<f64>,
+    /// This process's share of it, requests per second: the limiter's fill rate while the
+    /// lease is live and in fallback (its share as it is, below 0.5/s too; without a share the
+    /// AWS SDKs' floor of 0.5/s, or the fleet's rate over its live processes if less; raised at
+    /// most 1.25x per lease, or to the fleet's rate over its live processes).
+    pub send_rate: Option<f64>,
+    /// How long ago the last successful sync started; `None` before any.
+    pub last_sync_age: Option<Duration>,
+    /// With [`FleetStatus::Conflict`]: the first setting that differs from the store's (the
+    /// warning lists them all).
+    pub conflict: Option<&'static str>,
+}
+
+impl Default for FleetStats {
+    fn default() -> Self {
+        Self {
+            status: FleetStatus::Connecting,
+            lease_tokens: 0,
+            fleet_cap: 0,
+            live_processes: 0,
+            fleet_rate: None,
+            send_rate: None,
+            last_sync_age: None,
+            conflict: None,
+        }
+    }
+}

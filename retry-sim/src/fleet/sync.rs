@@ -1,0 +1,384 @@
+//! Fleet mode in the simulation: each process's sync task and the store it talks to, in
+//! virtual time.
+//!
+//! A process's sync task runs `retry-core`'s own process side ([`LeaseHolder`]): once per sync
+//! interval (jittered ±10 %) it builds its scope's report, sends it to the store (`EVALSHA`;
+//! `EVAL` again after `NOSCRIPT`), and applies the reply the store's step
+//! ([`store_model::step`](retry_core::fleet::store_model::step)) returns, decoded as a reply
+//! from Redis is ([`Reply::decode`]); a sync that times out or cannot connect is reported as
+//! failed. The store executes each command when it arrives, or when it resumes from a pause
+//! (even a command whose sender gave up), and never while it is down.
+
+use std::collections::HashMap;
+
+use retry_core::Scope;
+use retry_core::fleet::lease::{Delivery as Fate, LeaseHolder};
+use retry_core::fleet::protocol::{ProcessId, Reply, Report, Settings};
+
+use super::arm::FleetTuning;
+use super::recovery::Recovery;
+use super::store::{Answer, Command, Delivery, Store, StoreConfig};
+use super::store_fault::StoreCondition;
+use crate::metrics::Recorder;
+use crate::rng::Rng;
+use crate::time::{MILLI, Nanos, to_duration};
+
+/// The processes' clocks in Unix milliseconds at the run's start (2025-06-15): the store orders
+/// reports by them, and a report at Unix time 0 would read as "never synced".
+pub const WALL_EPOCH_MS: u64 = 1_750_000_000_000;
+
+/// How far a sync interval is jittered, each way: ±10 %, as the sync task does.
+pub const SYNC_JITTER: f64 = 0.1;
+
+/// What the fleet's runtime asks the event loop to do later.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FleetEvent {
+    /// A process's sync task wakes up.
+    Sync {
+        /// The process.
+        process: u32,
+    },
+    /// A process's connection attempt ends (established, or given up).
+    Connected {
+        /// The process.
+        process: u32,
+        /// Whether the connection is established.
+        established: bool,
+    },
+    /// The store executes a command.
+    Execute {
+        /// The command.
+        command: u64,
+    },
+    /// A command's answer reaches its sender.
+    Answer {
+        /// The command.
+        command: u64,
+    },
+    /// A command's sender gives up waiting.
+    GiveUp {
+        /// The command.
+        command: u64,
+    },
+    /// The store loses its state (a flush, a restart completing).
+    StateLoss,
+}
+
+/// A command the store has not yet executed or answered.
+#[derive(Debug)]
+struct Pending {
+    process: u32,
+    command: Command,
+    report: Report,
+    answer: Option<Answer>,
+    /// Whether its sender still waits for it.
+    awaited: bool,
+}
+
+/// One process's sync task.
+#[derive(Debug)]
+struct SyncTask {
+    holder: LeaseHolder,
+    connected: bool,
+    /// When the current sync started.
+    started: Nanos,
+    /// The report of the sync in progress.
+    report: Option<Report>,
+}
+
+/// Fleet mode's processes and store during one run.
+#[derive(Debug)]
+pub struct FleetRuntime {
+    store: Store,
+    settings: Settings,
+    tuning: FleetTuning,
+    tasks: Vec<SyncTask>,
+    pending: HashMap<u64, Pending>,
+    next_command: u64,
+    rng: Rng,
+    recovery: Recovery,
+}
+
+impl FleetRuntime {
+    /// Attaches each process's scope to the fleet (process `i` is `ProcessId(i + 1)`), under
+    /// `settings`, talking to a store configured by `store`.
+    pub fn new(
+        scopes: &[Scope],
+        settings: Settings,
+        tuning: FleetTuning,
+        store: StoreConfig,
+        store_rng: Rng,
+        rng: Rng,
+    ) -> Result<Self, String> {
+        let mut tasks = Vec::with_capacity(scopes.len());
+        for (index, scope) in scopes.iter().enumerate() {
+            let holder = LeaseHolder::attach(scope, settings, ProcessId(index as u64 + 1))
+                .map_err(|error| format!("attaching process {index}: {error}"))?;
+            tasks.push(SyncTask {
+                holder,
+                connected: false,
+                started: 0,
+                report: None,
+            });
+        }
+        let recovery = Recovery::new(&store.faults, scopes.len());
+        Ok(Self {
+            store: Store::new(store, store_rng),
+            settings,
+            tuning,
+            tasks,
+            pending: HashMap::new(),
+            next_command: 0,
+            rng,
+            recovery,
+        })
+    }
+
+    /// The first events: each process's first sync within its first interval, the store's
+    /// state losses.
+    pub fn start(&mut self, out: &mut Vec<(Nanos, FleetEvent)>) {
+        for process in 0..self.tasks.len() as u32 {
+            let at = (self.rng.next_f64() * self.tuning.sync_interval as f64) as Nanos;
+            out.push((at, FleetEvent::Sync { process }));
+        }
+        for at in self.store.config().faults.state_losses() {
+            out.push((at, FleetEvent::StateLoss));
+        }
+    }
+
+    /// The store, for tests and metrics.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The process side of process `index`.
+    pub fn holder(&self, index: usize) -> Option<&LeaseHolder> {
+        self.tasks.get(index).map(|task| &task.holder)
+    }
+
+    /// Seconds from the store's recovery until the fleet is back (see [`Recovery`]); NaN
+    /// without a store fault, the time to `end` if it never got back.
+    pub fn recovery_secs(&self, end: Nanos) -> f64 {
+        self.recovery.secs(end)
+    }
+
+    /// Handles `event` at `now`; what to do later goes to `out`.
+    pub fn handle(
+        &mut self,
+        now: Nanos,
+        event: FleetEvent,
+        recorder: &mut Recorder,
+        out: &mut Vec<(Nanos, FleetEvent)>,
+    ) {
+        match event {
+            FleetEvent::Sync { process } => self.sync(now, process, recorder, out),
+            FleetEvent::Connected {
+                process,
+                established,
+            } => self.connected(now, process, established, recorder, out),
+            FleetEvent::Execute { command } => {
+                self.execute(command);
+                if let Some(fleet) = self.store.state().fleet() {
+                    recorder.fleet_rate(now, u64::try_from(fleet.fleet_rate).unwrap_or(0));
+                }
+            }
+            FleetEvent::Answer { command } => self.answer(now, command, recorder, out),
+            FleetEvent::GiveUp { command } => self.give_up(now, command, out),
+            FleetEvent::StateLoss => self.store.lose_state(),
+        }
+    }
+
+    /// A sync starts: the lease's expiry is checked, the report made; without a connection
+    /// the process connects first.
+    fn sync(
+        &mut self,
+        now: Nanos,
+        process: u32,
+        recorder: &mut Recorder,
+        out: &mut Vec<(Nanos, FleetEvent)>,
+    ) {
+        let timeout = self.timeout();
+        let task = &mut self.tasks[process as usize];
+        task.holder.tick(to_duration(now));
+        task.started = now;
+        let report = task.holder.report(to_duration(now), wall_ms(now));
+        task.report = Some(report);
+        if task.connected {
+            self.send(now, process, Command::EvalSha, report, recorder, out);
+            return;
+        }
+        // A connection: established after a round trip if the store's host answers (a paused
+        // store's kernel still accepts it), given up after the timeout if it does not.
+        let rtt = self.store.config().faults.rtt(now, self.store.config().rtt);
+        let reachable =
+            self.store.config().faults.condition(now + rtt / 2) != StoreCondition::Unreachable;
+        let (at, established) = if reachable && rtt <= timeout {
+            (now + rtt, true)
+        } else {
+            (now + timeout, false)
+        };
+        out.push((
+            at,
+            FleetEvent::Connected {
+                process,
+                established,
+            },
+        ));
+    }
+
+    fn connected(
+        &mut self,
+        now: Nanos,
+        process: u32,
+        established: bool,
+        recorder: &mut Recorder,
+        out: &mut Vec<(Nanos, FleetEvent)>,
+    ) {
+        let task = &mut self.tasks[process as usize];
+        let Some(report) = task.report else {
+            return;
+        };
+        if established {
+            task.connected = true;
+            self.send(now, process, Command::EvalSha, report, recorder, out);
+        } else {
+            self.finish(now, process, Err(Fate::NotSent), out);
+        }
+    }
+
+    /// Sends `command` for `report` to the store.
+    fn send(
+        &mut self,
+        now: Nanos,
+        process: u32,
+        command: Command,
+        report: Report,
+        recorder: &mut Recorder,
+        out: &mut Vec<(Nanos, FleetEvent)>,
+    ) {
+        recorder.store_command(now);
+        let id = self.next_command;
+        self.next_command += 1;
+        // The heap keeps the order of equal times: an execution before its answer.
+        match self.store.send(now, self.timeout()) {
+            Delivery::Answered { exec, reply } => {
+                out.push((exec, FleetEvent::Execute { command: id }));
+                out.push((reply, FleetEvent::Answer { command: id }));
+            }
+            Delivery::Unanswered { exec, gave_up } => {
+                if let Some(exec) = exec {
+                    out.push((exec, FleetEvent::Execute { command: id }));
+                }
+                out.push((gave_up, FleetEvent::GiveUp { command: id }));
+            }
+        }
+        self.pending.insert(
+            id,
+            Pending {
+                process,
+                command,
+                report,
+                answer: None,
+                awaited: true,
+            },
+        );
+    }
+
+    /// The store executes a command (its sender may have given up).
+    fn execute(&mut self, command: u64) {
+        let Some(pending) = self.pending.get_mut(&command) else {
+            return;
+        };
+        let answer = self
+            .store
+            .execute(pending.command, &self.settings, &pending.report);
+        if pending.awaited {
+            pending.answer = Some(answer);
+        } else {
+            self.pending.remove(&command);
+        }
+    }
+
+    /// A command's answer arrives: `NOSCRIPT` sends the script again; a reply is decoded as
+    /// the Redis backend decodes it and applied.
+    fn answer(
+        &mut self,
+        now: Nanos,
+        command: u64,
+        recorder: &mut Recorder,
+        out: &mut Vec<(Nanos, FleetEvent)>,
+    ) {
+        let Some(pending) = self.pending.remove(&command) else {
+            return;
+        };
+        let process = pending.process;
+        match pending.answer {
+            Some(Answer::NoScript) => {
+                self.send(now, process, Command::Eval, pending.report, recorder, out);
+            }
+            Some(Answer::Reply(items)) => {
+                let result = Reply::decode(&items, &self.settings, &pending.report)
+                    .map_err(|_| Fate::Unknown);
+                self.finish(now, process, result, out);
+            }
+            // The script refused the report: the store applied nothing.
+            Some(Answer::Error(_)) => self.finish(now, process, Err(Fate::NotSent), out),
+            // Executed and answered is the only way here.
+            None => self.finish(now, process, Err(Fate::Unknown), out),
+        }
+    }
+
+    /// A command's sender gives up: the sync failed, its report's fate unknown; the
+    /// connection is dropped (the backend reconnects at the next sync).
+    fn give_up(&mut self, now: Nanos, command: u64, out: &mut Vec<(Nanos, FleetEvent)>) {
+        let Some(pending) = self.pending.get_mut(&command) else {
+            return;
+        };
+        if !pending.awaited {
+            return;
+        }
+        pending.awaited = false;
+        let process = pending.process;
+        if pending.answer.is_some() {
+            self.pending.remove(&command);
+        }
+        self.tasks[process as usize].connected = false;
+        self.finish(now, process, Err(Fate::Unknown), out);
+    }
+
+    /// The sync ends: the lease applied, or the failure told; the next sync is scheduled a
+    /// jittered interval after this one started.
+    fn finish(
+        &mut self,
+        now: Nanos,
+        process: u32,
+        result: Result<Reply, Fate>,
+        out: &mut Vec<(Nanos, FleetEvent)>,
+    ) {
+        let task = &mut self.tasks[process as usize];
+        let Some(report) = task.report.take() else {
+            return;
+        };
+        match result {
+            Ok(reply) => {
+                task.holder.apply(&reply, to_duration(now));
+                if let Reply::Lease(lease) = reply {
+                    self.recovery.synced(now, process, lease.engaged);
+                }
+            }
+            Err(fate) => task.holder.failed(&report, fate, to_duration(now)),
+        }
+        let jitter = 1.0 - SYNC_JITTER + 2.0 * SYNC_JITTER * self.rng.next_f64();
+        let next = task.started + (self.tuning.sync_interval as f64 * jitter) as Nanos;
+        out.push((next.max(now + 1), FleetEvent::Sync { process }));
+    }
+
+    fn timeout(&self) -> Nanos {
+        self.store.command_timeout(self.tuning.sync_interval)
+    }
+}
+
+/// A process's clock at virtual time `now`, in Unix milliseconds.
+pub fn wall_ms(now: Nanos) -> u64 {
+    WALL_EPOCH_MS + now / MILLI
+}

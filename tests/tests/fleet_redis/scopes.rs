@@ -1,0 +1,172 @@
+//! Fleet scopes on a real Redis: several processes (a `Fleet` each, with private scopes) share
+//! the young fleet's tokens, spend them and give them back; an engaged fleet paces each process
+//! at its share; a scope calls already use is upgraded in place.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use retry_core::fleet::{FleetError, FleetStatus};
+use retry_core::{RetryConfig, RetryInfo, RetryMode, RetrySafety, Scope, retryable, strategy_for};
+
+use super::{
+    ErrorKind, attached, call, failed_call, fleet_stats, process, server, wait_for_status,
+    wait_until,
+};
+
+#[tokio::test]
+async fn processes_share_the_fleets_tokens_spend_them_and_give_them_back() {
+    let Some(server) = server(&[]) else { return };
+    let config = RetryConfig::default();
+    let (one, two) = (
+        process(&server.url(), 1).await,
+        process(&server.url(), 2).await,
+    );
+    let first = attached(&one, "inventory", &config);
+    wait_for_status(&first, FleetStatus::Live).await;
+    let second = attached(&two, "inventory", &config);
+    wait_for_status(&second, FleetStatus::Live).await;
+    let level = |strategy: &retry_core::StandardStrategy| strategy.scope().quota().level();
+    // The young fleet's 500 tokens, shared fairly; never more than the fleet's cap in all.
+    wait_until("a fair share each", || {
+        (level(&first), level(&second)) == (250, 250)
+    })
+    .await;
+    assert_eq!(fleet_stats(&first).live_processes, 2);
+    assert!(level(&first) + level(&second) <= 500);
+
+    // The second process's calls fail and retry: it spends its tokens and asks for more; the
+    // fleet moves tokens to it from the first, which has no demand.
+    for _ in 0..10 {
+        failed_call(&second);
+    }
+    let spent = level(&second);
+    assert_eq!(spent, 250 - 10 * 14, "10 failed calls paid one retry each");
+    wait_until("the first gives back and the second gets more", || {
+        level(&first) < 250 && level(&second) > spent
+    })
+    .await;
+    assert!(level(&first) + level(&second) <= fleet_stats(&first).fleet_cap as u32);
+}
+
+#[tokio::test]
+async fn an_engaged_fleet_paces_each_process_at_its_share() {
+    let Some(server) = server(&[]) else { return };
+    let config = RetryConfig::builder()
+        .mode(RetryMode::Adaptive)
+        .build()
+        .expect("valid");
+    let (one, two) = (
+        process(&server.url(), 1).await,
+        process(&server.url(), 2).await,
+    );
+    let busy = attached(&one, "api", &config);
+    let idle = attached(&two, "api", &config);
+    wait_for_status(&busy, FleetStatus::Live).await;
+    wait_for_status(&idle, FleetStatus::Live).await;
+    // The busy process sends 200 attempts, one in ten throttled.
+    for i in 0..200 {
+        if i % 10 == 0 {
+            call(&busy, 1, ErrorKind::Throttling);
+        } else {
+            call(&busy, 0, ErrorKind::Transient);
+        }
+    }
+    wait_until("the fleet limiter engaged for both", || {
+        fleet_stats(&busy).send_rate.is_some() && fleet_stats(&idle).send_rate.is_some()
+    })
+    .await;
+    // Each limiter sends at its share of the fleet's rate: the idle one has none, the floor
+    // (0.5/s, or the fleet's rate over its processes if less: once the busy process stops,
+    // the fleet's rate falls to its own floor of 0.5/s, and the two floors stay within it).
+    wait_until("the idle process at the floor", || {
+        let stats = fleet_stats(&idle);
+        let (Some(rate), Some(fleet_rate)) = (stats.send_rate, stats.fleet_rate) else {
+            return false;
+        };
+        let floor = (fleet_rate / stats.live_processes.max(1) as f64).min(0.5);
+        rate == floor && idle.scope().limiter().stats().fill_rate == rate
+    })
+    .await;
+    let stats = fleet_stats(&busy);
+    let fleet_rate = stats.fleet_rate.expect("engaged");
+    let share = stats.send_rate.expect("engaged");
+    assert!(share <= fleet_rate, "{stats:?}");
+    assert!(busy.scope().limiter().stats().enabled);
+}
+
+#[derive(Debug)]
+struct Unavailable;
+
+impl RetryInfo for Unavailable {
+    fn retry_safety(&self) -> RetrySafety {
+        RetrySafety::Yes
+    }
+}
+
+static FAILURES: AtomicU32 = AtomicU32::new(0);
+
+#[retryable(scope = "fleet-tests-upgrade", initial_backoff = "1ms")]
+async fn stock() -> Result<u32, Unavailable> {
+    if FAILURES.load(Ordering::Relaxed) > 0 {
+        FAILURES.fetch_sub(1, Ordering::Relaxed);
+        return Err(Unavailable);
+    }
+    Ok(7)
+}
+
+/// The configuration `stock`'s attribute makes its scope from.
+fn stock_config() -> RetryConfig {
+    RetryConfig::builder()
+        .initial_backoff(std::time::Duration::from_millis(1))
+        .build()
+        .expect("valid")
+}
+
+#[tokio::test]
+async fn a_scope_calls_already_use_is_upgraded_in_place() {
+    let Some(server) = server(&[]) else { return };
+    // Calls use the scope before the fleet is there.
+    assert_eq!(stock().await.expect("served"), 7);
+    let before = Scope::lookup("fleet-tests-upgrade").expect("made by the first call");
+    assert!(before.stats().fleet.is_none());
+
+    let fleet = process(&server.url(), 1).await;
+    let other = RetryConfig::builder()
+        .max_attempts(5)
+        .build()
+        .expect("valid");
+    let error = fleet
+        .attach("fleet-tests-upgrade", &other)
+        .expect_err("not the scope's configuration");
+    assert!(
+        matches!(
+            error,
+            FleetError::InvalidSetting {
+                setting: "config",
+                ..
+            }
+        ),
+        "{error}"
+    );
+    let scope = fleet
+        .attach("fleet-tests-upgrade", &stock_config())
+        .expect("attaches");
+    assert!(scope.same_as(&before), "the same scope, upgraded");
+    let again = fleet
+        .attach("fleet-tests-upgrade", &stock_config())
+        .expect_err("attached once");
+    assert!(
+        matches!(again, FleetError::AlreadyAttached { .. }),
+        "{again}"
+    );
+    let strategy = strategy_for(stock_config(), "fleet-tests-upgrade");
+    assert!(strategy.scope().same_as(&scope));
+    wait_until("the upgraded scope live", || {
+        scope.stats().fleet.map(|stats| stats.status) == Some(FleetStatus::Live)
+    })
+    .await;
+    // The attribute's calls now go through the fleet scope: a retry is paid from the lease.
+    FAILURES.store(1, Ordering::Relaxed);
+    let retries = scope.stats().retries;
+    assert_eq!(stock().await.expect("served on the retry"), 7);
+    assert_eq!(scope.stats().retries, retries + 1);
+}
