@@ -8,6 +8,9 @@
 //! error, [`BenchError::Transient`]. The peers are dev-dependencies of this package only; this
 //! library depends on `retry-core`, tokio and `cpu-time` (the benchmarks' clock) alone.
 
+#[cfg(feature = "metrics")]
+pub mod counting_recorder;
+
 use std::cell::Cell;
 use std::hint::black_box;
 use std::sync::LazyLock;

@@ -7,7 +7,9 @@
 //! driven by `block_on` on one current-thread runtime built before measuring; the program
 //! first checks that `block_on` itself allocates nothing per call, and that the counter does see
 //! a deliberate allocation (so a zero cannot pass vacuously). The retry path's allocations are
-//! printed, for information only (`cargo test -p retry-bench --test alloc`).
+//! printed, for information only (`cargo test -p retry-bench --test alloc`). Built with
+//! `--features metrics`, the same runs with retry-core's `metrics` feature on and no recorder,
+//! then the success paths once more under a recorder.
 
 use std::alloc::System;
 use std::cell::Cell;
@@ -405,4 +407,53 @@ fn main() {
     for (what, per_call) in rows {
         println!("  {what:<48}{per_call}");
     }
+    // Built with `--features metrics`, every measurement above ran with the feature on and no
+    // recorder; now with one.
+    #[cfg(feature = "metrics")]
+    success_paths_under_a_recorder(&runtime);
+}
+
+/// `op` under `#[retryable]` in a scope first made once the recorder is installed.
+#[cfg(feature = "metrics")]
+#[retryable(max_attempts = 3, scope = "alloc-test-recorded")]
+async fn recorded_retryable(x: u64) -> Result<u64, BenchError> {
+    op(x).await
+}
+
+/// The feature `metrics` with a recorder installed: the success paths still allocate nothing.
+/// The recorder is `retry_bench::counting_recorder`, which counts in atomics (a real recorder's
+/// histograms allocate storage as they fill); that it saw every call shows the metrics were
+/// recorded, so a zero cannot pass because nothing was.
+#[cfg(feature = "metrics")]
+fn success_paths_under_a_recorder(runtime: &tokio::runtime::Runtime) {
+    let recorder = retry_bench::counting_recorder::CountingRecorder::default();
+    metrics::set_global_recorder(recorder.clone()).expect("the first recorder");
+    // Made now: their scopes' handles are the recorder's.
+    let strategy = standard(success_config());
+    let mut layered = RetryLayer::new(standard(success_config())).layer(tower::service_fn(op));
+    assert_eq!(runtime.block_on(retry(&strategy, || op(0))), Ok(0));
+    assert_eq!(runtime.block_on(recorded_retryable(0)), Ok(0));
+    assert_eq!(runtime.block_on(call_ready(&mut layered, 0)), Ok(0));
+    let sampled = recorder.sampled();
+    let recorded = fewest_allocations(|| {
+        for i in 0..CALLS {
+            assert_eq!(runtime.block_on(retry(&strategy, || op(i))), Ok(i));
+            assert_eq!(runtime.block_on(recorded_retryable(i)), Ok(i));
+            assert_eq!(runtime.block_on(call_ready(&mut layered, i)), Ok(i));
+        }
+    });
+    assert_eq!(
+        recorder.sampled() - sampled,
+        3 * 3 * CALLS,
+        "each call's attempts recorded (3 runs of 3 calls)"
+    );
+    assert_eq!(
+        recorded, 0,
+        "with a recorder: {recorded} allocations in 3 x {CALLS} calls"
+    );
+    println!(
+        "  {:<48}{}",
+        "3 success paths under a recorder",
+        recorded as f64 / (3 * CALLS) as f64
+    );
 }

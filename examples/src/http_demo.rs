@@ -2,11 +2,12 @@
 //! integration tests. Each request gets the next reply of its script (the last one repeats), and
 //! the server records when each request arrived, on tokio's clock: under a paused clock the gaps
 //! between requests are the client's waits in virtual time. [`serve`] answers every path from one
-//! script; [`serve_paths`] gives each path its own script and answers other paths 404.
+//! script; [`serve_paths`] gives each path its own script and answers other paths 404. It also
+//! keeps the AWS SDKs' `amz-sdk-request` header of each request ([`HttpServer::attempt_headers`]).
 
 use std::io;
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
@@ -71,7 +72,16 @@ impl HttpServer {
     pub fn gaps(&self) -> Vec<Duration> {
         self.state.arrivals.gaps()
     }
+
+    /// The `amz-sdk-request` header of each request, in order of arrival (`None` for a request
+    /// without one, or with one that is not text).
+    pub fn attempt_headers(&self) -> Vec<Option<String>> {
+        self.state.attempt_headers().clone()
+    }
 }
+
+/// The AWS SDKs' header naming each attempt of a call (`attempt=2; max=3`).
+const AMZ_SDK_REQUEST: &str = "amz-sdk-request";
 
 /// Starts a server on 127.0.0.1, on a port the system picks, that answers every request from
 /// `script` in order (the last reply repeats), whatever its path. A script that is empty or names
@@ -115,6 +125,7 @@ async fn start(routes: Vec<Route>) -> io::Result<HttpServer> {
     let state = Arc::new(State {
         routes,
         arrivals: Arrivals::default(),
+        attempt_headers: Mutex::default(),
     });
     let server = HttpServer {
         addr,
@@ -124,6 +135,7 @@ async fn start(routes: Vec<Route>) -> io::Result<HttpServer> {
         while let Ok((stream, _)) = listener.accept().await {
             let state = Arc::clone(&state);
             let service = service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
+                state.note_attempt(request.headers());
                 respond(state.answer(request.uri().path()))
             });
             tokio::spawn(async move {
@@ -137,13 +149,30 @@ async fn start(routes: Vec<Route>) -> io::Result<HttpServer> {
     Ok(server)
 }
 
-/// The server's state: its routes and the arrival times.
+/// The server's state: its routes, the arrival times and the requests' attempt headers.
 struct State {
     routes: Vec<Route>,
     arrivals: Arrivals,
+    attempt_headers: Mutex<Vec<Option<String>>>,
 }
 
 impl State {
+    /// Keeps the request's `amz-sdk-request` header.
+    fn note_attempt(&self, headers: &HeaderMap) {
+        let value = headers
+            .get(AMZ_SDK_REQUEST)
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_owned);
+        self.attempt_headers().push(value);
+    }
+
+    /// The headers kept; a panic elsewhere while the lock was held leaves them whole.
+    fn attempt_headers(&self) -> std::sync::MutexGuard<'_, Vec<Option<String>>> {
+        self.attempt_headers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// Notes the request's arrival; its answer is the next reply of its path's script.
     fn answer(&self, path: &str) -> Answer {
         self.arrivals.record();

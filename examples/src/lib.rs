@@ -7,6 +7,7 @@ mod arrivals;
 pub mod grpc_demo;
 pub mod http_demo;
 mod script;
+pub mod sdk_request;
 pub mod store_demo;
 
 use std::io;

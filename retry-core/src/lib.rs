@@ -93,7 +93,9 @@
 //!   retry [`quota`] and an [`adaptive`] rate limiter shared through a [`Scope`] ([`scope`]);
 //! * [`driver`]: [`retry`], [`Retry`] and [`driver::RetryLoop`] drive an operation;
 //!   `#[retryable]` expands to the same loop;
-//! * the integrations, each behind its feature: [`http`], [`tower`], [`tonic`].
+//! * the integrations, each behind its feature: [`http`], [`tower`], [`tonic`];
+//! * [`attempt`]: the attempt inside the attempt, what a call did, and the spans and events of
+//!   retries; with feature `metrics`, `metrics`: the same through the `metrics` facade.
 //!
 //! Time is read through a [`clock::Clock`] ([`clock::TokioClock`] by default), so tests and
 //! simulations run the real strategies in virtual time. Every retry is a `tracing` event of
@@ -128,13 +130,19 @@
 //! * `tonic`: the [`tonic`] module: `RetryInfo` for `tonic::Status` (gRFC A6,
 //!   `grpc-retry-pushback-ms`) and `GrpcStatusClassifier` for a `Channel` under `RetryLayer`.
 //! * `rand`: `backoff::RngRandom`, any `rand` generator as the jitter's randomness.
+//! * `attempt-context`: `attempt::current()` and `attempt::capture` (the attempt, and what calls
+//!   did, read inside the code they run), off by default: it costs every call a few instructions.
+//! * `metrics`: the `metrics` module: each scope's calls, attempts, retries, backoffs, limiter
+//!   waits, quota and rate, through the `metrics` facade (Prometheus, OpenTelemetry, ...).
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod adaptive;
+pub mod attempt;
 pub mod backoff;
 pub mod classify;
 pub mod clock;
+mod cold_drop;
 pub mod config;
 pub mod driver;
 #[cfg(feature = "fleet")]
@@ -146,6 +154,9 @@ pub mod guide;
 pub mod http;
 mod info;
 mod load_shed;
+#[cfg(feature = "metrics")]
+#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
+pub mod metrics;
 mod name;
 mod observe;
 pub mod quota;

@@ -5,6 +5,9 @@
 //! should two versions still meet (a patched or vendored copy), the generated code fails to
 //! compile instead of relying on helpers whose meaning may have changed (thiserror's scheme).
 
+use std::fmt::Debug;
+use std::ops::ControlFlow;
+
 pub use std::sync::LazyLock;
 pub use std::time::Duration;
 
@@ -152,10 +155,38 @@ impl<E> OnRetry<E> for DynHook<'_, E> {
     }
 }
 
-impl<E> std::fmt::Debug for DynHook<'_, E> {
+impl<E> Debug for DynHook<'_, E> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("DynHook")
     }
+}
+
+/// The error of a `#[retryable]` function, logged with its `Debug` when the call gives up (the
+/// one warning of a call whose retry the strategy refused).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` does not implement `Debug`: a `#[retryable]` function's error is logged with its `Debug` when the call gives up",
+    label = "`{Self}` must implement `Debug`",
+    note = "derive it (`#[derive(Debug)]`); if `{Self}` is a type parameter, add the bound `{Self}: std::fmt::Debug`"
+)]
+pub trait DebugError: Debug {}
+
+#[diagnostic::do_not_recommend]
+impl<E: Debug + ?Sized> DebugError for E {}
+
+/// [`RetryLoop::finish`], called by the generated code through this function, which the macro
+/// spans at the error type: an error type without `Debug` is reported there, once.
+#[inline(always)]
+pub fn finish<S, C, H, L, T, E>(
+    retry: &mut RetryLoop<'_, S, C, H, L>,
+    outcome: &Result<T, E>,
+) -> ControlFlow<()>
+where
+    S: RetryStrategy + ?Sized,
+    C: ClassifyRetry<T, E>,
+    H: OnRetry<E>,
+    E: DebugError,
+{
+    retry.finish(outcome)
 }
 
 /// The error of an attempt cut by `attempt_timeout`.

@@ -147,6 +147,7 @@ pub fn derive_retry_info(input: TokenStream) -> TokenStream {
 /// | `retry_if` | path of a `fn(&E) -> bool` (excludes `classifier`) | |
 /// | `on_retry` | path of a `fn(&RetryEvent<'_, E>)` | |
 /// | `shed` | `true`: in adaptive mode, a call whose first attempt's send permit is expected after its deadline (or later than the strategy's `max_wait`) fails at once with `E::from(LoadShed)`, nothing sent (needs `mode = "adaptive"` and `timeout`, or a `strategy`; `E: From<LoadShed>`) | `false`: the first attempt is always made |
+/// | `idempotent` | `true`: an error that may have reached the server (`RetrySafety::Maybe`, e.g. a timeout after the request was sent) is retried; `false`: it never is (`retry_core::classify::Idempotency`) | undeclared: retried only when its fault is the server's |
 /// | `crate` | path of `retry_core`, e.g. `"::retry_core"` or a re-export | `"::retry_core"` |
 ///
 /// Every value is checked at compile time with the runtime's parsing rules, and the values

@@ -85,7 +85,17 @@ async fn instrument_above_retryable_makes_a_span_per_attempt() {
     let attempts = AtomicU32::new(0);
     let (value, spans) = spans_of(span_per_attempt(&attempts)).await;
     assert_eq!(value, Ok(3));
-    assert_eq!(spans, ["span_per_attempt"; 3]);
+    // Each retry runs in the library's `retry.attempt` span, the attempt's own span inside it.
+    assert_eq!(
+        spans,
+        [
+            "span_per_attempt",
+            "retry.attempt",
+            "span_per_attempt",
+            "retry.attempt",
+            "span_per_attempt"
+        ]
+    );
 }
 
 #[tokio::test(flavor = "current_thread", start_paused = true)]
@@ -93,7 +103,8 @@ async fn instrument_below_retryable_makes_a_span_per_call() {
     let attempts = AtomicU32::new(0);
     let (value, spans) = spans_of(span_per_call(&attempts)).await;
     assert_eq!(value, Ok(3));
-    assert_eq!(spans, ["span_per_call"]);
+    // The call's span around every attempt; each retry in a `retry.attempt` span within it.
+    assert_eq!(spans, ["span_per_call", "retry.attempt", "retry.attempt"]);
 }
 
 // Retries at two layers multiply: the outer function's 3 attempts each make the inner one's 3

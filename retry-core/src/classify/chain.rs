@@ -3,7 +3,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use super::{ClassifierPriority, ClassifyRetry, RetryAction};
+use super::{ClassifierPriority, ClassifyRetry, Idempotency, RetryAction};
 
 /// Classifiers run in priority order (lower first). A verdict other than
 /// [`NoActionIndicated`](RetryAction::NoActionIndicated) overrides the ones before it, and
@@ -124,9 +124,14 @@ impl<T, E> fmt::Debug for ClassifierChain<T, E> {
 
 impl<T, E> ClassifyRetry<T, E> for ClassifierChain<T, E> {
     fn classify(&self, outcome: &Result<T, E>) -> RetryAction {
+        self.classify_for(outcome, Idempotency::Undeclared)
+    }
+
+    /// Every classifier in the chain is told the call's idempotency.
+    fn classify_for(&self, outcome: &Result<T, E>, idempotency: Idempotency) -> RetryAction {
         let mut verdict = RetryAction::NoActionIndicated;
         for classifier in &self.classifiers {
-            match classifier.classify(outcome) {
+            match classifier.classify_for(outcome, idempotency) {
                 RetryAction::NoActionIndicated => {}
                 RetryAction::RetryForbidden => return RetryAction::RetryForbidden,
                 action => verdict = action,

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use super::{ClassifierPriority, RetryAction};
+use super::{ClassifierPriority, Idempotency, RetryAction};
 
 /// Decides whether an attempt's outcome should be retried.
 ///
@@ -34,6 +34,30 @@ pub trait ClassifyRetry<T, E>: Send + Sync {
     /// The verdict on one attempt's outcome.
     fn classify(&self, outcome: &Result<T, E>) -> RetryAction;
 
+    /// The verdict on one attempt's outcome, for a call whose [`Idempotency`] is `idempotency`:
+    /// what the drivers call. Default: [`classify`](Self::classify), whatever the idempotency.
+    /// The built-in classifiers of errors that may have reached the server
+    /// ([`RetryInfoClassifier`](super::RetryInfoClassifier),
+    /// [`DynErrorClassifier`](super::DynErrorClassifier),
+    /// [`TransientErrorClassifier`](super::TransientErrorClassifier)) and
+    /// [`ClassifierChain`](super::ClassifierChain) override it; a classifier that wraps one
+    /// should forward it.
+    ///
+    /// ```
+    /// # #[cfg(feature = "tower")] { // tower's timeout error
+    /// use retry_core::classify::{Idempotency, RetryInfoClassifier};
+    /// use retry_core::{ClassifyRetry, RetryAction};
+    /// let cut: Result<(), tower::timeout::error::Elapsed> = Err(tower::timeout::error::Elapsed::new());
+    /// assert_eq!(RetryInfoClassifier.classify_for(&cut, Idempotency::NotIdempotent), RetryAction::RetryForbidden);
+    /// assert!(RetryInfoClassifier.classify(&cut).should_retry()); // undeclared: the server's fault
+    /// # }
+    /// ```
+    #[inline(always)]
+    fn classify_for(&self, outcome: &Result<T, E>, idempotency: Idempotency) -> RetryAction {
+        let _ = idempotency;
+        self.classify(outcome)
+    }
+
     /// A name for logs.
     fn name(&self) -> &'static str;
 
@@ -49,6 +73,10 @@ macro_rules! delegate_classifier {
         impl<T, E, C: ClassifyRetry<T, E> + ?Sized> ClassifyRetry<T, E> for $ty {
             fn classify(&self, outcome: &Result<T, E>) -> RetryAction {
                 (**self).classify(outcome)
+            }
+            #[inline]
+            fn classify_for(&self, outcome: &Result<T, E>, idempotency: Idempotency) -> RetryAction {
+                (**self).classify_for(outcome, idempotency)
             }
             fn name(&self) -> &'static str {
                 (**self).name()

@@ -4,7 +4,7 @@
 use std::error::Error;
 use std::io;
 
-use super::{ClassifierPriority, ClassifyRetry, RetryAction, RetryInfoClassifier};
+use super::{ClassifierPriority, ClassifyRetry, Idempotency, RetryAction, RetryInfoClassifier};
 use crate::config::{ConfigError, DurationParseError, ValueParseError};
 use crate::load_shed::LoadShed;
 
@@ -64,9 +64,28 @@ impl DynErrorClassifier {
     /// assert!(DynErrorClassifier::classify_error(&timeout).should_retry());
     /// ```
     pub fn classify_error(error: &(dyn Error + 'static)) -> RetryAction {
+        Self::classify_error_for(error, Idempotency::Undeclared)
+    }
+
+    /// [`classify_error`](Self::classify_error) for a call whose idempotency is `idempotency`: a
+    /// known cause that may have reached the server (a timer's cut) is retried, forbidden or left
+    /// to its fault as [`Idempotency`] says.
+    ///
+    /// ```
+    /// # #[cfg(feature = "tower")] { // tower's timeout error
+    /// use retry_core::classify::{DynErrorClassifier, Idempotency};
+    /// use retry_core::RetryAction;
+    /// let cut = tower::timeout::error::Elapsed::new();
+    /// assert_eq!(DynErrorClassifier::classify_error_for(&cut, Idempotency::NotIdempotent), RetryAction::RetryForbidden);
+    /// # }
+    /// ```
+    pub fn classify_error_for(
+        error: &(dyn Error + 'static),
+        idempotency: Idempotency,
+    ) -> RetryAction {
         let mut cause = Some(error);
         while let Some(error) = cause {
-            if let Some(action) = known(error) {
+            if let Some(action) = known(error, idempotency) {
                 return action;
             }
             cause = error.source();
@@ -76,47 +95,51 @@ impl DynErrorClassifier {
 }
 
 /// The verdict on `error` when its type is one the library knows.
-fn known(error: &(dyn Error + 'static)) -> Option<RetryAction> {
-    described(error).or_else(|| refused_locally(error).then_some(RetryAction::RetryForbidden))
+fn known(error: &(dyn Error + 'static), idempotency: Idempotency) -> Option<RetryAction> {
+    described(error, idempotency)
+        .or_else(|| refused_locally(error).then_some(RetryAction::RetryForbidden))
 }
 
 /// As its [`RetryInfo`](crate::RetryInfo) says, when `error` is a type the library describes:
 /// I/O errors, tokio timeouts, and the integrations' errors whose features are on (hyper-util's
 /// client errors only when they are connect errors).
-fn described(error: &(dyn Error + 'static)) -> Option<RetryAction> {
+fn described(error: &(dyn Error + 'static), idempotency: Idempotency) -> Option<RetryAction> {
+    let verdict = |described: &dyn crate::info::RetryInfo| {
+        RetryInfoClassifier::classify_error_for(described, idempotency)
+    };
     if let Some(io) = error.downcast_ref::<io::Error>() {
-        return Some(RetryInfoClassifier::classify_error(io));
+        return Some(verdict(io));
     }
     if let Some(elapsed) = error.downcast_ref::<tokio::time::error::Elapsed>() {
-        return Some(RetryInfoClassifier::classify_error(elapsed));
+        return Some(verdict(elapsed));
     }
     #[cfg(feature = "http")]
     if let Some(status) = error.downcast_ref::<crate::http::HttpStatusError>() {
-        return Some(RetryInfoClassifier::classify_error(status));
+        return Some(verdict(status));
     }
     #[cfg(feature = "reqwest")]
     if let Some(request) = error.downcast_ref::<reqwest::Error>() {
-        return Some(RetryInfoClassifier::classify_error(request));
+        return Some(verdict(request));
     }
     #[cfg(feature = "tonic")]
     if let Some(status) = error.downcast_ref::<tonic::Status>() {
-        return Some(RetryInfoClassifier::classify_error(status));
+        return Some(verdict(status));
     }
     #[cfg(feature = "tonic")]
     if let Some(expired) = error.downcast_ref::<tonic::TimeoutExpired>() {
-        return Some(RetryInfoClassifier::classify_error(expired));
+        return Some(verdict(expired));
     }
     #[cfg(feature = "tower")]
     if let Some(elapsed) = error.downcast_ref::<::tower::timeout::error::Elapsed>() {
-        return Some(RetryInfoClassifier::classify_error(elapsed));
+        return Some(verdict(elapsed));
     }
     #[cfg(feature = "tower")]
     if let Some(overloaded) = error.downcast_ref::<::tower::load_shed::error::Overloaded>() {
-        return Some(RetryInfoClassifier::classify_error(overloaded));
+        return Some(verdict(overloaded));
     }
     #[cfg(feature = "hyper-util")]
     if let Some(connect) = super::connect_failure::ConnectFailure::of(error) {
-        return Some(RetryInfoClassifier::classify_error(&connect));
+        return Some(verdict(&connect));
     }
     None
 }
@@ -136,9 +159,13 @@ where
     E: AsRef<dyn Error + Send + Sync + 'static>,
 {
     fn classify(&self, outcome: &Result<T, E>) -> RetryAction {
+        self.classify_for(outcome, Idempotency::Undeclared)
+    }
+
+    fn classify_for(&self, outcome: &Result<T, E>, idempotency: Idempotency) -> RetryAction {
         match outcome {
             Ok(_) => RetryAction::NoActionIndicated,
-            Err(error) => Self::classify_error(error.as_ref()),
+            Err(error) => Self::classify_error_for(error.as_ref(), idempotency),
         }
     }
 

@@ -1,6 +1,6 @@
 //! The classifier of modeled errors: errors that implement [`RetryInfo`].
 
-use super::{ClassifierPriority, ClassifyRetry, ErrorKind, RetryAction};
+use super::{ClassifierPriority, ClassifyRetry, ErrorKind, Idempotency, RetryAction};
 use crate::info::{Fault, RetryInfo, RetrySafety};
 
 /// Classifies errors by what they say of themselves through [`RetryInfo`] (Smithy's
@@ -8,8 +8,11 @@ use crate::info::{Fault, RetryInfo, RetrySafety};
 /// [`retry`](crate::retry).
 ///
 /// * [`RetrySafety::No`] forbids the retry: no later classifier can turn it back on.
-/// * [`RetrySafety::Yes`] retries; so does [`RetrySafety::Maybe`] when the fault is the server's
-///   or the error is throttling. Otherwise the classifier indicates no action.
+/// * [`RetrySafety::Yes`] retries.
+/// * [`RetrySafety::Maybe`] (the request may have reached the server) follows the call's
+///   [`Idempotency`]: retried for an idempotent call, forbidden for one that is not, and for an
+///   undeclared one retried when the fault is the server's or the error is throttling (otherwise
+///   the classifier indicates no action).
 /// * The kind is throttling, then timeout, then server (server fault), then transient; the
 ///   error's `retry_after` travels with the verdict.
 ///
@@ -35,10 +38,37 @@ impl RetryInfoClassifier {
     /// assert!(RetryInfoClassifier::classify_error(&reset).should_retry());
     /// ```
     pub fn classify_error<E: RetryInfo + ?Sized>(error: &E) -> RetryAction {
+        Self::classify_error_for(error, Idempotency::Undeclared)
+    }
+
+    /// The verdict on one error of a call whose idempotency is `idempotency` (it decides
+    /// [`RetrySafety::Maybe`]).
+    ///
+    /// ```
+    /// # #[cfg(feature = "tower")] { // tower's timeout error
+    /// use retry_core::classify::{Idempotency, RetryInfoClassifier};
+    /// use retry_core::RetryAction;
+    /// let cut = tower::timeout::error::Elapsed::new(); // may have reached the server
+    /// assert!(RetryInfoClassifier::classify_error_for(&cut, Idempotency::Idempotent).should_retry());
+    /// assert_eq!(
+    ///     RetryInfoClassifier::classify_error_for(&cut, Idempotency::NotIdempotent),
+    ///     RetryAction::RetryForbidden
+    /// );
+    /// # }
+    /// ```
+    pub fn classify_error_for<E: RetryInfo + ?Sized>(
+        error: &E,
+        idempotency: Idempotency,
+    ) -> RetryAction {
         let retryable = match error.retry_safety() {
             RetrySafety::No => return RetryAction::RetryForbidden,
             RetrySafety::Yes => true,
-            RetrySafety::Maybe => error.fault() == Fault::Server || error.is_throttling(),
+            RetrySafety::Maybe if idempotency == Idempotency::NotIdempotent => {
+                return RetryAction::RetryForbidden;
+            }
+            RetrySafety::Maybe => {
+                idempotency.retries_maybe(error.fault() == Fault::Server || error.is_throttling())
+            }
         };
         if !retryable {
             return RetryAction::NoActionIndicated;
@@ -62,9 +92,14 @@ impl RetryInfoClassifier {
 impl<T, E: RetryInfo> ClassifyRetry<T, E> for RetryInfoClassifier {
     #[inline]
     fn classify(&self, outcome: &Result<T, E>) -> RetryAction {
+        self.classify_for(outcome, Idempotency::Undeclared)
+    }
+
+    #[inline]
+    fn classify_for(&self, outcome: &Result<T, E>, idempotency: Idempotency) -> RetryAction {
         match outcome {
             Ok(_) => RetryAction::NoActionIndicated,
-            Err(error) => Self::classify_error(error),
+            Err(error) => Self::classify_error_for(error, idempotency),
         }
     }
 

@@ -3,7 +3,7 @@
 use std::error::Error;
 use std::io;
 
-use super::{ClassifierPriority, ClassifyRetry, ErrorKind, RetryAction};
+use super::{ClassifierPriority, ClassifyRetry, ErrorKind, Idempotency, RetryAction};
 use crate::info::is_transient_io_kind;
 
 /// Retries errors caused by a transient I/O failure or a timeout, wherever it sits in the
@@ -12,7 +12,9 @@ use crate::info::is_transient_io_kind;
 ///
 /// * an [`io::Error`] of a transient kind (reset, refused, aborted, broken pipe, ...): transient;
 ///   of kind `TimedOut`: a timeout;
-/// * tokio's `Elapsed`, and tower's `Elapsed` (its `TimeoutLayer`, feature `tower`): a timeout;
+/// * tokio's `Elapsed`, and tower's `Elapsed` (its `TimeoutLayer`, feature `tower`): a timeout,
+///   but forbidden for a call declared not idempotent ([`Idempotency`]): the timer may have cut
+///   the attempt after the request reached the server;
 /// * hyper-util's client error with `is_connect()` (feature `hyper-util`): transient, whatever
 ///   its cause (the request never reached the server), or a timeout when the connect timeout
 ///   expired;
@@ -48,6 +50,28 @@ impl TransientErrorClassifier {
     /// assert!(TransientErrorClassifier::classify_error(&timeout).should_retry());
     /// ```
     pub fn classify_error(error: &(dyn Error + 'static)) -> RetryAction {
+        Self::classify_error_for(error, Idempotency::Undeclared)
+    }
+
+    /// [`classify_error`](Self::classify_error) for a call whose idempotency is `idempotency`: a
+    /// timer's cut of a call that is not idempotent is forbidden.
+    ///
+    /// ```
+    /// # #[cfg(feature = "tower")] { // tower's timeout error
+    /// use retry_core::classify::{Idempotency, TransientErrorClassifier};
+    /// use retry_core::RetryAction;
+    /// let cut = tower::timeout::error::Elapsed::new();
+    /// assert!(TransientErrorClassifier::classify_error_for(&cut, Idempotency::Idempotent).should_retry());
+    /// assert_eq!(
+    ///     TransientErrorClassifier::classify_error_for(&cut, Idempotency::NotIdempotent),
+    ///     RetryAction::RetryForbidden
+    /// );
+    /// # }
+    /// ```
+    pub fn classify_error_for(
+        error: &(dyn Error + 'static),
+        idempotency: Idempotency,
+    ) -> RetryAction {
         let mut cause = Some(error);
         while let Some(error) = cause {
             if let Some(io) = error.downcast_ref::<io::Error>() {
@@ -59,7 +83,10 @@ impl TransientErrorClassifier {
                 }
             }
             if is_timer_cut(error) {
-                return RetryAction::retryable(ErrorKind::Timeout);
+                return match idempotency {
+                    Idempotency::NotIdempotent => RetryAction::RetryForbidden,
+                    _ => RetryAction::retryable(ErrorKind::Timeout),
+                };
             }
             #[cfg(feature = "hyper-util")]
             if let Some(connect) = super::connect_failure::ConnectFailure::of(error) {
@@ -88,9 +115,13 @@ fn is_timer_cut(error: &(dyn Error + 'static)) -> bool {
 
 impl<T, E: Error + 'static> ClassifyRetry<T, E> for TransientErrorClassifier {
     fn classify(&self, outcome: &Result<T, E>) -> RetryAction {
+        self.classify_for(outcome, Idempotency::Undeclared)
+    }
+
+    fn classify_for(&self, outcome: &Result<T, E>, idempotency: Idempotency) -> RetryAction {
         match outcome {
             Ok(_) => RetryAction::NoActionIndicated,
-            Err(error) => Self::classify_error(error),
+            Err(error) => Self::classify_error_for(error, idempotency),
         }
     }
 

@@ -1,6 +1,8 @@
 //! The blocking driver: the same retry loop for a synchronous operation, waiting with thread
 //! sleeps (through the thread's [`Sleeper`](super::Sleeper)) instead of tokio's timer.
 
+use std::fmt::Debug;
+
 use super::sleeper::sleep_blocking;
 use super::{NoAttemptTimeout, OnRetry, Retry, RetryLoop, ShedInto, ShedPolicy};
 use crate::classify::ClassifyRetry;
@@ -40,7 +42,7 @@ pub fn retry_blocking<S, F, T, E>(strategy: &S, operation: F) -> Result<T, E>
 where
     S: RetryStrategy + ?Sized,
     F: FnMut() -> Result<T, E>,
-    E: RetryInfo,
+    E: RetryInfo + Debug,
 {
     Retry::new(strategy).run_blocking(operation)
 }
@@ -96,17 +98,18 @@ impl<S: RetryStrategy + ?Sized, C, H, L> Retry<'_, S, C, H, NoAttemptTimeout, L>
     pub fn run_blocking<F, T, E>(self, mut operation: F) -> Result<T, E>
     where
         F: FnMut() -> Result<T, E>,
+        E: Debug,
         C: ClassifyRetry<T, E>,
         H: OnRetry<E>,
         L: ShedInto<E>,
     {
         let mut attempts = RetryLoop::new(self.strategy, self.classifier, self.on_retry)
-            .with_shedding(self.shedding);
+            .with_options(self.shedding, self.idempotency);
         loop {
             if let Err(refusal) = attempts.wait_blocking() {
                 return Err(L::into_error(refusal));
             }
-            let outcome = operation();
+            let outcome = attempts.in_attempt_blocking(&mut operation);
             if attempts.finish(&outcome).is_break() {
                 attempts.linger_blocking();
                 return outcome;

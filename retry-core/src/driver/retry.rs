@@ -1,6 +1,7 @@
 //! The plain API: [`retry`] and [`Retry`], which runs an async operation under a strategy with
 //! options (a classifier, an `on_retry` hook, an attempt timeout, load shedding).
 
+use std::fmt::Debug;
 use std::future::Future;
 use std::time::Duration;
 
@@ -9,7 +10,8 @@ use super::hook::{NoHook, OnRetry};
 use super::linger::Settled;
 use super::retry_loop::RetryLoop;
 use super::shed::{NeverShed, ShedInto, ShedLoad};
-use crate::classify::{ClassifyRetry, RetryInfoClassifier};
+use crate::attempt::CallStats;
+use crate::classify::{ClassifyRetry, Idempotency, RetryInfoClassifier};
 use crate::info::RetryInfo;
 use crate::strategy::RetryStrategy;
 
@@ -19,7 +21,9 @@ use crate::strategy::RetryStrategy;
 /// At least one attempt is always made. Before each retry the backoff is slept (on tokio's
 /// timer) and, in adaptive mode, a send permit is awaited. Cancellation safe: dropping the
 /// future leaves the scope's quota and limiter consistent. A panic in `operation` propagates
-/// and poisons nothing.
+/// and poisons nothing. With feature `attempt-context`, `operation` and its future read their
+/// attempt with `attempt::current()`. A call that gives up logs one warning with its last error
+/// (`E: Debug`).
 ///
 /// ```
 /// use retry_core::{RetryConfig, StandardStrategy, retry};
@@ -49,7 +53,7 @@ where
     S: RetryStrategy + ?Sized,
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<T, E>>,
-    E: RetryInfo,
+    E: RetryInfo + Debug,
 {
     Retry::new(strategy).run(operation).await
 }
@@ -98,6 +102,7 @@ pub struct Retry<
     pub(super) on_retry: H,
     pub(super) attempt_timeout: A,
     pub(super) shedding: L,
+    pub(super) idempotency: Idempotency,
 }
 
 impl<'s, S: RetryStrategy + ?Sized> Retry<'s, S> {
@@ -109,6 +114,7 @@ impl<'s, S: RetryStrategy + ?Sized> Retry<'s, S> {
             on_retry: NoHook,
             attempt_timeout: NoAttemptTimeout,
             shedding: NeverShed,
+            idempotency: Idempotency::Undeclared,
         }
     }
 }
@@ -130,6 +136,7 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, A, L> Retry<'s, S, C, H, A, L> {
             on_retry: self.on_retry,
             attempt_timeout: self.attempt_timeout,
             shedding: self.shedding,
+            idempotency: self.idempotency,
         }
     }
 
@@ -148,6 +155,7 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, A, L> Retry<'s, S, C, H, A, L> {
             on_retry: hook,
             attempt_timeout: self.attempt_timeout,
             shedding: self.shedding,
+            idempotency: self.idempotency,
         }
     }
 
@@ -167,6 +175,7 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, A, L> Retry<'s, S, C, H, A, L> {
             on_retry: self.on_retry,
             attempt_timeout: AttemptTimeout(timeout),
             shedding: self.shedding,
+            idempotency: self.idempotency,
         }
     }
 
@@ -218,11 +227,45 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, A, L> Retry<'s, S, C, H, A, L> {
             on_retry: self.on_retry,
             attempt_timeout: self.attempt_timeout,
             shedding: ShedLoad,
+            idempotency: self.idempotency,
+        }
+    }
+
+    /// Declares whether the call is idempotent: an error that may have reached the server
+    /// ([`RetrySafety::Maybe`](crate::RetrySafety::Maybe), e.g. an attempt timeout after the
+    /// request was sent) is then retried (`true`) or never (`false`). Undeclared, it is retried
+    /// only when its fault is the server's. See [`Idempotency`].
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// use retry_core::{Retry, RetryConfig, RetryInfo, StandardStrategy};
+    ///
+    /// #[derive(Debug)]
+    /// struct ConnectionLost; // may have reached the server: `RetrySafety::Maybe`
+    /// impl RetryInfo for ConnectionLost {}
+    ///
+    /// let strategy = StandardStrategy::new(RetryConfig::default());
+    /// let mut sent = 0;
+    /// let charge = Retry::new(&strategy)
+    ///     .idempotent(false) // a payment: never sent twice
+    ///     .run(|| {
+    ///         sent += 1;
+    ///         async { Err::<(), _>(ConnectionLost) }
+    ///     })
+    ///     .await;
+    /// assert!(charge.is_err());
+    /// assert_eq!(sent, 1);
+    /// # }
+    /// ```
+    pub fn idempotent(self, idempotent: bool) -> Self {
+        Retry {
+            idempotency: Idempotency::declared(idempotent),
+            ..self
         }
     }
 }
 
-impl<S: RetryStrategy + ?Sized, C, H, A, L> Retry<'_, S, C, H, A, L> {
+impl<'s, S: RetryStrategy + ?Sized, C, H, A, L> Retry<'s, S, C, H, A, L> {
     /// Runs `operation` until it succeeds or the strategy stops retrying, each attempt cut
     /// after the [attempt timeout](Self::attempt_timeout) when one is set; returns the last
     /// outcome unchanged (or, with [`shed_load`](Self::shed_load), `E::from(LoadShed)` for a
@@ -241,10 +284,31 @@ impl<S: RetryStrategy + ?Sized, C, H, A, L> Retry<'_, S, C, H, A, L> {
     /// assert_eq!(out.unwrap_err().kind(), std::io::ErrorKind::TimedOut);
     /// # }
     /// ```
-    pub fn run<F, Fut, T, E>(self, mut operation: F) -> impl Future<Output = Result<T, E>>
+    pub fn run<F, Fut, T, E>(self, operation: F) -> impl Future<Output = Result<T, E>>
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
+        E: Debug,
+        C: ClassifyRetry<T, E>,
+        H: OnRetry<E>,
+        A: AttemptLimit<T, E>,
+        L: ShedInto<E>,
+    {
+        self.drive(operation, |outcome, _| outcome)
+    }
+
+    /// The loop of [`run`](Self::run) and [`run_with_stats`](Self::run_with_stats): `output` makes
+    /// the call's output of its last outcome (or its refusal) and its loop, once it is over.
+    #[inline(always)]
+    fn drive<F, Fut, T, E, O>(
+        self,
+        mut operation: F,
+        output: impl FnOnce(Result<T, E>, &RetryLoop<'s, S, C, H, L>) -> O,
+    ) -> impl Future<Output = O>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+        E: Debug,
         C: ClassifyRetry<T, E>,
         H: OnRetry<E>,
         A: AttemptLimit<T, E>,
@@ -253,18 +317,50 @@ impl<S: RetryStrategy + ?Sized, C, H, A, L> Retry<'_, S, C, H, A, L> {
         Settled::new(async move {
             let limit = self.attempt_timeout;
             let mut attempts = RetryLoop::new(self.strategy, self.classifier, self.on_retry)
-                .with_shedding(self.shedding);
+                .with_options(self.shedding, self.idempotency);
             loop {
                 if let Err(refusal) = attempts.ready().await {
-                    return (Err(L::into_error(refusal)), None);
+                    return (output(Err(L::into_error(refusal)), &attempts), None);
                 }
-                let outcome = limit.limit(operation()).await;
+                // The closure is called in the attempt's context too: it may read its attempt.
+                let outcome = attempts.start_attempt(|| limit.limit(operation())).await;
                 if attempts.finish(&outcome).is_break() {
                     let linger = attempts.take_linger();
-                    return (outcome, linger);
+                    return (output(outcome, &attempts), linger);
                 }
             }
         })
+    }
+
+    /// [`run`](Self::run), returning the call's [`CallStats`] with its outcome: the attempts it
+    /// sent and the time it waited (botocore's `RetryAttempts`, on `Ok` and on `Err` alike).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// use retry_core::{Retry, RetryConfig, StandardStrategy};
+    /// let strategy = StandardStrategy::new(RetryConfig::builder().max_attempts(2).build().unwrap());
+    /// let (outcome, stats) = Retry::new(&strategy)
+    ///     .run_with_stats(|| async { Err::<(), _>(std::io::Error::from(std::io::ErrorKind::ConnectionReset)) })
+    ///     .await;
+    /// assert!(outcome.is_err());
+    /// assert_eq!(stats.attempts(), 2);
+    /// assert!(stats.waited() > std::time::Duration::ZERO); // the backoff before the retry
+    /// # }
+    /// ```
+    pub fn run_with_stats<F, Fut, T, E>(
+        self,
+        operation: F,
+    ) -> impl Future<Output = (Result<T, E>, CallStats)>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+        E: Debug,
+        C: ClassifyRetry<T, E>,
+        H: OnRetry<E>,
+        A: AttemptLimit<T, E>,
+        L: ShedInto<E>,
+    {
+        self.drive(operation, |outcome, attempts| (outcome, attempts.stats()))
     }
 }
 

@@ -1,17 +1,22 @@
 //! The attempt loop shared by [`retry`](crate::retry) and the `#[retryable]` expansion.
 
+use std::fmt::Debug;
 use std::future::Future;
 use std::ops::ControlFlow;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use pin_project_lite::pin_project;
 use tokio::time::{Instant, Sleep};
 
 use super::{NeverShed, OnRetry, RetryEvent, ShedLoad, ShedPolicy};
-use crate::classify::{ClassifyRetry, RetryAction, RetryReason};
+use crate::attempt::{self, Attempt, CallStats, InAttempt, Mark};
+use crate::classify::{ClassifyRetry, ErrorKind, Idempotency, RetryAction, RetryReason};
+use crate::cold_drop::ColdDrop;
 use crate::load_shed::LoadShed;
-use crate::strategy::{RetryError, RetryStrategy, RetryToken, SendPermit};
+use crate::observe;
+use crate::strategy::{RetryStrategy, RetryToken, SendPermit};
 
 /// The state of one call between its attempts.
 ///
@@ -42,6 +47,12 @@ use crate::strategy::{RetryError, RetryStrategy, RetryToken, SendPermit};
 /// [`shed_load`](Self::shed_load) it may ([`ShedLoad`]): `ready` then resolves to
 /// `Err(LoadShed)` for a call the strategy sheds before its first attempt.
 ///
+/// Run each attempt through [`in_attempt`](Self::in_attempt) (or
+/// [`in_attempt_blocking`](Self::in_attempt_blocking)): a retry then runs in its `retry.attempt`
+/// span, and with feature `attempt-context` the attempt reads its number with
+/// `attempt::current()`. When a call ends, [`stats`](Self::stats) tells what it did (and with
+/// the feature, the `attempt::capture` running on the thread, if any, is told).
+///
 /// ```
 /// use retry_core::driver::{NoHook, RetryLoop};
 /// use retry_core::{RetryConfig, StandardStrategy};
@@ -68,12 +79,34 @@ pub struct RetryLoop<'s, S: RetryStrategy + ?Sized, C, H, L = NeverShed> {
     call: Call<'s, S>,
     classifier: C,
     on_retry: H,
-    /// The timer of the waits: boxed on the call's first wait, reused after it.
-    sleep: Option<Pin<Box<Sleep>>>,
+    /// The retry path's state (the waits' timer and total, a retry's span): boxed on the call's
+    /// first wait or first traced retry, reused after it.
+    retry_path: ColdDrop<Pin<Box<RetryPath>>>,
     /// What the call sleeps after its last attempt before returning (long polling).
     linger: Option<Duration>,
     /// Whether the call may be refused before its first attempt.
     shedding: L,
+    /// Whether the call is idempotent: an input of classification.
+    idempotency: Idempotency,
+    /// Why the current attempt is a retry (the kind of the failure before it); `None` for the
+    /// first attempt.
+    retried_for: Option<ErrorKind>,
+    /// The attempts the call ended after, once it ended.
+    ended_after: u32,
+}
+
+pin_project! {
+    /// A call's state on the retry path: the timer of its waits, how long they were, and the span
+    /// of the retry in progress. A first attempt that succeeds never makes it.
+    struct RetryPath {
+        // The timer, made on the first wait (a blocking loop makes none).
+        #[pin]
+        sleep: Option<Sleep>,
+        // The waits started so far, summed.
+        waited: Duration,
+        // The `retry.attempt` span of the retry in progress, when a subscriber records it.
+        span: Option<tracing::Span>,
+    }
 }
 
 /// A call's token under its strategy: settled when dropped (a cancelled call).
@@ -106,9 +139,12 @@ impl<'s, S: RetryStrategy + ?Sized, C, H> RetryLoop<'s, S, C, H> {
             },
             classifier,
             on_retry,
-            sleep: None,
+            retry_path: ColdDrop::none(),
             linger: None,
             shedding: NeverShed,
+            idempotency: Idempotency::Undeclared,
+            retried_for: None,
+            ended_after: 0,
         }
     }
 }
@@ -135,20 +171,243 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, L> RetryLoop<'s, S, C, H, L> {
     /// ```
     #[inline(always)]
     pub fn shed_load(self) -> RetryLoop<'s, S, C, H, ShedLoad> {
-        self.with_shedding(ShedLoad)
+        let idempotency = self.idempotency;
+        self.with_options(ShedLoad, idempotency)
     }
 
-    /// The loop under the shedding policy `shedding`.
+    /// The loop under the shedding policy `shedding`, for a call of idempotency `idempotency`
+    /// (one move of the loop for both: the success path pays for each).
     #[inline(always)]
-    pub(super) fn with_shedding<L2>(self, shedding: L2) -> RetryLoop<'s, S, C, H, L2> {
+    pub(super) fn with_options<L2>(
+        self,
+        shedding: L2,
+        idempotency: Idempotency,
+    ) -> RetryLoop<'s, S, C, H, L2> {
         RetryLoop {
             call: self.call,
             classifier: self.classifier,
             on_retry: self.on_retry,
-            sleep: self.sleep,
+            retry_path: self.retry_path,
             linger: self.linger,
             shedding,
+            idempotency,
+            retried_for: self.retried_for,
+            ended_after: self.ended_after,
         }
+    }
+
+    /// Declares whether the call is idempotent (sending it twice is as good as once): errors that
+    /// may have reached the server ([`RetrySafety::Maybe`](crate::RetrySafety::Maybe)) are then
+    /// retried (`true`) or never (`false`); undeclared, they are retried only when their fault is
+    /// the server's. See [`Idempotency`].
+    ///
+    /// ```
+    /// use retry_core::driver::{NoHook, RetryLoop};
+    /// use retry_core::{RetryConfig, RetryInfo, StandardStrategy};
+    /// use retry_core::classify::RetryInfoClassifier;
+    ///
+    /// #[derive(Debug)]
+    /// struct ConnectionLost; // may have reached the server: `RetrySafety::Maybe`
+    /// impl RetryInfo for ConnectionLost {}
+    ///
+    /// let strategy = StandardStrategy::new(RetryConfig::default());
+    /// let lost: Result<(), ConnectionLost> = Err(ConnectionLost);
+    /// let mut put = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook).idempotent(true);
+    /// assert!(put.finish(&lost).is_continue());
+    /// let mut post = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook).idempotent(false);
+    /// assert!(post.finish(&lost).is_break());
+    /// ```
+    #[inline(always)]
+    pub fn idempotent(mut self, idempotent: bool) -> Self {
+        self.idempotency = Idempotency::declared(idempotent);
+        self
+    }
+
+    /// The attempt about to be sent (once [`ready`](Self::ready)), or in flight: its number and
+    /// the strategy's most attempts. `None` once the call is over.
+    ///
+    /// ```
+    /// use retry_core::driver::{NoHook, RetryLoop};
+    /// use retry_core::{RetryConfig, StandardStrategy};
+    /// use retry_core::classify::RetryInfoClassifier;
+    /// let strategy = StandardStrategy::new(RetryConfig::builder().max_attempts(3).build().unwrap());
+    /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
+    /// let attempt = retry.attempt().unwrap();
+    /// assert_eq!((attempt.number(), attempt.max()), (1, Some(3)));
+    /// let reset: Result<(), std::io::Error> = Err(std::io::ErrorKind::ConnectionReset.into());
+    /// assert!(retry.finish(&reset).is_continue());
+    /// assert_eq!(retry.attempt().unwrap().amz_sdk_request(), "attempt=2; max=3");
+    /// ```
+    #[inline(always)]
+    pub fn attempt(&self) -> Option<Attempt> {
+        let token = self.call.token.as_ref()?;
+        Some(Attempt::new(
+            token.attempt(),
+            self.call.strategy.max_attempts(),
+        ))
+    }
+
+    /// Runs `future`, the current attempt, in its context: while it is polled, a retry runs in
+    /// its `retry.attempt` span (made now, a child of the caller's span; the first attempt gets
+    /// none) and, with feature `attempt-context`, `attempt::current()` is the attempt. Await it,
+    /// then hand its outcome to [`finish`](Self::finish).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use retry_core::driver::{NoHook, RetryLoop};
+    /// use retry_core::{RetryConfig, StandardStrategy};
+    /// use retry_core::classify::RetryInfoClassifier;
+    /// let strategy = StandardStrategy::new(RetryConfig::default());
+    /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
+    /// retry.ready().await;
+    /// let outcome: Result<u32, std::io::Error> = retry.in_attempt(async { Ok(7) }).await;
+    /// assert!(retry.finish(&outcome).is_break());
+    /// assert_eq!(outcome.unwrap(), 7);
+    /// # }
+    /// ```
+    #[inline(always)]
+    pub fn in_attempt<F: Future>(&mut self, future: F) -> InAttempt<'_, F> {
+        let (attempt, span) = self.start();
+        InAttempt::new(future, attempt, span)
+    }
+
+    /// [`in_attempt`](Self::in_attempt) for an attempt made by a closure: `make` is called in the
+    /// attempt's context too (a closure under `retry` reads its attempt when it is called).
+    #[inline(always)]
+    pub(crate) fn start_attempt<F: Future>(
+        &mut self,
+        make: impl FnOnce() -> F,
+    ) -> InAttempt<'_, F> {
+        let (attempt, span) = self.start();
+        let future = attempt::in_context(attempt, span, make);
+        InAttempt::new(future, attempt, span)
+    }
+
+    /// Runs the blocking attempt `f` in its context: [`in_attempt`](Self::in_attempt) for a
+    /// caller that waits with [`wait_blocking`](Self::wait_blocking).
+    ///
+    /// ```
+    /// use retry_core::driver::{NoHook, RetryLoop};
+    /// use retry_core::{RetryConfig, StandardStrategy};
+    /// use retry_core::classify::RetryInfoClassifier;
+    /// let strategy = StandardStrategy::new(RetryConfig::default());
+    /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
+    /// let Ok(()) = retry.wait_blocking();
+    /// let outcome: Result<u32, std::io::Error> = retry.in_attempt_blocking(|| Ok(7));
+    /// assert!(retry.finish(&outcome).is_break());
+    /// # assert_eq!(outcome.unwrap(), 7);
+    /// ```
+    #[inline(always)]
+    pub fn in_attempt_blocking<R>(&mut self, f: impl FnOnce() -> R) -> R {
+        let (attempt, span) = self.start();
+        attempt::in_context(attempt, span, f)
+    }
+
+    /// The attempt starting now (the call's last one once it is over), and a retry's span (made
+    /// now; a first attempt has none and looks for none).
+    #[inline(always)]
+    fn start(&mut self) -> (Mark, Option<&tracing::Span>) {
+        let Some(reason) = self.retried_for else {
+            // Without feature `attempt-context`, the mark needs no attempt: none is computed.
+            return (attempt::mark(self.attempt_now()), None);
+        };
+        let attempt = self.attempt_now();
+        self.start_span(attempt, reason);
+        (attempt::mark(attempt), self.span())
+    }
+
+    /// The attempt in flight or about to be sent (0 once the call is over).
+    #[inline(always)]
+    fn attempt_now(&self) -> Attempt {
+        let number = self.call.token.as_ref().map_or(0, RetryToken::attempt);
+        Attempt::new(number, self.call.strategy.max_attempts())
+    }
+
+    /// Makes the span of a retry starting now, out of line (a first attempt gets none); kept in
+    /// the retry path's state when a subscriber records it (nothing is boxed for a disabled one).
+    #[cold]
+    #[inline(never)]
+    fn start_span(&mut self, attempt: Attempt, reason: ErrorKind) {
+        let delay = self
+            .call
+            .token
+            .as_ref()
+            .map_or(Duration::ZERO, RetryToken::delay);
+        let scope = self.call.strategy.scope_name();
+        let span = observe::attempt_span(attempt, reason, delay, scope);
+        if span.is_disabled() && self.retry_path.is_none() {
+            return;
+        }
+        *self.retry_path().project().span = (!span.is_disabled()).then_some(span);
+    }
+
+    /// The span of the retry in progress, if one is recorded.
+    #[inline(always)]
+    fn span(&self) -> Option<&tracing::Span> {
+        self.retry_path.as_ref()?.span.as_ref()
+    }
+
+    /// The retry path's state, boxed on first use.
+    #[cold]
+    #[inline(never)]
+    fn retry_path(&mut self) -> Pin<&mut RetryPath> {
+        self.retry_path
+            .get_or_insert_with(|| {
+                Box::pin(RetryPath {
+                    sleep: None,
+                    waited: Duration::ZERO,
+                    span: None,
+                })
+            })
+            .as_mut()
+    }
+
+    /// The time the call has waited so far, as scheduled: its backoffs and its waits for send
+    /// permits (and, after [`linger`](Self::linger), that wait).
+    ///
+    /// ```
+    /// use retry_core::driver::{NoHook, RetryLoop};
+    /// use retry_core::{RetryConfig, StandardStrategy};
+    /// use retry_core::classify::RetryInfoClassifier;
+    /// let strategy = StandardStrategy::new(RetryConfig::default());
+    /// let retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
+    /// assert_eq!(retry.waited(), std::time::Duration::ZERO);
+    /// ```
+    #[inline(always)]
+    pub fn waited(&self) -> Duration {
+        self.retry_path
+            .as_ref()
+            .map_or(Duration::ZERO, |path| path.waited)
+    }
+
+    /// What the call did, once [`finish`](Self::finish) (or a refusal before its first attempt)
+    /// ended it: the attempts it sent and the time it waited, its
+    /// [`linger`](Self::linger) included. [`Retry::run_with_stats`](crate::Retry::run_with_stats)
+    /// returns it.
+    ///
+    /// ```
+    /// use retry_core::driver::{NoHook, RetryLoop};
+    /// use retry_core::{RetryConfig, StandardStrategy};
+    /// use retry_core::classify::RetryInfoClassifier;
+    /// let strategy = StandardStrategy::new(RetryConfig::default());
+    /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
+    /// let reset: Result<(), std::io::Error> = Err(std::io::ErrorKind::ConnectionReset.into());
+    /// assert!(retry.finish(&reset).is_continue());
+    /// assert!(retry.finish(&Ok::<(), std::io::Error>(())).is_break());
+    /// assert_eq!(retry.stats().attempts(), 2);
+    /// // This caller never waited (`ready` / `wait_blocking` sleep the backoffs and count them).
+    /// assert_eq!(retry.stats().waited(), std::time::Duration::ZERO);
+    /// ```
+    pub fn stats(&self) -> CallStats {
+        CallStats::new(self.ended_after, self.waited()).and_waited(self.linger.unwrap_or_default())
+    }
+
+    /// The call ended after `attempts` attempts: kept for [`stats`](Self::stats), and reported to
+    /// the capture running on this thread, if any (feature `attempt-context`).
+    #[inline(always)]
+    fn ended(&mut self, attempts: u32) {
+        self.ended_after = attempts;
+        attempt::record(|| self.stats());
     }
 
     /// For a driver that keeps its own time (a simulator, a service layer with its own
@@ -166,7 +425,9 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, L> RetryLoop<'s, S, C, H, L> {
     /// assert!(retry.try_shed().is_none());
     /// ```
     pub fn try_shed(&mut self) -> Option<LoadShed> {
-        self.call.refuse(&ShedLoad)
+        let refusal = self.call.refuse(&ShedLoad)?;
+        self.ended(0);
+        Some(refusal)
     }
 
     /// The loop's policy's refusal of the call, if it sheds it now (see
@@ -176,7 +437,9 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, L> RetryLoop<'s, S, C, H, L> {
     where
         L: ShedPolicy,
     {
-        self.call.refuse(&self.shedding)
+        let refusal = self.call.refuse(&self.shedding)?;
+        self.ended(0);
+        Some(refusal)
     }
 
     /// For a driver that keeps its own time, the synchronous part of [`ready`](Self::ready):
@@ -235,24 +498,33 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, L> RetryLoop<'s, S, C, H, L> {
     #[inline(never)]
     pub(super) fn start_sleep(&mut self, wait: Duration) {
         let deadline = Instant::now() + wait;
-        match self.sleep.as_mut() {
-            Some(sleep) => sleep.as_mut().reset(deadline),
-            None => self.sleep = Some(Box::pin(tokio::time::sleep_until(deadline))),
+        let mut path = self.retry_path().project();
+        match path.sleep.as_mut().as_pin_mut() {
+            Some(sleep) => sleep.reset(deadline),
+            None => path.sleep.set(Some(tokio::time::sleep_until(deadline))),
         }
+        *path.waited = path.waited.saturating_add(wait);
     }
 
     /// Polls the timer [`start_sleep`](Self::start_sleep) started.
     #[inline(never)]
     pub(super) fn poll_sleep(&mut self, cx: &mut Context<'_>) -> Poll<()> {
-        match self.sleep.as_mut() {
-            Some(sleep) => sleep.as_mut().poll(cx),
+        let Some(path) = self.retry_path.as_mut() else {
+            return Poll::Ready(());
+        };
+        match path.as_mut().project().sleep.as_pin_mut() {
+            Some(sleep) => sleep.poll(cx),
             None => Poll::Ready(()),
         }
     }
 
     /// Takes one attempt's outcome: `Break(())` when the call is over (return the outcome as it
     /// is), `Continue(())` when it is retried (await [`ready`](Self::ready), then attempt again).
-    /// Every reason to stop (attempts, quota, deadline, `max_wait`) is decided here.
+    /// Every reason to stop (attempts, quota, deadline, `max_wait`) is decided here. The outcome
+    /// is classified for the call's [idempotency](Self::idempotent).
+    ///
+    /// A call whose retry the strategy refuses ends with one WARN event naming its last error
+    /// (hence `E: Debug`; see [`attempt`](crate::attempt) for the events).
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
@@ -267,13 +539,13 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, L> RetryLoop<'s, S, C, H, L> {
     /// # }
     /// ```
     #[inline(always)]
-    pub fn finish<T, E>(&mut self, outcome: &Result<T, E>) -> ControlFlow<()>
+    pub fn finish<T, E: Debug>(&mut self, outcome: &Result<T, E>) -> ControlFlow<()>
     where
         C: ClassifyRetry<T, E>,
         H: OnRetry<E>,
     {
         // Classify before taking the token: should the classifier panic, the drop settles it.
-        let action = self.classifier.classify(outcome);
+        let action = self.classifier.classify_for(outcome, self.idempotency);
         // Each path takes the token itself, so that the success path reads it in place.
         if let RetryAction::RetryIndicated(reason) = action {
             return self.retry(reason, outcome);
@@ -281,11 +553,13 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, L> RetryLoop<'s, S, C, H, L> {
         let Some(token) = RetryToken::take(&mut self.call.token) else {
             return ControlFlow::Break(());
         };
+        let attempts = token.attempt();
         if outcome.is_ok() {
             self.call.strategy.record_success(token);
         } else {
             self.fail(token);
         }
+        self.ended(attempts);
         ControlFlow::Break(())
     }
 
@@ -295,12 +569,12 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, L> RetryLoop<'s, S, C, H, L> {
     fn fail(&self, token: RetryToken) {
         let attempt = token.attempt();
         self.call.strategy.record_failure(token);
-        log_stop(attempt, &RetryError::NotRetryable);
+        observe::not_retried(attempt);
     }
 
     /// The retry path of [`finish`](Self::finish), kept out of line.
     #[inline(never)]
-    fn retry<T, E>(&mut self, reason: RetryReason, outcome: &Result<T, E>) -> ControlFlow<()>
+    fn retry<T, E: Debug>(&mut self, reason: RetryReason, outcome: &Result<T, E>) -> ControlFlow<()>
     where
         H: OnRetry<E>,
     {
@@ -311,8 +585,10 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, L> RetryLoop<'s, S, C, H, L> {
         let token = match self.call.strategy.refresh_retry_token(token, &reason) {
             Ok(token) => token,
             Err(error) => {
-                log_stop(attempt, &error);
+                let scope = self.call.strategy.scope_name();
+                observe::gave_up(scope, attempt, &error, outcome.as_ref().err());
                 self.linger = error.wait_before_returning();
+                self.ended(attempt);
                 return ControlFlow::Break(());
             }
         };
@@ -321,6 +597,7 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, L> RetryLoop<'s, S, C, H, L> {
         let delay = token.delay();
         self.call.token = Some(token);
         self.call.sent = false;
+        self.retried_for = Some(reason.kind());
         self.on_retry.on_retry(&RetryEvent {
             attempt,
             error: outcome.as_ref().err(),
@@ -342,15 +619,28 @@ impl<S: RetryStrategy + ?Sized> Call<'_, S> {
         }
         let refusal = shedding.shed(self.strategy, token)?;
         if let Some(token) = RetryToken::take(&mut self.token) {
-            self.strategy.abandon(token);
+            self.strategy.record_shed(token);
         }
         Some(refusal)
     }
 }
 
 impl<S: RetryStrategy + ?Sized> Drop for Call<'_, S> {
+    /// A call that ended has no token: one test. A cancelled call settles it out of line, so that
+    /// the drop of the future holding the call stays small enough to inline.
     #[inline(always)]
     fn drop(&mut self) {
+        if self.token.is_some() {
+            self.settle_cancelled();
+        }
+    }
+}
+
+impl<S: RetryStrategy + ?Sized> Call<'_, S> {
+    /// Settles the token of a call dropped before it ended.
+    #[cold]
+    #[inline(never)]
+    fn settle_cancelled(&mut self) {
         if let Some(token) = RetryToken::take(&mut self.token) {
             if self.sent {
                 // Dropped while an attempt was in flight: the attempt was made, its end unknown.
@@ -360,13 +650,4 @@ impl<S: RetryStrategy + ?Sized> Drop for Call<'_, S> {
             }
         }
     }
-}
-
-fn log_stop(attempt: u32, error: &RetryError) {
-    tracing::debug!(
-        target: "retry_core",
-        attempt,
-        reason = error.as_str(),
-        "not retrying: {error}"
-    );
 }

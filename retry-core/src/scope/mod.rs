@@ -1,6 +1,8 @@
 //! Scopes: the quota, rate limiter and counters that calls share ([`Scope`]), and what they
 //! counted ([`ScopeStats`]).
 
+mod meter;
+pub(crate) mod outcome;
 pub(crate) mod state;
 mod stats;
 

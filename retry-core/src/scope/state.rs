@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
+use super::meter::Meter;
 #[cfg(feature = "fleet")]
 use super::stats::ScopeTotals;
 use super::stats::{Counter, ScopeCounters, ScopeStats};
@@ -40,6 +41,8 @@ struct ScopeInner {
     clock: SharedClock,
     /// With a `quota_window`: the cap the scope's traffic puts on its quota.
     traffic_quota: Option<TrafficQuota>,
+    /// The scope's metric handles (feature `metrics`; empty without it).
+    meter: Meter,
     /// The configuration the scope was made from: what a fleet attaches it with.
     #[cfg(feature = "fleet")]
     config: RetryConfig,
@@ -94,6 +97,7 @@ impl Scope {
                 counters: ScopeCounters::default(),
                 traffic_quota,
                 clock,
+                meter: Meter::new(name),
                 #[cfg(feature = "fleet")]
                 config: config.clone(),
                 #[cfg(feature = "fleet")]
@@ -188,13 +192,11 @@ impl Scope {
     /// ```
     pub fn stats(&self) -> ScopeStats {
         let inner = &self.inner;
-        let bounds = self.peek_bounds();
+        let (level, capacity) = self.quota_levels();
         #[cfg_attr(not(feature = "fleet"), allow(unused_mut))]
-        let mut stats = inner.counters.snapshot(
-            bounds.found(inner.quota.level()),
-            inner.quota.capacity().min(bounds.limit),
-            inner.limiter.stats(),
-        );
+        let mut stats = inner
+            .counters
+            .snapshot(level, capacity, inner.limiter.stats());
         #[cfg(feature = "fleet")]
         {
             stats.fleet = inner.fleet.get().map(|link| link.stats(inner.clock.now()));
@@ -261,6 +263,31 @@ impl Scope {
         self.peek_bounds().found(self.inner.quota.level())
     }
 
+    /// The quota's level and cap as a retry would meet them now, as [`stats`](Self::stats) gives
+    /// them (off the success path: it reads the clock).
+    fn quota_levels(&self) -> (u32, u32) {
+        self.levels_within(self.peek_bounds())
+    }
+
+    /// The quota's level and cap for the metrics' gauges, on the retry path without a clock
+    /// read: within the cap the scope's last first retry was sized with.
+    pub(crate) fn quota_gauges(&self) -> (u32, u32) {
+        let bounds = match &self.inner.traffic_quota {
+            Some(traffic) => traffic.later_retry_bounds(),
+            None => RetryBounds::NONE,
+        };
+        self.levels_within(bounds)
+    }
+
+    /// The level a retry finds within `bounds`, and the cap they set.
+    fn levels_within(&self, bounds: RetryBounds) -> (u32, u32) {
+        let quota = &self.inner.quota;
+        (
+            bounds.found(quota.level()),
+            quota.capacity().min(bounds.limit),
+        )
+    }
+
     /// Whether a success after retries gives back every retry it paid for (a traffic-sized
     /// quota), rather than the last one (the AWS SDKs' rule, a fixed quota).
     #[inline]
@@ -308,6 +335,12 @@ impl Scope {
     /// Counts a successful call that sent `retries` attempts before its last one.
     pub(crate) fn count_retried_success(&self, retries: u32) {
         self.inner.counters.add_retried_success(retries);
+    }
+
+    /// What the scope reports to the `metrics` facade.
+    #[inline]
+    pub(crate) fn meter(&self) -> &Meter {
+        &self.inner.meter
     }
 
     /// Counts a call that ended in failure after sending `attempts` attempts.

@@ -179,12 +179,16 @@ impl AdaptiveStrategy {
         let now = self.standard.now();
         let (wait, ticket) = match limiter.acquire(token.ticket, now) {
             TicketAdmission::Granted => {
+                self.granted_after_waiting(token);
                 token.ticket = Ticket::NONE;
                 token.sent_at = now.into();
                 return SendPermit::Granted;
             }
             TicketAdmission::Wait { wait, ticket, .. } => (wait, ticket),
         };
+        self.scope()
+            .meter()
+            .limiter_rate(|| limiter.stats().fill_rate);
         let waited = Duration::from(token.permit_wait);
         let sleep = match self.config().max_wait() {
             None => wait,
@@ -193,6 +197,7 @@ impl AdaptiveStrategy {
                 let left = max_wait.saturating_sub(waited);
                 if left.is_zero() {
                     limiter.give_up(ticket);
+                    self.granted_after_waiting(token);
                     token.ticket = Ticket::NONE;
                     token.sent_at = now.into();
                     return SendPermit::Granted;
@@ -203,6 +208,15 @@ impl AdaptiveStrategy {
         token.ticket = ticket;
         token.permit_wait = waited.saturating_add(sleep).into();
         SendPermit::Wait(sleep)
+    }
+
+    /// The token's attempt got its permit: the wait it had for it, if any, to the metrics.
+    fn granted_after_waiting(&self, token: &RetryToken) {
+        if !token.permit_wait.is_zero() {
+            self.scope()
+                .meter()
+                .limiter_waited(token.permit_wait.into());
+        }
     }
 
     /// A response that is not a retryable failure. Before any throttle (the limiter off, the
@@ -259,6 +273,17 @@ impl AdaptiveStrategy {
         if congested && !was_enabled {
             self.warn_engaged();
         }
+        if throttled {
+            self.report_rate();
+        }
+    }
+
+    /// The limiter's rate to the metrics (after a throttle or a timeout: the retry path).
+    fn report_rate(&self) {
+        let limiter = self.scope().limiter();
+        self.scope()
+            .meter()
+            .limiter_rate(|| limiter.stats().fill_rate);
     }
 
     /// Feeds the timeout of an attempt sent at `sent_at`, counted as congestion when the
@@ -277,6 +302,7 @@ impl AdaptiveStrategy {
         if congested && !was_enabled {
             self.warn_engaged();
         }
+        self.report_rate();
     }
 
     /// The scope's count of calls ended, which the limiter counts its sampled idle responses
@@ -357,12 +383,26 @@ impl RetryStrategy for AdaptiveStrategy {
 
     fn record_cancelled(&self, token: RetryToken) {
         self.scope().limiter().give_up(token.ticket);
-        self.standard.record_failure(token);
+        self.standard.record_cancelled(token);
     }
 
     fn abandon(&self, token: RetryToken) {
         self.scope().limiter().give_up(token.ticket);
         self.standard.abandon(token);
+    }
+
+    fn record_shed(&self, token: RetryToken) {
+        self.scope().limiter().give_up(token.ticket);
+        self.standard.record_shed(token);
+    }
+
+    #[inline(always)]
+    fn max_attempts(&self) -> Option<u32> {
+        Some(self.config().max_attempts())
+    }
+
+    fn scope_name(&self) -> Option<&str> {
+        Some(self.scope().name())
     }
 }
 

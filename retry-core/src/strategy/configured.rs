@@ -63,6 +63,18 @@ impl ConfiguredStrategy {
     pub fn scope(&self) -> &Scope {
         dispatch!(self.scope())
     }
+
+    /// The configuration this strategy follows.
+    ///
+    /// ```
+    /// use retry_core::{RetryConfig, strategy_for};
+    /// let strategy = strategy_for(RetryConfig::builder().max_attempts(4).build().unwrap(), "docs-configured-config");
+    /// assert_eq!(strategy.config().max_attempts(), 4);
+    /// ```
+    #[inline]
+    pub fn config(&self) -> &RetryConfig {
+        dispatch!(self.config())
+    }
 }
 
 impl RetryStrategy for ConfiguredStrategy {
@@ -103,5 +115,18 @@ impl RetryStrategy for ConfiguredStrategy {
 
     fn abandon(&self, token: RetryToken) {
         dispatch!(self.abandon(token))
+    }
+
+    fn record_shed(&self, token: RetryToken) {
+        dispatch!(self.record_shed(token))
+    }
+
+    #[inline(always)]
+    fn max_attempts(&self) -> Option<u32> {
+        Some(self.config().max_attempts())
+    }
+
+    fn scope_name(&self) -> Option<&str> {
+        Some(self.scope().name())
     }
 }

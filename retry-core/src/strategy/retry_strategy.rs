@@ -167,6 +167,39 @@ pub trait RetryStrategy: Send + Sync + fmt::Debug {
     fn abandon(&self, token: RetryToken) {
         let _ = token;
     }
+
+    /// The driver refused the call before its first attempt because [`shed`](Self::shed) said to
+    /// (the token was never sent). Default: [`abandon`](Self::abandon). Ours also count the call
+    /// as shed in their metrics.
+    fn record_shed(&self, token: RetryToken) {
+        self.abandon(token)
+    }
+
+    /// The most attempts a call may make, the first included (`max_attempts`), if the strategy
+    /// has such a bound: what [`Attempt::max`](crate::attempt::Attempt::max) tells an attempt
+    /// (the `max` of the AWS SDKs' `amz-sdk-request` header). Default: `None`.
+    ///
+    /// ```
+    /// use retry_core::{RetryConfig, RetryStrategy, StandardStrategy};
+    /// let strategy = StandardStrategy::new(RetryConfig::builder().max_attempts(5).build().unwrap());
+    /// assert_eq!(RetryStrategy::max_attempts(&strategy), Some(5));
+    /// ```
+    #[inline(always)]
+    fn max_attempts(&self) -> Option<u32> {
+        None
+    }
+
+    /// The name of the scope the strategy's calls share, for logs and spans (the `scope` field
+    /// of the give-up event and `retry.scope` of the retry spans). Default: `None`.
+    ///
+    /// ```
+    /// use retry_core::{RetryConfig, RetryStrategy, strategy_for};
+    /// let strategy = strategy_for(RetryConfig::default(), "docs-scope-name");
+    /// assert_eq!(strategy.scope_name(), Some("docs-scope-name"));
+    /// ```
+    fn scope_name(&self) -> Option<&str> {
+        None
+    }
 }
 
 macro_rules! delegate_strategy {
@@ -201,6 +234,16 @@ macro_rules! delegate_strategy {
             }
             fn abandon(&self, token: RetryToken) {
                 (**self).abandon(token)
+            }
+            fn record_shed(&self, token: RetryToken) {
+                (**self).record_shed(token)
+            }
+            #[inline(always)]
+            fn max_attempts(&self) -> Option<u32> {
+                (**self).max_attempts()
+            }
+            fn scope_name(&self) -> Option<&str> {
+                (**self).scope_name()
             }
         }
     )*};

@@ -11,6 +11,7 @@ use crate::config::RetryConfig;
 use crate::observe;
 use crate::scope::Counter;
 use crate::scope::Scope;
+use crate::scope::outcome::CallOutcome;
 
 /// Standard mode: the AWS SDKs' `standard` retry behavior.
 ///
@@ -147,6 +148,7 @@ impl StandardStrategy {
         if let Err(level) = self.scope.try_acquire_retry(cost, sent == 1) {
             self.scope.count(Counter::QuotaExhausted);
             self.scope.refund_refused(token.paid);
+            self.report_quota();
             observe::quota_exhausted(self.scope.name(), cost, level);
             // Long polling: the call still sleeps its backoff before it returns the error.
             let backoff = self.config.long_polling().then_some(delay);
@@ -160,6 +162,8 @@ impl StandardStrategy {
             ));
         }
         self.scope.count(Counter::Retry);
+        self.scope.meter().retry_granted(reason.kind(), delay);
+        self.report_quota();
         observe::retrying(self.scope.name(), sent, reason.kind(), delay, || {
             self.scope.quota_level()
         });
@@ -176,7 +180,25 @@ impl StandardStrategy {
     /// The call ends in failure after `sent` attempts, for `error`.
     fn give_up(&self, sent: u32, error: RetryError) -> RetryError {
         self.scope.count_failure(sent);
+        self.scope.meter().call_ended(CallOutcome::of(&error), sent);
         error
+    }
+
+    /// The quota's level and cap to the metrics (on the retry path only).
+    fn report_quota(&self) {
+        self.scope.meter().quota(|| self.scope.quota_gauges());
+    }
+
+    /// A call ended before its token's attempt was sent, with `outcome`: the unsent retry's cost
+    /// goes back to the quota.
+    fn abandon_with(&self, token: RetryToken, outcome: CallOutcome) {
+        let sent = token.attempt - 1;
+        self.scope.count_failure(sent);
+        self.scope.meter().call_ended(outcome, sent);
+        self.scope.quota().release(token.retry_cost);
+        if token.retry_cost > 0 {
+            self.report_quota();
+        }
     }
 }
 
@@ -203,30 +225,68 @@ impl RetryStrategy for StandardStrategy {
     #[inline(always)]
     fn record_success(&self, token: RetryToken) {
         self.scope.count(Counter::Success);
-        let refund = if token.attempt == 1 {
-            self.config.success_reward()
+        self.scope
+            .meter()
+            .call_ended(CallOutcome::Success, token.attempt);
+        if token.attempt == 1 {
+            self.scope.quota().release(self.config.success_reward());
         } else {
-            // The success counts the first attempt; these are the retries sent before it.
-            self.scope.count_retried_success(token.attempt - 1);
-            // Retries that ended in a success did not storm: a traffic-sized quota gets all of
-            // them back, so it drains only through calls that fail. A fixed quota keeps the
-            // AWS SDKs' rule (and their published vectors): the last retry's cost.
-            if self.scope.refunds_every_retry() {
-                token.paid
-            } else {
-                token.retry_cost
-            }
-        };
-        self.scope.quota().release(refund);
+            // Fields, not the token: passing the token out of line would copy it whole with
+            // wide loads, which miss store-to-load forwarding (see `RetryToken::take`).
+            self.record_success_after_retries(token.attempt, token.paid, token.retry_cost);
+        }
     }
 
     fn record_failure(&self, token: RetryToken) {
         self.scope.count_failure(token.attempt);
+        self.scope
+            .meter()
+            .call_ended(CallOutcome::NotRetryable, token.attempt);
+    }
+
+    fn record_cancelled(&self, token: RetryToken) {
+        self.scope.count_failure(token.attempt);
+        self.scope
+            .meter()
+            .call_ended(CallOutcome::Cancelled, token.attempt);
     }
 
     fn abandon(&self, token: RetryToken) {
         // The token's attempt was granted but never sent.
-        self.scope.count_failure(token.attempt - 1);
-        self.scope.quota().release(token.retry_cost);
+        self.abandon_with(token, CallOutcome::Cancelled);
+    }
+
+    fn record_shed(&self, token: RetryToken) {
+        self.abandon_with(token, CallOutcome::Shed);
+    }
+
+    #[inline(always)]
+    fn max_attempts(&self) -> Option<u32> {
+        Some(self.config.max_attempts())
+    }
+
+    fn scope_name(&self) -> Option<&str> {
+        Some(self.scope.name())
+    }
+}
+
+impl StandardStrategy {
+    /// [`record_success`](RetryStrategy::record_success) of a call that succeeded at attempt
+    /// `attempt`, having paid `paid` for its retries, the last of which cost `retry_cost`; out
+    /// of line.
+    #[inline(never)]
+    fn record_success_after_retries(&self, attempt: u32, paid: u32, retry_cost: u32) {
+        // The success counts the first attempt; these are the retries sent before it.
+        self.scope.count_retried_success(attempt - 1);
+        // Retries that ended in a success did not storm: a traffic-sized quota gets all of them
+        // back, so it drains only through calls that fail. A fixed quota keeps the AWS SDKs'
+        // rule (and their published vectors): the last retry's cost.
+        let refund = if self.scope.refunds_every_retry() {
+            paid
+        } else {
+            retry_cost
+        };
+        self.scope.quota().release(refund);
+        self.report_quota();
     }
 }

@@ -1,6 +1,6 @@
 //! The response future of [`RetryService`](super::RetryService): one call, all its attempts.
 
-use std::fmt;
+use std::fmt::{self, Debug};
 use std::future::Future;
 use std::ops::ControlFlow;
 use std::pin::Pin;
@@ -13,9 +13,12 @@ use tower_service::Service;
 
 use super::CopyRequest;
 use super::permit_wait::PermitWait;
+use super::request_info::{RequestInfo, mark_attempt};
 use super::shared::Shared;
-use crate::classify::{ClassifyRetry, RetryAction, RetryReason};
+use crate::attempt::{self, Attempt, CallStats};
+use crate::classify::{ClassifyRetry, ErrorKind, Idempotency, RetryAction, RetryReason};
 use crate::driver::{NeverShed, ShedInto, ShedPolicy};
+use crate::observe;
 use crate::strategy::{RetryStrategy, RetryToken};
 
 pin_project! {
@@ -28,6 +31,10 @@ pin_project! {
     /// path allocates nothing. Dropping it (a cancelled call) settles its token: a retry granted
     /// but not yet sent gives its quota back.
     ///
+    /// The wrapped service's response future is polled in the attempt's context (a retry's within
+    /// its `retry.attempt` span; with feature `attempt-context`, `attempt::current()` is the
+    /// attempt); a call whose retry the strategy refuses logs one warning with its last error.
+    ///
     /// # Panics
     ///
     /// If polled again after it completed, like any `async fn`'s future.
@@ -39,14 +46,14 @@ pin_project! {
         L: ShedPolicy,
     {
         #[pin]
-        attempt: Attempt<Svc::Future, L::Refusal, Result<Svc::Response, Svc::Error>>,
+        attempt: AttemptState<Svc::Future, L::Refusal, Result<Svc::Response, Svc::Error>>,
         call: Call<Svc, Req, S, C, P, L>,
     }
 }
 
 pin_project! {
     #[project = AttemptProj]
-    enum Attempt<F, R, O> {
+    enum AttemptState<F, R, O> {
         /// An attempt is in flight.
         InFlight { #[pin] future: F },
         /// Long polling: the quota refused a retry; the outcome is returned once the backoff
@@ -76,6 +83,13 @@ struct Call<Svc, Req, S: RetryStrategy, C, P, L> {
     wait: PermitWait,
     /// Long polling: what to sleep before returning the outcome the strategy stopped at.
     linger: Option<Duration>,
+    /// The call's idempotency: declared for the layer, or the request's own.
+    idempotency: Idempotency,
+    /// Why the current attempt is a retry (the kind of the failure before it); `None` for the
+    /// first attempt.
+    retried_for: Option<ErrorKind>,
+    /// The current retry's span; `None` for the first attempt, which gets none.
+    span: Option<tracing::Span>,
 }
 
 impl<Svc, Req, S, C, P, L> ResponseFuture<Svc, Req, S, C, P, L>
@@ -84,24 +98,29 @@ where
     S: RetryStrategy,
     L: ShedPolicy,
 {
-    /// A call whose first attempt is in flight.
+    /// A call whose first attempt is in flight, after waiting `waited` for its permit.
     #[inline]
     pub(super) fn sent(
         shared: Arc<Shared<S, C, P, L>>,
         attempt: Svc::Future,
         token: RetryToken,
         retry: Option<(Svc, Req)>,
+        idempotency: Idempotency,
+        waited: Duration,
     ) -> Self {
         Self {
-            attempt: Attempt::InFlight { future: attempt },
+            attempt: AttemptState::InFlight { future: attempt },
             call: Call {
                 shared,
                 retry,
                 token: Some(token),
                 permitted: true,
                 sent: true,
-                wait: PermitWait::default(),
+                wait: PermitWait::after(waited),
                 linger: None,
+                idempotency,
+                retried_for: None,
+                span: None,
             },
         }
     }
@@ -113,9 +132,10 @@ where
         service: Svc,
         request: Req,
         token: RetryToken,
+        idempotency: Idempotency,
     ) -> Self {
         Self {
-            attempt: Attempt::Waiting,
+            attempt: AttemptState::Waiting,
             call: Call {
                 shared,
                 retry: Some((service, request)),
@@ -124,6 +144,9 @@ where
                 sent: false,
                 wait: PermitWait::default(),
                 linger: None,
+                idempotency,
+                retried_for: None,
+                span: None,
             },
         }
     }
@@ -133,7 +156,7 @@ where
     #[inline(never)]
     pub(super) fn refused(shared: Arc<Shared<S, C, P, L>>, refusal: L::Refusal) -> Self {
         Self {
-            attempt: Attempt::Refused {
+            attempt: AttemptState::Refused {
                 refusal: Some(refusal),
             },
             call: Call {
@@ -144,6 +167,9 @@ where
                 sent: false,
                 wait: PermitWait::default(),
                 linger: None,
+                idempotency: Idempotency::Undeclared,
+                retried_for: None,
+                span: None,
             },
         }
     }
@@ -152,6 +178,8 @@ where
 impl<Svc, Req, S, C, P, L> Future for ResponseFuture<Svc, Req, S, C, P, L>
 where
     Svc: Service<Req>,
+    Svc::Error: Debug,
+    Req: RequestInfo,
     S: RetryStrategy,
     C: ClassifyRetry<Svc::Response, Svc::Error>,
     P: CopyRequest<Req>,
@@ -165,37 +193,38 @@ where
         loop {
             match this.attempt.as_mut().project() {
                 AttemptProj::InFlight { future } => {
-                    let outcome = ready!(future.poll(cx));
+                    let outcome = ready!(this.call.in_context(|| future.poll(cx)));
                     if this.call.finish(&outcome).is_break() {
                         if let Some(wait) = this.call.linger.take() {
                             this.call.wait.start_linger(wait);
                             let outcome = Some(outcome);
-                            this.attempt.set(Attempt::Lingering { outcome });
+                            this.attempt.set(AttemptState::Lingering { outcome });
                             continue;
                         }
-                        this.attempt.set(Attempt::Done);
+                        this.attempt.set(AttemptState::Done);
                         return Poll::Ready(outcome);
                     }
-                    this.attempt.set(Attempt::Waiting);
+                    this.attempt.set(AttemptState::Waiting);
                 }
                 AttemptProj::Lingering { outcome } => {
                     ready!(this.call.wait.poll_linger(cx));
                     let outcome = outcome.take();
-                    this.attempt.set(Attempt::Done);
+                    this.attempt.set(AttemptState::Done);
                     if let Some(outcome) = outcome {
                         return Poll::Ready(outcome);
                     }
                 }
                 AttemptProj::Waiting => match ready!(this.call.poll_send(cx)) {
-                    Ok(future) => this.attempt.set(Attempt::InFlight { future }),
+                    Ok(future) => this.attempt.set(AttemptState::InFlight { future }),
                     Err(error) => {
-                        this.attempt.set(Attempt::Done);
+                        this.attempt.set(AttemptState::Done);
                         return Poll::Ready(Err(error));
                     }
                 },
                 AttemptProj::Refused { refusal } => {
                     let refusal = refusal.take();
-                    this.attempt.set(Attempt::Done);
+                    this.attempt.set(AttemptState::Done);
+                    this.call.ended(0);
                     if let Some(refusal) = refusal {
                         return Poll::Ready(Err(L::into_error(refusal)));
                     }
@@ -212,28 +241,30 @@ impl<Svc, Req, S: RetryStrategy, C, P, L: ShedPolicy> Call<Svc, Req, S, C, P, L>
     /// Takes one attempt's outcome: `Break` to return it, `Continue` to retry (the retry's
     /// token granted, its backoff still to be slept).
     #[inline]
-    fn finish<T, E>(&mut self, outcome: &Result<T, E>) -> ControlFlow<()>
+    fn finish<T, E: Debug>(&mut self, outcome: &Result<T, E>) -> ControlFlow<()>
     where
         C: ClassifyRetry<T, E>,
     {
-        let action = self.shared.classifier.classify(outcome);
+        let action = self
+            .shared
+            .classifier
+            .classify_for(outcome, self.idempotency);
         // Field by field: the token was just written (see `RetryToken::take`).
         let Some(token) = RetryToken::take(&mut self.token) else {
             return ControlFlow::Break(());
         };
+        let attempts = token.attempt();
         match action {
             RetryAction::RetryIndicated(reason) if self.retry.is_some() => {
-                self.retry(token, &reason)
+                return self.retry(token, &reason, outcome.as_ref().err());
             }
             RetryAction::NoActionIndicated | RetryAction::RetryForbidden if outcome.is_ok() => {
                 self.shared.strategy.record_success(token);
-                ControlFlow::Break(())
             }
-            _ => {
-                self.fail(token);
-                ControlFlow::Break(())
-            }
+            _ => self.fail(token),
         }
+        self.ended(attempts);
+        ControlFlow::Break(())
     }
 
     /// An outcome that is not retried, out of line (the success path is inlined).
@@ -242,38 +273,76 @@ impl<Svc, Req, S: RetryStrategy, C, P, L: ShedPolicy> Call<Svc, Req, S, C, P, L>
     fn fail(&self, token: RetryToken) {
         let attempt = token.attempt();
         self.shared.strategy.record_failure(token);
-        tracing::debug!(target: "retry_core", attempt, "not retrying: the outcome is not retried");
+        observe::not_retried(attempt);
     }
 
-    /// Asks the strategy for a retry, out of line.
+    /// Asks the strategy for a retry of the failure `last` (`None`: a retried `Ok`), out of line.
     #[inline(never)]
-    fn retry(&mut self, token: RetryToken, reason: &RetryReason) -> ControlFlow<()> {
+    fn retry<E: Debug>(
+        &mut self,
+        token: RetryToken,
+        reason: &RetryReason,
+        last: Option<&E>,
+    ) -> ControlFlow<()> {
         let attempt = token.attempt();
         match self.shared.strategy.refresh_retry_token(token, reason) {
             Ok(token) => {
                 self.token = Some(token);
                 self.permitted = false;
                 self.sent = false;
+                self.retried_for = Some(reason.kind());
                 self.wait.backoff_first();
                 ControlFlow::Continue(())
             }
             Err(error) => {
-                tracing::debug!(
-                    target: "retry_core",
-                    attempt,
-                    reason = error.as_str(),
-                    "not retrying: {error}"
-                );
+                let scope = self.shared.strategy.scope_name();
+                observe::gave_up(scope, attempt, &error, last);
                 self.linger = error.wait_before_returning();
+                self.ended(attempt);
                 ControlFlow::Break(())
             }
         }
     }
 
-    /// Waits for the next attempt's backoff, permit and service, then sends it.
+    /// The current attempt: its number and the strategy's most attempts.
+    #[inline(always)]
+    fn attempt(&self) -> Attempt {
+        let number = self.token.as_ref().map_or(0, RetryToken::attempt);
+        Attempt::new(number, self.shared.strategy.max_attempts())
+    }
+
+    /// Runs `f`, a step of the current attempt, in its context (and a retry's span).
+    #[inline(always)]
+    fn in_context<R>(&self, f: impl FnOnce() -> R) -> R {
+        attempt::in_context(attempt::mark(self.attempt()), self.span.as_ref(), f)
+    }
+
+    /// The call ended after `attempts` attempts: its stats to the enclosing capture, if any.
+    #[inline(always)]
+    fn ended(&self, attempts: u32) {
+        attempt::record(|| {
+            CallStats::new(attempts, self.wait.waited()).and_waited(self.linger.unwrap_or_default())
+        });
+    }
+
+    /// The span of the retry about to be sent, out of line (a first attempt gets none).
+    #[cold]
+    #[inline(never)]
+    fn start_span(&mut self, reason: ErrorKind) {
+        let delay = self
+            .token
+            .as_ref()
+            .map_or(Duration::ZERO, RetryToken::delay);
+        let scope = self.shared.strategy.scope_name();
+        self.span = Some(observe::attempt_span(self.attempt(), reason, delay, scope));
+    }
+
+    /// Waits for the next attempt's backoff, permit and service, then sends it, the request
+    /// marked with its attempt and the service called in the attempt's context.
     fn poll_send(&mut self, cx: &mut Context<'_>) -> Poll<Result<Svc::Future, Svc::Error>>
     where
         Svc: Service<Req>,
+        Req: RequestInfo,
         P: CopyRequest<Req>,
         L: ShedInto<Svc::Error>,
     {
@@ -287,8 +356,9 @@ impl<Svc, Req, S: RetryStrategy, C, P, L: ShedPolicy> Call<Svc, Req, S, C, P, L>
             if let Err(refusal) = ready!(self.wait.poll(strategy, shedding, token, cx)) {
                 // A first attempt made without `poll_ready`, shed: nothing sent.
                 if let Some(token) = self.token.take() {
-                    strategy.abandon(token);
+                    strategy.record_shed(token);
                 }
+                self.ended(0);
                 return Poll::Ready(Err(L::into_error(refusal)));
             }
             self.permitted = true;
@@ -307,17 +377,26 @@ impl<Svc, Req, S: RetryStrategy, C, P, L: ShedPolicy> Call<Svc, Req, S, C, P, L>
         let Some((mut service, request)) = self.retry.take() else {
             unreachable_state()
         };
-        let attempt = match self.shared.copy.copy_request(&request) {
-            Some(copy) => {
-                let attempt = service.call(copy);
+        if let Some(reason) = self.retried_for {
+            self.start_span(reason);
+        }
+        let attempt = self.attempt();
+        let future = match self.shared.copy.copy_request(&request) {
+            Some(mut copy) => {
+                mark_attempt(&mut copy, attempt);
+                let future = self.in_context(|| service.call(copy));
                 self.retry = Some((service, request));
-                attempt
+                future
             }
             // It cannot be copied again: send the kept request itself, and retry no more.
-            None => service.call(request),
+            None => {
+                let mut request = request;
+                mark_attempt(&mut request, attempt);
+                self.in_context(|| service.call(request))
+            }
         };
         self.sent = true;
-        Poll::Ready(Ok(attempt))
+        Poll::Ready(Ok(future))
     }
 }
 
@@ -353,7 +432,7 @@ impl<Svc, Req, S: RetryStrategy, C, P, L> Drop for Call<Svc, Req, S, C, P, L> {
     }
 }
 
-impl<Svc, Req, S, C, P, L> fmt::Debug for ResponseFuture<Svc, Req, S, C, P, L>
+impl<Svc, Req, S, C, P, L> Debug for ResponseFuture<Svc, Req, S, C, P, L>
 where
     Svc: Service<Req>,
     S: RetryStrategy,
@@ -361,11 +440,11 @@ where
 {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let state = match &self.attempt {
-            Attempt::InFlight { .. } => "in flight",
-            Attempt::Lingering { .. } => "lingering",
-            Attempt::Refused { .. } => "refused",
-            Attempt::Waiting => "waiting",
-            Attempt::Done => "done",
+            AttemptState::InFlight { .. } => "in flight",
+            AttemptState::Lingering { .. } => "lingering",
+            AttemptState::Refused { .. } => "refused",
+            AttemptState::Waiting => "waiting",
+            AttemptState::Done => "done",
         };
         f.debug_struct("ResponseFuture")
             .field("state", &state)

@@ -6,7 +6,7 @@ use tower_layer::Layer;
 
 use super::shared::Shared;
 use super::{CloneRequest, RetryService};
-use crate::classify::RetryInfoClassifier;
+use crate::classify::{Idempotency, RetryInfoClassifier};
 use crate::driver::{NeverShed, ShedLoad, ShedPolicy};
 use crate::strategy::RetryStrategy;
 
@@ -104,6 +104,7 @@ pub struct RetryLayer<S, C = RetryInfoClassifier, P = CloneRequest, L = NeverShe
     classifier: C,
     copy: P,
     shedding: L,
+    idempotency: Option<Idempotency>,
 }
 
 impl<S> RetryLayer<S> {
@@ -121,6 +122,7 @@ impl<S> RetryLayer<S> {
             classifier: RetryInfoClassifier,
             copy: CloneRequest,
             shedding: NeverShed,
+            idempotency: None,
         }
     }
 }
@@ -146,6 +148,7 @@ impl<S, C, P, L> RetryLayer<S, C, P, L> {
             classifier,
             copy: self.copy,
             shedding: self.shedding,
+            idempotency: self.idempotency,
         }
     }
 
@@ -173,6 +176,7 @@ impl<S, C, P, L> RetryLayer<S, C, P, L> {
             classifier: self.classifier,
             copy,
             shedding: self.shedding,
+            idempotency: self.idempotency,
         }
     }
 
@@ -235,7 +239,40 @@ impl<S, C, P, L> RetryLayer<S, C, P, L> {
             classifier: self.classifier,
             copy: self.copy,
             shedding: ShedLoad,
+            idempotency: self.idempotency,
         }
+    }
+
+    /// Declares every call idempotent (`true`) or not (`false`), whatever the requests say: an
+    /// error that may have reached the server (a `TimeoutLayer` cut, a connection lost
+    /// mid-exchange) is then retried, or never. Without it each request says its own
+    /// ([`RequestInfo`](super::RequestInfo)): an `http::Request` as its method is (RFC 9110
+    /// §9.2.2).
+    ///
+    /// ```
+    /// use retry_core::{RetryConfig, StandardStrategy, tower::RetryLayer};
+    /// // Every operation of this service is idempotent, whatever its HTTP method (PUT-like POSTs).
+    /// let layer = RetryLayer::new(StandardStrategy::new(RetryConfig::default())).idempotent(true);
+    /// # let _ = layer;
+    /// ```
+    pub fn idempotent(self, idempotent: bool) -> Self {
+        self.idempotency(Idempotency::declared(idempotent))
+    }
+
+    /// Declares every call's [`Idempotency`], whatever the requests say;
+    /// [`Idempotency::Undeclared`] turns the inference from the method off (errors that may have
+    /// reached the server are retried when the server is at fault, as before).
+    ///
+    /// ```
+    /// use retry_core::classify::Idempotency;
+    /// use retry_core::{RetryConfig, StandardStrategy, tower::RetryLayer};
+    /// let layer = RetryLayer::new(StandardStrategy::new(RetryConfig::default()))
+    ///     .idempotency(Idempotency::Undeclared);
+    /// # let _ = layer;
+    /// ```
+    pub fn idempotency(mut self, idempotency: Idempotency) -> Self {
+        self.idempotency = Some(idempotency);
+        self
     }
 
     /// The strategy calls run under.
@@ -261,6 +298,7 @@ where
                 classifier: self.classifier.clone(),
                 copy: self.copy.clone(),
                 shedding: self.shedding.clone(),
+                idempotency: self.idempotency,
             }),
         )
     }

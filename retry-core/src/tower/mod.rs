@@ -13,6 +13,12 @@
 //! Behavior" gates sending on tower's readiness); a retry's permit is awaited in the response
 //! future, after its backoff.
 //!
+//! Idempotency: over `http` requests the layer infers it from the method (RFC 9110 §9.2.2: a POST
+//! that timed out is not sent again, a PUT is), through [`RequestInfo`], unless
+//! [`RetryLayer::idempotent`] declares it. A retry runs in its `retry.attempt` span; with feature
+//! `attempt-context`, each attempt runs in its context (`attempt::current()`) and an
+//! `http::Request` carries its [`Attempt`](crate::attempt::Attempt) in its extensions.
+//!
 //! Load shedding is opt-in, as for `#[retryable(shed = true)]` and
 //! [`Retry::shed_load`](crate::Retry::shed_load): with [`RetryLayer::shed_load`] a call whose first
 //! attempt's permit is expected after its deadline or later than `max_wait` fails at once with
@@ -29,6 +35,7 @@ mod future;
 mod layer;
 mod layer_errors;
 mod permit_wait;
+mod request_info;
 mod service;
 mod shared;
 
@@ -36,4 +43,5 @@ pub use buffer_body::{BoxError, BufferBody, BufferBodyLayer, BufferedRequest};
 pub use copy_request::{CloneRequest, CopyRequest};
 pub use future::ResponseFuture;
 pub use layer::RetryLayer;
+pub use request_info::RequestInfo;
 pub use service::RetryService;

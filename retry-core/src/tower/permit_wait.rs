@@ -32,10 +32,37 @@ pin_project! {
         #[pin]
         sleep: Sleep,
         sleeping: bool,
+        // The waits started so far, summed.
+        waited: Duration,
     }
 }
 
 impl PermitWait {
+    /// A wait that has already lasted `waited` (a first attempt's permit wait, in `poll_ready`).
+    #[inline(always)]
+    pub(super) fn after(waited: Duration) -> Self {
+        let mut wait = Self::default();
+        if !waited.is_zero() {
+            *wait.waiting_mut().project().waited = waited;
+        }
+        wait
+    }
+
+    /// The waits started so far, summed.
+    pub(super) fn waited(&self) -> Duration {
+        self.waiting
+            .as_ref()
+            .map_or(Duration::ZERO, |waiting| waiting.waited)
+    }
+
+    /// [`waited`](Self::waited), and zero from now on (the service's wait, for each call).
+    pub(super) fn take_waited(&mut self) -> Duration {
+        match self.waiting.as_mut() {
+            Some(waiting) => std::mem::take(waiting.as_mut().project().waited),
+            None => Duration::ZERO,
+        }
+    }
+
     /// The next wait starts with the token's backoff.
     pub(super) fn backoff_first(&mut self) {
         self.backoff_pending = true;
@@ -105,6 +132,7 @@ impl PermitWait {
                 Box::pin(Waiting {
                     sleep: tokio::time::sleep_until(Instant::now()),
                     sleeping: false,
+                    waited: Duration::ZERO,
                 })
             })
             .as_mut()
@@ -115,5 +143,6 @@ impl PermitWait {
         let waiting = self.waiting_mut().project();
         waiting.sleep.reset(Instant::now() + wait);
         *waiting.sleeping = true;
+        *waiting.waited = waiting.waited.saturating_add(wait);
     }
 }

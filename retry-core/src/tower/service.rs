@@ -9,8 +9,10 @@ use tower_service::Service;
 
 use super::future::ResponseFuture;
 use super::permit_wait::PermitWait;
+use super::request_info::{RequestInfo, mark_attempt};
 use super::shared::Shared;
 use super::{CloneRequest, CopyRequest};
+use crate::attempt::{self, Attempt};
 use crate::classify::{ClassifyRetry, RetryInfoClassifier};
 use crate::driver::{NeverShed, ShedInto, ShedPolicy};
 use crate::strategy::{RetryStrategy, RetryToken};
@@ -77,6 +79,8 @@ impl<Svc, S: RetryStrategy, C, P, L: ShedPolicy> RetryService<Svc, S, C, P, L> {
 impl<Svc, S, C, P, L, Req> Service<Req> for RetryService<Svc, S, C, P, L>
 where
     Svc: Service<Req> + Clone,
+    Svc::Error: fmt::Debug,
+    Req: RequestInfo,
     S: RetryStrategy,
     C: ClassifyRetry<Svc::Response, Svc::Error>,
     P: CopyRequest<Req>,
@@ -101,10 +105,11 @@ where
     }
 
     #[inline]
-    fn call(&mut self, request: Req) -> Self::Future {
+    fn call(&mut self, mut request: Req) -> Self::Future {
         let shared = Arc::clone(&self.shared);
         let ready = mem::take(&mut self.ready);
         self.granted = false;
+        let idempotency = shared.idempotency.unwrap_or_else(|| request.idempotency());
         let token = match RetryToken::take(&mut self.token) {
             // Made ready: `poll_ready` asks the inner service only once the permit is granted.
             Some(token) if ready => token,
@@ -115,20 +120,27 @@ where
                     return ResponseFuture::refused(shared, refusal);
                 }
                 let token = token.unwrap_or_else(|| shared.strategy.acquire_initial_token());
-                return ResponseFuture::unready(shared, self.inner.clone(), request, token);
+                let inner = self.inner.clone();
+                return ResponseFuture::unready(shared, inner, request, token, idempotency);
             }
         };
+        let attempt = Attempt::new(token.attempt(), shared.strategy.max_attempts());
+        mark_attempt(&mut request, attempt);
+        let waited = self.wait.take_waited();
         match shared.copy.copy_request(&request) {
             Some(copy) => {
                 // Call the service that was made ready; keep the clone for the next call.
                 let clone = self.inner.clone();
                 let mut ready = mem::replace(&mut self.inner, clone);
-                let attempt = ready.call(request);
-                ResponseFuture::sent(shared, attempt, token, Some((ready, copy)))
+                let future =
+                    attempt::in_context(attempt::mark(attempt), None, || ready.call(request));
+                let retry = Some((ready, copy));
+                ResponseFuture::sent(shared, future, token, retry, idempotency, waited)
             }
             None => {
-                let attempt = self.inner.call(request);
-                ResponseFuture::sent(shared, attempt, token, None)
+                let future =
+                    attempt::in_context(attempt::mark(attempt), None, || self.inner.call(request));
+                ResponseFuture::sent(shared, future, token, None, idempotency, waited)
             }
         }
     }
@@ -151,8 +163,9 @@ impl<Svc, S: RetryStrategy, C, P, L: ShedPolicy> RetryService<Svc, S, C, P, L> {
             Ok(()) => self.granted = true,
             Err(refusal) => {
                 if let Some(token) = RetryToken::take(&mut self.token) {
-                    strategy.abandon(token);
+                    strategy.record_shed(token);
                 }
+                self.wait.take_waited();
                 self.refused = Some(refusal);
             }
         }

@@ -31,12 +31,13 @@ pub(crate) enum Key {
     RetryIf,
     OnRetry,
     Shed,
+    Idempotent,
     Crate,
 }
 
 impl Key {
     /// Every argument, in the order the documentation lists them.
-    pub(crate) const ALL: [Key; 17] = [
+    pub(crate) const ALL: [Key; 18] = [
         Key::Preset,
         Key::MaxAttempts,
         Key::Mode,
@@ -53,6 +54,7 @@ impl Key {
         Key::RetryIf,
         Key::OnRetry,
         Key::Shed,
+        Key::Idempotent,
         Key::Crate,
     ];
 
@@ -89,6 +91,7 @@ impl Key {
             Key::RetryIf => "retry_if",
             Key::OnRetry => "on_retry",
             Key::Shed => "shed",
+            Key::Idempotent => "idempotent",
             Key::Crate => "crate",
         }
     }
@@ -112,6 +115,7 @@ impl Key {
             Key::RetryIf => "retry_if = is_retryable",
             Key::OnRetry => "on_retry = log_retry",
             Key::Shed => "shed = true",
+            Key::Idempotent => "idempotent = true",
             Key::Crate => "crate = \"::retry_core\"",
         }
     }

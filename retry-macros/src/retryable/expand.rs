@@ -87,8 +87,11 @@ pub(crate) fn expand(function: &RetryableFn, shape: &FnShape, config: &Config) -
     let classifier_local = local("__retry_classifier");
     let hook_local = local("__retry_hook");
     let wait = wait(shape, config, &private);
-    // Shedding is the loop's option: its `ready` may then refuse the call.
+    // Shedding is the loop's option: its `ready` may then refuse the call. So is idempotency.
     let shedding = config.shed.map(|_| quote!(.shed_load()));
+    let idempotent = config
+        .idempotent
+        .map(|idempotent| quote!(.idempotent(#idempotent)));
     // The outcome seen as a `Result`, through `Outcome` at the return type's tokens: a return
     // type that is not a `Result` is reported there (as for the classifier's type, so once).
     // The projection then stays unknown rather than an error type, so `finish` adds an E0308 at
@@ -97,6 +100,15 @@ pub(crate) fn expand(function: &RetryableFn, shape: &FnShape, config: &Config) -
     // (`ui/retryable/not_a_result_alias.stderr`).
     let as_result = &types.result;
     let result = local("__retry_result");
+    // `finish` through a function spanned at the error type: `E: Debug` is reported there.
+    let (first, last) = match &shape.error_type {
+        Some(error) => span_range(error),
+        None => span_range(&shape.output),
+    };
+    let finish = respan(quote!(#private::finish), first, last);
+    // The outcome argument, located there too: rustc points at the argument whose type breaks
+    // the bound.
+    let located_result = Ident::new("__retry_result", Span::mixed_site().located_at(first));
     let pinned = receiver.pinned();
     let blocking = matches!(shape.body, BodyKind::Blocking);
     // An async call that may long-poll returns its outcome from the loop with what to sleep
@@ -126,7 +138,7 @@ pub(crate) fn expand(function: &RetryableFn, shape: &FnShape, config: &Config) -
             #strategy_local,
             #classifier_local,
             #hook_local,
-        )#shedding;
+        )#shedding #idempotent;
         #pinned
         loop {
             #wait
@@ -134,7 +146,7 @@ pub(crate) fn expand(function: &RetryableFn, shape: &FnShape, config: &Config) -
             #(#bindings)*
             #attempt
             let #result: &#as_result = &#outcome;
-            if #retry.finish(#result).is_break() {
+            if #finish(&mut #retry, #located_result).is_break() {
                 #finished
             }
         }
@@ -555,15 +567,16 @@ fn attempt(
             return #fake;
         }
     };
+    let retry = local("__retry");
     if let BodyKind::Blocking = shape.body {
-        // A closure, so that `return` and `?` end the attempt, not the call.
+        // A closure, so that `return` and `?` end the attempt, not the call; run in the
+        // attempt's context.
         return quote! {
-            #[allow(clippy::redundant_closure_call)]
-            let #outcome = (|| { #pin_output #body })();
+            let #outcome = #retry.in_attempt_blocking(|| { #pin_output #body });
         };
     }
     let block = quote!(async { #pin_output #body });
-    let value = match config.attempt_timeout {
+    let attempt = match config.attempt_timeout {
         Some((timeout, (first, last))) => {
             let timeout = duration(timeout, private);
             // `E: From<Elapsed>` is required here, spanned at `attempt_timeout = "..."`.
@@ -578,12 +591,12 @@ fn attempt(
                     #block,
                     #on_elapsed,
                 )
-                .await
             }
         }
-        None => quote!(#block.await),
+        None => block,
     };
-    quote!(let #outcome = #value;)
+    // Polled in the attempt's context (and a retry's span).
+    quote!(let #outcome = #retry.in_attempt(#attempt).await;)
 }
 
 /// A span located at the user's `braces` but belonging to the expansion: the braces the

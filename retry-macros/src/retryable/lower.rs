@@ -28,6 +28,8 @@ pub(crate) struct Config {
     pub(crate) attempt_timeout: Option<(Duration, (Span, Span))>,
     /// `shed = true`: the first and last spans of the argument.
     pub(crate) shed: Option<(Span, Span)>,
+    /// `idempotent = true | false`: the call's declared idempotency.
+    pub(crate) idempotent: Option<bool>,
     /// Whether a call may have to sleep after its last attempt before returning its error (a
     /// long-polling strategy whose quota refused a retry): with `long_polling = true`, or a
     /// given `strategy`, whose configuration only the run time knows.
@@ -105,6 +107,7 @@ pub(crate) fn lower(args: &Args, values: Values) -> Config {
         on_retry: values.on_retry,
         attempt_timeout,
         shed,
+        idempotent: values.idempotent,
         lingers,
     }
 }

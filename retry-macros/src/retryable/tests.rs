@@ -388,8 +388,62 @@ fn a_blocking_fn_runs_its_body_as_a_closure_between_thread_sleeps() {
         code.contains("let::core::result::Result::Ok(())=__retry.wait_blocking();"),
         "{code}"
     );
-    assert!(code.contains("let__retry_outcome=(||{"), "{code}");
+    // The body as a closure, called in the attempt's context.
+    assert!(
+        code.contains("let__retry_outcome=__retry.in_attempt_blocking(||{"),
+        "{code}"
+    );
     assert!(!code.contains(".await"), "{code}");
+}
+
+#[test]
+fn each_attempt_is_polled_in_its_context_timed_out_or_not() {
+    let item = || {
+        quote! {
+            async fn get(&self) -> Result<u32, E> {
+                Ok(1)
+            }
+        }
+    };
+    let code = expand(quote!(), item());
+    assert!(
+        code.contains("let__retry_outcome=__retry.in_attempt(async{"),
+        "{code}"
+    );
+    let code = expand(quote!(attempt_timeout = "1s"), item());
+    assert!(
+        code.contains("let__retry_outcome=__retry.in_attempt(::retry_core::__private::cut_after("),
+        "{code}"
+    );
+}
+
+#[test]
+fn idempotent_declares_the_loops_idempotency() {
+    let item = || {
+        quote! {
+            async fn get(&self) -> Result<u32, E> {
+                Ok(1)
+            }
+        }
+    };
+    for (args, declared) in [
+        (quote!(idempotent = true), ".idempotent(true);"),
+        (quote!(idempotent = false), ".idempotent(false);"),
+        (
+            quote!(
+                mode = "adaptive",
+                timeout = "1s",
+                shed = true,
+                idempotent = false
+            ),
+            ".shed_load().idempotent(false);",
+        ),
+    ] {
+        let code = expand(args, item());
+        assert!(code.contains(declared), "{code}");
+    }
+    let code = expand(quote!(), item());
+    assert!(!code.contains("idempotent"), "undeclared: {code}");
 }
 
 #[test]

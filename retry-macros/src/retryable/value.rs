@@ -40,6 +40,8 @@ pub(crate) struct Values {
     pub(crate) on_retry: Option<ExprPath>,
     /// `shed = true | false`.
     pub(crate) shed: Option<bool>,
+    /// `idempotent = true | false`.
+    pub(crate) idempotent: Option<bool>,
     /// `crate = "..."`: the path, located at the string.
     pub(crate) krate: Option<TokenStream>,
 }
@@ -79,6 +81,7 @@ pub(crate) fn parse(args: &Args, errors: &mut Errors) -> Values {
                 path(arg, "fn(&RetryEvent<'_, E>)").map(|value| v.on_retry = Some(value))
             }
             Key::Shed => boolean(arg).map(|value| v.shed = Some(value)),
+            Key::Idempotent => boolean(arg).map(|value| v.idempotent = Some(value)),
             Key::Crate => crate_path(arg).map(|value| v.krate = Some(value)),
         };
         if let Err(error) = read {

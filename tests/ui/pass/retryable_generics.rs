@@ -31,11 +31,11 @@ where
     items.first().ok_or(StoreError)
 }
 
-/// A generic error type.
+/// A generic error type (`Debug`: a call that gives up logs its last error).
 #[retryable(scope = "pass-generics")]
 async fn generic_error<E>(fail: bool, error: E) -> Result<u32, E>
 where
-    E: RetryInfo + Clone + Send,
+    E: RetryInfo + Clone + Send + std::fmt::Debug,
 {
     if fail { Err(error) } else { Ok(1) }
 }

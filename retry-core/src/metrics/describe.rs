@@ -1,0 +1,48 @@
+//! The metrics' units and descriptions, given to the recorder with each scope's handles (a
+//! Prometheus exporter shows them as `# HELP`, an OpenTelemetry one as the instrument's unit and
+//! description).
+
+use metrics::{Unit, describe_counter, describe_gauge, describe_histogram};
+
+use super::names::*;
+
+/// Describes every metric to the recorder installed now (describing again is harmless).
+pub(crate) fn describe() {
+    describe_counter!(CALLS, Unit::Count, "Calls that ended, by scope and outcome");
+    describe_counter!(
+        ATTEMPTS,
+        Unit::Count,
+        "Attempts sent by the calls that ended"
+    );
+    describe_counter!(RETRIES, Unit::Count, "Retries granted, by scope and reason");
+    describe_histogram!(
+        ATTEMPTS_PER_CALL,
+        Unit::Count,
+        "Attempts sent per call that ended"
+    );
+    describe_histogram!(
+        BACKOFF_DELAY,
+        Unit::Seconds,
+        "The backoff before each retry granted"
+    );
+    describe_histogram!(
+        LIMITER_WAIT,
+        Unit::Seconds,
+        "How long an attempt waited for its send permit (adaptive mode)"
+    );
+    describe_gauge!(
+        QUOTA_LEVEL,
+        Unit::Count,
+        "Tokens a retry would find in the retry quota (updated on the retry path)"
+    );
+    describe_gauge!(
+        QUOTA_CAPACITY,
+        Unit::Count,
+        "The most tokens a retry may find in the retry quota (updated on the retry path)"
+    );
+    // Sends per second: no unit of the facade's names it without one in the name.
+    describe_gauge!(
+        LIMITER_RATE,
+        "The adaptive rate limiter's send rate, in sends per second (updated when it may change)"
+    );
+}

@@ -1,0 +1,32 @@
+//! The names of the metrics and of their labels, as recorded (OpenTelemetry's style; see the
+//! [module](super)'s table for the Prometheus spelling).
+
+/// Counter: calls that ended, by `scope` and `outcome`.
+pub const CALLS: &str = "retry.calls";
+/// Counter: attempts sent by the calls that ended, by `scope`.
+pub const ATTEMPTS: &str = "retry.attempts";
+/// Counter: retries granted, by `scope` and `reason`.
+pub const RETRIES: &str = "retry.retries";
+/// Histogram: attempts per call that ended, by `scope`.
+pub const ATTEMPTS_PER_CALL: &str = "retry.attempts_per_call";
+/// Histogram: the backoff of each retry granted, in seconds, by `scope`.
+pub const BACKOFF_DELAY: &str = "retry.backoff.delay";
+/// Histogram: how long an attempt waited for its send permit (adaptive mode), in seconds, by
+/// `scope`.
+pub const LIMITER_WAIT: &str = "retry.limiter.wait";
+/// Gauge: the tokens a retry would find in the scope's quota, by `scope`.
+pub const QUOTA_LEVEL: &str = "retry.quota.level";
+/// Gauge: the most a retry may find in the scope's quota (its capacity, or the cap its traffic
+/// sets), by `scope`.
+pub const QUOTA_CAPACITY: &str = "retry.quota.capacity";
+/// Gauge: the adaptive rate limiter's send rate (tokens per second), by `scope`.
+pub const LIMITER_RATE: &str = "retry.limiter.rate";
+
+/// Label: the scope's name ([`Scope::name`](crate::Scope::name)).
+pub const SCOPE: &str = "scope";
+/// Label of [`CALLS`]: how the call ended (`success`, `not_retryable`, `max_attempts`,
+/// `quota_exhausted`, `deadline`, `retry_after_too_long`, `rate_limited`, `shed`, `cancelled`).
+pub const OUTCOME: &str = "outcome";
+/// Label of [`RETRIES`]: why the attempt was retried, the [`ErrorKind`](crate::ErrorKind)'s name
+/// (`transient`, `timeout`, `throttling`, `server`, `client`).
+pub const REASON: &str = "reason";

@@ -1,0 +1,154 @@
+//! What a scope reports to the `metrics` facade (feature `metrics`): one handle per metric and
+//! label value, made once when the scope is made, so that no call looks a metric up. Without the
+//! feature the meter is empty and every report compiles to nothing.
+//!
+//! Values that cost something to compute (the quota's level reads the clock) are passed as
+//! closures, called only with the feature on.
+
+use std::time::Duration;
+
+use super::outcome::CallOutcome;
+use crate::classify::ErrorKind;
+
+/// The metric handles of one scope (feature `metrics`).
+#[cfg(feature = "metrics")]
+#[derive(Debug)]
+pub(crate) struct Meter {
+    /// `retry.calls`, one per [`CallOutcome::ALL`].
+    calls: [metrics::Counter; 9],
+    attempts: metrics::Counter,
+    /// `retry.retries`, one per [`KINDS`].
+    retries: [metrics::Counter; 5],
+    attempts_per_call: metrics::Histogram,
+    backoff_delay: metrics::Histogram,
+    limiter_wait: metrics::Histogram,
+    quota_level: metrics::Gauge,
+    quota_capacity: metrics::Gauge,
+    limiter_rate: metrics::Gauge,
+}
+
+/// Without the feature: nothing to report to.
+#[cfg(not(feature = "metrics"))]
+#[derive(Debug)]
+pub(crate) struct Meter;
+
+/// The error kinds, in the order of the `retry.retries` handles.
+#[cfg(feature = "metrics")]
+const KINDS: [ErrorKind; 5] = [
+    ErrorKind::Transient,
+    ErrorKind::Timeout,
+    ErrorKind::Throttling,
+    ErrorKind::Server,
+    ErrorKind::Client,
+];
+
+/// The position of `kind` in [`KINDS`].
+#[cfg(feature = "metrics")]
+fn kind_index(kind: ErrorKind) -> usize {
+    match kind {
+        ErrorKind::Transient => 0,
+        ErrorKind::Timeout => 1,
+        ErrorKind::Throttling => 2,
+        ErrorKind::Server => 3,
+        ErrorKind::Client => 4,
+    }
+}
+
+#[cfg(feature = "metrics")]
+impl Meter {
+    /// The handles of the scope `scope`, registered with the recorder installed now (the facade's
+    /// rule: with none, they are no-ops for good), and the metrics' units and descriptions.
+    pub(crate) fn new(scope: &str) -> Self {
+        use crate::metrics::names::*;
+        use metrics::{counter, gauge, histogram};
+        crate::metrics::describe::describe();
+        let scope = scope.to_owned();
+        let labeled = |key: &'static str, value: &'static str| {
+            [(SCOPE, scope.clone()), (key, value.to_owned())]
+        };
+        Self {
+            calls: CallOutcome::ALL
+                .map(|outcome| counter!(CALLS, &labeled(OUTCOME, outcome.as_str()))),
+            attempts: counter!(ATTEMPTS, SCOPE => scope.clone()),
+            retries: KINDS.map(|kind| counter!(RETRIES, &labeled(REASON, kind.as_str()))),
+            attempts_per_call: histogram!(ATTEMPTS_PER_CALL, SCOPE => scope.clone()),
+            backoff_delay: histogram!(BACKOFF_DELAY, SCOPE => scope.clone()),
+            limiter_wait: histogram!(LIMITER_WAIT, SCOPE => scope.clone()),
+            quota_level: gauge!(QUOTA_LEVEL, SCOPE => scope.clone()),
+            quota_capacity: gauge!(QUOTA_CAPACITY, SCOPE => scope.clone()),
+            limiter_rate: gauge!(LIMITER_RATE, SCOPE => scope),
+        }
+    }
+
+    /// A call ended with `outcome` after sending `attempts` attempts.
+    #[inline(always)]
+    pub(crate) fn call_ended(&self, outcome: CallOutcome, attempts: u32) {
+        self.calls[outcome.index()].increment(1);
+        self.attempts.increment(u64::from(attempts));
+        self.attempts_per_call.record(f64::from(attempts));
+    }
+
+    /// A retry for `kind` was granted, to be sent after `delay`.
+    pub(crate) fn retry_granted(&self, kind: ErrorKind, delay: Duration) {
+        self.retries[kind_index(kind)].increment(1);
+        self.backoff_delay.record(delay.as_secs_f64());
+    }
+
+    /// The quota changed on the retry path: `levels` gives its level and capacity now.
+    pub(crate) fn quota(&self, levels: impl FnOnce() -> (u32, u32)) {
+        let (level, capacity) = levels();
+        self.quota_level.set(f64::from(level));
+        self.quota_capacity.set(f64::from(capacity));
+    }
+
+    /// An attempt got its send permit after waiting `wait` for it.
+    pub(crate) fn limiter_waited(&self, wait: Duration) {
+        self.limiter_wait.record(wait.as_secs_f64());
+    }
+
+    /// The rate limiter's rate may have changed: `rate` gives it now.
+    pub(crate) fn limiter_rate(&self, rate: impl FnOnce() -> f64) {
+        self.limiter_rate.set(rate());
+    }
+}
+
+#[cfg(not(feature = "metrics"))]
+impl Meter {
+    /// No handles.
+    #[inline(always)]
+    pub(crate) fn new(_scope: &str) -> Self {
+        Meter
+    }
+
+    /// Nothing reported.
+    #[inline(always)]
+    pub(crate) fn call_ended(&self, _outcome: CallOutcome, _attempts: u32) {}
+
+    /// Nothing reported.
+    #[inline(always)]
+    pub(crate) fn retry_granted(&self, _kind: ErrorKind, _delay: Duration) {}
+
+    /// Nothing reported (`levels` is not called).
+    #[inline(always)]
+    pub(crate) fn quota(&self, _levels: impl FnOnce() -> (u32, u32)) {}
+
+    /// Nothing reported.
+    #[inline(always)]
+    pub(crate) fn limiter_waited(&self, _wait: Duration) {}
+
+    /// Nothing reported (`rate` is not called).
+    #[inline(always)]
+    pub(crate) fn limiter_rate(&self, _rate: impl FnOnce() -> f64) {}
+}
+
+#[cfg(all(test, feature = "metrics"))]
+mod tests {
+    use super::{KINDS, kind_index};
+
+    #[test]
+    fn every_kind_has_its_handle() {
+        for (index, kind) in KINDS.into_iter().enumerate() {
+            assert_eq!(kind_index(kind), index, "{kind:?}");
+        }
+    }
+}
