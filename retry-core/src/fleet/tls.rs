@@ -244,3 +244,55 @@ mod check {
         Ok(certificates)
     }
 }
+
+#[cfg(all(test, feature = "fleet-tls"))]
+mod tests {
+    use std::io;
+
+    use redis::RedisError;
+    use rustls::{AlertDescription, CertificateError};
+
+    use super::*;
+
+    /// A TLS error as it reaches the store: inside an I/O error (tokio-rustls), inside a
+    /// redis-rs error.
+    fn as_redis_error(error: rustls::Error) -> RedisError {
+        RedisError::from(io::Error::new(io::ErrorKind::InvalidData, error))
+    }
+
+    #[test]
+    fn an_untrusted_server_certificate_is_found_and_names_the_root_setting() {
+        let error = rustls::Error::InvalidCertificate(CertificateError::UnknownIssuer);
+        let reason = failure(&as_redis_error(error)).expect("a TLS failure");
+        assert!(reason.contains("UnknownIssuer"), "{reason}");
+        assert!(reason.contains("tls_root_certificates"), "{reason}");
+    }
+
+    #[test]
+    fn a_refused_client_certificate_is_found_and_names_the_client_setting() {
+        let error = rustls::Error::AlertReceived(AlertDescription::CertificateRequired);
+        let reason = failure(&as_redis_error(error)).expect("a TLS failure");
+        assert!(reason.contains("tls_client_certificate"), "{reason}");
+    }
+
+    #[test]
+    fn other_io_errors_are_not_tls_failures() {
+        let refused = RedisError::from(io::Error::from(io::ErrorKind::ConnectionRefused));
+        assert_eq!(failure(&refused), None);
+    }
+
+    #[test]
+    fn debug_shows_neither_certificates_nor_the_key() {
+        let tls = StoreTls {
+            root_certificates: Some(b"ROOT".to_vec()),
+            client_identity: Some(ClientIdentity {
+                certificate_chain: b"CHAIN".to_vec(),
+                private_key: b"KEY".to_vec(),
+            }),
+        };
+        let shown = format!("{tls:?}");
+        for secret in ["ROOT", "CHAIN", "KEY"] {
+            assert!(!shown.contains(secret), "{shown}");
+        }
+    }
+}
