@@ -2,3 +2,4 @@
 //! share.
 
 pub mod redis_server;
+pub mod test_ca;

@@ -3,13 +3,20 @@
 //! failed), and a small blocking client for the test's own commands (`FLUSHALL`, `ACL
 //! SETUSER`, reading a key).
 //!
+//! [`RedisServer::start_tls`] adds a TLS listener on a second free port ([`ServerTls`]: the
+//! server's certificate and key, the CA it checks client certificates against, whether it
+//! requires them); the plain port stays open on 127.0.0.1 for the test's own commands.
+//!
 //! Without `redis-server` on `PATH`, [`RedisServer::start`] returns `None` and prints one line
 //! (once per test binary) saying that the Redis tests were skipped and how to install Redis;
-//! with `RETRY_REQUIRE_REDIS=1` (as CI sets it) a missing server fails the test instead.
+//! with `RETRY_REQUIRE_REDIS=1` (as CI sets it) a missing server fails the test instead. The
+//! same holds for a `redis-server` built without TLS and [`RedisServer::start_tls`]: it is
+//! recognised by the server's own refusal of the `tls-port` directive at start-up.
 
+use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Once;
 use std::time::{Duration, Instant};
@@ -29,7 +36,28 @@ pub struct RedisServer {
     child: Option<Child>,
     port: u16,
     args: Vec<String>,
+    tls: Option<TlsListener>,
     dir: PathBuf,
+}
+
+/// What a TLS listener presents and checks (PEM texts).
+#[derive(Debug, Clone)]
+pub struct ServerTls {
+    /// The server's certificate (for 127.0.0.1).
+    pub certificate_pem: String,
+    /// Its private key.
+    pub private_key_pem: String,
+    /// The CA the server checks client certificates against (`--tls-ca-cert-file`).
+    pub client_ca_pem: String,
+    /// Whether clients must present a certificate from that CA (`--tls-auth-clients yes`).
+    pub require_client_certificates: bool,
+}
+
+/// A server's TLS listener: its port and what it presents.
+#[derive(Debug, Clone)]
+struct TlsListener {
+    port: u16,
+    config: ServerTls,
 }
 
 /// A reply to the test client's command (RESP2).
@@ -60,38 +88,83 @@ impl RedisServer {
         Some(Self::start_on(port, args))
     }
 
+    /// Starts a server with `args` and a TLS listener presenting `tls`, on two free ports;
+    /// `None` (after one line saying so) if `redis-server` is not on `PATH` or was built
+    /// without TLS, and `RETRY_REQUIRE_REDIS` is not `1`.
+    pub fn start_tls(suite: &str, tls: ServerTls, args: &[&str]) -> Option<Self> {
+        if !redis_server_installed() {
+            skip(suite);
+            return None;
+        }
+        let port = free_port();
+        let tls_port = std::iter::repeat_with(free_port)
+            .find(|&other| other != port)
+            .expect("a second free port");
+        let listener = TlsListener {
+            port: tls_port,
+            config: tls,
+        };
+        match Self::launch(port, owned(args), Some(listener)) {
+            Ok(server) => Some(server),
+            Err(log) if tls_unsupported(&log) => {
+                skip_without_tls(suite, &log);
+                None
+            }
+            Err(log) => panic!("redis-server with TLS exited at start-up:\n{log}"),
+        }
+    }
+
     /// Starts a server on `port` (to restart one where its clients expect it).
     pub fn start_on(port: u16, args: &[&str]) -> Self {
+        Self::launch(port, owned(args), None)
+            .unwrap_or_else(|log| panic!("redis-server exited at start-up:\n{log}"))
+    }
+
+    /// Starts a server on `port` with `args` and the TLS listener if any; its output (the log)
+    /// if it exits before answering `PING`.
+    fn launch(port: u16, args: Vec<String>, tls: Option<TlsListener>) -> Result<Self, String> {
         let dir = std::env::temp_dir().join(format!("retry-redis-{port}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("a scratch directory for redis-server");
-        let args: Vec<String> = args.iter().map(|arg| (*arg).to_owned()).collect();
-        let child = Command::new("redis-server")
+        let log = dir.join("redis.log");
+        let output = File::create(&log).expect("redis-server's log file");
+        let mut command = Command::new("redis-server");
+        command
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
             .arg("--dir")
-            .arg(&dir)
+            .arg(&dir);
+        if let Some(listener) = &tls {
+            command.args(listener.args(&dir));
+        }
+        let child = command
             .args(&args)
             .stdin(Stdio::null())
-            .stdout(Stdio::null())
+            .stdout(output)
             .stderr(Stdio::null())
             .spawn()
             .expect("redis-server starts");
-        let server = Self {
+        let mut server = Self {
             child: Some(child),
             port,
             args,
+            tls,
             dir,
         };
-        server.wait_ready();
-        server
+        if server.wait_ready() {
+            Ok(server)
+        } else {
+            server.kill();
+            Err(std::fs::read_to_string(&log).unwrap_or_default())
+        }
     }
 
-    /// Kills this server and starts a new, empty one on the same port with the same
+    /// Kills this server and starts a new, empty one on the same port(s) with the same
     /// arguments (a store restarted empty).
     pub fn restart_empty(&mut self) {
         self.kill();
-        let args: Vec<&str> = self.args.iter().map(String::as_str).collect();
-        *self = Self::start_on(self.port, &args);
+        let (args, tls) = (self.args.clone(), self.tls.clone());
+        *self = Self::launch(self.port, args, tls)
+            .unwrap_or_else(|log| panic!("redis-server exited at restart:\n{log}"));
     }
 
     /// The server's port.
@@ -107,6 +180,24 @@ impl RedisServer {
     /// `redis://<user>:<password>@127.0.0.1:<port>/`.
     pub fn url_as(&self, user: &str, password: &str) -> String {
         format!("redis://{user}:{password}@127.0.0.1:{}/", self.port)
+    }
+
+    /// `rediss://127.0.0.1:<TLS port>/` (a server made by [`start_tls`](Self::start_tls)).
+    pub fn tls_url(&self) -> String {
+        format!("rediss://127.0.0.1:{}/", self.tls_port())
+    }
+
+    /// `rediss://<user>:<password>@127.0.0.1:<TLS port>/` (an empty `user`: the password
+    /// alone, for the default user).
+    pub fn tls_url_as(&self, user: &str, password: &str) -> String {
+        format!("rediss://{user}:{password}@127.0.0.1:{}/", self.tls_port())
+    }
+
+    fn tls_port(&self) -> u16 {
+        self.tls
+            .as_ref()
+            .map(|listener| listener.port)
+            .expect("a server started with start_tls")
     }
 
     /// The server's process id (`None` once killed).
@@ -148,16 +239,24 @@ impl RedisServer {
         assert!(status.success(), "kill -{signal} {pid} failed");
     }
 
-    fn wait_ready(&self) {
+    /// Waits until the server answers `PING` (true) or exits (false).
+    fn wait_ready(&mut self) -> bool {
         let deadline = Instant::now() + START_TIMEOUT;
         while Instant::now() < deadline {
+            let exited = self
+                .child
+                .as_mut()
+                .is_none_or(|child| child.try_wait().is_ok_and(|status| status.is_some()));
+            if exited {
+                return false;
+            }
             if let Ok(mut stream) = TcpStream::connect(("127.0.0.1", self.port)) {
                 let _ = stream.set_read_timeout(Some(Duration::from_millis(500)));
                 if stream.write_all(b"*1\r\n$4\r\nPING\r\n").is_ok() {
                     let mut line = String::new();
                     let mut reader = BufReader::new(stream);
                     if reader.read_line(&mut line).is_ok() && line.starts_with("+PONG") {
-                        return;
+                        return true;
                     }
                 }
             }
@@ -167,6 +266,34 @@ impl RedisServer {
             "redis-server on port {} did not answer PING within {START_TIMEOUT:?}",
             self.port
         );
+    }
+}
+
+impl TlsListener {
+    /// The listener's `redis-server` arguments, its PEM files written to `dir`.
+    fn args(&self, dir: &Path) -> Vec<String> {
+        let write = |name: &str, pem: &str| {
+            let path = dir.join(name);
+            std::fs::write(&path, pem).expect("a PEM file for redis-server");
+            path.to_string_lossy().into_owned()
+        };
+        let auth_clients = if self.config.require_client_certificates {
+            "yes"
+        } else {
+            "no"
+        };
+        vec![
+            "--tls-port".to_owned(),
+            self.port.to_string(),
+            "--tls-cert-file".to_owned(),
+            write("server.pem", &self.config.certificate_pem),
+            "--tls-key-file".to_owned(),
+            write("server.key", &self.config.private_key_pem),
+            "--tls-ca-cert-file".to_owned(),
+            write("client-ca.pem", &self.config.client_ca_pem),
+            "--tls-auth-clients".to_owned(),
+            auth_clients.to_owned(),
+        ]
     }
 }
 
@@ -192,6 +319,39 @@ fn redis_server_installed() -> bool {
         );
     }
     found
+}
+
+fn owned(args: &[&str]) -> Vec<String> {
+    args.iter().map(|arg| (*arg).to_owned()).collect()
+}
+
+/// Whether a server's start-up log says it was built without TLS: Redis refuses the
+/// `tls-port` directive it does not know ("Bad directive", up to 7.0), or says TLS is not
+/// supported (the connection-type builds since 7.2).
+fn tls_unsupported(log: &str) -> bool {
+    let refused_directive = log.contains("Bad directive") && log.contains("tls-port");
+    let lower = log.to_ascii_lowercase();
+    refused_directive || (lower.contains("tls") && lower.contains("not supported"))
+}
+
+/// Prints once per test binary that the TLS tests were skipped, or fails under
+/// `RETRY_REQUIRE_REDIS=1`: CI installs a `redis-server` with TLS, and one without must not
+/// let the TLS tests pass unrun.
+fn skip_without_tls(suite: &str, log: &str) {
+    if std::env::var(REQUIRE_REDIS).as_deref() == Ok("1") {
+        panic!(
+            "{REQUIRE_REDIS}=1 but redis-server was built without TLS (install Debian's \
+             redis-server, built with TLS, or build Redis with BUILD_TLS=yes):\n{log}"
+        );
+    }
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let line = format!(
+            "note: skipped the TLS Redis tests of {suite}: this redis-server was built without \
+             TLS (Debian's redis-server has it; {REQUIRE_REDIS}=1 makes this a failure)\n"
+        );
+        let _ = std::io::stderr().write_all(line.as_bytes());
+    });
 }
 
 /// Prints, once per test binary and past the test harness's capture, which tests were skipped.
@@ -261,5 +421,27 @@ fn read_reply(reader: &mut impl BufRead) -> Resp {
 impl From<Vec<Resp>> for Resp {
     fn from(items: Vec<Resp>) -> Self {
         Self::Array(items)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tls_unsupported;
+
+    #[test]
+    fn a_build_without_tls_is_told_from_a_tls_setup_that_failed() {
+        // Redis 7.0 built without TLS, refusing the directive.
+        let refused = "\n*** FATAL CONFIG FILE ERROR (Redis 7.0.15) ***\nReading the \
+                       configuration file, at line 2\n>>> 'tls-port \"6380\"'\nBad directive or \
+                       wrong number of arguments\n";
+        assert!(tls_unsupported(refused));
+        // A build with TLS, given a certificate it cannot load: not a reason to skip.
+        let failed = "1:M 25 Nov 2026 23:59:56.067 # Failed to load certificate: /nonexist: \
+                      error:80000002:system library::No such file or directory\n1:M 25 Nov 2026 \
+                      23:59:56.067 # Failed to configure TLS. Check logs for more info.\n";
+        assert!(!tls_unsupported(failed));
+        // Another directive refused: not about TLS.
+        let other = ">>> 'bogus-port \"5\"'\nBad directive or wrong number of arguments\n";
+        assert!(!tls_unsupported(other));
     }
 }

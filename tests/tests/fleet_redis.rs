@@ -15,6 +15,8 @@ mod scope_faults;
 mod scopes;
 #[path = "fleet_redis/start.rs"]
 mod start;
+#[path = "fleet_redis/tls.rs"]
+mod tls;
 
 use std::time::{Duration, Instant};
 
@@ -26,7 +28,7 @@ use retry_tests::redis_server::RedisServer;
 
 /// The tests the skip line names.
 const SUITE: &str = "tests/tests/fleet_redis.rs (the store script against its model, the Redis \
-                     backend's errors and faults, fleet scopes)";
+                     backend's errors and faults, fleet scopes, over TLS)";
 
 /// The sync interval of the scope-level tests: short, so that a test lasts a few intervals.
 const INTERVAL: Duration = Duration::from_millis(100);

@@ -15,6 +15,7 @@ use super::options::FleetOptions;
 use super::protocol::{ProcessId, Settings};
 use super::redis::{RedisStore, StoreOptions};
 use super::sync::Syncer;
+use super::tls::StoreTls;
 use crate::config::RetryConfig;
 use crate::scope::Scope;
 
@@ -85,6 +86,7 @@ pub struct FleetBuilder {
     options: FleetOptions,
     command_timeout: Option<Duration>,
     process: ProcessId,
+    tls: StoreTls,
 }
 
 impl Fleet {
@@ -92,6 +94,12 @@ impl Fleet {
     /// `rediss://` (TLS, with the `fleet-tls` feature). AUTH and ACL users are given in the
     /// URL. Only the URL is checked here (an error says what to write instead); nothing is
     /// connected until [`start`](FleetBuilder::start).
+    ///
+    /// Over `rediss://` the server's certificate must chain to the system's root certificates,
+    /// or to those given with
+    /// [`tls_root_certificates`](FleetBuilder::tls_root_certificates) (a private CA, as
+    /// in-VPC and managed Redis often use); a server that asks for client certificates gets
+    /// the one given with [`tls_client_certificate`](FleetBuilder::tls_client_certificate).
     ///
     /// ```
     /// use retry_core::fleet::{Fleet, FleetError};
@@ -108,6 +116,7 @@ impl Fleet {
             options: FleetOptions::default(),
             command_timeout: None,
             process: ProcessId(fastrand::u64(..)),
+            tls: StoreTls::default(),
         })
     }
 
@@ -221,10 +230,74 @@ impl FleetBuilder {
         self
     }
 
+    /// Trusts the certificates of `pem` (one or more PEM `CERTIFICATE` blocks: a private CA,
+    /// or a bundle) for the store's certificate, instead of the system's root certificates.
+    /// For `rediss://` URLs; checked by [`start`](Self::start): text without a PEM
+    /// certificate, a certificate that does not parse, or a `redis://` URL (which would ignore
+    /// it) is an [`InvalidSetting`](FleetError::InvalidSetting) naming
+    /// `tls_root_certificates`. A server whose certificate does not chain to them (or does not
+    /// name the URL's host) fails the start with [`FleetError::Tls`].
+    ///
+    /// ```no_run
+    /// use retry_core::fleet::Fleet;
+    ///
+    /// # async fn start() -> Result<(), Box<dyn std::error::Error>> {
+    /// // The CA that signed the store's certificate (for ElastiCache or a VPC's Redis with a
+    /// // private CA: the CA's certificate, PEM).
+    /// let ca = std::fs::read("/etc/redis/ca.pem")?;
+    /// let fleet = Fleet::connect("rediss://app:secret@redis.internal:6380/")?
+    ///     .tls_root_certificates(ca)
+    ///     .start()
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    #[cfg(feature = "fleet-tls")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "fleet-tls")))]
+    pub fn tls_root_certificates(mut self, pem: impl Into<Vec<u8>>) -> Self {
+        self.tls.root_certificates = Some(pem.into());
+        self
+    }
+
+    /// Presents a client certificate to the store (mutual TLS: Redis's `tls-auth-clients
+    /// yes`): `certificate_chain` is PEM, the client's certificate first (then any
+    /// intermediates), `private_key` its PEM key (PKCS #8, PKCS #1 or SEC1). For `rediss://`
+    /// URLs; checked by [`start`](Self::start): a chain or key that does not parse, or a key
+    /// that is not the certificate's, is an [`InvalidSetting`](FleetError::InvalidSetting)
+    /// naming `tls_client_certificate`.
+    ///
+    /// ```no_run
+    /// use retry_core::fleet::Fleet;
+    ///
+    /// # async fn start() -> Result<(), Box<dyn std::error::Error>> {
+    /// let fleet = Fleet::connect("rediss://redis.internal:6380/")?
+    ///     .tls_root_certificates(std::fs::read("/etc/redis/ca.pem")?)
+    ///     .tls_client_certificate(
+    ///         std::fs::read("/etc/app/client.pem")?,
+    ///         std::fs::read("/etc/app/client.key")?,
+    ///     )
+    ///     .start()
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    #[cfg(feature = "fleet-tls")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "fleet-tls")))]
+    pub fn tls_client_certificate(
+        mut self,
+        certificate_chain: impl Into<Vec<u8>>,
+        private_key: impl Into<Vec<u8>>,
+    ) -> Self {
+        self.tls.client_identity = Some(super::tls::ClientIdentity {
+            certificate_chain: certificate_chain.into(),
+            private_key: private_key.into(),
+        });
+        self
+    }
+
     /// Checks the options, connects to the store (within the command timeout), loads the store
     /// script and starts the sync task on the current tokio runtime.
     ///
-    /// A refused user or password, or a store that does not run scripts for this user, is an
+    /// A refused user or password, a failed TLS handshake (an untrusted server certificate, a
+    /// refused client certificate), or a store that does not run scripts for this user, is an
     /// error: it needs fixing, and a fleet scope must never stay local silently. A store that
     /// cannot be reached now is not: a warning is logged, the fleet starts, and its scopes run
     /// on their local limits ([`FleetStatus::Connecting`](super::FleetStatus::Connecting))
@@ -249,7 +322,7 @@ impl FleetBuilder {
             store_options.command_timeout = timeout;
             store_options.connect_timeout = timeout;
         }
-        let store = RedisStore::open(&self.url, store_options)?;
+        let store = RedisStore::open_with_tls(&self.url, store_options, &self.tls)?;
         match store.load_script().await {
             Ok(()) => {}
             Err(

@@ -95,6 +95,16 @@ pub enum FleetError {
         /// The store's message.
         reason: String,
     },
+    /// The TLS handshake with the store failed: its certificate does not chain to the roots
+    /// the client trusts (the system's, or those given with
+    /// [`FleetBuilder::tls_root_certificates`](super::FleetBuilder::tls_root_certificates)),
+    /// does not name the URL's host, or expired; or the store refused the client certificate.
+    Tls {
+        /// The store's URL, without its password.
+        url: String,
+        /// The TLS error.
+        reason: String,
+    },
     /// The store does not run scripts for this user (`EVAL`/`EVALSHA` refused by its ACL,
     /// renamed or disabled): fleet mode needs `+@scripting`.
     NoScripting {
@@ -147,6 +157,9 @@ impl fmt::Display for FleetError {
                 f,
                 "fleet store {url} refused the user or password of the URL: {reason}"
             ),
+            Self::Tls { url, reason } => {
+                write!(f, "fleet store {url}: TLS handshake failed: {reason}")
+            }
             Self::NoScripting { reason } => write!(
                 f,
                 "fleet store does not run scripts for this user ({reason}): fleet mode needs \

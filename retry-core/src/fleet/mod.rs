@@ -38,6 +38,17 @@
 //! # Ok(()) }
 //! ```
 //!
+//! # TLS, passwords and ACL users
+//! The URL carries the user and password (`redis://user:password@host:port/db`: `AUTH` with
+//! an ACL user, or the password alone for the default user). `rediss://` URLs (feature
+//! `fleet-tls`, rustls) check the server's certificate against the system's root certificates,
+//! or against a private CA given with
+//! [`tls_root_certificates`](FleetBuilder::tls_root_certificates);
+//! [`tls_client_certificate`](FleetBuilder::tls_client_certificate) presents a client
+//! certificate to a server that asks for one. Bad PEM, an untrusted server certificate, a
+//! refused client certificate and a refused password are errors at
+//! [`start`](FleetBuilder::start).
+//!
 //! Every process attaching a scope must use the same configuration and options: the store
 //! keeps the first one's ([`protocol::Settings`]: the quota's sizes, the interval, the lease,
 //! the beta, and a fingerprint of [`FINGERPRINTED`]); a process with others gets a conflict,
@@ -172,6 +183,7 @@ mod status;
 pub mod store_model;
 pub mod store_state;
 mod sync;
+mod tls;
 
 pub use connect::{Fleet, FleetBuilder};
 pub use error::{FleetError, ProtocolError};

@@ -18,6 +18,7 @@ use super::protocol::{Reply, ReplyItem, Report, Settings, encode_args};
 use super::reconnect::{Backoff, redact_url};
 use super::state_codec::decode_state;
 use super::store_state::StoreState;
+use super::tls::StoreTls;
 
 /// The store's step (`store.lua`), the same step as [`store_model`](super::store_model).
 pub const STORE_SCRIPT: &str = include_str!("store.lua");
@@ -103,7 +104,17 @@ impl RedisStore {
     /// The store at `url`, not connected yet: only the URL is checked (its scheme, its
     /// syntax, TLS available for `rediss://`). The first call connects.
     pub fn open(url: &str, options: StoreOptions) -> Result<Self, FleetError> {
-        let client = open_client(url)?;
+        Self::open_with_tls(url, options, &StoreTls::default())
+    }
+
+    /// [`open`](Self::open), with the TLS material a `rediss://` connection trusts and
+    /// presents (checked here: bad PEM is an error naming the setting).
+    pub(crate) fn open_with_tls(
+        url: &str,
+        options: StoreOptions,
+        tls: &StoreTls,
+    ) -> Result<Self, FleetError> {
+        let client = open_client(url, tls)?;
         let script_sha = redis::Script::new(STORE_SCRIPT).get_hash().to_owned();
         Ok(Self {
             client,
@@ -278,6 +289,10 @@ impl RedisStore {
         operation: &'static str,
     ) -> Result<Result<T, RedisError>, FleetError> {
         match answer {
+            Ok(Err(error)) if tls_failure(&error).is_some() => {
+                self.drop_connection();
+                Err(self.tls_error(&error))
+            }
             Ok(Err(error))
                 if error.is_io_error()
                     || error.is_connection_dropped()
@@ -345,6 +360,9 @@ impl RedisStore {
     }
 
     fn connect_error(&self, error: RedisError) -> FleetError {
+        if tls_failure(&error).is_some() {
+            return self.tls_error(&error);
+        }
         let refused_credentials = error.kind() == ErrorKind::AuthenticationFailed
             || matches!(error.code(), Some("WRONGPASS" | "NOAUTH"));
         if refused_credentials {
@@ -359,6 +377,13 @@ impl RedisStore {
                 reason,
             },
             other => other,
+        }
+    }
+
+    fn tls_error(&self, error: &RedisError) -> FleetError {
+        FleetError::Tls {
+            url: self.url.clone(),
+            reason: tls_failure(error).unwrap_or_else(|| error.to_string()),
         }
     }
 
@@ -377,8 +402,20 @@ fn eval(keys: &ScopeKeys, args: &[String]) -> Cmd {
     cmd
 }
 
-/// The client for `url`, which must be `redis://` or (with `fleet-tls`) `rediss://`.
-fn open_client(url: &str) -> Result<Client, FleetError> {
+/// A TLS failure inside `error` (the certificates need fixing), as its message.
+fn tls_failure(error: &RedisError) -> Option<String> {
+    #[cfg(feature = "fleet-tls")]
+    return super::tls::failure(error);
+    #[cfg(not(feature = "fleet-tls"))]
+    {
+        let _ = error;
+        None
+    }
+}
+
+/// The client for `url`, which must be `redis://` or (with `fleet-tls`) `rediss://`, with the
+/// TLS material `tls` if any was given.
+fn open_client(url: &str, material: &StoreTls) -> Result<Client, FleetError> {
     let shown = redact_url(url);
     let tls = url.starts_with("rediss://");
     if !(tls || url.starts_with("redis://")) {
@@ -394,6 +431,9 @@ fn open_client(url: &str) -> Result<Client, FleetError> {
                 "{shown:?} asks for TLS: enable retry-core's `fleet-tls` feature for rediss:// URLs"
             ),
         });
+    }
+    if material.is_set() {
+        return material.client(url, &shown);
     }
     Client::open(url).map_err(|error| FleetError::InvalidUrl {
         reason: format!("{shown:?}: {error}"),
