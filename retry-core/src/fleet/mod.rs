@@ -48,6 +48,10 @@
 //! certificate to a server that asks for one. Bad PEM, an untrusted server certificate, a
 //! refused client certificate and a refused password are errors at
 //! [`start`](FleetBuilder::start).
+//! `fleet-tls` brings rustls with its `ring` provider; a program whose other dependencies
+//! enable a second rustls provider (`aws-lc-rs`, as some TLS stacks do by default) must install
+//! one as the process default (`CryptoProvider::install_default`) before `start`, as rustls
+//! requires of every program with two providers.
 //!
 //! Every process attaching a scope must use the same configuration and options: the store
 //! keeps the first one's ([`protocol::Settings`]: the quota's sizes, the interval, the lease,
