@@ -8,7 +8,8 @@
 //! ```
 //!
 //! The difference of the two totals over 10,000 is the instructions per call of that path, the
-//! program's start-up cancelled out: the success path (`plain`, `standard` or `adaptive`), or
+//! program's start-up cancelled out: the success path (`plain`, `standard`, `adaptive`, or
+//! `layer`: a service under `RetryLayer` with the standard strategy), or
 //! a call that fails 7 times and then succeeds, backoff zero (`retries-classic`: the classic
 //! preset with a quota that never runs out; `retries-default`: the default configuration, as
 //! in the `zero_backoff_retry` benchmark group).
@@ -22,12 +23,15 @@ use retry_bench::{
     standard, success_config, zero_backoff_config,
 };
 use retry_core::retry;
+use retry_core::tower::RetryLayer;
+use tower::{Layer, Service, ServiceExt};
 
 /// The paths this program can run.
-const PATHS: [&str; 5] = [
+const PATHS: [&str; 6] = [
     "plain",
     "standard",
     "adaptive",
+    "layer",
     "retries-classic",
     "retries-default",
 ];
@@ -50,6 +54,8 @@ fn main() -> ExitCode {
     let adaptive = adaptive("instructions-adaptive");
     let classic_retries = retry_bench::standard(zero_backoff_config());
     let default_retries = retry_bench::standard(default_zero_backoff_config());
+    let mut layer =
+        RetryLayer::new(retry_bench::standard(success_config())).layer(tower::service_fn(op));
     let attempts = Cell::new(0);
     runtime.block_on(async {
         for i in 0..calls {
@@ -57,6 +63,10 @@ fn main() -> ExitCode {
             let outcome = match path.as_str() {
                 "standard" => retry(&standard, || op(i)).await,
                 "adaptive" => retry(&adaptive, || op(i)).await,
+                "layer" => match layer.ready().await {
+                    Ok(service) => service.call(i).await,
+                    Err(error) => Err(error),
+                },
                 "retries-classic" => {
                     retry(&classic_retries, || flaky(&attempts, RETRY_MAX_ATTEMPTS, i)).await
                 }
