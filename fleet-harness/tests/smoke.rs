@@ -19,27 +19,6 @@ const SYNC_INTERVAL: Duration = Duration::from_millis(500);
 /// The whole run's bound: two phases of 3 s, their starts and ends, debug builds.
 const RUN_TIMEOUT: Duration = Duration::from_secs(120);
 
-fn redis_server_available() -> bool {
-    let found = Command::new("redis-server")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|status| status.success());
-    if !found {
-        assert_ne!(
-            std::env::var("RETRY_REQUIRE_REDIS").as_deref(),
-            Ok("1"),
-            "RETRY_REQUIRE_REDIS=1 but redis-server is not on PATH (apt-get install redis-server)"
-        );
-        eprintln!(
-            "note: skipped the fleet harness's smoke test: redis-server is not on PATH (install \
-             it with `apt-get install redis-server`; RETRY_REQUIRE_REDIS=1 makes this a failure)"
-        );
-    }
-    found
-}
-
 /// Runs the harness and returns its JSON report.
 fn run_harness(out_dir: &PathBuf) -> Value {
     let mut child = Command::new(env!("CARGO_BIN_EXE_fleet-harness"))
@@ -82,7 +61,9 @@ fn number(value: &Value, field: &str) -> f64 {
 
 #[test]
 fn the_harness_reports_every_second_of_both_modes_within_the_bounds() {
-    if !redis_server_available() {
+    if !retry_tests::redis_server::available(
+        "fleet-harness/tests/smoke.rs (the harness's smoke test)",
+    ) {
         return;
     }
     let out_dir = std::env::temp_dir().join(format!("fleet-harness-smoke-{}", std::process::id()));

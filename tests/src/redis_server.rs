@@ -80,8 +80,7 @@ impl RedisServer {
     /// line saying so, once per test binary) if `redis-server` is not on `PATH` and
     /// `RETRY_REQUIRE_REDIS` is not `1`. `suite` names the skipped tests in that line.
     pub fn start(suite: &str, args: &[&str]) -> Option<Self> {
-        if !redis_server_installed() {
-            skip(suite);
+        if !available(suite) {
             return None;
         }
         let port = free_port();
@@ -92,8 +91,7 @@ impl RedisServer {
     /// `None` (after one line saying so) if `redis-server` is not on `PATH` or was built
     /// without TLS, and `RETRY_REQUIRE_REDIS` is not `1`.
     pub fn start_tls(suite: &str, tls: ServerTls, args: &[&str]) -> Option<Self> {
-        if !redis_server_installed() {
-            skip(suite);
+        if !available(suite) {
             return None;
         }
         let port = free_port();
@@ -302,6 +300,17 @@ impl Drop for RedisServer {
         self.kill();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// Whether `redis-server` can be run, for tests that start it themselves: when it cannot, one
+/// line (once per test binary) saying that `suite` was skipped and how to install Redis, or a
+/// failure with `RETRY_REQUIRE_REDIS=1`.
+pub fn available(suite: &str) -> bool {
+    let installed = redis_server_installed();
+    if !installed {
+        skip(suite);
+    }
+    installed
 }
 
 /// Whether `redis-server` can be run; a failure when it cannot and `RETRY_REQUIRE_REDIS=1`.

@@ -24,7 +24,7 @@ use retry_core::fleet::protocol::{Lease, ProcessId, Reply, Report};
 use retry_core::fleet::redis::StoreOptions;
 use retry_core::fleet::{Fleet, FleetStats, FleetStatus};
 use retry_core::{ErrorKind, RetryConfig, RetryReason, RetryStrategy, Scope, StandardStrategy};
-use retry_tests::redis_server::RedisServer;
+use retry_tests::redis_server::{RedisServer, Resp};
 
 /// The tests the skip line names.
 const SUITE: &str = "tests/tests/fleet_redis.rs (the store script against its model, the Redis \
@@ -102,6 +102,28 @@ fn call(strategy: &StandardStrategy, failures: u32, kind: ErrorKind) -> bool {
 /// A server of the test's own with `args`, or `None` when Redis is not installed.
 fn server(args: &[&str]) -> Option<RedisServer> {
     RedisServer::start(SUITE, args)
+}
+
+/// Makes the ACL users the tests log in as: `app` (password `right`, every command) and
+/// `noscript` (password `pw`, every command but scripting's).
+fn add_acl_users(server: &RedisServer) {
+    let users: [&[&str]; 2] = [
+        &["ACL", "SETUSER", "app", "on", ">right", "~*", "&*", "+@all"],
+        &[
+            "ACL",
+            "SETUSER",
+            "noscript",
+            "on",
+            ">pw",
+            "~*",
+            "&*",
+            "+@all",
+            "-@scripting",
+        ],
+    ];
+    for user in users {
+        assert_eq!(server.command(user), Resp::Status("OK".into()), "{user:?}");
+    }
 }
 
 /// Short timeouts, so that a fault shows in a fraction of a second.

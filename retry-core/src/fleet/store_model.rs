@@ -184,6 +184,12 @@ pub fn integer_cube_root(n: i64) -> i64 {
     low
 }
 
+/// `value` as the signed integer the step computes with (beyond `i64::MAX`, that: the
+/// protocol's bounds keep every value far below it).
+fn signed(value: u64) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
+}
+
 /// The settings, as the signed integers the step computes with.
 struct Knobs {
     window: i64,
@@ -198,16 +204,15 @@ struct Knobs {
 
 impl Knobs {
     fn of(s: &Settings) -> Self {
-        let int = |value: u64| i64::try_from(value).unwrap_or(i64::MAX);
         Self {
-            window: int(s.window_ms),
-            young: int(s.young_quota),
-            most: int(s.most),
-            retry_cost: int(s.retry_cost),
-            reward: int(s.success_reward),
-            interval: int(s.sync_interval_ms),
-            lease_ttl: int(s.lease_ttl_ms),
-            beta: int(s.beta_ppm),
+            window: signed(s.window_ms),
+            young: signed(s.young_quota),
+            most: signed(s.most),
+            retry_cost: signed(s.retry_cost),
+            reward: signed(s.success_reward),
+            interval: signed(s.sync_interval_ms),
+            lease_ttl: signed(s.lease_ttl_ms),
+            beta: signed(s.beta_ppm),
         }
     }
 }
@@ -230,20 +235,19 @@ struct Seen {
 
 impl Seen {
     fn of(r: &Report) -> Self {
-        let int = |value: u64| i64::try_from(value).unwrap_or(i64::MAX);
         Self {
-            now: int(r.now_ms),
-            known_born: int(r.known_born_ms),
-            calls: int(r.calls),
-            successes: int(r.first_try_successes),
-            held: int(r.held),
-            wanted: int(r.tokens_wanted),
-            granted: int(r.tokens_granted),
-            returned: int(r.tokens_returned),
-            sends: int(r.sends),
-            throttles: int(r.throttles),
-            send_demand: int(r.send_demand),
-            known_rate: int(r.known_fleet_rate),
+            now: signed(r.now_ms),
+            known_born: signed(r.known_born_ms),
+            calls: signed(r.calls),
+            successes: signed(r.first_try_successes),
+            held: signed(r.held),
+            wanted: signed(r.tokens_wanted),
+            granted: signed(r.tokens_granted),
+            returned: signed(r.tokens_returned),
+            sends: signed(r.sends),
+            throttles: signed(r.throttles),
+            send_demand: signed(r.send_demand),
+            known_rate: signed(r.known_fleet_rate),
         }
     }
 }

@@ -10,7 +10,7 @@ use retry_core::fleet::store_model::step;
 use retry_core::fleet::store_state::StoreState;
 use retry_tests::redis_server::{Resp, free_port};
 
-use super::{lease_of, options, server};
+use super::{add_acl_users, lease_of, options, server};
 
 fn report(id: u64, now_ms: u64) -> Report {
     Report {
@@ -56,8 +56,7 @@ async fn an_unreachable_server_is_an_error_at_start_up_not_a_hang() {
 #[tokio::test]
 async fn a_wrong_password_is_an_authentication_error_without_the_password() {
     let Some(server) = server(&[]) else { return };
-    let ok = server.command(&["ACL", "SETUSER", "app", "on", ">right", "~*", "&*", "+@all"]);
-    assert_eq!(ok, Resp::Status("OK".into()));
+    add_acl_users(&server);
     RedisStore::connect(&server.url_as("app", "right"), options())
         .await
         .expect("the right password");
@@ -74,18 +73,7 @@ async fn a_wrong_password_is_an_authentication_error_without_the_password() {
 #[tokio::test]
 async fn a_user_without_scripting_is_told_what_fleet_mode_needs() {
     let Some(server) = server(&[]) else { return };
-    let setuser = [
-        "ACL",
-        "SETUSER",
-        "noscript",
-        "on",
-        ">pw",
-        "~*",
-        "&*",
-        "+@all",
-        "-@scripting",
-    ];
-    assert_eq!(server.command(&setuser), Resp::Status("OK".into()));
+    add_acl_users(&server);
     let error = RedisStore::connect(&server.url_as("noscript", "pw"), options())
         .await
         .expect_err("no scripting");

@@ -15,8 +15,8 @@ use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Metadata, Subscriber};
 
 use super::{
-    COMMAND_TIMEOUT, ErrorKind, INTERVAL, attached, call, fleet_stats, process, server,
-    wait_for_status,
+    COMMAND_TIMEOUT, ErrorKind, INTERVAL, add_acl_users, attached, call, fleet_stats, process,
+    server, wait_for_status,
 };
 
 #[tokio::test]
@@ -46,22 +46,7 @@ async fn an_unreachable_store_at_start_up_leaves_scopes_local_until_it_answers()
 #[tokio::test]
 async fn refused_credentials_and_a_user_without_scripting_are_errors_at_start_up() {
     let Some(server) = server(&[]) else { return };
-    for user in [
-        &["ACL", "SETUSER", "app", "on", ">right", "~*", "&*", "+@all"][..],
-        &[
-            "ACL",
-            "SETUSER",
-            "noscript",
-            "on",
-            ">pw",
-            "~*",
-            "&*",
-            "+@all",
-            "-@scripting",
-        ],
-    ] {
-        assert_eq!(server.command(user), Resp::Status("OK".into()));
-    }
+    add_acl_users(&server);
     let start = |url: String| async move {
         Fleet::connect(&url)
             .expect("a Redis URL")

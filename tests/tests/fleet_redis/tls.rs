@@ -11,7 +11,7 @@ use retry_core::fleet::{Fleet, FleetBuilder, FleetError, FleetStatus};
 use retry_tests::redis_server::{RedisServer, Resp, ServerTls};
 use retry_tests::test_ca::TestCa;
 
-use super::{SUITE, attached, fleet_stats, wait_for_status};
+use super::{SUITE, add_acl_users, attached, fleet_stats, wait_for_status};
 
 /// The TLS tests' sync interval and command (and connection) timeout: room for a handshake on
 /// a busy machine, so that a refused one is told from a slow one.
@@ -106,8 +106,7 @@ async fn passwords_and_acl_users_work_through_a_rediss_url_and_a_wrong_one_is_re
     let Some(server) = tls_server(&ca, false) else {
         return;
     };
-    let user = ["ACL", "SETUSER", "app", "on", ">right", "~*", "&*", "+@all"];
-    assert_eq!(server.command(&user), Resp::Status("OK".into()));
+    add_acl_users(&server);
     // The default user's password last: the test's plain commands use the default user.
     let password = ["CONFIG", "SET", "requirepass", "secret"];
     assert_eq!(server.command(&password), Resp::Status("OK".into()));
