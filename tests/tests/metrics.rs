@@ -8,21 +8,26 @@ use std::time::Duration;
 
 use metrics_exporter_prometheus::PrometheusBuilder;
 use retry_core::backoff::Jitter;
-use retry_core::{Retry, RetryConfig, RetryInfo, RetrySafety, strategy_for};
+use retry_core::{Retry, RetryConfig, RetryInfo, RetryMode, RetrySafety, strategy_for};
 
 /// An operation's failure: retried or not.
 #[derive(Debug)]
 enum Failure {
     Transient,
+    Throttled,
     Fatal,
 }
 
 impl RetryInfo for Failure {
     fn retry_safety(&self) -> RetrySafety {
         match self {
-            Failure::Transient => RetrySafety::Yes,
+            Failure::Transient | Failure::Throttled => RetrySafety::Yes,
             Failure::Fatal => RetrySafety::No,
         }
+    }
+
+    fn is_throttling(&self) -> bool {
+        matches!(self, Failure::Throttled)
     }
 }
 
@@ -62,7 +67,7 @@ async fn call(strategy: &retry_core::strategy::ConfiguredStrategy, failures: Vec
 }
 
 #[tokio::test]
-async fn a_prometheus_scrape_shows_each_scopes_calls_attempts_retries_and_backoffs() {
+async fn a_prometheus_scrape_shows_each_scopes_calls_attempts_retries_backoffs_and_limiter() {
     // A scope made before the recorder is installed records nothing, for good.
     let early = strategy_for(config(), "metrics-before-the-recorder");
     let addr = free_addr().await;
@@ -80,6 +85,25 @@ async fn a_prometheus_scrape_shows_each_scopes_calls_attempts_retries_and_backof
     call(&strategy, vec![Failure::Fatal]).await; // not retryable
     let always = (0..3).map(|_| Failure::Transient).collect();
     call(&strategy, always).await; // three attempts: max_attempts
+
+    // Adaptive mode: a throttle engages the limiter at the rate the scope was sending (a tight
+    // loop: thousands a second), and the calls after it wait (well under a millisecond each)
+    // for their send permits (5 calls: a few milliseconds).
+    let adaptive_config = RetryConfig::builder()
+        .mode(RetryMode::Adaptive)
+        .initial_backoff(Duration::from_millis(1))
+        .throttling_backoff(Duration::from_millis(1))
+        .jitter(Jitter::None)
+        .build()
+        .expect("valid config");
+    let adaptive = strategy_for(adaptive_config, "metrics-adaptive");
+    for _ in 0..200 {
+        call(&adaptive, vec![]).await;
+    }
+    call(&adaptive, vec![Failure::Throttled]).await;
+    for _ in 0..5 {
+        call(&adaptive, vec![]).await;
+    }
 
     let scrape = reqwest::get(format!("http://{addr}/metrics"))
         .await
@@ -126,6 +150,11 @@ async fn a_prometheus_scrape_shows_each_scopes_calls_attempts_retries_and_backof
     let level = sample(&scrape, "retry_quota_level", scope).expect("set on the retry path");
     let capacity = sample(&scrape, "retry_quota_capacity", scope).expect("set with the level");
     assert!(0.0 < capacity && level <= capacity, "{level} of {capacity}");
+    let adaptive = r#"scope="metrics-adaptive""#;
+    let rate = sample(&scrape, "retry_limiter_rate", adaptive).expect("set by the throttle");
+    assert!(rate > 0.0, "{scrape}");
+    let waits = sample(&scrape, "retry_limiter_wait_seconds_count", adaptive);
+    assert!(waits.is_some_and(|waits| waits > 0.0), "{scrape}");
     assert!(
         scrape.contains("# HELP retry_calls_total"),
         "described: {scrape}"
