@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
+use std::time::Duration;
 
 use super::meter::Meter;
 #[cfg(feature = "fleet")]
@@ -232,14 +233,8 @@ impl Scope {
             Some(traffic) => traffic.later_retry_bounds(),
             None => RetryBounds::NONE,
         };
-        #[cfg(feature = "fleet")]
-        let bounds = match inner.fleet.get() {
-            // Only the first retry of a call reads the clock, for the lease's expiry.
-            Some(link) => link.retry_bounds(first.then(|| inner.clock.now()), local),
-            None => local(),
-        };
-        #[cfg(not(feature = "fleet"))]
-        let bounds = local();
+        // Only the first retry of a call reads the clock, for the lease's expiry.
+        let bounds = self.within_lease(|| first.then(|| inner.clock.now()), local);
         let paid = inner.quota.try_acquire_within(cost, bounds);
         inner.counters.add_tokens(cost, paid.is_ok());
         paid
@@ -270,13 +265,13 @@ impl Scope {
     }
 
     /// The quota's level and cap for the metrics' gauges, on the retry path without a clock
-    /// read: within the cap the scope's last first retry was sized with.
+    /// read: within the cap the scope's last first retry was sized with, or its fleet lease.
     pub(crate) fn quota_gauges(&self) -> (u32, u32) {
-        let bounds = match &self.inner.traffic_quota {
+        let local = || match &self.inner.traffic_quota {
             Some(traffic) => traffic.later_retry_bounds(),
             None => RetryBounds::NONE,
         };
-        self.levels_within(bounds)
+        self.levels_within(self.within_lease(|| None, local))
     }
 
     /// The level a retry finds within `bounds`, and the cap they set.
@@ -302,9 +297,22 @@ impl Scope {
             Some(traffic) => traffic.peek_bounds(|| inner.clock.now(), || self.calls_ended()),
             None => RetryBounds::NONE,
         };
+        self.within_lease(|| Some(inner.clock.now()), local)
+    }
+
+    /// The bounds of the scope's own rules (`local`), or, for a scope attached to a fleet,
+    /// those its lease sets ([`FleetLink::retry_bounds`](crate::fleet::link::FleetLink)); `now`
+    /// reads the clock for the lease's expiry, or does not (`None`: the lease counts as live).
+    #[cfg_attr(not(feature = "fleet"), allow(unused_variables))]
+    #[inline]
+    fn within_lease(
+        &self,
+        now: impl FnOnce() -> Option<Duration>,
+        local: impl FnOnce() -> RetryBounds,
+    ) -> RetryBounds {
         #[cfg(feature = "fleet")]
-        if let Some(link) = inner.fleet.get() {
-            return link.retry_bounds(Some(inner.clock.now()), local);
+        if let Some(link) = self.inner.fleet.get() {
+            return link.retry_bounds(now(), local);
         }
         local()
     }

@@ -170,3 +170,34 @@ async fn a_scope_calls_already_use_is_upgraded_in_place() {
     assert_eq!(stock().await.expect("served on the retry"), 7);
     assert_eq!(scope.stats().retries, retries + 1);
 }
+
+/// The `metrics` feature's quota gauges of a fleet scope say what its retries find, as its
+/// stats do: the lease, not the local traffic rules the lease lifts.
+#[tokio::test]
+async fn a_fleet_scopes_quota_gauges_show_its_lease() {
+    let Some(server) = server(&[]) else { return };
+    let config = RetryConfig::default();
+    let recorder = metrics_exporter_prometheus::PrometheusBuilder::new().build_recorder();
+    let scrape = recorder.handle();
+    let fleet = process(&server.url(), 1).await;
+    // The scope's metric handles are made with it, under this test's recorder.
+    let strategy =
+        metrics::with_local_recorder(&recorder, || attached(&fleet, "fleet-gauges", &config));
+    wait_for_status(&strategy, FleetStatus::Live).await;
+    failed_call(&strategy); // a retry granted: the gauges are set
+    let stats = strategy.scope().stats();
+    let gauge = |name: &str| {
+        let prefix = format!("{name}{{scope=\"fleet-gauges\"}} ");
+        let text = scrape.render();
+        text.lines()
+            .find_map(|line| line.strip_prefix(&prefix).map(str::to_owned))
+            .unwrap_or_else(|| panic!("{name} in {text}"))
+            .parse::<f64>()
+            .expect("a number")
+    };
+    assert_eq!(
+        gauge("retry_quota_capacity"),
+        f64::from(stats.quota_capacity)
+    );
+    assert_eq!(gauge("retry_quota_level"), f64::from(stats.quota_level));
+}
