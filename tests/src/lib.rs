@@ -3,3 +3,21 @@
 
 pub mod redis_server;
 pub mod test_ca;
+
+use std::time::Duration;
+
+use retry_core::backoff::Jitter;
+use retry_core::{RetryConfig, StandardStrategy};
+
+/// The integration tests' strategy against servers on loopback: 3 attempts, backoffs of 10 ms
+/// then 20 ms without jitter, in a scope of its own (real sleeps of a few milliseconds).
+pub fn quick_strategy() -> StandardStrategy {
+    StandardStrategy::new(
+        RetryConfig::builder()
+            .max_attempts(3)
+            .initial_backoff(Duration::from_millis(10))
+            .jitter(Jitter::None)
+            .build()
+            .expect("valid config"),
+    )
+}

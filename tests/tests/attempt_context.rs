@@ -17,6 +17,7 @@ use retry_core::attempt::{self, Attempt};
 use retry_core::http::HttpStatusClassifier;
 use retry_core::tower::{BufferedRequest, RetryLayer};
 use retry_core::{Retry, RetryConfig, StandardStrategy, retry, retryable};
+use retry_tests::quick_strategy;
 use tower::{ServiceBuilder, ServiceExt};
 
 /// What the server saw: one 503, then the answer.
@@ -72,18 +73,6 @@ async fn under_retry_layer_each_request_carries_its_attempt() {
     assert_eq!(server.attempt_headers(), first_and_second());
 }
 
-/// 3 attempts, 10 ms then 20 ms backoff without jitter.
-fn strategy() -> StandardStrategy {
-    StandardStrategy::new(
-        RetryConfig::builder()
-            .max_attempts(3)
-            .initial_backoff(Duration::from_millis(10))
-            .jitter(retry_core::backoff::Jitter::None)
-            .build()
-            .expect("valid config"),
-    )
-}
-
 /// One attempt against `url`: its status or reqwest's error.
 async fn get(client: &reqwest::Client, url: &str) -> Result<(), reqwest::Error> {
     client.get(url).send().await?.error_for_status()?;
@@ -93,7 +82,7 @@ async fn get(client: &reqwest::Client, url: &str) -> Result<(), reqwest::Error> 
 #[tokio::test(start_paused = true)]
 async fn the_plain_api_returns_the_attempts_with_ok_and_with_err() {
     let client = reqwest::Client::new();
-    let strategy = strategy();
+    let strategy = quick_strategy();
     let server = serve(vec![status(503, None), Reply::Ok("a teapot")])
         .await
         .expect("serve");

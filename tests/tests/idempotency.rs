@@ -15,25 +15,14 @@ use hyper_util::rt::TokioExecutor;
 use retry_core::classify::{ClassifierChain, DynErrorClassifier};
 use retry_core::http::HttpStatusClassifier;
 use retry_core::tower::{BoxError, BufferedRequest, RetryLayer};
-use retry_core::{Retry, RetryConfig, StandardStrategy, retryable};
+use retry_core::{Retry, StandardStrategy, retryable};
+use retry_tests::quick_strategy;
 use tower::{ServiceBuilder, ServiceExt};
 
 type HyperResponse = http::Response<hyper::body::Incoming>;
 
 /// The per-attempt timeout: the first request hangs until it cuts the attempt.
 const ATTEMPT_TIMEOUT: Duration = Duration::from_millis(200);
-
-/// 3 attempts, 10 ms backoff without jitter, in a scope of its own.
-fn strategy() -> StandardStrategy {
-    StandardStrategy::new(
-        RetryConfig::builder()
-            .max_attempts(3)
-            .initial_backoff(Duration::from_millis(10))
-            .jitter(retry_core::backoff::Jitter::None)
-            .build()
-            .expect("valid config"),
-    )
-}
 
 /// A server whose first request never gets an answer and whose second gets 200.
 async fn hangs_once() -> HttpServer {
@@ -69,7 +58,7 @@ async fn send_through(
 
 /// `RetryLayer` classifying by status and by the error's source chain (the timeout's cut).
 fn layer() -> RetryLayer<StandardStrategy, ClassifierChain<HyperResponse, BoxError>> {
-    RetryLayer::new(strategy()).classifier(
+    RetryLayer::new(quick_strategy()).classifier(
         ClassifierChain::new()
             .with(HttpStatusClassifier::new())
             .with(DynErrorClassifier),
@@ -134,7 +123,7 @@ async fn reqwest_through_layer(
     let request = client.request(method, url).build()?;
     let service = ServiceBuilder::new()
         .layer(
-            RetryLayer::new(strategy())
+            RetryLayer::new(quick_strategy())
                 .copy_requests_with(|request: &reqwest::Request| request.try_clone()),
         )
         .service(client);
@@ -159,7 +148,7 @@ async fn reqwest_under_retry_layer_sends_a_timed_out_put_again_but_not_a_post() 
 /// One POST with reqwest under the plain API, declared `idempotent` or not (`None`: undeclared).
 async fn post_with_retry(url: &str, idempotent: Option<bool>) -> Result<(), reqwest::Error> {
     let client = reqwest_client();
-    let strategy = strategy();
+    let strategy = quick_strategy();
     let send = || async {
         client.post(url).send().await?.error_for_status()?;
         Ok(())

@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use examples::grpc_demo::{GetRequest, GrpcServer, KvClient, Reply, serve};
 use examples::refused_addr;
-use retry_core::{Retry, RetryConfig, RetryEvent, RetryInfo, StandardStrategy};
+use retry_core::{Retry, RetryEvent, RetryInfo, StandardStrategy};
+use retry_tests::quick_strategy;
 use tonic::Code;
 use tonic::transport::Endpoint;
 
@@ -21,17 +22,6 @@ enum KvError {
     #[error("empty value for {0}")]
     #[retry(never)]
     Empty(String),
-}
-
-fn strategy() -> StandardStrategy {
-    StandardStrategy::new(
-        RetryConfig::builder()
-            .max_attempts(3)
-            .initial_backoff(Duration::from_millis(10))
-            .jitter(retry_core::backoff::Jitter::None)
-            .build()
-            .expect("valid config"),
-    )
 }
 
 fn channel(server: &GrpcServer) -> Channel {
@@ -91,14 +81,14 @@ async fn unavailable_is_retried() {
     ])
     .await
     .expect("serve");
-    let (outcome, retries) = get_retried(&strategy(), &server).await;
+    let (outcome, retries) = get_retried(&quick_strategy(), &server).await;
     assert_eq!(outcome.expect("second attempt succeeds"), "v");
     assert_eq!((server.hits(), retries), (2, 1));
 }
 
 #[tokio::test(start_paused = true)]
 async fn resource_exhausted_waits_for_the_pushback_as_throttling() {
-    let strategy = strategy();
+    let strategy = quick_strategy();
     let server = serve(vec![
         Reply::Fail(Code::ResourceExhausted, Some("1500")),
         Reply::Value("v"),
@@ -120,7 +110,7 @@ async fn not_found_is_returned_unchanged_at_once() {
     let server = serve(vec![Reply::Fail(Code::NotFound, None), Reply::Value("v")])
         .await
         .expect("serve");
-    let (outcome, retries) = get_retried(&strategy(), &server).await;
+    let (outcome, retries) = get_retried(&quick_strategy(), &server).await;
     let status = the_status(outcome);
     assert_eq!(
         (status.code(), status.message()),
@@ -138,7 +128,7 @@ async fn a_negative_or_malformed_pushback_means_do_not_retry() {
         ])
         .await
         .expect("serve");
-        let (outcome, _) = get_retried(&strategy(), &server).await;
+        let (outcome, _) = get_retried(&quick_strategy(), &server).await;
         let status = the_status(outcome);
         assert_eq!(status.code(), Code::Unavailable);
         assert_eq!(server.hits(), 1, "{pushback}");
@@ -150,7 +140,7 @@ async fn when_attempts_run_out_the_last_status_is_returned() {
     let server = serve(vec![Reply::Fail(Code::Unavailable, Some("200"))])
         .await
         .expect("serve");
-    let (outcome, retries) = get_retried(&strategy(), &server).await;
+    let (outcome, retries) = get_retried(&quick_strategy(), &server).await;
     let status = the_status(outcome);
     assert_eq!(status.code(), Code::Unavailable);
     assert_eq!(status.retry_after(), Some(Duration::from_millis(200)));
@@ -167,7 +157,7 @@ async fn when_attempts_run_out_the_last_status_is_returned() {
 async fn an_unreachable_server_is_unavailable_and_retried() {
     let uri = format!("http://{}", refused_addr().await.expect("loopback"));
     let channel = Endpoint::from_shared(uri).expect("uri").connect_lazy();
-    let strategy = strategy();
+    let strategy = quick_strategy();
     let outcome = Retry::new(&strategy)
         .run(|| get_value(channel.clone(), "k"))
         .await;
@@ -216,7 +206,7 @@ async fn retry_layer_over_a_channel_retries_trailers_only_failures() {
     ])
     .await
     .expect("serve");
-    let transport = retrying(channel(&server), strategy());
+    let transport = retrying(channel(&server), quick_strategy());
     let reply = KvClient::new(transport).get(request("k")).await;
     assert_eq!(
         reply.expect("third attempt succeeds").into_inner().value,
@@ -236,7 +226,7 @@ async fn retry_layer_over_a_channel_returns_not_found_unchanged() {
     let server = serve(vec![Reply::Fail(Code::NotFound, None), Reply::Value("v")])
         .await
         .expect("serve");
-    let transport = retrying(channel(&server), strategy());
+    let transport = retrying(channel(&server), quick_strategy());
     let status = KvClient::new(transport)
         .get(request("k"))
         .await
@@ -256,7 +246,7 @@ async fn retry_layer_over_a_channel_stops_on_a_negative_pushback() {
     ])
     .await
     .expect("serve");
-    let transport = retrying(channel(&server), strategy());
+    let transport = retrying(channel(&server), quick_strategy());
     let status = KvClient::new(transport)
         .get(request("k"))
         .await

@@ -10,7 +10,8 @@ use examples::grpc_demo::{GetRequest, GrpcServer, KvClient, Reply, serve};
 use retry_core::classify::{ClassifierChain, DynErrorClassifier, TransientErrorClassifier};
 use retry_core::tonic::GrpcStatusClassifier;
 use retry_core::tower::{BoxError, BufferBodyLayer, BufferedRequest, RetryLayer};
-use retry_core::{Retry, RetryConfig, RetryInfo, StandardStrategy};
+use retry_core::{Retry, RetryInfo};
+use retry_tests::quick_strategy;
 use tonic::Code;
 use tonic::body::Body;
 use tonic::client::GrpcService;
@@ -19,17 +20,6 @@ use tower::ServiceBuilder;
 
 /// The call's deadline, and the per-attempt timeout, in the tests that set one.
 const DEADLINE: Duration = Duration::from_millis(300);
-
-fn strategy() -> StandardStrategy {
-    StandardStrategy::new(
-        RetryConfig::builder()
-            .max_attempts(3)
-            .initial_backoff(Duration::from_millis(10))
-            .jitter(retry_core::backoff::Jitter::None)
-            .build()
-            .expect("valid config"),
-    )
-}
 
 fn channel(server: &GrpcServer) -> Channel {
     Endpoint::from_shared(server.uri())
@@ -63,7 +53,7 @@ fn retried_channel(
         .with(TransientErrorClassifier);
     ServiceBuilder::new()
         .layer(BufferBodyLayer::new(64 * 1024))
-        .layer(RetryLayer::new(strategy()).classifier(classifier))
+        .layer(RetryLayer::new(quick_strategy()).classifier(classifier))
         .map_request(|request: BufferedRequest| request.map(Body::new))
         .service(channel)
 }
@@ -78,7 +68,7 @@ fn retried_channel_with_attempt_timeout(
         .with(DynErrorClassifier);
     ServiceBuilder::new()
         .layer(BufferBodyLayer::new(64 * 1024))
-        .layer(RetryLayer::new(strategy()).classifier(classifier))
+        .layer(RetryLayer::new(quick_strategy()).classifier(classifier))
         .timeout(DEADLINE)
         .map_request(|request: BufferedRequest| request.map(Body::new))
         .service(channel)
@@ -127,7 +117,7 @@ async fn the_calls_own_deadline_is_not_retried_under_the_retry_layer() {
 async fn the_calls_own_deadline_is_not_retried_by_retry() {
     let server = slow_then_fine().await;
     let channel = channel(&server);
-    let outcome = Retry::new(&strategy())
+    let outcome = Retry::new(&quick_strategy())
         .run(|| {
             let mut client = KvClient::new(channel.clone());
             async move { client.get(with_deadline("k")).await }
@@ -160,7 +150,7 @@ impl From<tokio::time::error::Elapsed> for KvError {
 async fn a_per_attempt_timeout_of_retry_is_retried() {
     let server = slow_then_fine().await;
     let channel = channel(&server);
-    let value = Retry::new(&strategy())
+    let value = Retry::new(&quick_strategy())
         .attempt_timeout(DEADLINE)
         .run(|| {
             let mut client = KvClient::new(channel.clone());

@@ -20,6 +20,7 @@ use retry_core::classify::{ClassifierChain, DynErrorClassifier, TransientErrorCl
 use retry_core::http::HttpStatusClassifier;
 use retry_core::tower::{BoxError, BufferedRequest, RetryLayer};
 use retry_core::{RetryConfig, StandardStrategy};
+use retry_tests::quick_strategy;
 use tower::{Service, ServiceBuilder, ServiceExt};
 
 type HyperError = hyper_util::client::legacy::Error;
@@ -27,18 +28,6 @@ type HyperResponse = http::Response<hyper::body::Incoming>;
 
 /// The per-attempt timeout of the `TimeoutLayer` under the retry layer.
 const ATTEMPT_TIMEOUT: Duration = Duration::from_millis(200);
-
-/// 3 attempts, 10 ms backoff without jitter, in a scope of its own.
-fn strategy() -> StandardStrategy {
-    StandardStrategy::new(
-        RetryConfig::builder()
-            .max_attempts(3)
-            .initial_backoff(Duration::from_millis(10))
-            .jitter(retry_core::backoff::Jitter::None)
-            .build()
-            .expect("valid config"),
-    )
-}
 
 /// The classic preset (a fixed quota of 500; a timeout's retry costs 10, any other 5).
 fn classic_strategy() -> StandardStrategy {
@@ -107,7 +96,11 @@ async fn an_attempt_cut_by_a_timeout_layer_is_retried() {
         .await
         .expect("serve");
     let attempts = Arc::new(AtomicU32::new(0));
-    let service = timed(strategy(), client(HttpConnector::new()), attempts.clone());
+    let service = timed(
+        quick_strategy(),
+        client(HttpConnector::new()),
+        attempts.clone(),
+    );
     let response = service
         .oneshot(get(&server.url("/slow")))
         .await
@@ -141,7 +134,11 @@ async fn a_refused_connection_under_a_timeout_layer_is_retried() {
     // A `BoxError` holding hyper-util's connect error, which holds the `io::Error`.
     let url = format!("http://{}/item", refused_addr().await.expect("loopback"));
     let attempts = Arc::new(AtomicU32::new(0));
-    let service = timed(strategy(), client(HttpConnector::new()), attempts.clone());
+    let service = timed(
+        quick_strategy(),
+        client(HttpConnector::new()),
+        attempts.clone(),
+    );
     let error = service
         .oneshot(get(&url))
         .await
@@ -175,7 +172,11 @@ fn failing_resolver() -> HttpConnector<
 async fn a_connect_error_is_retried_whatever_its_cause() {
     // hyper-util's `is_connect`: the request never reached the server, so it is safe to send.
     let attempts = Arc::new(AtomicU32::new(0));
-    let service = timed(strategy(), client(failing_resolver()), attempts.clone());
+    let service = timed(
+        quick_strategy(),
+        client(failing_resolver()),
+        attempts.clone(),
+    );
     let error = service
         .oneshot(get("http://unresolvable.invalid/item"))
         .await
@@ -190,7 +191,7 @@ async fn a_connect_error_is_retried_whatever_its_cause() {
     let attempts = Arc::new(AtomicU32::new(0));
     let counted = attempts.clone();
     let service = ServiceBuilder::new()
-        .layer(RetryLayer::new(strategy()).classifier(hyper_classifier()))
+        .layer(RetryLayer::new(quick_strategy()).classifier(hyper_classifier()))
         .map_request(move |request: BufferedRequest| {
             counted.fetch_add(1, Ordering::SeqCst);
             request
@@ -254,7 +255,7 @@ async fn a_call_shed_by_a_load_shed_layer_is_not_retried() {
     let server = serve(vec![Reply::Hang]).await.expect("serve");
     let attempts = Arc::new(AtomicU32::new(0));
     let counted = attempts.clone();
-    let strategy = strategy();
+    let strategy = quick_strategy();
     let scope = strategy.scope().clone();
     let service = ServiceBuilder::new()
         .layer(RetryLayer::new(strategy).classifier(boxed_classifier()))
