@@ -550,3 +550,51 @@ fn reports_made_while_threads_call_count_every_call_once() {
     assert_eq!(sum(|report| report.first_try_successes), first_tries);
     assert!(fleet.level(0) <= 5_000);
 }
+
+/// An engaged lease of a fleet of `live` processes at `fleet_rate`/s, the process's share
+/// `send_rate`/s.
+fn engaged_lease(live: u64, fleet_rate: f64, send_rate: f64) -> Lease {
+    Lease {
+        grant: 0,
+        cap: 500,
+        live,
+        born_ms: 1,
+        now_ms: 1,
+        engaged: true,
+        fleet_rate: (fleet_rate * 1_000.0) as u64,
+        share_ppm: (send_rate / fleet_rate * 1e6) as u64,
+        send_rate: (send_rate * 1_000.0) as u64,
+    }
+}
+
+#[test]
+fn a_lease_raises_a_process_share_at_most_a_tenth() {
+    let last = engaged_lease(10, 500.0, 50.0);
+    // The share doubles at the same fleet rate: a tenth more this lease.
+    let doubled = engaged_lease(10, 500.0, 100.0);
+    assert_rate(limiter_rate(&doubled, Some(&last), Some(50.0)), 55.0);
+    // The fleet's rate rises a fifth, the share stays: the rate follows the fleet's.
+    let regained = engaged_lease(10, 600.0, 60.0);
+    assert_rate(limiter_rate(&regained, Some(&last), Some(50.0)), 60.0);
+    // Both rise: a quarter in all, at most.
+    let both = engaged_lease(10, 600.0, 90.0);
+    assert_rate(limiter_rate(&both, Some(&last), Some(50.0)), 62.5);
+}
+
+#[test]
+fn a_store_that_knows_fewer_processes_raises_no_share() {
+    let last = engaged_lease(10, 500.0, 50.0);
+    // Re-learning: 5 processes heard so far, this one given twice its share.
+    let relearning = engaged_lease(5, 500.0, 100.0);
+    assert_rate(limiter_rate(&relearning, Some(&last), Some(50.0)), 50.0);
+    // The fleet's own rise still passes.
+    let relearning_higher = engaged_lease(5, 550.0, 110.0);
+    assert_rate(
+        limiter_rate(&relearning_higher, Some(&last), Some(50.0)),
+        55.0,
+    );
+}
+
+fn assert_rate(rate: f64, expected: f64) {
+    assert!((rate - expected).abs() < 1e-9, "{rate} is not {expected}");
+}
