@@ -23,6 +23,7 @@ local PPM = 1000000
 local MIN_FLEET_RATE = 500
 local EXPIRE_BATCH = 64
 local RELEARN_INTERVALS = 2
+local LONGEST_TICK_INTERVALS = 2
 local CUBIC_HORIZON_MS = 5000
 local CUBIC_MS3_PER_PPM = 25000
 local DEMAND_SMOOTHING = 4
@@ -237,14 +238,18 @@ local function add_to_tick(fleet, is_new)
   end
 end
 
--- A fleet not yet engaged: the tick's admitted traffic per report of a known process, times
--- the live processes (nil when engaged or no such report).
-local function admitted_per_report(fleet, live)
-  if fleet.engaged == 1 or fleet.tick_reports == 0 then
+-- The attempts the server admitted in the current tick.
+local function admitted_in_tick(fleet)
+  return fleet.tick_sends - math.min(fleet.tick_throttles, fleet.tick_sends)
+end
+
+-- count of the tick per report of a known process, times the live processes (nil without
+-- such a report).
+local function per_report_rate(fleet, count, live)
+  if fleet.tick_reports == 0 then
     return nil
   end
-  local sent = fleet.tick_sends - math.min(fleet.tick_throttles, fleet.tick_sends)
-  local per_process = floor_div(sent * 1000000, fleet.tick_reports * s.interval)
+  local per_process = floor_div(count * 1000000, fleet.tick_reports * s.interval)
   live = math.max(live, 1)
   if per_process > floor_div(MAX_RATE, live) then
     return MAX_RATE
@@ -252,7 +257,17 @@ local function admitted_per_report(fleet, live)
   return per_process * live
 end
 
-local function end_tick(fleet, now)
+-- A fleet not yet engaged: the tick's admitted traffic per report (nil when engaged).
+local function admitted_per_report(fleet, live)
+  if fleet.engaged == 1 then
+    return nil
+  end
+  return per_report_rate(fleet, admitted_in_tick(fleet), live)
+end
+
+-- Ends a tick of at least an interval: the fleet's rates over it (the send and admitted
+-- rates only from a tick of at most LONGEST_TICK_INTERVALS: a longer one missed reports).
+local function end_tick(fleet, live, now)
   local elapsed = now - fleet.tick_start
   if elapsed < s.interval then
     return
@@ -267,9 +282,11 @@ local function end_tick(fleet, now)
     local weight = floor_div(math.min(elapsed, s.window) * PPM, s.window)
     fleet.calls_rate = fleet.calls_rate + floor_div((calls - fleet.calls_rate) * weight, PPM)
   end
-  fleet.send_rate = per_second(fleet.tick_sends)
-  fleet.admitted_rate = per_second(fleet.tick_sends - math.min(fleet.tick_throttles,
-    fleet.tick_sends))
+  if elapsed <= LONGEST_TICK_INTERVALS * s.interval then
+    fleet.send_rate = per_second(fleet.tick_sends)
+    local admitted = admitted_in_tick(fleet)
+    fleet.admitted_rate = per_report_rate(fleet, admitted, live) or per_second(admitted)
+  end
   fleet.tick_start = now
   fleet.tick_calls = 0
   fleet.tick_sends = 0
@@ -458,7 +475,7 @@ if is_new then
 end
 add_to_tick(fleet, is_new)
 local per_report = admitted_per_report(fleet, live)
-end_tick(fleet, now)
+end_tick(fleet, live, now)
 limiter_step(fleet, per_report, now)
 
 -- 8. The budget.

@@ -653,3 +653,57 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_tick_the_store_was_away_for_measures_no_rate() {
+    // Ten processes throttled at 500/s; then the store is paused for six seconds (the
+    // harness's SIGSTOP): the reports sent meanwhile are lost or run late, and the tick that
+    // spans the pause holds a second's traffic over six. Measured as a rate (83/s), it cut the
+    // fleet to a tenth of the limit, held there.
+    let (mut state, _, cuts) = throttled_fleet(10, 3);
+    assert_eq!(cuts, [2_090, 3_090]);
+    let after_pause = Report {
+        sends: 70,
+        throttles: 20,
+        send_demand: 70_000,
+        ..report(1, 9_091)
+    };
+    let lease = lease(&mut state, &after_pause);
+    assert_eq!(
+        fleet(&state).cut_at_ms,
+        9_091,
+        "a throttle after the pause cuts"
+    );
+    assert_eq!(
+        fleet(&state).w_max,
+        500_000,
+        "from the last tick the store heard whole"
+    );
+    assert_eq!(fleet(&state).admitted_rate, Some(500_000));
+    assert!(lease.fleet_rate > 400_000, "{lease:?}");
+}
+
+#[test]
+fn a_tick_counts_the_admitted_rate_per_report_not_over_its_length() {
+    // Eight processes, each admitted 63 attempts a second (504/s), throttled a little. A tick
+    // holds one report of each, but one came 100 ms late (the ±10 % jitter): over the tick's
+    // 1.1 s that is 458/s, per report of a process 504/s.
+    let mut state = StoreState::default();
+    for id in 1..=8 {
+        lease(&mut state, &report(id, 1_000 + id * 10));
+    }
+    let throttled = |id: u64, now: u64| Report {
+        sends: 70,
+        throttles: 7,
+        send_demand: 70_000,
+        ..report(id, now)
+    };
+    for second in 2..=4 {
+        for id in 1..=8 {
+            lease(&mut state, &throttled(id, second * 1_000 + id * 10));
+        }
+    }
+    lease(&mut state, &throttled(1, 5_110));
+    assert_eq!(fleet(&state).cut_at_ms, 5_110);
+    assert_eq!(fleet(&state).w_max, 504_000);
+}
