@@ -229,11 +229,13 @@ local function count_holding(fleet, previous, now)
   return counted
 end
 
+-- The report's counts, and the report among the tick's if it tells about an interval (a
+-- process the store knew, or one that knew this fleet).
 local function add_to_tick(fleet, is_new)
   fleet.tick_calls = math.min(fleet.tick_calls + r.calls, MAX_COUNT)
   fleet.tick_sends = math.min(fleet.tick_sends + r.sends, MAX_COUNT)
   fleet.tick_throttles = math.min(fleet.tick_throttles + r.throttles, MAX_COUNT)
-  if not is_new then
+  if not is_new or r.known_born == fleet.born then
     fleet.tick_reports = math.min(fleet.tick_reports + 1, MAX_COUNT)
   end
 end

@@ -361,14 +361,17 @@ fn smoothed_demand(previous: Option<ProcessRecord>, reported: i64) -> i64 {
     }
 }
 
-/// Adds the report's counts to the tick (a report of a process the store knew as one of
-/// the tick's reports).
+/// Adds the report's counts to the tick, and the report to the tick's reports if it tells
+/// about a sync interval of its process's traffic: a process the store knew, or one that knew
+/// this fleet (the store forgot it: it expired while the store was away, or the store lost its
+/// state). A new process's first report tells about its time since it attached.
 fn add_to_tick(fleet: &mut FleetState, r: &Seen, is_new: bool) {
     let most = i64::try_from(MAX_COUNT).unwrap_or(i64::MAX);
+    let whole_interval = !is_new || r.known_born == fleet.born_ms;
     fleet.tick_calls = (fleet.tick_calls + r.calls).min(most);
     fleet.tick_sends = (fleet.tick_sends + r.sends).min(most);
     fleet.tick_throttles = (fleet.tick_throttles + r.throttles).min(most);
-    fleet.tick_reports = (fleet.tick_reports + i64::from(!is_new)).min(most);
+    fleet.tick_reports = (fleet.tick_reports + i64::from(whole_interval)).min(most);
 }
 
 /// What a fleet not yet engaged would cut from besides the ticks' rates: the traffic the

@@ -707,3 +707,29 @@ fn a_tick_counts_the_admitted_rate_per_report_not_over_its_length() {
     assert_eq!(fleet(&state).cut_at_ms, 5_110);
     assert_eq!(fleet(&state).w_max, 504_000);
 }
+
+#[test]
+fn a_process_the_store_forgot_still_reports_a_whole_interval() {
+    // Ten processes throttled at 500/s; the store away for six seconds, longer than a lease:
+    // when it is back it forgets them all, and their next reports are those of processes it
+    // does not know. They still tell about an interval each (they knew this fleet): counted
+    // as such, the first whole tick after measures 500/s; counted as new processes' first
+    // reports, it measured the tick's traffic per report of the one process known again, ten
+    // times the limit (the simulator: store down, busiest second 1.071 ± 0.042).
+    let (mut state, _, _) = throttled_fleet(10, 3);
+    let born = fleet(&state).born_ms as u64;
+    let back = |id: u64, now: u64| Report {
+        sends: 70,
+        throttles: 20,
+        send_demand: 70_000,
+        known_born_ms: born,
+        ..report(id, now)
+    };
+    for second in [9, 10] {
+        for id in 1..=10 {
+            lease(&mut state, &back(id, second * 1_000 + id * 1_000 / 11));
+        }
+    }
+    assert_eq!(fleet(&state).admitted_rate, Some(500_000));
+    assert_eq!(fleet(&state).w_max, 500_000);
+}
