@@ -598,3 +598,27 @@ fn a_store_that_knows_fewer_processes_raises_no_share() {
 fn assert_rate(rate: f64, expected: f64) {
     assert!((rate - expected).abs() < 1e-9, "{rate} is not {expected}");
 }
+
+#[test]
+fn a_throttled_attempt_is_reported_sent_with_its_throttle_not_when_its_call_ends() {
+    // A call throttled and waiting for its retry (`Retry-After: 1`) when the process reports:
+    // the report holds the throttle, so it must hold the attempt too. Counted at the call's
+    // end, the attempt came a report later, and the store measured `sent - throttled` short by
+    // every throttle of the interval (the harness: 421/s measured of a 500/s limit).
+    let mut fleet = Fleet::new(1);
+    fleet.sync(0);
+    let strategy = &fleet.processes[0].strategy;
+    let token = strategy.acquire_initial_token();
+    let waiting = strategy
+        .refresh_retry_token(token, &RetryReason::error(ErrorKind::Throttling))
+        .expect("a retry");
+    fleet.advance_ms(1_000);
+    let report = fleet.sync_report(0);
+    assert_eq!((report.sends, report.throttles), (1, 1));
+    // The retry succeeds in the next interval: one more attempt, none counted twice.
+    let strategy = &fleet.processes[0].strategy;
+    strategy.record_success(waiting);
+    fleet.advance_ms(1_000);
+    let report = fleet.sync_report(0);
+    assert_eq!((report.sends, report.throttles), (1, 0));
+}
