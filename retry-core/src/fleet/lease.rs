@@ -490,9 +490,11 @@ const MOST_RISE: f64 = 1.25;
 /// The most one lease raises the process's share of the fleet's rate over the last lease's:
 /// 10 %. A process's demand is smoothed over four reports at the store, so a share that
 /// follows demand moves less than this in a sync interval; a larger move is a store that is
-/// re-learning the fleet's demand report by report (flushed, restarted empty), whose first
-/// replies give the first processes to report the shares of all. In the simulator, store
-/// flushed mid-F3, busiest second 1.064 → 1.052 times the limit (with the no-rise rule below).
+/// re-learning the fleet's demand report by report (flushed, restarted empty, or back after
+/// its processes expired), whose first replies give the first processes to report the shares
+/// of all. In the simulator, store flushed mid-F3, busiest second 1.064 → 1.052 times the limit
+/// (with the no-rise rule below); in the harness, a store paused 5 s and one restarted empty:
+/// the shares added up to 1.12x the fleet's rate with no rise only while the count was lower.
 const MOST_SHARE_RISE: f64 = 1.1;
 
 /// The limiter's rate for an engaged `lease`, requests per second: its send rate when the
@@ -519,15 +521,16 @@ fn limiter_rate(lease: &Lease, previous: Option<&Lease>, rate: Option<f64>) -> f
 
 /// The most `lease` lets the process send after `last`, which set `rate`: the fleet's rise (at
 /// most [`MOST_RISE`]) times a share that rises at most [`MOST_SHARE_RISE`], and not at all
-/// while the store knows fewer live processes than it did (it is hearing the fleet's demand
-/// anew, or processes left and their demand has not yet left with them); `MOST_RISE` in all.
+/// when the store counts another number of live processes than it did (it is hearing the
+/// fleet's demand anew after forgetting the processes, or processes came or left and the
+/// demands it shares by are still moving); `MOST_RISE` in all.
 fn most_rate(lease: &Lease, last: &Lease, rate: f64) -> f64 {
     let fleet_rise = if last.fleet_rate > 0 {
         (lease.fleet_rate as f64 / last.fleet_rate as f64).min(MOST_RISE)
     } else {
         MOST_RISE
     };
-    let share_rise = if lease.live < last.live {
+    let share_rise = if lease.live != last.live {
         1.0
     } else {
         MOST_SHARE_RISE

@@ -582,7 +582,7 @@ fn a_lease_raises_a_process_share_at_most_a_tenth() {
 }
 
 #[test]
-fn a_store_that_knows_fewer_processes_raises_no_share() {
+fn a_store_that_counts_other_processes_raises_no_share() {
     let last = engaged_lease(10, 500.0, 50.0);
     // Re-learning: 5 processes heard so far, this one given twice its share.
     let relearning = engaged_lease(5, 500.0, 100.0);
@@ -592,6 +592,11 @@ fn a_store_that_knows_fewer_processes_raises_no_share() {
     assert_rate(
         limiter_rate(&relearning_higher, Some(&last), Some(50.0)),
         55.0,
+    ); // Nor while the count comes back up (the shares it gives are still moving).
+    let counted_again = engaged_lease(10, 500.0, 100.0);
+    assert_rate(
+        limiter_rate(&counted_again, Some(&relearning), Some(50.0)),
+        50.0,
     );
 }
 
