@@ -77,9 +77,11 @@
 //! * the bucket starts with one permit when the fleet limiter engages (empty, every process
 //!   would wait a whole period for its first send, and the fleet go quiet just after its first
 //!   throttle);
-//! * one lease raises the process's rate at most 1.25x the last one's, or to the fleet's rate
-//!   over its live processes if that is more (a store that lost its state hands its first
-//!   reporters the shares of all; a corrupt one cannot make a process burst).
+//! * one lease raises the process's rate at most 1.25x the last one's, and its share of the
+//!   fleet's rate at most 1.1x, and only after three leases in a row counted the same live
+//!   processes; or to the fleet's rate over its live processes if that is more (a store that
+//!   lost its state hands its first reporters the shares of all, and shares by moving demands
+//!   for a few reports after; a corrupt one cannot make a process burst).
 //!
 //! The process side is [`lease::LeaseHolder`],
 //! plain logic on explicit times: a simulator drives it in virtual time against
@@ -124,12 +126,17 @@
 //!   at least while the fleet is younger than its window); tokens go to processes by their
 //!   share of the retry demand (one retry's cost at least), to a new process its fair share,
 //!   never a private budget; over the cap, leases are trimmed by negative grants. A throttle
-//!   cuts the fleet's rate once per sync interval (the fleet's round trip) to beta times the
-//!   rate the server admitted (for a cold fleet's first cut, at least the admitted traffic per
-//!   report so far times the processes: most of its first traffic is still to be reported);
-//!   between cuts the rate regains it along the library's CUBIC
-//!   curve, probes past it linearly (0.5 % a second for 20 s), then grows along CUBIC again;
-//!   each process sends at its share of the fleet's send demand (smoothed over four reports).
+//!   measures the limit as the rate the server admitted over the last tick (for a cold fleet's
+//!   first cut, at least the admitted traffic per report so far times the processes: most of
+//!   its first traffic is still to be reported) and cuts the fleet's rate, once per sync
+//!   interval (the fleet's round trip), to beta times its target, 3 % under that limit;
+//!   between cuts the rate regains the target along the library's CUBIC curve, holds it for
+//!   30 s, probes past it linearly (0.25 % a second for 60 s), then grows along CUBIC again
+//!   (at once after a cold fleet's first cut, an estimate); a store that lost its state adopts
+//!   the lowest rate its processes knew as the target. Below the limit, because a fleet of many
+//!   small senders varies by a few percent from one second to the next: at the limit, its
+//!   busiest seconds are 7-10 % over it. Each process sends at its share of the fleet's send
+//!   demand (smoothed over four reports).
 //! * A [`Reply`](protocol::Reply): the grant (tokens to add or give back), the fleet's cap, the
 //!   live processes, whether the fleet limiter is engaged, the fleet's rate and the process's
 //!   share of it; or a conflict with the stored settings. Every value is checked against its

@@ -98,6 +98,7 @@ fn decode_fleet(fields: &[(String, String)]) -> Result<FleetState, ProtocolError
         engaged: flag("engaged")?,
         adopting: flag("adopting")?,
         w_max: int("w_max")?,
+        cold_cut: flag("cold_cut")?,
         cut_at_ms: int("cut_at")?,
         fleet_rate: int("fleet_rate")?,
     })

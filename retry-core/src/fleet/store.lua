@@ -23,11 +23,14 @@ local PPM = 1000000
 local MIN_FLEET_RATE = 500
 local EXPIRE_BATCH = 64
 local RELEARN_INTERVALS = 2
+local LONGEST_TICK_INTERVALS = 2
 local CUBIC_HORIZON_MS = 5000
 local CUBIC_MS3_PER_PPM = 25000
 local DEMAND_SMOOTHING = 4
-local PROBE_PPM_PER_S = 5000
-local PROBE_SPAN_MS = 20000
+local TARGET_MARGIN_PPM = 30000
+local HOLD_MS = 30000
+local PROBE_PPM_PER_S = 2500
+local PROBE_SPAN_MS = 60000
 
 local function floor_div(a, b)
   return math.floor(a / b)
@@ -98,7 +101,7 @@ local INT_FIELDS = {
   'born', 'now', 'relearn_until', 'pool', 'leased', 'retry_demand', 'send_demand',
   'tick_start', 'tick_calls', 'tick_sends', 'tick_throttles', 'tick_reports', 'calls_rate',
   'send_rate',
-  'admitted_rate', 'engaged', 'adopting', 'w_max', 'cut_at', 'fleet_rate',
+  'admitted_rate', 'engaged', 'adopting', 'w_max', 'cold_cut', 'cut_at', 'fleet_rate',
 }
 
 local function stored_int(text)
@@ -187,7 +190,7 @@ local function new_fleet(now)
     pool = math.min(s.young, s.most), leased = 0, retry_demand = 0, send_demand = 0,
     tick_start = now, tick_calls = 0, tick_sends = 0, tick_throttles = 0, tick_reports = 0,
     calls_rate = -1, send_rate = -1, admitted_rate = -1,
-    engaged = 0, adopting = 0, w_max = 0, cut_at = 0, fleet_rate = 0,
+    engaged = 0, adopting = 0, w_max = 0, cold_cut = 0, cut_at = 0, fleet_rate = 0,
   }
   if relearn then
     fleet.born = math.min(r.known_born, now)
@@ -226,23 +229,29 @@ local function count_holding(fleet, previous, now)
   return counted
 end
 
+-- The report's counts, and the report among the tick's if it tells about an interval (a
+-- process the store knew, or one that knew this fleet).
 local function add_to_tick(fleet, is_new)
   fleet.tick_calls = math.min(fleet.tick_calls + r.calls, MAX_COUNT)
   fleet.tick_sends = math.min(fleet.tick_sends + r.sends, MAX_COUNT)
   fleet.tick_throttles = math.min(fleet.tick_throttles + r.throttles, MAX_COUNT)
-  if not is_new then
+  if not is_new or r.known_born == fleet.born then
     fleet.tick_reports = math.min(fleet.tick_reports + 1, MAX_COUNT)
   end
 end
 
--- A fleet not yet engaged: the tick's admitted traffic per report of a known process, times
--- the live processes (nil when engaged or no such report).
-local function admitted_per_report(fleet, live)
-  if fleet.engaged == 1 or fleet.tick_reports == 0 then
+-- The attempts the server admitted in the current tick.
+local function admitted_in_tick(fleet)
+  return fleet.tick_sends - math.min(fleet.tick_throttles, fleet.tick_sends)
+end
+
+-- count of the tick per report of a known process, times the live processes (nil without
+-- such a report).
+local function per_report_rate(fleet, count, live)
+  if fleet.tick_reports == 0 then
     return nil
   end
-  local sent = fleet.tick_sends - math.min(fleet.tick_throttles, fleet.tick_sends)
-  local per_process = floor_div(sent * 1000000, fleet.tick_reports * s.interval)
+  local per_process = floor_div(count * 1000000, fleet.tick_reports * s.interval)
   live = math.max(live, 1)
   if per_process > floor_div(MAX_RATE, live) then
     return MAX_RATE
@@ -250,7 +259,17 @@ local function admitted_per_report(fleet, live)
   return per_process * live
 end
 
-local function end_tick(fleet, now)
+-- A fleet not yet engaged: the tick's admitted traffic per report (nil when engaged).
+local function admitted_per_report(fleet, live)
+  if fleet.engaged == 1 then
+    return nil
+  end
+  return per_report_rate(fleet, admitted_in_tick(fleet), live)
+end
+
+-- Ends a tick of at least an interval: the fleet's rates over it (the send and admitted
+-- rates only from a tick of at most LONGEST_TICK_INTERVALS: a longer one missed reports).
+local function end_tick(fleet, live, now)
   local elapsed = now - fleet.tick_start
   if elapsed < s.interval then
     return
@@ -265,9 +284,11 @@ local function end_tick(fleet, now)
     local weight = floor_div(math.min(elapsed, s.window) * PPM, s.window)
     fleet.calls_rate = fleet.calls_rate + floor_div((calls - fleet.calls_rate) * weight, PPM)
   end
-  fleet.send_rate = per_second(fleet.tick_sends)
-  fleet.admitted_rate = per_second(fleet.tick_sends - math.min(fleet.tick_throttles,
-    fleet.tick_sends))
+  if elapsed <= LONGEST_TICK_INTERVALS * s.interval then
+    fleet.send_rate = per_second(fleet.tick_sends)
+    local admitted = admitted_in_tick(fleet)
+    fleet.admitted_rate = per_report_rate(fleet, admitted, live) or per_second(admitted)
+  end
   fleet.tick_start = now
   fleet.tick_calls = 0
   fleet.tick_sends = 0
@@ -295,43 +316,78 @@ local function tick_rate_so_far(fleet, count, now)
   return math.min(floor_div(count * 1000000, elapsed), MAX_RATE)
 end
 
--- The time from a cut to the curve's return to w_max, ms.
+-- The time from a cut to the curve's return to the target, ms.
 local function regain_ms()
   return integer_cube_root(CUBIC_MS3_PER_PPM * (PPM - s.beta))
 end
 
--- The curve's growth over w_max (ppm), d ms past its return to w_max: CUBIC's concave part
--- before, then the linear probe, then CUBIC's convex growth up to the horizon.
-local function curve_growth(d)
+-- The fleet's target under a measured limit, and the limit whose target is a rate.
+local function target_of(limit)
+  return floor_div(limit * (PPM - TARGET_MARGIN_PPM), PPM)
+end
+
+local function limit_with_target(rate)
+  return math.min(floor_div(rate * PPM, PPM - TARGET_MARGIN_PPM), MAX_RATE)
+end
+
+-- How long the curve holds its target, then probes linearly, ms: none after a cold cut.
+local function curve_phases(fleet)
+  if fleet.cold_cut == 1 then
+    return 0, 0
+  end
+  return HOLD_MS, PROBE_SPAN_MS
+end
+
+-- The curve's growth over the target (ppm), d ms past its return to it: CUBIC's concave part
+-- before, then the hold, the linear probe, and CUBIC's convex growth up to the horizon.
+local function curve_growth(fleet, d)
   if d < 0 then
     return floor_div(d * d * d, CUBIC_MS3_PER_PPM)
   end
-  local convex = math.max(0, math.min(d - PROBE_SPAN_MS, CUBIC_HORIZON_MS))
-  return floor_div(PROBE_PPM_PER_S * math.min(d, PROBE_SPAN_MS), 1000)
+  local hold, span = curve_phases(fleet)
+  local probing = math.max(0, math.min(d - hold, span))
+  local convex = math.max(0, math.min(d - hold - span, CUBIC_HORIZON_MS))
+  return floor_div(PROBE_PPM_PER_S * probing, 1000)
     + floor_div(convex * convex * convex, CUBIC_MS3_PER_PPM)
 end
 
 -- A curve that ran to its horizon without a throttle grows again from where it got.
 local function rebase_past_horizon(fleet, now)
   local k = regain_ms()
-  if now - fleet.cut_at - k <= PROBE_SPAN_MS + CUBIC_HORIZON_MS then
+  local hold, span = curve_phases(fleet)
+  if now - fleet.cut_at - k <= hold + span + CUBIC_HORIZON_MS then
     return
   end
-  local top = PPM + curve_growth(PROBE_SPAN_MS + CUBIC_HORIZON_MS)
-  local probed = PPM + curve_growth(PROBE_SPAN_MS)
+  local top = PPM + curve_growth(fleet, hold + span + CUBIC_HORIZON_MS)
+  local probed = PPM + curve_growth(fleet, hold + span)
   fleet.w_max = math.min(floor_div(fleet.w_max * top, probed), MAX_RATE)
-  fleet.cut_at = now - k - PROBE_SPAN_MS
+  fleet.cut_at = now - k - hold - span
 end
 
 local function fleet_curve(fleet, now)
   local k = regain_ms()
-  local growth = curve_growth(math.max(-k, now - fleet.cut_at - k))
-  local rate = fleet.w_max + floor_div(fleet.w_max * growth, PPM)
+  local growth = curve_growth(fleet, math.max(-k, now - fleet.cut_at - k))
+  local target = target_of(fleet.w_max)
+  local rate = target + floor_div(target * growth, PPM)
   if fleet.send_rate >= 0 then
     local sending = tick_rate_so_far(fleet, fleet.tick_sends, now)
     rate = math.min(rate, 2 * math.max(fleet.send_rate, sending))
   end
   return math.max(MIN_FLEET_RATE, math.min(rate, MAX_RATE))
+end
+
+-- The limit a throttle measures: the last tick's admitted rate; a fleet not yet engaged takes
+-- the current tick's so far (or its traffic per report) if more.
+local function measured_limit(fleet, per_report, now)
+  if fleet.admitted_rate >= 0 and fleet.engaged == 1 then
+    return fleet.admitted_rate
+  end
+  local sent = fleet.tick_sends - math.min(fleet.tick_throttles, fleet.tick_sends)
+  local current = math.max(tick_rate_so_far(fleet, sent, now), per_report or 0)
+  if fleet.admitted_rate >= 0 then
+    return math.max(fleet.admitted_rate, current)
+  end
+  return current
 end
 
 local function limiter_step(fleet, per_report, now)
@@ -341,17 +397,13 @@ local function limiter_step(fleet, per_report, now)
   if fleet.adopting == 1 and r.known_rate > 0 and
       (fleet.engaged == 0 or r.known_rate < fleet.fleet_rate) then
     fleet.engaged = 1
-    fleet.w_max = math.min(floor_div(r.known_rate * PPM, s.beta), MAX_RATE)
-    fleet.cut_at = now
+    fleet.w_max = limit_with_target(r.known_rate)
+    fleet.cold_cut = 0
+    fleet.cut_at = now - regain_ms()
   end
   if r.throttles > 0 and (fleet.engaged == 0 or now - fleet.cut_at >= s.interval) then
-    -- The last tick's admitted rate, or the current tick's so far if more.
-    local sent = fleet.tick_sends - math.min(fleet.tick_throttles, fleet.tick_sends)
-    local admitted = math.max(tick_rate_so_far(fleet, sent, now), per_report or 0)
-    if fleet.admitted_rate >= 0 then
-      admitted = math.max(fleet.admitted_rate, admitted)
-    end
-    fleet.w_max = math.max(admitted, MIN_FLEET_RATE)
+    fleet.w_max = math.max(measured_limit(fleet, per_report, now), MIN_FLEET_RATE)
+    fleet.cold_cut = 1 - fleet.engaged
     fleet.cut_at = now
     fleet.engaged = 1
     fleet.adopting = 0
@@ -425,7 +477,7 @@ if is_new then
 end
 add_to_tick(fleet, is_new)
 local per_report = admitted_per_report(fleet, live)
-end_tick(fleet, now)
+end_tick(fleet, live, now)
 limiter_step(fleet, per_report, now)
 
 -- 8. The budget.

@@ -71,10 +71,15 @@ pub struct FleetState {
     /// Whether the store still adopts the lowest fleet rate processes report (re-learning, no
     /// cut of its own yet) (`adopting`).
     pub adopting: bool,
-    /// The rate the curve returns to after a cut, thousandths of a request per second: the rate
-    /// the server admitted at the last cut, or where the curve got at its horizon without one
-    /// (`w_max`).
+    /// The limit the fleet measured, thousandths of a request per second: the rate the server
+    /// admitted at the last cut (or the one whose target a re-learning store adopted, or where
+    /// the curve got at its horizon without a cut); the curve returns to its target,
+    /// [`TARGET_MARGIN_PPM`](super::store_model::TARGET_MARGIN_PPM) below it (`w_max`).
     pub w_max: i64,
+    /// Whether the last cut was a cold fleet's first (`cold_cut`): measured from ticks that
+    /// hold little of the traffic that met the limit, it is an estimate, and the curve grows
+    /// from it at once, without the hold and the linear probe.
+    pub cold_cut: bool,
     /// When the last cut happened, Unix ms (`cut_at`).
     pub cut_at_ms: i64,
     /// The fleet's send rate at the last report, thousandths of a request per second

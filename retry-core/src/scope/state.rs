@@ -340,9 +340,15 @@ impl Scope {
         self.inner.counters.add(counter);
     }
 
-    /// Counts a successful call that sent `retries` attempts before its last one.
-    pub(crate) fn count_retried_success(&self, retries: u32) {
-        self.inner.counters.add_retried_success(retries);
+    /// Counts a successful call that retried.
+    pub(crate) fn count_retried_success(&self) {
+        self.inner.counters.add_retried_success();
+    }
+
+    /// Counts an attempt that was sent and answered with an error (the retry path's: the
+    /// attempt is counted with its answer, as its throttle is).
+    pub(crate) fn count_failed_attempt(&self) {
+        self.inner.counters.add_attempts(1);
     }
 
     /// What the scope reports to the `metrics` facade.
@@ -351,10 +357,11 @@ impl Scope {
         &self.inner.meter
     }
 
-    /// Counts a call that ended in failure after sending `attempts` attempts.
-    pub(crate) fn count_failure(&self, attempts: u32) {
+    /// Counts a call that ended in failure, with `uncounted` attempts it sent that were not
+    /// counted as they failed (its last one, when the strategy was not asked to retry it).
+    pub(crate) fn count_failure(&self, uncounted: u32) {
         self.count(Counter::Failure);
-        self.inner.counters.add_attempts(attempts);
+        self.inner.counters.add_attempts(uncounted);
     }
 }
 

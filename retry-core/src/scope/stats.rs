@@ -91,10 +91,10 @@ impl ScopeCounters {
         self.successes.sum()
     }
 
-    /// Counts a successful call that sent `retries` attempts before its last one.
-    pub(crate) fn add_retried_success(&self, retries: u32) {
+    /// Counts a successful call that retried (its attempts are counted as they failed, and its
+    /// last one as a success).
+    pub(crate) fn add_retried_success(&self) {
         self.retried_successes.fetch_add(1, Ordering::Relaxed);
-        self.add_attempts(retries);
     }
 
     /// Counts `cost` tokens a retry asked for, and whether the quota paid them.
@@ -124,7 +124,7 @@ impl ScopeCounters {
         }
     }
 
-    /// Counts `attempts` sent by a call that ended, beyond the first attempt of a success.
+    /// Counts `attempts` sent, beyond the last attempt of a success.
     pub(crate) fn add_attempts(&self, attempts: u32) {
         self.attempts
             .fetch_add(u64::from(attempts), Ordering::Relaxed);
@@ -172,8 +172,9 @@ impl ScopeCounters {
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[non_exhaustive]
 pub struct ScopeStats {
-    /// Attempts sent by the calls that ended (a call still running is counted when it ends). A
-    /// retry granted but never sent (the call was cancelled while it waited) is not an attempt.
+    /// Attempts sent: an attempt that failed is counted when its answer came (as a throttle is,
+    /// so that a fleet's reports hold both), a call's last attempt when the call ends. A retry
+    /// granted but never sent (the call was cancelled while it waited) is not an attempt.
     pub attempts: u64,
     /// Retries granted (those of calls still running included, and those never sent).
     pub retries: u64,

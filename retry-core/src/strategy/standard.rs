@@ -130,6 +130,7 @@ impl StandardStrategy {
         reason: &RetryReason,
         permit_wait: impl FnOnce(Duration) -> Result<Duration, RetryError>,
     ) -> Result<RetryToken, RetryError> {
+        self.scope.count_failed_attempt();
         if reason.kind().is_throttling() {
             self.scope.count(Counter::Throttle);
         }
@@ -177,9 +178,9 @@ impl StandardStrategy {
         })
     }
 
-    /// The call ends in failure after `sent` attempts, for `error`.
+    /// The call ends in failure after `sent` attempts (each counted as it failed), for `error`.
     fn give_up(&self, sent: u32, error: RetryError) -> RetryError {
-        self.scope.count_failure(sent);
+        self.scope.count_failure(0);
         self.scope.meter().call_ended(CallOutcome::of(&error), sent);
         error
     }
@@ -193,7 +194,7 @@ impl StandardStrategy {
     /// goes back to the quota.
     fn abandon_with(&self, token: RetryToken, outcome: CallOutcome) {
         let sent = token.attempt - 1;
-        self.scope.count_failure(sent);
+        self.scope.count_failure(0);
         self.scope.meter().call_ended(outcome, sent);
         self.scope.quota().release(token.retry_cost);
         if token.retry_cost > 0 {
@@ -233,19 +234,21 @@ impl RetryStrategy for StandardStrategy {
         } else {
             // Fields, not the token: passing the token out of line would copy it whole with
             // wide loads, which miss store-to-load forwarding (see `RetryToken::take`).
-            self.record_success_after_retries(token.attempt, token.paid, token.retry_cost);
+            self.record_success_after_retries(token.paid, token.retry_cost);
         }
     }
 
     fn record_failure(&self, token: RetryToken) {
-        self.scope.count_failure(token.attempt);
+        // The attempts before the last were counted as they failed.
+        self.scope.count_failure(1);
         self.scope
             .meter()
             .call_ended(CallOutcome::NotRetryable, token.attempt);
     }
 
     fn record_cancelled(&self, token: RetryToken) {
-        self.scope.count_failure(token.attempt);
+        // The attempt in flight; those before it were counted as they failed.
+        self.scope.count_failure(1);
         self.scope
             .meter()
             .call_ended(CallOutcome::Cancelled, token.attempt);
@@ -271,13 +274,12 @@ impl RetryStrategy for StandardStrategy {
 }
 
 impl StandardStrategy {
-    /// [`record_success`](RetryStrategy::record_success) of a call that succeeded at attempt
-    /// `attempt`, having paid `paid` for its retries, the last of which cost `retry_cost`; out
-    /// of line.
+    /// [`record_success`](RetryStrategy::record_success) of a call that succeeded after
+    /// retries, having paid `paid` for them, the last of which cost `retry_cost`; out of line.
     #[inline(never)]
-    fn record_success_after_retries(&self, attempt: u32, paid: u32, retry_cost: u32) {
-        // The success counts the first attempt; these are the retries sent before it.
-        self.scope.count_retried_success(attempt - 1);
+    fn record_success_after_retries(&self, paid: u32, retry_cost: u32) {
+        // The success counts its last attempt; the retries before it were counted as they failed.
+        self.scope.count_retried_success();
         // Retries that ended in a success did not storm: a traffic-sized quota gets all of them
         // back, so it drains only through calls that fail. A fixed quota keeps the AWS SDKs'
         // rule (and their published vectors): the last retry's cost.

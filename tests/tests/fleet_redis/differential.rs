@@ -88,16 +88,19 @@ async fn a_fleets_life_gives_the_same_replies_and_state_on_redis_and_in_the_mode
     let Some(server) = server(&[]) else { return };
     let mut pair = Pair::new(&server, "life").await;
     let mut fleet: Vec<Process> = (1..=3).map(Process::new).collect();
-    // 70 s of traffic, 10 calls/s in all; throttles from 20 s to 30 s; the third process
+    // 135 s of traffic, 10 calls/s in all; throttles in second 20 (a cold fleet's first cut,
+    // and the curve's fast growth from it) and from 30 s to 37 s, the store away for seconds
+    // 33 to 35 (a tick that measures no rate), then the limiter's curve runs its whole course
+    // (the hold, the linear probe, the convex growth and past its horizon); the third process
     // wants retries from 40 s and falls silent at 50 s.
-    for second in 1..=70_u64 {
+    for second in (1..=135_u64).filter(|second| !(33..=35).contains(second)) {
         for (i, process) in fleet.iter_mut().enumerate() {
             let index = u64::try_from(i).expect("small");
             if index == 2 && second > 50 {
                 continue;
             }
             let now = second * 1_000 + index * 300;
-            let throttled = (20..30).contains(&second);
+            let throttled = second == 20 || (30..=37).contains(&second);
             pair.sync(process, now, |report| Report {
                 calls: 3 + index,
                 first_try_successes: 2,
@@ -111,16 +114,19 @@ async fn a_fleets_life_gives_the_same_replies_and_state_on_redis_and_in_the_mode
             .await;
         }
     }
+    // The curve ran past its horizon and was moved on from there (its last cut was by 38 s).
+    let curve = pair.model.fleet().expect("a fleet");
+    assert!(curve.engaged && curve.cut_at_ms > 38_000, "{curve:?}");
     // Another process's settings: a conflict.
     let other = Settings {
         most: 2_000,
         ..Settings::example()
     };
-    let newcomer = Process::new(9).report(71_000, |report| report);
+    let newcomer = Process::new(9).report(136_000, |report| report);
     let conflict = pair.step(&other, &newcomer).await;
     assert_eq!(conflict, Reply::Conflict(Settings::example()));
     // Hostile values within the protocol's bounds.
-    let hostile = fleet[0].report(71_500, |report| Report {
+    let hostile = fleet[0].report(136_500, |report| Report {
         calls: MAX_COUNT,
         first_try_successes: MAX_COUNT,
         held: MAX_TOKENS,
@@ -137,7 +143,7 @@ async fn a_fleets_life_gives_the_same_replies_and_state_on_redis_and_in_the_mode
     // The store is flushed: the processes re-learn it from what they hold and knew.
     pair.flush();
     for (i, process) in fleet.iter_mut().take(2).enumerate() {
-        let now = 72_000 + u64::try_from(i).expect("small") * 100;
+        let now = 137_000 + u64::try_from(i).expect("small") * 100;
         pair.sync(process, now, |report| report).await;
     }
     let relearned = pair.model.fleet().expect("re-learned");
@@ -145,8 +151,9 @@ async fn a_fleets_life_gives_the_same_replies_and_state_on_redis_and_in_the_mode
     assert!(relearned.adopting || relearned.engaged);
     // Time jumps far ahead: everyone expires; a report at the latest time there is.
     pair.sync(&mut fleet[0], MAX_TIME_MS, |report| report).await;
-    // 190 syncs in the 70 s, the conflict, the hostile report, 2 re-learning syncs, the last.
-    assert_eq!(pair.steps, 195);
+    // 311 syncs in the 132 s heard, the conflict, the hostile report, 2 re-learning syncs, the
+    // last.
+    assert_eq!(pair.steps, 316);
 }
 
 /// One step of a generated sequence.

@@ -550,3 +550,107 @@ fn reports_made_while_threads_call_count_every_call_once() {
     assert_eq!(sum(|report| report.first_try_successes), first_tries);
     assert!(fleet.level(0) <= 5_000);
 }
+
+/// An engaged lease of a fleet of `live` processes at `fleet_rate`/s, the process's share
+/// `send_rate`/s.
+fn engaged_lease(live: u64, fleet_rate: f64, send_rate: f64) -> Lease {
+    Lease {
+        grant: 0,
+        cap: 500,
+        live,
+        born_ms: 1,
+        now_ms: 1,
+        engaged: true,
+        fleet_rate: (fleet_rate * 1_000.0) as u64,
+        share_ppm: (send_rate / fleet_rate * 1e6) as u64,
+        send_rate: (send_rate * 1_000.0) as u64,
+    }
+}
+
+#[test]
+fn a_lease_raises_a_process_share_at_most_a_tenth() {
+    let last = engaged_lease(10, 500.0, 50.0);
+    // The share doubles at the same fleet rate: a tenth more this lease.
+    let doubled = engaged_lease(10, 500.0, 100.0);
+    assert_rate(limiter_rate(&doubled, Some(&last), Some(50.0), true), 55.0);
+    // The fleet's rate rises a fifth, the share stays: the rate follows the fleet's.
+    let regained = engaged_lease(10, 600.0, 60.0);
+    assert_rate(limiter_rate(&regained, Some(&last), Some(50.0), true), 60.0);
+    // Both rise: a quarter in all, at most.
+    let both = engaged_lease(10, 600.0, 90.0);
+    assert_rate(limiter_rate(&both, Some(&last), Some(50.0), true), 62.5);
+}
+
+#[test]
+fn a_share_that_may_not_rise_does_not() {
+    let last = engaged_lease(10, 500.0, 50.0);
+    // Re-learning: 5 processes heard so far, this one given twice its share.
+    let relearning = engaged_lease(5, 500.0, 100.0);
+    assert_rate(
+        limiter_rate(&relearning, Some(&last), Some(50.0), false),
+        50.0,
+    );
+    // The fleet's own rise still passes.
+    let relearning_higher = engaged_lease(5, 550.0, 110.0);
+    assert_rate(
+        limiter_rate(&relearning_higher, Some(&last), Some(50.0), false),
+        55.0,
+    );
+}
+
+#[test]
+fn no_share_rises_until_three_leases_count_the_same_processes() {
+    // One process's leases: 10 live processes and a share of 50/s; then the store counts 5
+    // (it forgot the others and hears them again), then 10 again, each lease offering twice
+    // the share. The share stays until three leases in a row counted the same processes, then
+    // rises a tenth per lease.
+    let mut fleet = Fleet::new(1);
+    fleet.sync(0);
+    let lives = [10, 5, 10, 10, 10, 10, 10];
+    let mut rates = Vec::new();
+    for (i, live) in lives.into_iter().enumerate() {
+        let send_rate = if i == 0 { 50.0 } else { 100.0 };
+        let lease = Lease {
+            now_ms: fleet.wall_ms(),
+            ..engaged_lease(live, 500.0, send_rate)
+        };
+        fleet.advance_ms(1_000);
+        let (now, wall_ms) = (fleet.now(), fleet.wall_ms());
+        let holder = &mut fleet.processes[0].holder;
+        holder.report(now, wall_ms);
+        holder.apply(&Reply::Lease(lease), now);
+        rates.push(fleet.scope(0).limiter().stats().fill_rate);
+    }
+    let expected = [50.0, 50.0, 50.0, 50.0, 50.0, 55.0, 60.5];
+    for (rate, expected) in rates.iter().zip(expected) {
+        assert!((rate - expected).abs() < 1e-6, "{rates:?}");
+    }
+}
+
+fn assert_rate(rate: f64, expected: f64) {
+    assert!((rate - expected).abs() < 1e-9, "{rate} is not {expected}");
+}
+
+#[test]
+fn a_throttled_attempt_is_reported_sent_with_its_throttle_not_when_its_call_ends() {
+    // A call throttled and waiting for its retry (`Retry-After: 1`) when the process reports:
+    // the report holds the throttle, so it must hold the attempt too. Counted at the call's
+    // end, the attempt came a report later, and the store measured `sent - throttled` short by
+    // every throttle of the interval (the harness: 421/s measured of a 500/s limit).
+    let mut fleet = Fleet::new(1);
+    fleet.sync(0);
+    let strategy = &fleet.processes[0].strategy;
+    let token = strategy.acquire_initial_token();
+    let waiting = strategy
+        .refresh_retry_token(token, &RetryReason::error(ErrorKind::Throttling))
+        .expect("a retry");
+    fleet.advance_ms(1_000);
+    let report = fleet.sync_report(0);
+    assert_eq!((report.sends, report.throttles), (1, 1));
+    // The retry succeeds in the next interval: one more attempt, none counted twice.
+    let strategy = &fleet.processes[0].strategy;
+    strategy.record_success(waiting);
+    fleet.advance_ms(1_000);
+    let report = fleet.sync_report(0);
+    assert_eq!((report.sends, report.throttles), (1, 0));
+}
