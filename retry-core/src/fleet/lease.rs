@@ -537,8 +537,8 @@ fn limiter_rate(
         (Some(rate), Some(last)) => {
             wanted.min(most_rate(lease, last, rate, share_may_rise).max(even))
         }
-        (Some(rate), None) => wanted.min((rate * MOST_RISE).max(even)),
-        (None, _) => wanted,
+        // No rate in force (the first engaged lease): the share as it is.
+        _ => wanted,
     }
 }
 

@@ -382,8 +382,8 @@ local function measured_limit(fleet, per_report, now)
   if fleet.admitted_rate >= 0 and fleet.engaged == 1 then
     return fleet.admitted_rate
   end
-  local sent = fleet.tick_sends - math.min(fleet.tick_throttles, fleet.tick_sends)
-  local current = math.max(tick_rate_so_far(fleet, sent, now), per_report or 0)
+  local admitted = admitted_in_tick(fleet)
+  local current = math.max(tick_rate_so_far(fleet, admitted, now), per_report or 0)
   if fleet.admitted_rate >= 0 then
     return math.max(fleet.admitted_rate, current)
   end

@@ -475,8 +475,8 @@ fn limiter_step(fleet: &mut FleetState, s: &Knobs, r: &Seen, per_report: Option<
 /// limit, a fleet that synced before it called, says nothing of the limit), or its traffic per
 /// report times the live processes if more.
 fn measured_limit(fleet: &FleetState, s: &Knobs, per_report: Option<i64>, now: i64) -> i64 {
-    let sent = fleet.tick_sends - fleet.tick_throttles.min(fleet.tick_sends);
-    let current = || tick_rate_so_far(fleet, s, sent, now).max(per_report.unwrap_or(0));
+    let current =
+        || tick_rate_so_far(fleet, s, admitted_in_tick(fleet), now).max(per_report.unwrap_or(0));
     match fleet.admitted_rate {
         Some(last) if fleet.engaged => last,
         Some(last) => last.max(current()),

@@ -345,10 +345,11 @@ impl Scope {
         self.inner.counters.add_retried_success();
     }
 
-    /// Counts an attempt that was sent and answered with an error (the retry path's: the
-    /// attempt is counted with its answer, as its throttle is).
-    pub(crate) fn count_failed_attempt(&self) {
-        self.inner.counters.add_attempts(1);
+    /// Counts an attempt sent that did not end its call in success: when its answer comes (as
+    /// its throttle is), or when its call is dropped while it is in flight. (A success counts
+    /// its own last attempt.)
+    pub(crate) fn count_unsuccessful_attempt(&self) {
+        self.inner.counters.add_attempt();
     }
 
     /// What the scope reports to the `metrics` facade.
@@ -357,11 +358,9 @@ impl Scope {
         &self.inner.meter
     }
 
-    /// Counts a call that ended in failure, with `uncounted` attempts it sent that were not
-    /// counted as they failed (its last one, when the strategy was not asked to retry it).
-    pub(crate) fn count_failure(&self, uncounted: u32) {
+    /// Counts a call that ended in failure (its attempts are counted one by one).
+    pub(crate) fn count_failure(&self) {
         self.count(Counter::Failure);
-        self.inner.counters.add_attempts(uncounted);
     }
 }
 

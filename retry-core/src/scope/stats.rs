@@ -124,10 +124,9 @@ impl ScopeCounters {
         }
     }
 
-    /// Counts `attempts` sent, beyond the last attempt of a success.
-    pub(crate) fn add_attempts(&self, attempts: u32) {
-        self.attempts
-            .fetch_add(u64::from(attempts), Ordering::Relaxed);
+    /// Counts an attempt sent, other than a success's last (the success counts that one).
+    pub(crate) fn add_attempt(&self) {
+        self.attempts.fetch_add(1, Ordering::Relaxed);
     }
 
     pub(crate) fn snapshot(

@@ -130,7 +130,7 @@ impl StandardStrategy {
         reason: &RetryReason,
         permit_wait: impl FnOnce(Duration) -> Result<Duration, RetryError>,
     ) -> Result<RetryToken, RetryError> {
-        self.scope.count_failed_attempt();
+        self.scope.count_unsuccessful_attempt();
         if reason.kind().is_throttling() {
             self.scope.count(Counter::Throttle);
         }
@@ -180,7 +180,7 @@ impl StandardStrategy {
 
     /// The call ends in failure after `sent` attempts (each counted as it failed), for `error`.
     fn give_up(&self, sent: u32, error: RetryError) -> RetryError {
-        self.scope.count_failure(0);
+        self.scope.count_failure();
         self.scope.meter().call_ended(CallOutcome::of(&error), sent);
         error
     }
@@ -194,7 +194,7 @@ impl StandardStrategy {
     /// goes back to the quota.
     fn abandon_with(&self, token: RetryToken, outcome: CallOutcome) {
         let sent = token.attempt - 1;
-        self.scope.count_failure(0);
+        self.scope.count_failure();
         self.scope.meter().call_ended(outcome, sent);
         self.scope.quota().release(token.retry_cost);
         if token.retry_cost > 0 {
@@ -239,8 +239,9 @@ impl RetryStrategy for StandardStrategy {
     }
 
     fn record_failure(&self, token: RetryToken) {
-        // The attempts before the last were counted as they failed.
-        self.scope.count_failure(1);
+        // The last attempt: the strategy was not asked to retry it.
+        self.scope.count_unsuccessful_attempt();
+        self.scope.count_failure();
         self.scope
             .meter()
             .call_ended(CallOutcome::NotRetryable, token.attempt);
@@ -248,7 +249,8 @@ impl RetryStrategy for StandardStrategy {
 
     fn record_cancelled(&self, token: RetryToken) {
         // The attempt in flight; those before it were counted as they failed.
-        self.scope.count_failure(1);
+        self.scope.count_unsuccessful_attempt();
+        self.scope.count_failure();
         self.scope
             .meter()
             .call_ended(CallOutcome::Cancelled, token.attempt);

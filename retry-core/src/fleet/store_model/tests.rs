@@ -448,6 +448,15 @@ fn a_cold_fleets_first_cut_counts_the_traffic_still_to_be_reported() {
     // traffic: 70 of its 90 sends admitted. Over the tick, that is 70/s; per report of a
     // known process, times the 8 processes, 560/s (the harness: the cut took 48/s and the
     // fleet stayed far below the limit for 25 s).
+    let (state, cut) = cold_fleet_cut();
+    assert_eq!(fleet(&state).w_max, 560_000);
+    assert!(cut.engaged);
+}
+
+/// Eight processes attach (their first syncs, no calls yet), then call 90/s each into a 500/s
+/// limit; the first throttled report, a second later, carries 90 sends and 20 throttles: the
+/// state and the lease of that cold fleet's first cut.
+fn cold_fleet_cut() -> (StoreState, Lease) {
     let mut state = StoreState::default();
     for id in 1..=8 {
         lease(&mut state, &report(id, 1_000 + id * 10));
@@ -459,8 +468,7 @@ fn a_cold_fleets_first_cut_counts_the_traffic_still_to_be_reported() {
         ..report(1, 2_015)
     };
     let cut = lease(&mut state, &throttled);
-    assert_eq!(fleet(&state).w_max, 560_000);
-    assert!(cut.engaged);
+    (state, cut)
 }
 
 #[test]
@@ -468,17 +476,7 @@ fn a_cold_fleets_first_cut_is_an_estimate_the_curve_grows_from_at_once() {
     // The harness's cold start: the first cut measured 272/s of a 500/s limit, and a curve
     // that held 30 s then probed 0.25 % a second kept the fleet at half the limit for a
     // minute. After a cold cut the curve skips the hold and the linear probe.
-    let mut state = StoreState::default();
-    for id in 1..=8 {
-        lease(&mut state, &report(id, 1_000 + id * 10));
-    }
-    let throttled = Report {
-        sends: 90,
-        throttles: 20,
-        send_demand: 90_000,
-        ..report(1, 2_015)
-    };
-    lease(&mut state, &throttled);
+    let (mut state, _) = cold_fleet_cut();
     assert!(fleet(&state).cold_cut);
     let target = 560_000 * 97 / 100;
     // K = cbrt(25 × 0.1) s = 1.357 s at beta 0.9; then CUBIC's convex growth: 4 % a second
