@@ -301,6 +301,21 @@ fn a_flushed_store_relearns_without_a_burst() {
         "{}",
         lease_b.fleet_rate
     );
+    // And held there: the curve does not regain `known / beta` (22.2/s: adopted as a cut, a
+    // restarted store in the harness climbed to 603/s over a 500/s limit).
+    for second in 4..=13 {
+        for id in 1..=2 {
+            // 20 sends a second each: the curve's cap (twice the fleet's send rate) is not
+            // what holds it.
+            let sending = Report {
+                sends: 20,
+                send_demand: 20_000,
+                ..report(id, second * 1_000 + id * 100)
+            };
+            let rate = lease(&mut state, &sending).fleet_rate;
+            assert!((19_900..=20_000).contains(&rate), "{second} s: {rate}");
+        }
+    }
 }
 
 #[test]
