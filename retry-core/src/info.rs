@@ -8,6 +8,8 @@ use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::classify::transport::TransportFailure;
+
 /// Whether retrying an operation that failed with an error is safe.
 ///
 /// Smithy's guides leave open what "maybe" means; this crate decides:
@@ -124,23 +126,34 @@ pub trait RetryInfo {
     }
 }
 
-/// Transient I/O failures: the connection broke or timed out, or the call was interrupted.
+/// I/O errors, by what their kind says of the request: whether it may have reached the server.
+///
+/// | kind | safety | fault | why |
+/// |---|---|---|---|
+/// | `ConnectionRefused`, `Interrupted`, `WouldBlock` | [`Yes`](RetrySafety::Yes) | unknown | nothing was sent: the connection was refused, or the call did not happen |
+/// | `ConnectionReset`, `ConnectionAborted`, `BrokenPipe`, `UnexpectedEof` | [`Maybe`](RetrySafety::Maybe) | unknown | the connection broke after the request may have been written: it may have been processed |
+/// | `TimedOut` | [`Maybe`](RetrySafety::Maybe), a timeout | the server's | no answer in time, perhaps after the request was processed |
+/// | every other kind | [`No`](RetrySafety::No) | client | another attempt meets the same error |
+///
+/// A `Maybe` follows the call's [`Idempotency`](crate::classify::Idempotency): a reset is sent
+/// again only for an idempotent call (`#[retryable(idempotent = true)]`,
+/// [`Retry::idempotent`](crate::Retry::idempotent), or under `RetryLayer` a GET, PUT or DELETE),
+/// a timeout for any call not declared otherwise (its fault is the server's, and the AWS SDKs
+/// retry timeouts).
 ///
 /// ```
-/// use retry_core::{RetryInfo, RetrySafety};
+/// use retry_core::{Fault, RetryInfo, RetrySafety};
 /// use std::io;
+/// let refused = io::Error::from(io::ErrorKind::ConnectionRefused);
+/// assert_eq!(refused.retry_safety(), RetrySafety::Yes);
 /// let reset = io::Error::from(io::ErrorKind::ConnectionReset);
-/// assert_eq!(reset.retry_safety(), RetrySafety::Yes);
+/// assert_eq!((reset.retry_safety(), reset.fault()), (RetrySafety::Maybe, Fault::Unknown));
 /// assert!(io::Error::from(io::ErrorKind::TimedOut).is_timeout());
 /// assert_eq!(io::Error::from(io::ErrorKind::NotFound).retry_safety(), RetrySafety::No);
 /// ```
 impl RetryInfo for io::Error {
     fn retry_safety(&self) -> RetrySafety {
-        if is_transient_io_kind(self.kind()) {
-            RetrySafety::Yes
-        } else {
-            RetrySafety::No
-        }
+        TransportFailure::of_io_kind(self.kind()).map_or(RetrySafety::No, |f| f.retry_safety())
     }
 
     fn is_timeout(&self) -> bool {
@@ -148,29 +161,8 @@ impl RetryInfo for io::Error {
     }
 
     fn fault(&self) -> Fault {
-        if is_transient_io_kind(self.kind()) {
-            Fault::Server
-        } else {
-            Fault::Client
-        }
+        TransportFailure::of_io_kind(self.kind()).map_or(Fault::Client, |f| f.fault())
     }
-}
-
-/// The I/O error kinds that a retry can cure: the connection was lost or refused, the operation
-/// timed out or was interrupted.
-pub(crate) fn is_transient_io_kind(kind: io::ErrorKind) -> bool {
-    use io::ErrorKind as K;
-    matches!(
-        kind,
-        K::ConnectionReset
-            | K::ConnectionAborted
-            | K::ConnectionRefused
-            | K::TimedOut
-            | K::BrokenPipe
-            | K::UnexpectedEof
-            | K::Interrupted
-            | K::WouldBlock
-    )
 }
 
 /// tokio's timeout error: the attempt timed out, and is retried as a timeout (as the AWS SDKs
