@@ -129,7 +129,7 @@ fn a_retry_key_still_decides() {
     // The enum's `transient` decides for its variants, even an invalid-input io::Error.
     let inherited = InheritedError::Io(io_error(io::ErrorKind::InvalidInput));
     assert_eq!(inherited.retry_safety(), RetrySafety::Yes);
-    assert_eq!(inherited.fault(), Fault::Server);
+    assert_eq!(inherited.fault(), Fault::Unknown);
 }
 
 #[test]
