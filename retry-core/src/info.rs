@@ -13,8 +13,12 @@ use crate::classify::transport::TransportFailure;
 /// Whether retrying an operation that failed with an error is safe.
 ///
 /// Smithy's guides leave open what "maybe" means; this crate decides:
-/// [`Yes`](RetrySafety::Yes) may retry, [`No`](RetrySafety::No) never retries, and
-/// [`Maybe`](RetrySafety::Maybe) retries only when the [`Fault`] is [`Fault::Server`].
+/// [`Yes`](RetrySafety::Yes) may retry (nothing was sent, or the server asked for it),
+/// [`No`](RetrySafety::No) never retries (a definite answer: a 404 is `No`), and
+/// [`Maybe`](RetrySafety::Maybe) ("the request may have reached the server": a reset, a timeout)
+/// follows the call's [`Idempotency`](crate::classify::Idempotency): retried for an idempotent
+/// call, never for one declared not idempotent, and for an undeclared one only when the
+/// [`Fault`] is [`Fault::Server`].
 ///
 /// ```
 /// use retry_core::RetrySafety;
@@ -26,7 +30,8 @@ pub enum RetrySafety {
     Yes,
     /// The operation must not be retried.
     No,
-    /// Unknown: retried only when the fault lies with the server.
+    /// Unknown: the request may have reached the server. Retried as the call's idempotency
+    /// says; for an undeclared call only when the fault lies with the server.
     #[default]
     Maybe,
 }
