@@ -185,13 +185,18 @@ fn cells(table: &str) -> Vec<(Cell, Option<u64>)> {
         for (method, figures) in methods.iter().zip(&words[2..]) {
             assert_eq!(figures.len(), Failure::ALL.len(), "{line}");
             for (failure, figure) in figures.chars().enumerate() {
+                let expected = figure.to_digit(10).map(u64::from);
+                assert!(
+                    expected.is_none_or(|n| n == 1 || n == MAX_ATTEMPTS),
+                    "a call makes 1 attempt or all {MAX_ATTEMPTS}: {line}"
+                );
                 let cell = Cell {
                     path: words[0].to_owned(),
                     declared,
                     method: (*method).to_owned(),
                     failure,
                 };
-                cells.push((cell, figure.to_digit(10).map(u64::from)));
+                cells.push((cell, expected));
             }
         }
     }

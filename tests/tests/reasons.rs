@@ -426,24 +426,35 @@ enum RpcError {
 /// A tracing layer keeping the reason of every `retry.attempt` span and "retrying" event, with
 /// its scope.
 #[derive(Clone, Default)]
-struct Capture(Arc<Mutex<Vec<(&'static str, String, String)>>>);
+struct Capture(Arc<Mutex<Vec<Seen>>>);
+
+/// One reason reported: by a "span" or an "event", for a scope.
+struct Seen {
+    sink: &'static str,
+    scope: String,
+    reason: String,
+}
 
 impl Capture {
     /// The reasons `sink` ("span" or "event") reported for `scope`, taken out.
     fn take(&self, sink: &str, scope: &str) -> Vec<String> {
         let mut seen = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        let (taken, kept) = seen
+        let (taken, kept): (Vec<Seen>, Vec<Seen>) = seen
             .drain(..)
-            .partition(|(kind, of, _)| *kind == sink && of == scope);
+            .partition(|seen| seen.sink == sink && seen.scope == scope);
         *seen = kept;
-        taken.into_iter().map(|(_, _, reason)| reason).collect()
+        taken.into_iter().map(|seen| seen.reason).collect()
     }
 
     fn keep(&self, sink: &'static str, fields: &Fields, scope: &str, reason: &str) {
         let scope = fields.0.get(scope).cloned().unwrap_or_default();
         let reason = fields.0.get(reason).cloned().unwrap_or_default();
         let mut seen = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        seen.push((sink, scope, reason));
+        seen.push(Seen {
+            sink,
+            scope,
+            reason,
+        });
     }
 }
 

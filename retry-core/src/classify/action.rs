@@ -52,7 +52,9 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
-    /// Every kind, in declaration order (the position of a kind is `kind as usize`).
+    /// Every kind, in declaration order (the position of a kind is `kind as usize`): the
+    /// `retry.retries` metric's handles, one per reason.
+    #[cfg(any(feature = "metrics", test))]
     pub(crate) const ALL: [ErrorKind; 5] = [
         ErrorKind::Transient,
         ErrorKind::Timeout,

@@ -1,7 +1,7 @@
 //! Failures of the connection under a request: the one place that decides whether a request that
-//! failed there may have reached the server. `io::Error`'s `RetryInfo`, the transient and dyn
-//! classifiers, `reqwest::Error` and the statuses a tonic client makes of a transport error all
-//! ask it.
+//! failed there may have reached the server. `io::Error`'s `RetryInfo` (defined here), the
+//! transient and dyn classifiers, `reqwest::Error` and the statuses a tonic client makes of a
+//! transport error all ask it.
 
 use std::error::Error;
 use std::io;
@@ -150,6 +150,45 @@ impl RetryInfo for TransportFailure {
             TransportFailure::TimedOut => Fault::Server,
             TransportFailure::NotSent { .. } | TransportFailure::Lost => Fault::Unknown,
         }
+    }
+}
+
+/// I/O errors, by what their kind says of the request: whether it may have reached the server.
+///
+/// | kind | safety | fault | why |
+/// |---|---|---|---|
+/// | `ConnectionRefused`, `Interrupted`, `WouldBlock` | [`Yes`](RetrySafety::Yes) | unknown | nothing was sent: the connection was refused, or the call did not happen |
+/// | `ConnectionReset`, `ConnectionAborted`, `BrokenPipe`, `UnexpectedEof` | [`Maybe`](RetrySafety::Maybe) | unknown | the connection broke after the request may have been written: it may have been processed |
+/// | `TimedOut` | [`Maybe`](RetrySafety::Maybe), a timeout | the server's | no answer in time, perhaps after the request was processed |
+/// | every other kind | [`No`](RetrySafety::No) | client | another attempt meets the same error |
+///
+/// A `Maybe` follows the call's [`Idempotency`](crate::classify::Idempotency): a reset is sent
+/// again only for an idempotent call (`#[retryable(idempotent = true)]`,
+/// [`Retry::idempotent`](crate::Retry::idempotent), or under `RetryLayer` a GET, PUT or DELETE),
+/// a timeout for any call not declared otherwise (its fault is the server's, and the AWS SDKs
+/// retry timeouts).
+///
+/// ```
+/// use retry_core::{Fault, RetryInfo, RetrySafety};
+/// use std::io;
+/// let refused = io::Error::from(io::ErrorKind::ConnectionRefused);
+/// assert_eq!(refused.retry_safety(), RetrySafety::Yes);
+/// let reset = io::Error::from(io::ErrorKind::ConnectionReset);
+/// assert_eq!((reset.retry_safety(), reset.fault()), (RetrySafety::Maybe, Fault::Unknown));
+/// assert!(io::Error::from(io::ErrorKind::TimedOut).is_timeout());
+/// assert_eq!(io::Error::from(io::ErrorKind::NotFound).retry_safety(), RetrySafety::No);
+/// ```
+impl RetryInfo for io::Error {
+    fn retry_safety(&self) -> RetrySafety {
+        TransportFailure::of_io_kind(self.kind()).map_or(RetrySafety::No, |f| f.retry_safety())
+    }
+
+    fn is_timeout(&self) -> bool {
+        self.kind() == io::ErrorKind::TimedOut
+    }
+
+    fn fault(&self) -> Fault {
+        TransportFailure::of_io_kind(self.kind()).map_or(Fault::Client, |f| f.fault())
     }
 }
 

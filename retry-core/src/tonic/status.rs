@@ -414,6 +414,40 @@ mod tests {
     }
 
     #[test]
+    fn a_status_made_of_a_transport_failure_is_judged_by_that_failure() {
+        use std::io;
+        let from = |error: io::Error| Status::from_error(Box::new(error));
+        // tonic's UNAVAILABLE "tcp connect error": nothing was sent.
+        let refused = io::Error::from(io::ErrorKind::ConnectionRefused);
+        let refused = Status::from_error(Box::new(tonic::ConnectError(Box::new(refused))));
+        assert_eq!(refused.code(), Code::Unavailable);
+        assert_eq!(
+            RetryInfoClassifier::classify_error(&refused),
+            RetryAction::retryable(ErrorKind::Transient)
+        );
+        // UNKNOWN "transport error" over a reset: lost, retried only for an idempotent call.
+        let reset = from(io::ErrorKind::ConnectionReset.into());
+        assert_eq!(reset.code(), Code::Unknown);
+        assert_eq!(
+            (reset.retry_safety(), reset.fault()),
+            (RetrySafety::Maybe, Fault::Unknown)
+        );
+        let idempotent = crate::classify::Idempotency::Idempotent;
+        assert_eq!(
+            RetryInfoClassifier::classify_error_for(&reset, idempotent),
+            RetryAction::retryable(ErrorKind::Transient)
+        );
+        let timed_out = from(io::ErrorKind::TimedOut.into());
+        assert!(timed_out.is_timeout());
+        assert_eq!(
+            RetryInfoClassifier::classify_error(&timed_out),
+            RetryAction::retryable(ErrorKind::Timeout)
+        );
+        // The same code answered by the server, without a source: by the code.
+        assert_eq!(Status::unavailable("x").fault(), Fault::Server);
+    }
+
+    #[test]
     fn pushback_is_the_delay_and_a_bad_one_forbids_the_retry() {
         let status = status_with_pushback(Code::ResourceExhausted, "1200");
         assert_eq!(

@@ -133,7 +133,7 @@ async fn fail(stream: TcpStream, failure: Failure, received: Arc<Received>) {
         return;
     };
     match failure {
-        Failure::Refused => {}
+        Failure::Refused => {} // nothing listens: no connection comes
         Failure::ResetBeforeRead => {
             received.note(&head.path);
             drop(stream);
