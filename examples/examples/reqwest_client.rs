@@ -17,7 +17,7 @@ use retry_core::{RetryInfo, retryable};
 #[derive(Debug, thiserror::Error, RetryInfo)]
 enum CatalogError {
     /// reqwest's own errors: a refused connection or a timeout is retried; an error after the
-    /// request may have reached the server is not.
+    /// request may have reached the server only for an idempotent call.
     #[error(transparent)]
     #[retry(transparent)]
     Http(#[from] reqwest::Error),
@@ -33,8 +33,14 @@ struct Catalog {
 }
 
 impl Catalog {
-    /// One attempt: `check_status()?` turns a 4xx / 5xx into a `HttpStatusError`.
-    #[retryable(max_attempts = 4, initial_backoff = "100ms", scope = "catalog")]
+    /// One attempt: `check_status()?` turns a 4xx / 5xx into a `HttpStatusError`. A GET:
+    /// idempotent, so a reset after the request was sent is retried too.
+    #[retryable(
+        max_attempts = 4,
+        initial_backoff = "100ms",
+        scope = "catalog",
+        idempotent = true
+    )]
     async fn item(&self, id: u32) -> Result<String, CatalogError> {
         let url = format!("{}/items/{id}", self.base);
         Ok(self

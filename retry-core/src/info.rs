@@ -4,15 +4,18 @@
 //! "Retries" and smithy-python's retry design). One trait, [`RetryInfo`], with every method
 //! defaulted, so an error type opts in with an empty `impl` and overrides only what it knows.
 
-use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
 /// Whether retrying an operation that failed with an error is safe.
 ///
 /// Smithy's guides leave open what "maybe" means; this crate decides:
-/// [`Yes`](RetrySafety::Yes) may retry, [`No`](RetrySafety::No) never retries, and
-/// [`Maybe`](RetrySafety::Maybe) retries only when the [`Fault`] is [`Fault::Server`].
+/// [`Yes`](RetrySafety::Yes) may retry (nothing was sent, or the server asked for it),
+/// [`No`](RetrySafety::No) never retries (a definite answer: a 404 is `No`), and
+/// [`Maybe`](RetrySafety::Maybe) ("the request may have reached the server": a reset, a timeout)
+/// follows the call's [`Idempotency`](crate::classify::Idempotency): retried for an idempotent
+/// call, never for one declared not idempotent, and for an undeclared one only when the
+/// [`Fault`] is [`Fault::Server`].
 ///
 /// ```
 /// use retry_core::RetrySafety;
@@ -24,7 +27,8 @@ pub enum RetrySafety {
     Yes,
     /// The operation must not be retried.
     No,
-    /// Unknown: retried only when the fault lies with the server.
+    /// Unknown: the request may have reached the server. Retried as the call's idempotency
+    /// says; for an undeclared call only when the fault lies with the server.
     #[default]
     Maybe,
 }
@@ -122,55 +126,6 @@ pub trait RetryInfo {
     fn fault(&self) -> Fault {
         Fault::Unknown
     }
-}
-
-/// Transient I/O failures: the connection broke or timed out, or the call was interrupted.
-///
-/// ```
-/// use retry_core::{RetryInfo, RetrySafety};
-/// use std::io;
-/// let reset = io::Error::from(io::ErrorKind::ConnectionReset);
-/// assert_eq!(reset.retry_safety(), RetrySafety::Yes);
-/// assert!(io::Error::from(io::ErrorKind::TimedOut).is_timeout());
-/// assert_eq!(io::Error::from(io::ErrorKind::NotFound).retry_safety(), RetrySafety::No);
-/// ```
-impl RetryInfo for io::Error {
-    fn retry_safety(&self) -> RetrySafety {
-        if is_transient_io_kind(self.kind()) {
-            RetrySafety::Yes
-        } else {
-            RetrySafety::No
-        }
-    }
-
-    fn is_timeout(&self) -> bool {
-        self.kind() == io::ErrorKind::TimedOut
-    }
-
-    fn fault(&self) -> Fault {
-        if is_transient_io_kind(self.kind()) {
-            Fault::Server
-        } else {
-            Fault::Client
-        }
-    }
-}
-
-/// The I/O error kinds that a retry can cure: the connection was lost or refused, the operation
-/// timed out or was interrupted.
-pub(crate) fn is_transient_io_kind(kind: io::ErrorKind) -> bool {
-    use io::ErrorKind as K;
-    matches!(
-        kind,
-        K::ConnectionReset
-            | K::ConnectionAborted
-            | K::ConnectionRefused
-            | K::TimedOut
-            | K::BrokenPipe
-            | K::UnexpectedEof
-            | K::Interrupted
-            | K::WouldBlock
-    )
 }
 
 /// tokio's timeout error: the attempt timed out, and is retried as a timeout (as the AWS SDKs

@@ -71,7 +71,7 @@
 //!     failures_left -= 1;
 //!     async move {
 //!         if fail {
-//!             Err(io::Error::from(io::ErrorKind::ConnectionReset))
+//!             Err(io::Error::from(io::ErrorKind::ConnectionRefused))
 //!         } else {
 //!             Ok(42)
 //!         }
@@ -126,7 +126,10 @@
 //! * `tower`: the [`tower`] module: `RetryLayer`, retries for any tower `Service`, and
 //!   `BufferBodyLayer` for request bodies that must be buffered to be sent again; the
 //!   classifiers know the errors of tower's `TimeoutLayer` and `LoadShedLayer`.
-//! * `hyper-util`: the classifiers know the connect errors of hyper-util's legacy client.
+//! * `hyper`: the classifiers know hyper's errors: a request canceled before it was written (not
+//!   sent), a connection closed before the response completed (it may have been processed).
+//! * `hyper-util` (with `hyper`): the classifiers know the connect errors of hyper-util's legacy
+//!   client (not sent).
 //! * `tonic`: the [`tonic`] module: `RetryInfo` for `tonic::Status` (gRFC A6,
 //!   `grpc-retry-pushback-ms`) and `GrpcStatusClassifier` for a `Channel` under `RetryLayer`.
 //! * `rand`: `backoff::RngRandom`, any `rand` generator as the jitter's randomness.

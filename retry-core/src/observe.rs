@@ -5,9 +5,10 @@
 //!
 //! Every event and span uses the target `retry_core`. Defined here: the span `retry.attempt` of
 //! each attempt after the first (made by the drivers); `warn` "giving up" when a driver's
-//! strategy refuses a retry (scope, attempts, reason, the last error); `debug` "retrying" for each
-//! retry granted (scope, attempt — the attempt that failed, as
-//! [`RetryEvent::attempt`](crate::RetryEvent::attempt) — kind, delay, quota level), and `debug`
+//! strategy refuses a retry (scope, attempts, `outcome` — [`RetryError::as_str`], the `outcome`
+//! label of the `retry.calls` metric — and the last error); `debug` "retrying" for each retry
+//! granted (scope, attempt — the attempt that failed, as
+//! [`RetryEvent::attempt`](crate::RetryEvent::attempt) — `reason`, delay, quota level), and `debug`
 //! "retry quota exhausted" when a scope's quota refuses a retry (scope, cost, level), both emitted
 //! by the standard strategy (and so by adaptive mode too). Emitted where they are decided: `warn`
 //! "throttled: client-side rate limiting engaged" by the adaptive strategy when its scope's rate
@@ -15,6 +16,10 @@
 //! on an outcome that is not retried (attempt), and `error` "invalid `#[retryable]`
 //! configuration" by the code `#[retryable]` generates, should the runtime reject what the macro
 //! accepted.
+//!
+//! A retry's reason is one vocabulary everywhere: [`ErrorKind::as_str`], whose documentation has
+//! the table (the span's `retry.reason`, the event's `reason`, the hook's
+//! [`RetryEvent::reason`](crate::RetryEvent::reason), the metric's `reason` label).
 
 use std::fmt::Debug;
 use std::time::Duration;
@@ -28,7 +33,7 @@ use crate::strategy::RetryError;
 pub(crate) fn retrying(
     scope: &str,
     attempt: u32,
-    kind: ErrorKind,
+    reason: ErrorKind,
     delay: Duration,
     quota: impl FnOnce() -> u32,
 ) {
@@ -36,7 +41,7 @@ pub(crate) fn retrying(
         target: "retry_core",
         scope,
         attempt,
-        kind = kind.as_str(),
+        reason = reason.as_str(),
         delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
         quota = quota(),
         "retrying"
@@ -71,7 +76,7 @@ pub(crate) fn gave_up<E: Debug>(
         // Signed, as every integer below: OpenTelemetry's integers are i64, and
         // tracing-opentelemetry records an unsigned field as a string.
         attempts = i64::from(attempts),
-        reason = error.as_str(),
+        outcome = error.as_str(),
         error = last.map(tracing::field::debug),
         "giving up: {error}"
     );

@@ -61,17 +61,21 @@ use syn::{DeriveInput, parse_macro_input};
 /// On a variant, or on the struct itself (several keys may share one attribute:
 /// `#[retry(throttling, fault = "client")]`):
 ///
-/// | key | `retry_safety` | `is_throttling` | `is_timeout` | `fault` |
-/// |-----|----------------|-----------------|--------------|---------|
-/// | (none) | `Maybe` | `false` | `false` | `Unknown` |
-/// | (none), wrapping an error¹ | the wrapped error's | the wrapped error's | the wrapped error's | the wrapped error's |
-/// | `retryable` | `Yes` | `false` | `false` | `Unknown` |
-/// | `transient` | `Yes` | `false` | `false` | `Server` |
-/// | `throttling` | `Yes` | `true` | `false` | `Server` |
-/// | `timeout` | `Yes` | `false` | `true` | `Server` |
-/// | `never` | `No` | `false` | `false` | `Unknown` |
-/// | `fault = "client"` | `No` unless a retryable key is present | | | `Client` |
-/// | `fault = "server"` | `Maybe` unless a key says otherwise | | | `Server` |
+/// | key | `retry_safety` | `is_throttling` | `is_timeout` | `fault` | a retry's reason² |
+/// |-----|----------------|-----------------|--------------|---------|---------|
+/// | (none) | `Maybe` | `false` | `false` | `Unknown` | |
+/// | (none), wrapping an error¹ | the wrapped error's | the wrapped error's | the wrapped error's | the wrapped error's | the wrapped error's |
+/// | `retryable` | `Yes` | `false` | `false` | `Unknown` | `transient` |
+/// | `transient` | `Yes` | `false` | `false` | `Unknown` | `transient` |
+/// | `throttling` | `Yes` | `true` | `false` | `Server` | `throttling` |
+/// | `timeout` | `Yes` | `false` | `true` | `Server` | `timeout` |
+/// | `never` | `No` | `false` | `false` | `Unknown` | |
+/// | `fault = "client"` | `No` unless a retryable key is present | | | `Client` | `client` (with a retryable key) |
+/// | `fault = "server"` | `Maybe` unless a key says otherwise | | | `Server` | `server` (`#[retry(transient, fault = "server")]`: a failure the server reported) |
+///
+/// ² The `retry_core::ErrorKind` its retries are counted and labelled as, in the `retry.attempt`
+/// span, the "retrying" event, the `on_retry` hook's `RetryReason` and the `retry.retries`
+/// metric: `ErrorKind`'s documentation has the table of reasons.
 ///
 /// ¹ A variant (or struct) that wraps an error by thiserror's conventions — a field marked
 /// `#[from]` or `#[source]`, else a field named `source`, else the single field of an

@@ -157,7 +157,7 @@ async fn each_task_reads_its_own_attempt_across_threads_and_cancellation() {
                         tokio::task::yield_now().await;
                     }
                     if expected < 3 {
-                        Err(std::io::Error::from(std::io::ErrorKind::ConnectionReset))
+                        Err(std::io::Error::from(std::io::ErrorKind::ConnectionRefused))
                     } else {
                         Ok(expected)
                     }

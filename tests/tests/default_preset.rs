@@ -19,11 +19,11 @@ use retry_core::{
     StandardStrategy, retry, retryable,
 };
 
-/// An operation that fails with a transient error (a connection reset) until attempt `n`.
+/// An operation that fails with a transient error (a refused connection) until attempt `n`.
 async fn fails_until(attempts: &AtomicU32, n: u32) -> Result<u32, io::Error> {
     let attempt = attempts.fetch_add(1, Ordering::SeqCst) + 1;
     if attempt < n {
-        Err(io::ErrorKind::ConnectionReset.into())
+        Err(io::ErrorKind::ConnectionRefused.into())
     } else {
         Ok(attempt)
     }

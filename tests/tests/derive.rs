@@ -130,9 +130,10 @@ fn throttling_client_fault_with_duration_after() {
 
 #[test]
 fn transient() {
+    // Retried, whoever's fault it is: its retries' reason is `transient`.
     assert_eq!(
         answers(&StoreError::Unavailable),
-        plain(RetrySafety::Yes, Fault::Server)
+        plain(RetrySafety::Yes, Fault::Unknown)
     );
 }
 
@@ -374,10 +375,9 @@ fn structs() {
 #[derive(Debug, RetryInfo)]
 #[retry(transient)]
 enum Defaults {
-    /// Inherits `transient` (and its server fault).
+    /// Inherits `transient`.
     Reset,
-    /// A variant's retry key replaces the enum's: not retried, and `transient`'s implied server
-    /// fault goes with it.
+    /// A variant's retry key replaces the enum's: not retried.
     #[retry(never)]
     Corrupt,
     /// A variant's `fault` replaces the fault; the enum's `transient` still applies.
@@ -417,7 +417,7 @@ enum TransparentDefaults {
 fn container_defaults() {
     assert_eq!(
         answers(&Defaults::Reset),
-        plain(RetrySafety::Yes, Fault::Server)
+        plain(RetrySafety::Yes, Fault::Unknown)
     );
     assert_eq!(
         answers(&Defaults::Corrupt),
@@ -472,7 +472,7 @@ enum Never {}
 #[test]
 fn uniform_and_empty_enums() {
     for error in [Uniform::A, Uniform::B] {
-        assert_eq!(answers(&error), plain(RetrySafety::Yes, Fault::Server));
+        assert_eq!(answers(&error), plain(RetrySafety::Yes, Fault::Unknown));
     }
     fn assert_retry_info<T: RetryInfo>() {}
     assert_retry_info::<Never>();
@@ -560,7 +560,7 @@ fn with_describes_a_foreign_field_through_a_function() {
     );
     assert_eq!(
         answers(&AppError::Db(DbError::Deadlock)),
-        plain(RetrySafety::Yes, Fault::Server)
+        plain(RetrySafety::Yes, Fault::Unknown)
     );
     assert_eq!(
         answers(&AppError::Db(DbError::RowNotFound)),
@@ -576,7 +576,7 @@ fn with_describes_a_foreign_field_through_a_function() {
     );
     assert_eq!(
         answers(&DbOnly(DbError::Deadlock)),
-        plain(RetrySafety::Yes, Fault::Server)
+        plain(RetrySafety::Yes, Fault::Unknown)
     );
 }
 
@@ -586,7 +586,7 @@ fn with_on_a_field_replaces_the_enums_default() {
         status: 503,
         body: String::new(),
     };
-    assert_eq!(answers(&busy), plain(RetrySafety::Yes, Fault::Server));
+    assert_eq!(answers(&busy), plain(RetrySafety::Yes, Fault::Unknown));
     let invalid = AppError::Http {
         status: 400,
         body: String::new(),
@@ -594,7 +594,7 @@ fn with_on_a_field_replaces_the_enums_default() {
     assert_eq!(answers(&invalid), plain(RetrySafety::No, Fault::Unknown));
     assert_eq!(
         answers(&AppError::Other),
-        plain(RetrySafety::Yes, Fault::Server)
+        plain(RetrySafety::Yes, Fault::Unknown)
     );
 }
 

@@ -153,7 +153,7 @@ async fn giving_up_is_one_warning_on_the_call_with_the_attempts_and_the_last_err
             .map(|kv| kv.value.clone())
     };
     assert_eq!(field("attempts"), Some(Value::I64(3)));
-    assert_eq!(field("reason"), Some(Value::from("max_attempts")));
+    assert_eq!(field("outcome"), Some(Value::from("max_attempts")));
     assert_eq!(field("error"), Some(Value::from("Unavailable")));
     assert_eq!(field("scope"), Some(Value::from("otel-gives-up")));
 }

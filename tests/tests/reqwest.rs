@@ -303,7 +303,8 @@ async fn status_errors_from_error_for_status_follow_the_status() {
     }
     assert_eq!(errors[0].retry_safety(), RetrySafety::Yes);
     assert!(errors[1].is_throttling());
-    assert_eq!(errors[2].retry_safety(), RetrySafety::Maybe);
+    // A status the server answered is definite: never a `Maybe` that idempotency could retry.
+    assert_eq!(errors[2].retry_safety(), RetrySafety::No);
     assert_eq!(errors[2].fault(), retry_core::Fault::Client);
 }
 

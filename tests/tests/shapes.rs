@@ -533,7 +533,7 @@ async fn anyhow_call(attempts: &AtomicU32, kind: io::ErrorKind) -> anyhow::Resul
 async fn anyhow_errors_are_classified_by_their_source_chain() {
     let attempts = AtomicU32::new(0);
     assert_eq!(
-        anyhow_call(&attempts, io::ErrorKind::ConnectionReset)
+        anyhow_call(&attempts, io::ErrorKind::ConnectionRefused)
             .await
             .unwrap(),
         3

@@ -67,7 +67,7 @@ fn record_in_capture(stats: impl FnOnce() -> CallStats) {
 /// #[retryable(max_attempts = 3)]
 /// async fn fetch() -> Result<&'static str, std::io::Error> {
 ///     if FAILURES.fetch_sub(1, Ordering::Relaxed) > 0 {
-///         return Err(std::io::ErrorKind::ConnectionReset.into());
+///         return Err(std::io::ErrorKind::ConnectionRefused.into());
 ///     }
 ///     Ok("value")
 /// }

@@ -40,7 +40,7 @@ std::thread_local! {
 /// async fn fetch() -> Result<u32, std::io::Error> {
 ///     let attempt = attempt::current().expect("in the body of a #[retryable] fn");
 ///     if attempt.number() < 3 {
-///         return Err(std::io::ErrorKind::ConnectionReset.into());
+///         return Err(std::io::ErrorKind::ConnectionRefused.into());
 ///     }
 ///     Ok(attempt.number())
 /// }

@@ -49,7 +49,7 @@
 //!   |---|---|
 //!   | `http.request.resend_count` | the attempt's number less one: 1 for the first retry |
 //!   | `retry.attempt` | the attempt's number (2 for the first retry) |
-//!   | `retry.reason` | why the previous attempt was retried: its [`ErrorKind`](crate::ErrorKind)'s name |
+//!   | `retry.reason` | why the previous attempt was retried: its [`ErrorKind`](crate::ErrorKind)'s name (`ErrorKind` has the table of reasons) |
 //!   | `retry.delay` | the backoff slept before the attempt, in seconds |
 //!   | `retry.scope` | the strategy's scope ([`RetryStrategy::scope_name`](crate::RetryStrategy::scope_name)), when it has one |
 //!
@@ -57,10 +57,12 @@
 //!   a child of the caller's span, and an HTTP client's own span inside it is the re-sent request's;
 //! * giving up is **one WARN event**, "giving up: ...": a retryable failure whose retry the
 //!   strategy refused (attempts used up, quota exhausted, the deadline, a `Retry-After` too long,
-//!   the rate limiter's `max_wait`), with `attempts`, `reason` ([`RetryError::as_str`](crate::RetryError::as_str)),
-//!   `scope`, and `error`, the last error's `Debug` (so the drivers ask `E: Debug`). Every other
-//!   event of the crate is DEBUG, but the adaptive limiter's engagement (WARN): "retrying" for each
-//!   retry granted, "not retrying" for a failure that is not retryable, "retry quota exhausted".
+//!   the rate limiter's `max_wait`), with `attempts`, `outcome`
+//!   ([`RetryError::as_str`](crate::RetryError::as_str), as the `retry.calls` metric's `outcome`
+//!   label names it), `scope`, and `error`, the last error's `Debug` (so the drivers ask
+//!   `E: Debug`). Every other event of the crate is DEBUG, but the adaptive limiter's engagement
+//!   (WARN): "retrying" for each retry granted (its `reason`, the same name), "not retrying" for
+//!   a failure that is not retryable, "retry quota exhausted".
 
 #[cfg(feature = "attempt-context")]
 mod capture;

@@ -22,7 +22,7 @@ use std::fmt;
 ///     let attempt = retry.attempt().expect("a call in progress");
 ///     headers.push(attempt.amz_sdk_request());
 ///     let outcome: Result<(), std::io::Error> = if attempt.number() < 2 {
-///         Err(std::io::ErrorKind::ConnectionReset.into())
+///         Err(std::io::ErrorKind::ConnectionRefused.into())
 ///     } else {
 ///         Ok(())
 ///     };

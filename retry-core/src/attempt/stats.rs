@@ -23,7 +23,7 @@ use std::time::Duration;
 ///     .run_with_stats(|| {
 ///         calls += 1;
 ///         let fail = calls < 3;
-///         async move { if fail { Err(std::io::ErrorKind::ConnectionReset.into()) } else { Ok(calls) } }
+///         async move { if fail { Err(std::io::ErrorKind::ConnectionRefused.into()) } else { Ok(calls) } }
 ///     })
 ///     .await;
 /// let _: Result<_, std::io::Error> = outcome;

@@ -2,36 +2,73 @@
 
 use std::time::Duration;
 
-/// What kind of failure made an attempt retryable. It decides the quota cost and whether the
-/// adaptive rate limiter slows down (only [`Throttling`](ErrorKind::Throttling) does).
+/// What kind of failure made an attempt retryable: the one vocabulary of retry reasons. It
+/// decides the quota cost and whether the adaptive rate limiter slows down (only
+/// [`Throttling`](ErrorKind::Throttling) does), and its name, [`as_str`](Self::as_str), is the
+/// reason of every retry wherever it is reported:
+///
+/// * the `retry.reason` field of the `retry.attempt` span (the [`attempt`](crate::attempt)
+///   module's table of spans);
+/// * the `reason` field of the DEBUG event "retrying" (target `retry_core`);
+/// * the `on_retry` hook's [`RetryEvent::reason`](crate::RetryEvent::reason)`().kind()`;
+/// * the `reason` label of the `retry.retries` metric (`retry_retries_total` in Prometheus; the
+///   [`metrics`](crate::metrics) module's table, feature `metrics`).
+///
+/// | reason | what failed | the failures that carry it |
+/// |---|---|---|
+/// | `transient` | a failure expected to pass that no answer of the server explains | a refused connection (nothing was sent: every call); a connection reset or closed under the request (an idempotent call only); an error whose type says so: `#[retry(transient)]`, `#[retry(retryable)]`, [`RetryInfo`](crate::RetryInfo) `Yes` with no fault known; HTTP 408; the error codes' transient list (`RequestTimeout`); a `retry_if` predicate |
+/// | `timeout` | the attempt ran out of time | a timer's cut (`attempt_timeout`, tower's `TimeoutLayer`), an `io::Error` `TimedOut`, reqwest's timeout, a connect timeout, gRPC `DEADLINE_EXCEEDED` sent by the server, `#[retry(timeout)]` |
+/// | `throttling` | the server asked the client to slow down | HTTP 429, gRPC `RESOURCE_EXHAUSTED`, the error codes' throttling list (`ThrottlingException`, `SlowDown`, ...), `#[retry(throttling)]` |
+/// | `server` | the server answered that it failed | HTTP 5xx (500, 502, 503, 504, 507, ...), gRPC `UNAVAILABLE` sent by the server, an error whose fault is the server's (`#[retry(transient, fault = "server")]`) |
+/// | `client` | the server answered that the request is wrong, and a classifier of the caller's retries it all the same | a status listed in [`with_retryable_status_codes`](crate::http::HttpStatusClassifier::with_retryable_status_codes) (409, say), `#[retry(retryable, fault = "client")]`; the library's own classifiers never retry one |
+///
+/// A 4xx other than 408 and 429, and a gRPC code that says the request is wrong
+/// (`INVALID_ARGUMENT`, `NOT_FOUND`, ...), are not retried: they carry no reason. An error
+/// described by [`RetryInfo`](crate::RetryInfo) gets its reason from
+/// [`RetryInfoClassifier`](crate::classify::RetryInfoClassifier): throttling, then timeout, then
+/// its fault (`server`, `client`), `transient` when nobody's fault is known.
 ///
 /// ```
 /// use retry_core::ErrorKind;
 /// assert!(ErrorKind::Throttling.is_throttling());
 /// assert!(!ErrorKind::Server.is_throttling());
+/// assert_eq!(ErrorKind::Transient.as_str(), "transient");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ErrorKind {
-    /// A transient failure: a dropped connection, an I/O error, a flaky dependency.
+    /// `transient`: a failure expected to pass that no answer of the server explains (a refused
+    /// or broken connection, `#[retry(transient)]`).
     Transient,
-    /// The attempt timed out. Retrying after a timeout costs more quota.
+    /// `timeout`: the attempt timed out. Retrying after a timeout costs more quota.
     Timeout,
-    /// The service asked the client to slow down.
+    /// `throttling`: the service asked the client to slow down.
     Throttling,
-    /// The service failed (HTTP 5xx).
+    /// `server`: the service answered that it failed (HTTP 5xx, gRPC `UNAVAILABLE`).
     Server,
-    /// The request was faulty but a user classifier chose to retry it anyway.
+    /// `client`: the service answered that the request was faulty, and a user classifier chose
+    /// to retry it anyway.
     Client,
 }
 
 impl ErrorKind {
+    /// Every kind, in declaration order (the position of a kind is `kind as usize`): the
+    /// `retry.retries` metric's handles, one per reason.
+    #[cfg(any(feature = "metrics", test))]
+    pub(crate) const ALL: [ErrorKind; 5] = [
+        ErrorKind::Transient,
+        ErrorKind::Timeout,
+        ErrorKind::Throttling,
+        ErrorKind::Server,
+        ErrorKind::Client,
+    ];
+
     /// Whether this kind is a throttling error.
     pub fn is_throttling(self) -> bool {
         self == ErrorKind::Throttling
     }
 
-    /// A short lowercase name for logs and metrics.
+    /// The reason's name, as spans, events and metrics report it (the table above).
     ///
     /// ```
     /// assert_eq!(retry_core::ErrorKind::Timeout.as_str(), "timeout");
@@ -169,6 +206,18 @@ impl RetryAction {
         match self {
             RetryAction::RetryIndicated(reason) => Some(reason),
             _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ErrorKind;
+
+    #[test]
+    fn every_kind_is_at_its_position() {
+        for (index, kind) in ErrorKind::ALL.into_iter().enumerate() {
+            assert_eq!(kind as usize, index, "{kind:?}");
         }
     }
 }

@@ -25,8 +25,8 @@ use super::{ClassifierPriority, ClassifyRetry, Idempotency, RetryAction};
 ///             _ => RetryAction::NoActionIndicated,
 ///         }
 ///     }));
-/// let reset = std::io::Error::from(std::io::ErrorKind::ConnectionReset);
-/// assert!(chain.classify(&Err(reset)).should_retry());
+/// let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+/// assert!(chain.classify(&Err(refused)).should_retry());
 /// ```
 pub struct ClassifierChain<T, E> {
     classifiers: Vec<Arc<dyn ClassifyRetry<T, E>>>,

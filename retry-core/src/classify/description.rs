@@ -57,8 +57,9 @@ impl RetryDescription {
     pub const MAYBE: Self = Self::new(RetrySafety::Maybe, false, false, Fault::Unknown);
     /// `#[retry(retryable)]`: may be retried.
     pub const RETRYABLE: Self = Self::new(RetrySafety::Yes, false, false, Fault::Unknown);
-    /// `#[retry(transient)]`: a transient server-side failure, retried.
-    pub const TRANSIENT: Self = Self::new(RetrySafety::Yes, false, false, Fault::Server);
+    /// `#[retry(transient)]`: a transient failure, retried (its retries' reason: `transient`;
+    /// [`with_fault`](Self::with_fault)`(Fault::Server)` makes it `server`).
+    pub const TRANSIENT: Self = Self::new(RetrySafety::Yes, false, false, Fault::Unknown);
     /// `#[retry(throttling)]`: the service asked to slow down; retried, and engages adaptive
     /// mode's rate limiter.
     pub const THROTTLING: Self = Self::new(RetrySafety::Yes, true, false, Fault::Server);

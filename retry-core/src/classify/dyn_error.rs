@@ -4,6 +4,7 @@
 use std::error::Error;
 use std::io;
 
+use super::transport::TransportFailure;
 use super::{ClassifierPriority, ClassifyRetry, Idempotency, RetryAction, RetryInfoClassifier};
 use crate::config::{ConfigError, DurationParseError, ValueParseError};
 use crate::load_shed::LoadShed;
@@ -13,15 +14,19 @@ use crate::load_shed::LoadShed;
 ///
 /// | cause | verdict | why |
 /// |---|---|---|
-/// | [`io::Error`] | as its [`RetryInfo`](crate::RetryInfo) says: transient kinds (reset, refused, timed out, ...) retried, a timeout as a timeout; other kinds never | the kind tells whether another attempt can succeed |
-/// | tokio's `Elapsed`; tower's `Elapsed` (`TimeoutLayer`, feature `tower`) | retried as a timeout ([`RetrySafety::Maybe`](crate::RetrySafety::Maybe), the server's fault) | the attempt was cut, perhaps after the request reached the server; the AWS SDKs retry timeouts |
-/// | hyper-util's client error with `is_connect()` (feature `hyper-util`) | retried ([`RetrySafety::Yes`](crate::RetrySafety::Yes)); as a timeout when the connect timeout expired | the request never reached the server, whatever the cause (a failed name lookup too) |
-/// | other hyper-util client errors | not a verdict: the walk goes on to their causes (an `io::Error` decides) | |
+/// | [`io::Error`] | as its [`RetryInfo`](crate::RetryInfo) says: refused retried; reset, aborted, broken pipe, unexpected EOF retried only for an idempotent call; timed out as a timeout unless the call is not idempotent; other kinds never | the kind tells whether the request may have reached the server |
+/// | tokio's `Elapsed`; tower's `Elapsed` (`TimeoutLayer`, feature `tower`) | retried as a timeout unless the call is declared not idempotent ([`RetrySafety::Maybe`](crate::RetrySafety::Maybe), the server's fault) | the attempt was cut, perhaps after the request reached the server; the AWS SDKs retry timeouts |
+/// | hyper-util's client error with `is_connect()` (feature `hyper-util`); tonic's `ConnectError` (feature `tonic`); hyper's canceled request (feature `hyper`) | retried ([`RetrySafety::Yes`](crate::RetrySafety::Yes)); as a timeout when the connect timeout expired | the request never reached the server, whatever the cause (a failed name lookup too) |
+/// | hyper's incomplete message (feature `hyper`: the connection closed before the response) | retried only for an idempotent call | the request may have been processed |
+/// | other hyper-util and hyper errors | not a verdict: the walk goes on to their causes (an `io::Error` decides) | |
 /// | tower's `Overloaded` (`LoadShedLayer`, feature `tower`), this library's [`LoadShed`] | never | refused locally to fail fast: a retry would queue again |
 /// | tonic's `TimeoutExpired` (feature `tonic`) | never | the call's deadline passed; gRFC A6: it bounds all attempts |
 /// | `HttpStatusError`, `reqwest::Error`, `tonic::Status` (features `http`, `reqwest`, `tonic`) | as their [`RetryInfo`](crate::RetryInfo) says | |
 /// | this library's [`ConfigError`] and parse errors | never | a retry cannot fix a configuration |
 /// | nothing known in the chain | no action (not retried unless another classifier says so) | |
+///
+/// The connection failures are judged by the one table [`TransientErrorClassifier`](crate::classify::TransientErrorClassifier)
+/// documents.
 ///
 /// This is the classifier for services whose error is a `BoxError`, such as any service under
 /// tower's `TimeoutLayer` (see [`RetryLayer`](crate::tower::RetryLayer)'s per-attempt timeout).
@@ -43,10 +48,10 @@ use crate::load_shed::LoadShed;
 /// #[error("request failed")]
 /// struct RequestFailed(#[source] io::Error);
 ///
-/// let reset: Result<(), BoxError> =
-///     Err(Box::new(RequestFailed(io::ErrorKind::ConnectionReset.into())));
-/// // As `io::Error`'s `RetryInfo` says: a transient server-side failure.
-/// assert_eq!(DynErrorClassifier.classify(&reset), RetryAction::retryable(ErrorKind::Server));
+/// let refused: Result<(), BoxError> =
+///     Err(Box::new(RequestFailed(io::ErrorKind::ConnectionRefused.into())));
+/// // As `io::Error`'s `RetryInfo` says: nothing was sent, a transient failure.
+/// assert_eq!(DynErrorClassifier.classify(&refused), RetryAction::retryable(ErrorKind::Transient));
 /// let denied: Result<(), BoxError> = Err(Box::new(io::Error::from(io::ErrorKind::PermissionDenied)));
 /// assert_eq!(DynErrorClassifier.classify(&denied), RetryAction::RetryForbidden);
 /// let unknown: Result<(), BoxError> = Err("no idea".into());
@@ -101,17 +106,14 @@ fn known(error: &(dyn Error + 'static), idempotency: Idempotency) -> Option<Retr
 }
 
 /// As its [`RetryInfo`](crate::RetryInfo) says, when `error` is a type the library describes:
-/// I/O errors, tokio timeouts, and the integrations' errors whose features are on (hyper-util's
-/// client errors only when they are connect errors).
+/// I/O errors (every kind), the integrations' errors whose features are on, and the connection
+/// failures of [`TransportFailure`] (timers' cuts, connect errors, hyper's errors).
 fn described(error: &(dyn Error + 'static), idempotency: Idempotency) -> Option<RetryAction> {
     let verdict = |described: &dyn crate::info::RetryInfo| {
         RetryInfoClassifier::classify_error_for(described, idempotency)
     };
     if let Some(io) = error.downcast_ref::<io::Error>() {
         return Some(verdict(io));
-    }
-    if let Some(elapsed) = error.downcast_ref::<tokio::time::error::Elapsed>() {
-        return Some(verdict(elapsed));
     }
     #[cfg(feature = "http")]
     if let Some(status) = error.downcast_ref::<crate::http::HttpStatusError>() {
@@ -130,18 +132,10 @@ fn described(error: &(dyn Error + 'static), idempotency: Idempotency) -> Option<
         return Some(verdict(expired));
     }
     #[cfg(feature = "tower")]
-    if let Some(elapsed) = error.downcast_ref::<::tower::timeout::error::Elapsed>() {
-        return Some(verdict(elapsed));
-    }
-    #[cfg(feature = "tower")]
     if let Some(overloaded) = error.downcast_ref::<::tower::load_shed::error::Overloaded>() {
         return Some(verdict(overloaded));
     }
-    #[cfg(feature = "hyper-util")]
-    if let Some(connect) = super::connect_failure::ConnectFailure::of(error) {
-        return Some(verdict(&connect));
-    }
-    None
+    TransportFailure::of(error).map(|failure| verdict(&failure))
 }
 
 /// Whether `error` is one of this library's own refusals, which a retry cannot fix: a

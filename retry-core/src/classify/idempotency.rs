@@ -3,18 +3,34 @@
 
 /// Whether a call is idempotent: sending its request more than once has the effect of sending it
 /// once. It decides the errors whose [`RetrySafety`](crate::RetrySafety) is
-/// [`Maybe`](crate::RetrySafety::Maybe) ("the request may have reached the server": a timeout after
-/// it was sent, a connection lost mid-exchange), which only the caller can judge:
+/// [`Maybe`](crate::RetrySafety::Maybe) ("the request may have reached the server": a connection
+/// reset, aborted or closed after the request was written, a broken pipe, a timeout after it was
+/// sent), which only the caller can judge:
 ///
 /// | idempotency | a `Maybe` error is |
 /// |---|---|
 /// | [`Idempotent`](Self::Idempotent) | retried (the gax libraries' `idempotent` flag) |
 /// | [`NotIdempotent`](Self::NotIdempotent) | never retried: a second attempt could do the work twice |
-/// | [`Undeclared`](Self::Undeclared) (the default) | retried only when its fault is the server's or it is throttling (Smithy's rule) |
+/// | [`Undeclared`](Self::Undeclared) (the default) | retried only when its fault is the server's or it is throttling (Smithy's rule): a timeout is, a reset (nobody's fault known) is not |
 ///
 /// Errors that are surely safe ([`RetrySafety::Yes`](crate::RetrySafety::Yes): a refused
-/// connection, a 503 per the status table) or never ([`RetrySafety::No`](crate::RetrySafety::No))
-/// are decided as before, whatever the idempotency.
+/// connection, nothing sent; a 503 per the status table) or never
+/// ([`RetrySafety::No`](crate::RetrySafety::No)) are decided as before, whatever the idempotency.
+/// A status the server answered is never a `Maybe`: a 4xx other than 408 and 429 (a gRPC code that
+/// says the request is wrong) is `No`, so a call declared idempotent does not send a 404 again;
+/// and a `Maybe` whose fault is the client's is not retried either. Idempotency promotes only the
+/// failures that leave it unknown whether the request arrived.
+///
+/// | failure | idempotent | undeclared | not idempotent |
+/// |---|---|---|---|
+/// | refused connection | retried | retried | retried |
+/// | reset (before or after the server read the request) | retried | not retried | not retried |
+/// | timeout after the write | retried | retried | not retried |
+/// | 503, 429, 408 | retried | retried | retried |
+/// | 404 and the other 4xx | not retried | not retried | not retried |
+///
+/// The paths that find these failures, and the one table of connection failures, are
+/// [`TransientErrorClassifier`](crate::classify::TransientErrorClassifier)'s.
 ///
 /// Declare it with `#[retryable(idempotent = true)]`, [`Retry::idempotent`](crate::Retry::idempotent),
 /// [`RetryLoop::idempotent`](crate::driver::RetryLoop::idempotent) or

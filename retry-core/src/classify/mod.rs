@@ -4,8 +4,6 @@
 pub(crate) mod action;
 mod chain;
 pub(crate) mod classifier;
-#[cfg(feature = "hyper-util")]
-mod connect_failure;
 mod description;
 mod dyn_error;
 mod error_code;
@@ -16,6 +14,7 @@ mod retry_info;
 #[cfg(any(feature = "http", feature = "tonic"))]
 pub(crate) mod server_delay;
 mod transient;
+pub(crate) mod transport;
 
 pub(crate) use action::{ErrorKind, RetryAction, RetryReason};
 pub use chain::ClassifierChain;

@@ -12,9 +12,11 @@ use crate::info::{Fault, RetryInfo, RetrySafety};
 /// * [`RetrySafety::Maybe`] (the request may have reached the server) follows the call's
 ///   [`Idempotency`]: retried for an idempotent call, forbidden for one that is not, and for an
 ///   undeclared one retried when the fault is the server's or the error is throttling (otherwise
-///   the classifier indicates no action).
-/// * The kind is throttling, then timeout, then server (server fault), then transient; the
-///   error's `retry_after` travels with the verdict.
+///   the classifier indicates no action). A `Maybe` whose fault is the client's is an answer,
+///   not a request lost on the way: never retried (no action), whatever the idempotency.
+/// * The kind ([`ErrorKind`]'s table of reasons) is throttling, then timeout, then the fault's:
+///   `server` for the server's, `client` for the client's, `transient` when nobody's is known;
+///   the error's `retry_after` travels with the verdict.
 ///
 /// ```
 /// use retry_core::{ClassifyRetry, ErrorKind, RetryAction};
@@ -34,8 +36,8 @@ impl RetryInfoClassifier {
     ///
     /// ```
     /// use retry_core::classify::RetryInfoClassifier;
-    /// let reset = std::io::Error::from(std::io::ErrorKind::ConnectionReset);
-    /// assert!(RetryInfoClassifier::classify_error(&reset).should_retry());
+    /// let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+    /// assert!(RetryInfoClassifier::classify_error(&refused).should_retry());
     /// ```
     pub fn classify_error<E: RetryInfo + ?Sized>(error: &E) -> RetryAction {
         Self::classify_error_for(error, Idempotency::Undeclared)
@@ -66,6 +68,9 @@ impl RetryInfoClassifier {
             RetrySafety::Maybe if idempotency == Idempotency::NotIdempotent => {
                 return RetryAction::RetryForbidden;
             }
+            // A client fault is the server's answer that the request is wrong, not a request that
+            // may have been lost on the way: no idempotency makes it worth sending again.
+            RetrySafety::Maybe if error.fault() == Fault::Client => false,
             RetrySafety::Maybe => {
                 idempotency.retries_maybe(error.fault() == Fault::Server || error.is_throttling())
             }
@@ -73,18 +78,27 @@ impl RetryInfoClassifier {
         if !retryable {
             return RetryAction::NoActionIndicated;
         }
-        let kind = if error.is_throttling() {
-            ErrorKind::Throttling
-        } else if error.is_timeout() {
-            ErrorKind::Timeout
-        } else if error.fault() == Fault::Server {
-            ErrorKind::Server
-        } else {
-            ErrorKind::Transient
-        };
+        let kind = kind_of(error);
         match error.retry_after() {
             Some(after) => RetryAction::retryable_after(kind, after),
             None => RetryAction::retryable(kind),
+        }
+    }
+}
+
+/// The kind a retry of `error` is counted and labelled as ([`ErrorKind`]'s table): throttling,
+/// then timeout, then whose fault it is (the server's, the client's), transient when nobody's is
+/// known.
+fn kind_of<E: RetryInfo + ?Sized>(error: &E) -> ErrorKind {
+    if error.is_throttling() {
+        ErrorKind::Throttling
+    } else if error.is_timeout() {
+        ErrorKind::Timeout
+    } else {
+        match error.fault() {
+            Fault::Server => ErrorKind::Server,
+            Fault::Client => ErrorKind::Client,
+            Fault::Unknown => ErrorKind::Transient,
         }
     }
 }

@@ -1,48 +1,55 @@
-//! The classifier of transient failures found anywhere in an error's source chain.
+//! The classifier of connection failures found anywhere in an error's source chain.
 
 use std::error::Error;
-use std::io;
 
-use super::{ClassifierPriority, ClassifyRetry, ErrorKind, Idempotency, RetryAction};
-use crate::info::is_transient_io_kind;
+use super::transport::TransportFailure;
+use super::{ClassifierPriority, ClassifyRetry, Idempotency, RetryAction, RetryInfoClassifier};
 
-/// Retries errors caused by a transient I/O failure or a timeout, wherever it sits in the
-/// error's [`source`](Error::source) chain (Smithy's `TransientErrorClassifier`). Useful for
-/// error types that wrap `io::Error` without describing themselves, such as HTTP client errors.
+/// Classifies errors by the failure of the connection under them, wherever it sits in the
+/// error's [`source`](Error::source) chain (Smithy's `TransientErrorClassifier`): whether the
+/// request may have reached the server decides. Useful for error types that wrap `io::Error`
+/// without describing themselves, such as HTTP client errors. The first cause it knows decides:
 ///
-/// * an [`io::Error`] of a transient kind (reset, refused, aborted, broken pipe, ...): transient;
-///   of kind `TimedOut`: a timeout;
-/// * tokio's `Elapsed`, and tower's `Elapsed` (its `TimeoutLayer`, feature `tower`): a timeout,
-///   but forbidden for a call declared not idempotent ([`Idempotency`]): the timer may have cut
-///   the attempt after the request reached the server;
-/// * hyper-util's client error with `is_connect()` (feature `hyper-util`): transient, whatever
-///   its cause (the request never reached the server), or a timeout when the connect timeout
-///   expired;
-/// * nothing else is retried, and nothing is forbidden: no action.
+/// | cause | verdict |
+/// |---|---|
+/// | nothing was sent: an [`io::Error`](std::io::Error) `ConnectionRefused` (or `Interrupted`, `WouldBlock`); hyper-util's connect error (feature `hyper-util`), whatever its cause; tonic's `ConnectError` (feature `tonic`); hyper's request canceled before it was written (feature `hyper`) | retried for every call, as transient (a timeout when the connect timeout expired) |
+/// | the connection broke after the request may have been written: an `io::Error` `ConnectionReset`, `ConnectionAborted`, `BrokenPipe`, `UnexpectedEof`; hyper's connection closed before the response completed (feature `hyper`) | retried, as transient, only for an idempotent call ([`Idempotency`]); forbidden for a call declared not idempotent; no action for an undeclared one |
+/// | a timeout: an `io::Error` `TimedOut`, tokio's `Elapsed`, tower's `Elapsed` (`TimeoutLayer`, feature `tower`) | retried as a timeout unless the call is declared not idempotent (forbidden then): the timer may have cut the attempt after the request reached the server |
+/// | anything else | no action: nothing is retried, nothing forbidden |
+///
+/// This is the one table [`io::Error`](std::io::Error)'s [`RetryInfo`](crate::RetryInfo),
+/// [`DynErrorClassifier`](crate::classify::DynErrorClassifier) and `reqwest::Error` follow too.
+/// Under [`RetryLayer`](crate::tower::RetryLayer) an `http` request's idempotency is its method's
+/// (RFC 9110 §9.2.2), so a reset POST is sent once and a reset GET again.
 ///
 /// It takes errors that implement [`Error`]; a `BoxError` (as tower's `TimeoutLayer` returns)
 /// does not: classify it with [`DynErrorClassifier`](crate::classify::DynErrorClassifier).
 ///
 /// ```
 /// use retry_core::{ClassifyRetry, ErrorKind, RetryAction};
-/// use retry_core::classify::TransientErrorClassifier;
+/// use retry_core::classify::{Idempotency, TransientErrorClassifier};
 /// use std::io;
 ///
 /// #[derive(Debug, thiserror::Error)]
 /// #[error("request failed")]
 /// struct ClientError(#[source] io::Error);
 ///
-/// let outcome: Result<(), ClientError> = Err(ClientError(io::ErrorKind::ConnectionReset.into()));
+/// let refused: Result<(), ClientError> = Err(ClientError(io::ErrorKind::ConnectionRefused.into()));
 /// assert_eq!(
-///     TransientErrorClassifier.classify(&outcome),
+///     TransientErrorClassifier.classify(&refused),
 ///     RetryAction::retryable(ErrorKind::Transient)
 /// );
+/// let reset: Result<(), ClientError> = Err(ClientError(io::ErrorKind::ConnectionReset.into()));
+/// let verdict = |idempotency| TransientErrorClassifier.classify_for(&reset, idempotency);
+/// assert_eq!(verdict(Idempotency::Idempotent), RetryAction::retryable(ErrorKind::Transient));
+/// assert_eq!(verdict(Idempotency::NotIdempotent), RetryAction::RetryForbidden);
+/// assert_eq!(verdict(Idempotency::Undeclared), RetryAction::NoActionIndicated);
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TransientErrorClassifier;
 
 impl TransientErrorClassifier {
-    /// The verdict on one error: the first transient cause in the chain decides.
+    /// The verdict on one error of an undeclared call: the first failure in the chain decides.
     ///
     /// ```
     /// use retry_core::classify::TransientErrorClassifier;
@@ -54,7 +61,7 @@ impl TransientErrorClassifier {
     }
 
     /// [`classify_error`](Self::classify_error) for a call whose idempotency is `idempotency`: a
-    /// timer's cut of a call that is not idempotent is forbidden.
+    /// failure that may have reached the server follows it.
     ///
     /// ```
     /// # #[cfg(feature = "tower")] { // tower's timeout error
@@ -72,45 +79,11 @@ impl TransientErrorClassifier {
         error: &(dyn Error + 'static),
         idempotency: Idempotency,
     ) -> RetryAction {
-        let mut cause = Some(error);
-        while let Some(error) = cause {
-            if let Some(io) = error.downcast_ref::<io::Error>() {
-                if io.kind() == io::ErrorKind::TimedOut {
-                    return RetryAction::retryable(ErrorKind::Timeout);
-                }
-                if is_transient_io_kind(io.kind()) {
-                    return RetryAction::retryable(ErrorKind::Transient);
-                }
-            }
-            if is_timer_cut(error) {
-                return match idempotency {
-                    Idempotency::NotIdempotent => RetryAction::RetryForbidden,
-                    _ => RetryAction::retryable(ErrorKind::Timeout),
-                };
-            }
-            #[cfg(feature = "hyper-util")]
-            if let Some(connect) = super::connect_failure::ConnectFailure::of(error) {
-                let kind = if connect.timed_out() {
-                    ErrorKind::Timeout
-                } else {
-                    ErrorKind::Transient
-                };
-                return RetryAction::retryable(kind);
-            }
-            cause = error.source();
+        match TransportFailure::find(error) {
+            Some(failure) => RetryInfoClassifier::classify_error_for(&failure, idempotency),
+            None => RetryAction::NoActionIndicated,
         }
-        RetryAction::NoActionIndicated
     }
-}
-
-/// Whether `error` is a timer's cut of an attempt: tokio's `Elapsed`, or (feature `tower`) the
-/// `Elapsed` of tower's `TimeoutLayer`.
-fn is_timer_cut(error: &(dyn Error + 'static)) -> bool {
-    #[cfg(feature = "tower")]
-    if error.is::<::tower::timeout::error::Elapsed>() {
-        return true;
-    }
-    error.is::<tokio::time::error::Elapsed>()
 }
 
 impl<T, E: Error + 'static> ClassifyRetry<T, E> for TransientErrorClassifier {

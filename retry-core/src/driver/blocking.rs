@@ -34,7 +34,7 @@ use crate::strategy::RetryStrategy;
 /// let mut calls = 0;
 /// let value = retry_blocking(&strategy, || {
 ///     calls += 1;
-///     if calls < 3 { Err(io::Error::from(io::ErrorKind::ConnectionReset)) } else { Ok(calls) }
+///     if calls < 3 { Err(io::Error::from(io::ErrorKind::ConnectionRefused)) } else { Ok(calls) }
 /// });
 /// assert_eq!(value.unwrap(), 3);
 /// ```

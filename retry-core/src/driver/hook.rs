@@ -37,7 +37,8 @@ impl<'a, E> RetryEvent<'a, E> {
         self.delay
     }
 
-    /// Why the attempt is retried.
+    /// Why the attempt is retried: its [`kind`](RetryReason::kind)'s name is the retry's reason
+    /// in spans, events and metrics ([`ErrorKind`](crate::ErrorKind)'s table).
     pub fn reason(&self) -> &RetryReason {
         &self.reason
     }

@@ -59,8 +59,8 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, L> RetryLoop<'s, S, C, H, L> {
     /// let strategy = StandardStrategy::builder(config).random(Arc::new(FixedRandom(1.0))).build();
     /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
     /// retry.ready().await;
-    /// let reset: Result<(), std::io::Error> = Err(std::io::ErrorKind::ConnectionReset.into());
-    /// assert!(retry.finish(&reset).is_break()); // 1 token: a retry (14) is refused
+    /// let refused: Result<(), std::io::Error> = Err(std::io::ErrorKind::ConnectionRefused.into());
+    /// assert!(retry.finish(&refused).is_break()); // 1 token: a retry (14) is refused
     /// let started = tokio::time::Instant::now();
     /// retry.linger().await;
     /// assert_eq!(started.elapsed(), Duration::from_millis(50)); // the backoff it would have slept

@@ -37,7 +37,7 @@ use crate::strategy::RetryStrategy;
 ///     let attempt = calls;
 ///     async move {
 ///         if attempt < 3 {
-///             Err(io::Error::from(io::ErrorKind::ConnectionReset))
+///             Err(io::Error::from(io::ErrorKind::ConnectionRefused))
 ///         } else {
 ///             Ok("done")
 ///         }
@@ -340,7 +340,7 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, A, L> Retry<'s, S, C, H, A, L> {
     /// use retry_core::{Retry, RetryConfig, StandardStrategy};
     /// let strategy = StandardStrategy::new(RetryConfig::builder().max_attempts(2).build().unwrap());
     /// let (outcome, stats) = Retry::new(&strategy)
-    ///     .run_with_stats(|| async { Err::<(), _>(std::io::Error::from(std::io::ErrorKind::ConnectionReset)) })
+    ///     .run_with_stats(|| async { Err::<(), _>(std::io::Error::from(std::io::ErrorKind::ConnectionRefused)) })
     ///     .await;
     /// assert!(outcome.is_err());
     /// assert_eq!(stats.attempts(), 2);

@@ -234,8 +234,8 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, L> RetryLoop<'s, S, C, H, L> {
     /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
     /// let attempt = retry.attempt().unwrap();
     /// assert_eq!((attempt.number(), attempt.max()), (1, Some(3)));
-    /// let reset: Result<(), std::io::Error> = Err(std::io::ErrorKind::ConnectionReset.into());
-    /// assert!(retry.finish(&reset).is_continue());
+    /// let refused: Result<(), std::io::Error> = Err(std::io::ErrorKind::ConnectionRefused.into());
+    /// assert!(retry.finish(&refused).is_continue());
     /// assert_eq!(retry.attempt().unwrap().amz_sdk_request(), "attempt=2; max=3");
     /// ```
     #[inline(always)]
@@ -391,8 +391,8 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, L> RetryLoop<'s, S, C, H, L> {
     /// use retry_core::classify::RetryInfoClassifier;
     /// let strategy = StandardStrategy::new(RetryConfig::default());
     /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
-    /// let reset: Result<(), std::io::Error> = Err(std::io::ErrorKind::ConnectionReset.into());
-    /// assert!(retry.finish(&reset).is_continue());
+    /// let refused: Result<(), std::io::Error> = Err(std::io::ErrorKind::ConnectionRefused.into());
+    /// assert!(retry.finish(&refused).is_continue());
     /// assert!(retry.finish(&Ok::<(), std::io::Error>(())).is_break());
     /// assert_eq!(retry.stats().attempts(), 2);
     /// // This caller never waited (`ready` / `wait_blocking` sleep the backoffs and count them).
@@ -455,8 +455,8 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, L> RetryLoop<'s, S, C, H, L> {
     /// let strategy = StandardStrategy::new(RetryConfig::default());
     /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
     /// assert_eq!(retry.next_wait(true), None); // the first attempt: send it now
-    /// let reset: Result<(), std::io::Error> = Err(std::io::ErrorKind::ConnectionReset.into());
-    /// assert!(retry.finish(&reset).is_continue());
+    /// let refused: Result<(), std::io::Error> = Err(std::io::ErrorKind::ConnectionRefused.into());
+    /// assert!(retry.finish(&refused).is_continue());
     /// assert!(retry.next_wait(true).is_some()); // the retry's backoff
     /// assert_eq!(retry.next_wait(false), None); // then its permit: standard mode grants
     /// ```
@@ -534,8 +534,8 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, L> RetryLoop<'s, S, C, H, L> {
     /// let strategy = StandardStrategy::new(RetryConfig::default());
     /// let mut retry = RetryLoop::new(&strategy, RetryInfoClassifier, NoHook);
     /// retry.ready().await;
-    /// let reset: Result<(), std::io::Error> = Err(std::io::ErrorKind::ConnectionReset.into());
-    /// assert!(retry.finish(&reset).is_continue());
+    /// let refused: Result<(), std::io::Error> = Err(std::io::ErrorKind::ConnectionRefused.into());
+    /// assert!(retry.finish(&refused).is_continue());
     /// # }
     /// ```
     #[inline(always)]

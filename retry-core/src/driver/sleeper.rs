@@ -104,7 +104,7 @@ thread_local! {
 /// let strategy = StandardStrategy::new(RetryConfig::builder().max_attempts(3).build().unwrap());
 /// let recorder = Arc::new(Recorder::default());
 /// let outcome = with_sleeper(recorder.clone(), || {
-///     retry_blocking(&strategy, || Err::<(), _>(std::io::Error::from(std::io::ErrorKind::ConnectionReset)))
+///     retry_blocking(&strategy, || Err::<(), _>(std::io::Error::from(std::io::ErrorKind::ConnectionRefused)))
 /// });
 /// assert!(outcome.is_err());
 /// assert_eq!(recorder.0.lock().unwrap().len(), 2, "one backoff before each retry");

@@ -20,7 +20,7 @@ use crate::classify::{ClassifierPriority, ClassifyRetry, ErrorKind, RetryAction}
 /// | 1xx, 2xx, 3xx | no action | not an error |
 /// | 408 Request Timeout | retried, [`ErrorKind::Transient`] | RFC 9110 §15.5.9: the server closed a connection on which no complete request came in time, and the client may repeat the request; the AWS SDKs retry a request timeout (S3's `RequestTimeout`) as a transient error. It is the server's idle timer, not the attempt's timeout, so it is not charged as one |
 /// | 429 Too Many Requests | retried, [`ErrorKind::Throttling`] | RFC 6585 §4: too many requests in a given time |
-/// | other 4xx | no action (left to other classifiers) | the same request will fail the same way |
+/// | other 4xx | no action (left to other classifiers), whatever the idempotency | the same request will fail the same way; an error-code classifier may still read the response (AWS answers throttling with a 400 and a code). As an error value (`HttpStatusError`, `reqwest::Error`) it is never retried |
 /// | 500, 502, 503, 504 | retried, [`ErrorKind::Server`] | the AWS SDKs' transient statuses (smithy-rs `TRANSIENT_ERROR_STATUS_CODES`, botocore) |
 /// | 507 Insufficient Storage | retried, [`ErrorKind::Server`] | RFC 4918 §11.5: "considered to be temporary" |
 /// | 501, 505, 506, 508, 510, 511 | never ([`RetryAction::RetryForbidden`]) | a retry cannot cure them: not implemented (RFC 9110 §15.6.2), HTTP version not supported (§15.6.6), a misconfigured negotiation (RFC 2295), a loop (RFC 5842), a missing extension (RFC 2774), a captive portal (RFC 6585 §6) |

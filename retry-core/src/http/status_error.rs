@@ -15,13 +15,19 @@ use crate::info::{Fault, RetryInfo, RetrySafety};
 /// [`HttpStatusClassifier`](crate::http::HttpStatusClassifier) documents with its reasons: the same
 /// response gets the same verdict here as from `HttpStatusClassifier` under a `RetryLayer`.
 ///
-/// | status | retried | kind |
-/// |---|---|---|
-/// | 408 Request Timeout | yes | transient |
-/// | 429 Too Many Requests | yes | throttling |
-/// | other 4xx | no (left to other classifiers) | client fault |
-/// | 501, 505, 506, 508, 510, 511 | never | server fault |
-/// | every other 5xx (500, 502, 503, 504, 507, unassigned ones) | yes | server fault |
+/// | status | [`retry_safety`](RetryInfo::retry_safety) | fault | retried as ([`ErrorKind`](crate::ErrorKind)) |
+/// |---|---|---|---|
+/// | 408 Request Timeout | `Yes` | unknown | `transient` |
+/// | 429 Too Many Requests | `Yes` | unknown | `throttling` |
+/// | other 4xx | `No`: never retried, whatever the call's idempotency | client | |
+/// | 501, 505, 506, 508, 510, 511 | `No` | server | |
+/// | every other 5xx (500, 502, 503, 504, 507, unassigned ones) | `Yes` | server | `server` |
+///
+/// A status is the server's answer: it is never a [`RetrySafety::Maybe`] ("the request may have
+/// reached the server"), so a call declared idempotent does not send a 404 again. On a response
+/// under a `RetryLayer`, `HttpStatusClassifier` leaves the other 4xx to other classifiers (an
+/// error-code classifier may read them: AWS answers throttling with a 400 and a code); as an
+/// error value nothing more can be learned from it.
 ///
 /// A retried status waits at least the server's delay, [`RetryAfter::from_headers`]'s (a 503
 /// with `Retry-After` stays a server error: see the table's reasons); a `Retry-After` more than
@@ -40,7 +46,7 @@ use crate::info::{Fault, RetryInfo, RetrySafety};
 /// assert_eq!(throttled.to_string(), "HTTP 429 Too Many Requests (retry after 2s)");
 ///
 /// let not_found = HttpStatusError::new(StatusCode::NOT_FOUND, RetryAfter::Absent);
-/// assert_eq!(not_found.retry_safety(), RetrySafety::Maybe);
+/// assert_eq!(not_found.retry_safety(), RetrySafety::No);
 /// assert_eq!(not_found.fault(), retry_core::Fault::Client);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -159,13 +165,33 @@ mod tests {
 
     #[test]
     fn every_status_by_the_table() {
-        use crate::http::status_table::tests::{every_retry_after, expected};
-        for code in 100..=599 {
+        use crate::http::status_table::tests::{every_retry_after, expected_for_error};
+        for code in 400..=599 {
             for retry_after in every_retry_after() {
                 assert_eq!(
                     verdict(code, retry_after),
-                    expected(code, retry_after),
+                    expected_for_error(code, retry_after),
                     "{code} with {retry_after:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_client_error_is_not_retried_whatever_the_idempotency() {
+        use crate::classify::Idempotency;
+        for code in [400, 403, 404, 409, 422] {
+            let status = StatusCode::from_u16(code).expect("valid test status");
+            let error = HttpStatusError::new(status, RetryAfter::Absent);
+            for idempotency in [
+                Idempotency::Idempotent,
+                Idempotency::Undeclared,
+                Idempotency::NotIdempotent,
+            ] {
+                assert_eq!(
+                    RetryInfoClassifier::classify_error_for(&error, idempotency),
+                    RetryAction::RetryForbidden,
+                    "{code} {idempotency:?}"
                 );
             }
         }

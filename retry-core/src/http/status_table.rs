@@ -79,12 +79,14 @@ impl StatusClass {
         }
     }
 
-    /// The same verdict as a [`RetrySafety`]: what an error carrying this status says.
+    /// What an error carrying this status says: the server answered, so the answer is definite,
+    /// [`RetrySafety::Yes`] when the table retries it and [`RetrySafety::No`] otherwise (a 4xx
+    /// other than 408 and 429 is never retried, whatever the call's idempotency). Only a
+    /// failure that leaves it unknown whether the request arrived is a `Maybe`.
     pub(crate) fn retry_safety(self, retry_after: RetryAfter) -> RetrySafety {
         match self.verdict(retry_after) {
             RetryAction::RetryIndicated(_) => RetrySafety::Yes,
-            RetryAction::RetryForbidden => RetrySafety::No,
-            RetryAction::NoActionIndicated => RetrySafety::Maybe,
+            RetryAction::RetryForbidden | RetryAction::NoActionIndicated => RetrySafety::No,
         }
     }
 
@@ -133,6 +135,16 @@ pub(crate) mod tests {
             501 | 505 | 506 | 508 | 510 | 511 => RetryAction::RetryForbidden,
             512..=599 => retried(ErrorKind::Server),
             _ => unreachable!("the test covers 100-599"),
+        }
+    }
+
+    /// The verdict on an error carrying the status `code` (400-599): as [`expected`], except that
+    /// what the table leaves to other classifiers on a response is never retried as an error
+    /// (the server answered).
+    pub(crate) fn expected_for_error(code: u16, retry_after: RetryAfter) -> RetryAction {
+        match expected(code, retry_after) {
+            RetryAction::NoActionIndicated => RetryAction::RetryForbidden,
+            verdict => verdict,
         }
     }
 

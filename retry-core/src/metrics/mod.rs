@@ -24,7 +24,8 @@
 //!   `rate_limited`; `shed` (refused before the first attempt: load shedding); `cancelled`
 //!   (dropped before the call's outcome was known);
 //! * `reason`: the retried failure's [`ErrorKind`](crate::ErrorKind) name: `transient`, `timeout`,
-//!   `throttling`, `server`, `client`.
+//!   `throttling`, `server`, `client` (what each means, and which failures carry it: `ErrorKind`'s
+//!   table; the same name as the `retry.attempt` span's `retry.reason`).
 //!
 //! The names follow OpenTelemetry's naming guidelines: lower case, a `retry.` namespace and
 //! dot-separated levels, units as metadata (each metric is described to the recorder with its

@@ -28,5 +28,6 @@ pub const SCOPE: &str = "scope";
 /// `quota_exhausted`, `deadline`, `retry_after_too_long`, `rate_limited`, `shed`, `cancelled`).
 pub const OUTCOME: &str = "outcome";
 /// Label of [`RETRIES`]: why the attempt was retried, the [`ErrorKind`](crate::ErrorKind)'s name
-/// (`transient`, `timeout`, `throttling`, `server`, `client`).
+/// (`transient`, `timeout`, `throttling`, `server`, `client`; `ErrorKind`'s table says which
+/// failures carry each).
 pub const REASON: &str = "reason";

@@ -17,7 +17,7 @@ pub(crate) struct Meter {
     /// `retry.calls`, one per [`CallOutcome::ALL`].
     calls: [metrics::Counter; 9],
     attempts: metrics::Counter,
-    /// `retry.retries`, one per [`KINDS`].
+    /// `retry.retries`, one per [`ErrorKind::ALL`] (a kind's handle is at `kind as usize`).
     retries: [metrics::Counter; 5],
     attempts_per_call: metrics::Histogram,
     backoff_delay: metrics::Histogram,
@@ -31,28 +31,6 @@ pub(crate) struct Meter {
 #[cfg(not(feature = "metrics"))]
 #[derive(Debug)]
 pub(crate) struct Meter;
-
-/// The error kinds, in the order of the `retry.retries` handles.
-#[cfg(feature = "metrics")]
-const KINDS: [ErrorKind; 5] = [
-    ErrorKind::Transient,
-    ErrorKind::Timeout,
-    ErrorKind::Throttling,
-    ErrorKind::Server,
-    ErrorKind::Client,
-];
-
-/// The position of `kind` in [`KINDS`].
-#[cfg(feature = "metrics")]
-fn kind_index(kind: ErrorKind) -> usize {
-    match kind {
-        ErrorKind::Transient => 0,
-        ErrorKind::Timeout => 1,
-        ErrorKind::Throttling => 2,
-        ErrorKind::Server => 3,
-        ErrorKind::Client => 4,
-    }
-}
 
 #[cfg(feature = "metrics")]
 impl Meter {
@@ -70,7 +48,7 @@ impl Meter {
             calls: CallOutcome::ALL
                 .map(|outcome| counter!(CALLS, &labeled(OUTCOME, outcome.as_str()))),
             attempts: counter!(ATTEMPTS, SCOPE => scope.clone()),
-            retries: KINDS.map(|kind| counter!(RETRIES, &labeled(REASON, kind.as_str()))),
+            retries: ErrorKind::ALL.map(|kind| counter!(RETRIES, &labeled(REASON, kind.as_str()))),
             attempts_per_call: histogram!(ATTEMPTS_PER_CALL, SCOPE => scope.clone()),
             backoff_delay: histogram!(BACKOFF_DELAY, SCOPE => scope.clone()),
             limiter_wait: histogram!(LIMITER_WAIT, SCOPE => scope.clone()),
@@ -90,7 +68,7 @@ impl Meter {
 
     /// A retry for `kind` was granted, to be sent after `delay`.
     pub(crate) fn retry_granted(&self, kind: ErrorKind, delay: Duration) {
-        self.retries[kind_index(kind)].increment(1);
+        self.retries[kind as usize].increment(1);
         self.backoff_delay.record(delay.as_secs_f64());
     }
 
@@ -139,16 +117,4 @@ impl Meter {
     /// Nothing reported (`rate` is not called).
     #[inline(always)]
     pub(crate) fn limiter_rate(&self, _rate: impl FnOnce() -> f64) {}
-}
-
-#[cfg(all(test, feature = "metrics"))]
-mod tests {
-    use super::{KINDS, kind_index};
-
-    #[test]
-    fn every_kind_has_its_handle() {
-        for (index, kind) in KINDS.into_iter().enumerate() {
-            assert_eq!(kind_index(kind), index, "{kind:?}");
-        }
-    }
 }

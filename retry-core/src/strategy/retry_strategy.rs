@@ -102,7 +102,7 @@ pub enum SendPermit {
 /// let mut calls = 0;
 /// let outcome: Result<(), std::io::Error> = retry(&TwiceMore, || {
 ///     calls += 1;
-///     async { Err(std::io::ErrorKind::ConnectionReset.into()) }
+///     async { Err(std::io::ErrorKind::ConnectionRefused.into()) }
 /// })
 /// .await;
 /// assert!(outcome.is_err());

@@ -9,6 +9,7 @@ use tonic::{Code, Status};
 use super::deadline::deadline_expired;
 use super::http_status::code_of_http_status;
 use crate::classify::server_delay::{DelayUnit, ServerDelay, read_integer_delay};
+use crate::classify::transport::TransportFailure;
 use crate::classify::{ClassifierPriority, ClassifyRetry, RetryAction, RetryInfoClassifier};
 use crate::info::{Fault, RetryInfo, RetrySafety};
 
@@ -116,14 +117,22 @@ impl GrpcFailure {
 /// A gRPC status's retryability, after gRFC A6 "gRPC Retry Design" and the gRPC status-code
 /// guide:
 ///
-/// | code | retried | kind |
+/// | code the server answered | retried | fault, and the reason ([`ErrorKind`](crate::ErrorKind)) of a retry |
 /// |---|---|---|
-/// | `UNAVAILABLE` | yes | server fault (transient) |
-/// | `RESOURCE_EXHAUSTED` | yes | throttling |
-/// | `DEADLINE_EXCEEDED` | yes | timeout |
-/// | `UNKNOWN`, `INTERNAL`, `ABORTED` | no verdict: left to other classifiers | unknown fault |
+/// | `UNAVAILABLE` | yes | the server's: `server` |
+/// | `RESOURCE_EXHAUSTED` | yes | the server's: `throttling` |
+/// | `DEADLINE_EXCEEDED` | yes | the server's: `timeout` |
+/// | `UNKNOWN`, `INTERNAL`, `ABORTED` | only for an idempotent call ([`RetrySafety::Maybe`]); no verdict for an undeclared one (left to other classifiers) | unknown: `transient` |
 /// | `CANCELLED`, among them the client's own deadline ("Timeout expired") | never | unknown |
-/// | every other code | never | client fault, or unknown |
+/// | `INVALID_ARGUMENT`, `NOT_FOUND`, `ALREADY_EXISTS`, `PERMISSION_DENIED`, `FAILED_PRECONDITION`, `OUT_OF_RANGE`, `UNIMPLEMENTED`, `UNAUTHENTICATED` | never, whatever the call's idempotency: the server said the request is wrong ([`RetrySafety::No`]) | the client's |
+/// | every other code (`DATA_LOSS`) | never | unknown |
+///
+/// A status that a tonic client made of a failure of its connection (tonic keeps that error as
+/// the status's [`source`](std::error::Error::source): `UNAVAILABLE` "tcp connect error",
+/// `UNKNOWN` "transport error") is judged by that failure, not by the code, as
+/// [`TransientErrorClassifier`](crate::classify::TransientErrorClassifier)'s table says: a
+/// refused connection is retried for every call, a reset only for an idempotent one, a timeout
+/// unless the call is not idempotent.
 ///
 /// `DEADLINE_EXCEEDED` is a status the server sent: a deadline of its own (or of a call it made)
 /// passed, and another attempt may succeed. The client's own deadline (`Request::set_timeout`,
@@ -156,15 +165,21 @@ impl GrpcFailure {
 #[cfg_attr(docsrs, doc(cfg(feature = "tonic")))]
 impl RetryInfo for Status {
     fn retry_safety(&self) -> RetrySafety {
-        GrpcFailure::of(self).retry_safety()
+        match transport_failure(self) {
+            Some(failure) => failure.retry_safety(),
+            None => GrpcFailure::of(self).retry_safety(),
+        }
     }
 
     fn is_throttling(&self) -> bool {
-        self.code() == Code::ResourceExhausted
+        self.code() == Code::ResourceExhausted && transport_failure(self).is_none()
     }
 
     fn is_timeout(&self) -> bool {
-        self.code() == Code::DeadlineExceeded || deadline_expired(self)
+        match transport_failure(self) {
+            Some(failure) => failure.is_timeout(),
+            None => self.code() == Code::DeadlineExceeded || deadline_expired(self),
+        }
     }
 
     fn retry_after(&self) -> Option<Duration> {
@@ -172,9 +187,22 @@ impl RetryInfo for Status {
     }
 
     fn fault(&self) -> Fault {
-        // The code alone: no metadata lookup (a classification asks for the fault twice).
-        fault_of(self.code())
+        match transport_failure(self) {
+            Some(failure) => failure.fault(),
+            // The code alone: no metadata lookup (a classification asks for the fault twice).
+            None => fault_of(self.code()),
+        }
     }
+}
+
+/// The failure of the connection a tonic client made `status` of (its source: tonic keeps the
+/// transport's error there), if any: that failure, not the code tonic chose for it, says whether
+/// the call may have reached the server. A status the server sent has no source.
+fn transport_failure(status: &Status) -> Option<TransportFailure> {
+    if deadline_expired(status) {
+        return None;
+    }
+    std::error::Error::source(status).and_then(TransportFailure::find)
 }
 
 /// Classifies the HTTP responses of a gRPC transport (a tonic `Channel` under a
@@ -383,6 +411,40 @@ mod tests {
                 "{code:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_status_made_of_a_transport_failure_is_judged_by_that_failure() {
+        use std::io;
+        let from = |error: io::Error| Status::from_error(Box::new(error));
+        // tonic's UNAVAILABLE "tcp connect error": nothing was sent.
+        let refused = io::Error::from(io::ErrorKind::ConnectionRefused);
+        let refused = Status::from_error(Box::new(tonic::ConnectError(Box::new(refused))));
+        assert_eq!(refused.code(), Code::Unavailable);
+        assert_eq!(
+            RetryInfoClassifier::classify_error(&refused),
+            RetryAction::retryable(ErrorKind::Transient)
+        );
+        // UNKNOWN "transport error" over a reset: lost, retried only for an idempotent call.
+        let reset = from(io::ErrorKind::ConnectionReset.into());
+        assert_eq!(reset.code(), Code::Unknown);
+        assert_eq!(
+            (reset.retry_safety(), reset.fault()),
+            (RetrySafety::Maybe, Fault::Unknown)
+        );
+        let idempotent = crate::classify::Idempotency::Idempotent;
+        assert_eq!(
+            RetryInfoClassifier::classify_error_for(&reset, idempotent),
+            RetryAction::retryable(ErrorKind::Transient)
+        );
+        let timed_out = from(io::ErrorKind::TimedOut.into());
+        assert!(timed_out.is_timeout());
+        assert_eq!(
+            RetryInfoClassifier::classify_error(&timed_out),
+            RetryAction::retryable(ErrorKind::Timeout)
+        );
+        // The same code answered by the server, without a source: by the code.
+        assert_eq!(Status::unavailable("x").fault(), Fault::Server);
     }
 
     #[test]

@@ -85,7 +85,7 @@ use crate::strategy::RetryStrategy;
 ///         let attempt = counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
 ///         async move {
 ///             if attempt < 3 {
-///                 Err(io::Error::from(io::ErrorKind::ConnectionReset))
+///                 Err(io::Error::from(io::ErrorKind::ConnectionRefused))
 ///             } else {
 ///                 Ok(format!("hello, {name}"))
 ///             }

@@ -9,8 +9,9 @@ use crate::info::{Fault, RetryInfo, RetrySafety};
 /// tower's `TimeoutLayer` cut the attempt: retried as a timeout (it costs more quota), as the AWS
 /// SDKs retry timeouts. The timer may have struck after the request reached the server, so the
 /// safety is [`RetrySafety::Maybe`] with the server's fault, which
-/// [`RetryInfoClassifier`](crate::classify::RetryInfoClassifier) retries; for a request that must
-/// not run twice, put a classifier first that forbids it.
+/// [`RetryInfoClassifier`](crate::classify::RetryInfoClassifier) retries unless the request is not
+/// idempotent (under `RetryLayer` a POST or a PATCH, by its method, or any request of a layer
+/// declared [`idempotent(false)`](crate::tower::RetryLayer::idempotent)).
 ///
 /// `TimeoutLayer`'s error is a `BoxError`: classify it with
 /// [`DynErrorClassifier`](crate::classify::DynErrorClassifier), which finds the `Elapsed` in it.

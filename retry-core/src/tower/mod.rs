@@ -14,8 +14,9 @@
 //! future, after its backoff.
 //!
 //! Idempotency: over `http` requests the layer infers it from the method (RFC 9110 §9.2.2: a POST
-//! that timed out is not sent again, a PUT is), through [`RequestInfo`], unless
-//! [`RetryLayer::idempotent`] declares it. A retry runs in its `retry.attempt` span; with feature
+//! that timed out or whose connection was reset after it was sent is not sent again, a PUT is),
+//! through [`RequestInfo`], unless [`RetryLayer::idempotent`] declares it. A refused connection is
+//! retried whatever the method, a 4xx response other than 408 and 429 never. A retry runs in its `retry.attempt` span; with feature
 //! `attempt-context`, each attempt runs in its context (`attempt::current()`) and an
 //! `http::Request` carries its [`Attempt`](crate::attempt::Attempt) in its extensions.
 //!

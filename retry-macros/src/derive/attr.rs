@@ -202,7 +202,7 @@ impl fmt::Display for FaultSide {
 pub(crate) enum KeyKind {
     /// `retryable`: safe to retry.
     Retryable,
-    /// `transient`: safe to retry, a server fault.
+    /// `transient`: safe to retry, no fault implied.
     Transient,
     /// `throttling`: safe to retry, the service asked to slow down, a server fault.
     Throttling,
@@ -266,7 +266,7 @@ impl KeyKind {
     /// The fault this key implies when no `fault = ...` is given.
     pub(crate) fn implied_fault(&self) -> Option<FaultSide> {
         match self {
-            KeyKind::Transient | KeyKind::Throttling | KeyKind::Timeout => Some(FaultSide::Server),
+            KeyKind::Throttling | KeyKind::Timeout => Some(FaultSide::Server),
             _ => None,
         }
     }

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)] // Each test file uses its own subset.
 
+pub mod fault_server;
 pub mod shed;
 
 use std::time::Duration;
