@@ -9,9 +9,9 @@ use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 use retry_core::adaptive::ShedReason;
+use retry_core::backoff::Jitter;
 use retry_core::clock::{Clock, ManualClock};
 use retry_core::driver::with_sleeper;
-use retry_core::backoff::Jitter;
 use retry_core::{
     AdaptiveStrategy, LoadShed, Quota, RetryConfig, RetryInfo, RetrySafety, StandardStrategy,
     retryable,
@@ -191,7 +191,11 @@ async fn sheds_and_long_polls<F: Future<Output = Result<u32, PollError>>>(
         other => panic!("expected a shed call, got {other:?}"),
     }
     assert_eq!(before.elapsed(), Duration::ZERO, "refused without waiting");
-    assert_eq!(attempts.load(Ordering::Relaxed), 2, "the shed call sent nothing");
+    assert_eq!(
+        attempts.load(Ordering::Relaxed),
+        2,
+        "the shed call sent nothing"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -224,4 +228,58 @@ async fn shed_with_a_strategy(
 async fn shed_and_a_given_strategy_combine() {
     let attempts = AtomicU32::new(0);
     sheds_and_long_polls(|error| shed_with_a_strategy(&attempts, error), &attempts).await;
+}
+
+/// Shedding bounded by `max_wait` rather than a deadline.
+#[retryable(
+    mode = "adaptive",
+    max_wait = "500ms",
+    shed = true,
+    jitter = "none",
+    scope = "shed-attribute-max-wait"
+)]
+async fn shed_past_max_wait(
+    attempts: &AtomicU32,
+    error: Option<fn() -> PollError>,
+) -> Result<u32, PollError> {
+    failing(attempts, error)
+}
+
+/// The same bound without shedding: an attempt waits for its permit at most `max_wait`.
+#[retryable(
+    mode = "adaptive",
+    max_wait = "500ms",
+    jitter = "none",
+    scope = "shed-attribute-max-wait"
+)]
+async fn wait_at_most_max_wait(
+    attempts: &AtomicU32,
+    error: Option<fn() -> PollError>,
+) -> Result<u32, PollError> {
+    failing(attempts, error)
+}
+
+#[tokio::test(start_paused = true)]
+async fn max_wait_bounds_shedding_and_every_wait_from_the_attribute() {
+    let attempts = AtomicU32::new(0);
+    let started = tokio::time::Instant::now();
+    // The throttle engages the limiter, empty, at 0.5/s: the retry's permit, 1 s after its
+    // 1 s backoff, is later than max_wait: refused when asked for, at once.
+    assert!(matches!(
+        shed_past_max_wait(&attempts, Some(|| PollError::Throttled)).await,
+        Err(PollError::Throttled)
+    ));
+    assert_eq!(started.elapsed(), Duration::ZERO);
+    // The next call's permit is 2 s away, later than max_wait: shed, nothing sent.
+    match shed_past_max_wait(&attempts, None).await {
+        Err(PollError::Shed(shed)) => {
+            assert_eq!(shed.reason(), ShedReason::MaxWait);
+            assert_eq!(shed.limit(), Duration::from_millis(500));
+        }
+        other => panic!("expected a shed call, got {other:?}"),
+    }
+    assert_eq!(attempts.load(Ordering::Relaxed), 1, "nothing was sent");
+    // Without shedding, the first attempt waits max_wait for its permit, then is sent.
+    assert_eq!(wait_at_most_max_wait(&attempts, None).await.unwrap(), 2);
+    assert_eq!(started.elapsed(), Duration::from_millis(500));
 }

@@ -424,6 +424,10 @@ fn setting(setting: &Setting, private: &TokenStream) -> TokenStream {
             let value = duration(*value, private);
             quote!(.timeout(#value))
         }
+        Setting::MaxWait(value) => {
+            let value = duration(*value, private);
+            quote!(.max_wait(#value))
+        }
         Setting::Quota(quota) => {
             let quota = match quota {
                 Quota::Off => quote!(#private::Quota::Off),
