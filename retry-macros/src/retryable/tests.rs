@@ -517,7 +517,12 @@ fn shed_builds_a_shedding_loop_and_returns_the_shed_as_the_error() {
     );
     // A loop that long-polls returns its outcome with what to sleep: a shed call, nothing.
     for args in [
-        quote!(mode = "adaptive", timeout = "1s", shed = true, long_polling = true),
+        quote!(
+            mode = "adaptive",
+            timeout = "1s",
+            shed = true,
+            long_polling = true
+        ),
         quote!(strategy = self.strategy, shed = true),
     ] {
         let code = expand(
