@@ -201,10 +201,10 @@ async fn a_prometheus_scrape_shows_each_scopes_calls_attempts_retries_backoffs_a
             Some(f64::from(stats.quota_capacity)),
             "{name}: {scrape}"
         );
-        assert_eq!(
-            (stats.quota_level, stats.quota_capacity),
-            (500, 500),
-            "{name}: a young scope's 500 tokens"
+        // A young scope's quota is full (500 / 500 as this is written), not empty.
+        assert!(
+            stats.quota_level > 0 && stats.quota_level == stats.quota_capacity,
+            "{name}: {stats:?}"
         );
         assert!(!stats.limiter.enabled, "{name}");
         assert_eq!(
