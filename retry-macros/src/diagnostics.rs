@@ -37,6 +37,16 @@ impl Errors {
         self.combined.is_none()
     }
 
+    /// The message of each error recorded, in order.
+    #[cfg(test)]
+    pub(crate) fn messages(&self) -> Vec<String> {
+        self.combined
+            .iter()
+            .flatten()
+            .map(|error| error.to_string())
+            .collect()
+    }
+
     /// The `compile_error!` invocations for everything recorded.
     pub(crate) fn to_compile_errors(&self) -> TokenStream {
         self.combined

@@ -142,6 +142,7 @@ pub fn derive_retry_info(input: TokenStream) -> TokenStream {
 /// | `max_backoff` | duration string, >= `initial_backoff` | the preset's (`"20s"`) |
 /// | `jitter` | `"none"`, `"full"`, `"equal"`, `"decorrelated"` | `"full"` |
 /// | `timeout` | duration string: no attempt starts after it | none |
+/// | `max_wait` | duration string, adaptive mode only: the longest an attempt waits for its send permit (one that has waited this long is sent), and a retry expected to wait longer is not made; with `shed`, a call whose first permit is expected later than this is shed (`RetryConfig::max_wait`) | none: an attempt waits as long as the rate limiter asks |
 /// | `attempt_timeout` | duration string: cuts each attempt (`E: From<tokio::time::error::Elapsed>`) | none |
 /// | `quota` | the scope's retry quota: `"off"` (every retry free, no traffic sampled), a whole number of tokens (a fixed bucket, `quota = 2000`, as the AWS SDKs keep it) or `"traffic"` (sized by the scope's calls of the last 60 s) | the preset's (`"traffic"`; `500` in `aws-classic`; `500` in `aws-2026`) |
 /// | `long_polling` | `true`: when the quota refuses a retry, sleep the backoff before returning the error (the AWS SDKs' long-polling operations) | `false` |
@@ -150,7 +151,7 @@ pub fn derive_retry_info(input: TokenStream) -> TokenStream {
 /// | `classifier` | an expression implementing `ClassifyRetry<T, E>` | `RetryInfoClassifier` |
 /// | `retry_if` | path of a `fn(&E) -> bool` (excludes `classifier`) | |
 /// | `on_retry` | path of a `fn(&RetryEvent<'_, E>)` | |
-/// | `shed` | `true`: in adaptive mode, a call whose first attempt's send permit is expected after its deadline (or later than the strategy's `max_wait`) fails at once with `E::from(LoadShed)`, nothing sent (needs `mode = "adaptive"` and `timeout`, or a `strategy`; `E: From<LoadShed>`) | `false`: the first attempt is always made |
+/// | `shed` | `true`: in adaptive mode, a call whose first attempt's send permit is expected after its deadline (`timeout`) or later than `max_wait` fails at once with `E::from(LoadShed)`, nothing sent (needs `mode = "adaptive"` with `timeout` or `max_wait`, or a `strategy`; `E: From<LoadShed>`) | `false`: the first attempt is always made |
 /// | `idempotent` | `true`: an error that may have reached the server (`RetrySafety::Maybe`, e.g. a timeout after the request was sent) is retried; `false`: it never is (`retry_core::classify::Idempotency`) | undeclared: retried only when its fault is the server's |
 /// | `crate` | path of `retry_core`, e.g. `"::retry_core"` or a re-export | `"::retry_core"` |
 ///
@@ -158,6 +159,19 @@ pub fn derive_retry_info(input: TokenStream) -> TokenStream {
 /// against each other as the runtime would (`initial_backoff <= max_backoff`, the preset filling
 /// in the one not given); mistakes are compile errors at the argument that say what to write
 /// instead.
+///
+/// Any arguments combine, except:
+///
+/// | rule | why |
+/// |------|-----|
+/// | `strategy` excludes `preset`, `max_attempts`, `mode`, `initial_backoff`, `max_backoff`, `jitter`, `timeout`, `max_wait`, `quota`, `long_polling` and `scope` | the strategy carries its own configuration |
+/// | `classifier` excludes `retry_if` | `retry_if = f` is shorthand for `classifier = RetryIf::new(f)` |
+/// | `max_wait` needs `mode = "adaptive"` | standard mode never waits for a send permit: the bound would be ignored |
+/// | `shed = true` needs `mode = "adaptive"` with `timeout` or `max_wait`, or a `strategy` | a call is shed only when its permit is expected past one of those limits |
+/// | `attempt_timeout` needs an `async fn` | a blocking attempt cannot be cut short |
+///
+/// Every other pair of arguments compiles, on an `async fn` and on a blocking `fn` (the test
+/// suite builds and runs each pair).
 ///
 /// * Without `strategy`, the function's strategy is built once, on its first call, in the
 ///   process-wide scope named by `scope` (default: `concat!(module_path!(), "::", name)`, so two

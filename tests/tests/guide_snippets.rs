@@ -104,6 +104,7 @@ fn the_guides_snippets_are_the_running_code() {
         "examples/examples/reqwest_client.rs",
         "tests/tests/tonic.rs",
         "tests/tests/layers.rs",
+        "tests/tests/recipes.rs",
     ] {
         assert!(
             files.iter().any(|file| file == expected),

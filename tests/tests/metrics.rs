@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use metrics_exporter_prometheus::PrometheusBuilder;
 use retry_core::backoff::Jitter;
-use retry_core::{Retry, RetryConfig, RetryInfo, RetryMode, RetrySafety, strategy_for};
+use retry_core::{Quota, Retry, RetryConfig, RetryInfo, RetryMode, RetrySafety, strategy_for};
 
 /// An operation's failure: retried or not.
 #[derive(Debug)]
@@ -105,6 +105,30 @@ async fn a_prometheus_scrape_shows_each_scopes_calls_attempts_retries_backoffs_a
         call(&adaptive, vec![]).await;
     }
 
+    // Scopes that never retried: their gauges are true from the scope's creation. A standard
+    // scope and an adaptive one whose limiter never engaged have no send rate; a scope without
+    // a quota has no quota level: those gauges are absent, not 0.
+    let fresh = strategy_for(RetryConfig::default(), "metrics-fresh");
+    call(&fresh, vec![]).await;
+    let classic = strategy_for(
+        RetryConfig::aws_classic().build().expect("a preset"),
+        "metrics-fresh-classic",
+    );
+    let idle_config = RetryConfig::builder()
+        .mode(RetryMode::Adaptive)
+        .build()
+        .expect("valid config");
+    let idle = strategy_for(idle_config, "metrics-adaptive-idle");
+    for _ in 0..50 {
+        call(&idle, vec![]).await;
+    }
+    let off_config = RetryConfig::builder()
+        .quota(Quota::Off)
+        .build()
+        .expect("valid config");
+    let off = strategy_for(off_config, "metrics-quota-off");
+    call(&off, vec![Failure::Transient]).await;
+
     let scrape = reqwest::get(format!("http://{addr}/metrics"))
         .await
         .expect("the exporter answers")
@@ -147,6 +171,11 @@ async fn a_prometheus_scrape_shows_each_scopes_calls_attempts_retries_backoffs_a
     assert!((backoffs - 0.004).abs() < 1e-9, "1 + 1 + 2 ms: {backoffs}");
     // The default quota is sized by the scope's traffic; the gauges show it as the retries
     // found it.
+    assert_eq!(
+        sample(&scrape, "retry_limiter_rate", scope),
+        None,
+        "standard mode has no send rate: {scrape}"
+    );
     let level = sample(&scrape, "retry_quota_level", scope).expect("set on the retry path");
     let capacity = sample(&scrape, "retry_quota_capacity", scope).expect("set with the level");
     assert!(0.0 < capacity && level <= capacity, "{level} of {capacity}");
@@ -155,6 +184,48 @@ async fn a_prometheus_scrape_shows_each_scopes_calls_attempts_retries_backoffs_a
     assert!(rate > 0.0, "{scrape}");
     let waits = sample(&scrape, "retry_limiter_wait_seconds_count", adaptive);
     assert!(waits.is_some_and(|waits| waits > 0.0), "{scrape}");
+    for (name, strategy) in [
+        ("metrics-fresh", &fresh),
+        ("metrics-fresh-classic", &classic),
+        ("metrics-adaptive-idle", &idle),
+    ] {
+        let scope = format!(r#"scope="{name}""#);
+        let stats = strategy.scope().stats();
+        assert_eq!(
+            sample(&scrape, "retry_quota_level", &scope),
+            Some(f64::from(stats.quota_level)),
+            "{name}: {scrape}"
+        );
+        assert_eq!(
+            sample(&scrape, "retry_quota_capacity", &scope),
+            Some(f64::from(stats.quota_capacity)),
+            "{name}: {scrape}"
+        );
+        // A young scope's quota is full (500 / 500 as this is written), not empty.
+        assert!(
+            stats.quota_level > 0 && stats.quota_level == stats.quota_capacity,
+            "{name}: {stats:?}"
+        );
+        assert!(!stats.limiter.enabled, "{name}");
+        assert_eq!(
+            sample(&scrape, "retry_limiter_rate", &scope),
+            None,
+            "{name}: no send rate before the limiter engages: {scrape}"
+        );
+    }
+    let off = r#"scope="metrics-quota-off""#;
+    assert_eq!(
+        sample(&scrape, "retry_attempts_total", off),
+        Some(2.0),
+        "retried: {scrape}"
+    );
+    for gauge in ["retry_quota_level", "retry_quota_capacity"] {
+        assert_eq!(
+            sample(&scrape, gauge, off),
+            None,
+            "no quota, no quota gauges: {scrape}"
+        );
+    }
     assert!(
         scrape.contains("# HELP retry_calls_total"),
         "described: {scrape}"

@@ -60,12 +60,4 @@ impl CallStats {
     pub fn waited(&self) -> Duration {
         self.waited
     }
-
-    /// These stats with `wait` more waited.
-    pub(crate) fn and_waited(self, wait: Duration) -> Self {
-        Self {
-            waited: self.waited.saturating_add(wait),
-            ..self
-        }
-    }
 }

@@ -178,6 +178,7 @@ impl<S: RetryStrategy + ?Sized, C, H, L: ShedPolicy> RetryLoop<'_, S, C, H, L> {
     /// ```
     #[inline(always)]
     pub fn linger_blocking(&mut self) {
+        // Counted in the call's stats when `finish` ended it.
         if let Some(wait) = self.take_linger() {
             sleep_blocking(wait);
         }
@@ -189,6 +190,7 @@ impl<S: RetryStrategy + ?Sized, C, H, L: ShedPolicy> RetryLoop<'_, S, C, H, L> {
     fn wait_blocking_from(&mut self, first: std::time::Duration) -> Result<(), L::Refusal> {
         let mut wait = first;
         loop {
+            self.count_wait(wait);
             sleep_blocking(wait);
             if let Some(refusal) = self.refuse() {
                 return Err(refusal);

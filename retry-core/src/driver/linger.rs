@@ -88,10 +88,11 @@ impl<S: RetryStrategy + ?Sized, C, H, L> Future for Linger<'_, '_, S, C, H, L> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let this = self.get_mut();
         if !this.sleeping {
+            // Counted in the call's stats when `finish` ended it.
             let Some(wait) = this.retry.take_linger() else {
                 return Poll::Ready(());
             };
-            this.retry.start_sleep(wait);
+            this.retry.start_timer(wait);
             this.sleeping = true;
         }
         ready!(this.retry.poll_sleep(cx));

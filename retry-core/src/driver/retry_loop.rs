@@ -362,8 +362,9 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, L> RetryLoop<'s, S, C, H, L> {
             .as_mut()
     }
 
-    /// The time the call has waited so far, as scheduled: its backoffs and its waits for send
-    /// permits (and, after [`linger`](Self::linger), that wait).
+    /// The time the call has waited so far, as scheduled: its backoffs, its waits for send
+    /// permits, and, once `finish` ended it, a long-polling call's wait before returning (see
+    /// [`linger`](Self::linger)).
     ///
     /// ```
     /// use retry_core::driver::{NoHook, RetryLoop};
@@ -399,7 +400,7 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, L> RetryLoop<'s, S, C, H, L> {
     /// assert_eq!(retry.stats().waited(), std::time::Duration::ZERO);
     /// ```
     pub fn stats(&self) -> CallStats {
-        CallStats::new(self.ended_after, self.waited()).and_waited(self.linger.unwrap_or_default())
+        CallStats::new(self.ended_after, self.waited())
     }
 
     /// The call ended after `attempts` attempts: kept for [`stats`](Self::stats), and reported to
@@ -477,7 +478,8 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, L> RetryLoop<'s, S, C, H, L> {
 
     /// For a driver that keeps its own time, the synchronous part of [`linger`](Self::linger):
     /// once `finish` ended the call, how long to sleep before returning its outcome (taken: asked
-    /// again, `None`).
+    /// again, `None`). The wait counts in [`waited`](Self::waited) and [`stats`](Self::stats)
+    /// from the moment `finish` ended the call, as the backoffs do: the caller is to sleep it.
     ///
     /// ```
     /// use retry_core::driver::{NoHook, RetryLoop};
@@ -494,16 +496,32 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, L> RetryLoop<'s, S, C, H, L> {
         self.linger.take()
     }
 
-    /// Starts the timer for a wait of `wait` (out of line: the success path never waits).
+    /// Counts `wait` in the call's [`waited`](Self::waited) (out of line: the success path
+    /// never waits).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn count_wait(&mut self, wait: Duration) {
+        let path = self.retry_path().project();
+        *path.waited = path.waited.saturating_add(wait);
+    }
+
+    /// Counts a wait of `wait` and starts the timer for it (out of line: the success path never
+    /// waits).
     #[inline(never)]
     pub(super) fn start_sleep(&mut self, wait: Duration) {
+        self.count_wait(wait);
+        self.start_timer(wait);
+    }
+
+    /// Starts the timer for a wait of `wait` already counted (a long-polling call's).
+    #[inline(never)]
+    pub(super) fn start_timer(&mut self, wait: Duration) {
         let deadline = Instant::now() + wait;
         let mut path = self.retry_path().project();
         match path.sleep.as_mut().as_pin_mut() {
             Some(sleep) => sleep.reset(deadline),
             None => path.sleep.set(Some(tokio::time::sleep_until(deadline))),
         }
-        *path.waited = path.waited.saturating_add(wait);
     }
 
     /// Polls the timer [`start_sleep`](Self::start_sleep) started.
@@ -588,6 +606,10 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, L> RetryLoop<'s, S, C, H, L> {
                 let scope = self.call.strategy.scope_name();
                 observe::gave_up(scope, attempt, &error, outcome.as_ref().err());
                 self.linger = error.wait_before_returning();
+                if let Some(wait) = self.linger {
+                    // Counted now, with the call's other waits: it is to be slept.
+                    self.count_wait(wait);
+                }
                 self.ended(attempt);
                 return ControlFlow::Break(());
             }

@@ -11,6 +11,9 @@
 //! * [`layers`]: retrying at one layer only, and `#[tracing::instrument]` beside `#[retryable]`.
 //! * [`dyn_errors`]: `anyhow::Error`, `Box<dyn Error>` and foreign error types.
 //! * [`testing`]: tests in virtual time, reproducible jitter, scopes shared between tests.
+//! * [`spans`]: seeing the retries' spans and events under `tracing-subscriber`.
+//! * `prometheus` (feature `metrics`): the metrics in Prometheus, named by its conventions, with
+//!   histogram buckets.
 //! * The integrations, each behind its feature: `reqwest`, `tower` and `tonic`.
 //!
 //! Measured figures (the storm simulator's, the benchmarks') are kept with the commands that
@@ -36,6 +39,14 @@ pub mod dyn_errors {}
 
 #[doc = include_str!("testing.md")]
 pub mod testing {}
+
+#[doc = include_str!("spans.md")]
+pub mod spans {}
+
+#[cfg(feature = "metrics")]
+#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
+#[doc = include_str!("prometheus.md")]
+pub mod prometheus {}
 
 #[cfg(feature = "reqwest")]
 #[cfg_attr(docsrs, doc(cfg(feature = "reqwest")))]

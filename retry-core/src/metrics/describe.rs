@@ -33,16 +33,16 @@ pub(crate) fn describe() {
     describe_gauge!(
         QUOTA_LEVEL,
         Unit::Count,
-        "Tokens a retry would find in the retry quota (updated on the retry path)"
+        "Tokens a retry would find in the retry quota (set when the scope is made, updated on the retry path)"
     );
     describe_gauge!(
         QUOTA_CAPACITY,
         Unit::Count,
-        "The most tokens a retry may find in the retry quota (updated on the retry path)"
+        "The most tokens a retry may find in the retry quota (set when the scope is made, updated on the retry path)"
     );
     // Sends per second: no unit of the facade's names it without one in the name.
     describe_gauge!(
         LIMITER_RATE,
-        "The adaptive rate limiter's send rate, in sends per second (updated when it may change)"
+        "The adaptive rate limiter's send rate, in sends per second, once it is engaged (updated when it may change)"
     );
 }

@@ -11,9 +11,9 @@
 //! | `retry.attempts_per_call` | `retry_attempts_per_call` | histogram | attempts | `scope` | when a call ends |
 //! | `retry.backoff.delay` | `retry_backoff_delay_seconds` | histogram | s | `scope` | when a retry is granted: its backoff |
 //! | `retry.limiter.wait` | `retry_limiter_wait_seconds` | histogram | s | `scope` | when an attempt that waited for its send permit gets it (adaptive mode) |
-//! | `retry.quota.level` | `retry_quota_level` | gauge | tokens | `scope` | on the retry path: a retry granted or refused, a call that retried ending, an unsent retry given back |
+//! | `retry.quota.level` | `retry_quota_level` | gauge | tokens | `scope` | when the scope is made, then on the retry path: a retry granted or refused, a call that retried ending, an unsent retry given back; never in a scope without a quota (`Quota::Off`) |
 //! | `retry.quota.capacity` | `retry_quota_capacity` | gauge | tokens | `scope` | with `retry.quota.level` |
-//! | `retry.limiter.rate` | `retry_limiter_rate` | gauge | sends/s | `scope` | when the adaptive limiter learns of a throttle or a timeout, and when it grants a permit while engaged |
+//! | `retry.limiter.rate` | `retry_limiter_rate` | gauge | sends/s | `scope` | once the adaptive limiter is engaged: when it learns of a throttle or a timeout, and when an attempt waits for a permit; never in standard mode, nor in adaptive mode before the limiter engages (no rate is applied then) |
 //!
 //! Labels:
 //! * `scope`: the scope's [name](crate::Scope::name) (`#[retryable]`'s default is the function's
@@ -45,9 +45,13 @@
 //!   facade's rule). No call looks a metric up.
 //! * A call whose first attempt succeeds records three things: one `retry.calls{outcome="success"}`,
 //!   its one attempt in `retry.attempts` and in `retry.attempts_per_call`. Nothing else is on the
-//!   success path: the gauges change on the retry path only, so a first-try success's reward to
-//!   the quota shows at the next retry (read [`Scope::stats`](crate::Scope::stats) for exact
-//!   levels at any time).
+//!   success path: the gauges are set when the scope is made (the quota's level and capacity
+//!   then, as [`Scope::stats`](crate::Scope::stats) gives them) and change on the retry path
+//!   only, so a first-try success's reward to the quota shows at the next retry (read
+//!   `Scope::stats` for exact levels at any time).
+//! * A gauge with no meaning for a scope is absent, never 0: the quota's in a scope without a
+//!   quota, the send rate in standard mode and in adaptive mode until the limiter engages (it is
+//!   registered then, with the recorder installed at that moment).
 //! * Measured on a call whose first attempt succeeds (`benches/benches/metrics.rs`,
 //!   `benches/examples/instructions.rs`): without a recorder the feature costs about 19
 //!   instructions (189 against 170 per `retry` call) and 1 ns; with metrics-exporter-prometheus's

@@ -22,9 +22,23 @@ pub(crate) struct Meter {
     attempts_per_call: metrics::Histogram,
     backoff_delay: metrics::Histogram,
     limiter_wait: metrics::Histogram,
-    quota_level: metrics::Gauge,
-    quota_capacity: metrics::Gauge,
-    limiter_rate: metrics::Gauge,
+    /// `retry.quota.level` and `retry.quota.capacity`, set when the scope is made; `None` in a
+    /// scope without a quota (`Quota::Off`): a gauge with no meaning is never recorded.
+    quota: Option<QuotaGauges>,
+    /// `retry.limiter.rate`, registered when the limiter first reports a rate (it engaged): a
+    /// scope whose limiter never engages (standard mode, adaptive mode before a throttle) has
+    /// no send rate, and shows none rather than 0.
+    limiter_rate: std::sync::OnceLock<metrics::Gauge>,
+    /// The `scope` label, for the handle registered late.
+    scope: String,
+}
+
+/// The quota's gauges.
+#[cfg(feature = "metrics")]
+#[derive(Debug)]
+struct QuotaGauges {
+    level: metrics::Gauge,
+    capacity: metrics::Gauge,
 }
 
 /// Without the feature: nothing to report to.
@@ -35,8 +49,10 @@ pub(crate) struct Meter;
 #[cfg(feature = "metrics")]
 impl Meter {
     /// The handles of the scope `scope`, registered with the recorder installed now (the facade's
-    /// rule: with none, they are no-ops for good), and the metrics' units and descriptions.
-    pub(crate) fn new(scope: &str) -> Self {
+    /// rule: with none, they are no-ops for good), and the metrics' units and descriptions. The
+    /// quota's gauges only for a scope with a quota (`metered_quota`); set them at once
+    /// ([`quota`](Self::quota)), so that they are true from the scope's creation.
+    pub(crate) fn new(scope: &str, metered_quota: bool) -> Self {
         use crate::metrics::names::*;
         use metrics::{counter, gauge, histogram};
         crate::metrics::describe::describe();
@@ -52,9 +68,12 @@ impl Meter {
             attempts_per_call: histogram!(ATTEMPTS_PER_CALL, SCOPE => scope.clone()),
             backoff_delay: histogram!(BACKOFF_DELAY, SCOPE => scope.clone()),
             limiter_wait: histogram!(LIMITER_WAIT, SCOPE => scope.clone()),
-            quota_level: gauge!(QUOTA_LEVEL, SCOPE => scope.clone()),
-            quota_capacity: gauge!(QUOTA_CAPACITY, SCOPE => scope.clone()),
-            limiter_rate: gauge!(LIMITER_RATE, SCOPE => scope),
+            quota: metered_quota.then(|| QuotaGauges {
+                level: gauge!(QUOTA_LEVEL, SCOPE => scope.clone()),
+                capacity: gauge!(QUOTA_CAPACITY, SCOPE => scope.clone()),
+            }),
+            limiter_rate: std::sync::OnceLock::new(),
+            scope,
         }
     }
 
@@ -72,11 +91,15 @@ impl Meter {
         self.backoff_delay.record(delay.as_secs_f64());
     }
 
-    /// The quota changed on the retry path: `levels` gives its level and capacity now.
+    /// The quota's level and capacity now, as `levels` gives them (not called in a scope
+    /// without a quota): when the scope is made, then on the retry path.
     pub(crate) fn quota(&self, levels: impl FnOnce() -> (u32, u32)) {
+        let Some(gauges) = &self.quota else {
+            return;
+        };
         let (level, capacity) = levels();
-        self.quota_level.set(f64::from(level));
-        self.quota_capacity.set(f64::from(capacity));
+        gauges.level.set(f64::from(level));
+        gauges.capacity.set(f64::from(capacity));
     }
 
     /// An attempt got its send permit after waiting `wait` for it.
@@ -84,9 +107,22 @@ impl Meter {
         self.limiter_wait.record(wait.as_secs_f64());
     }
 
-    /// The rate limiter's rate may have changed: `rate` gives it now.
+    /// The engaged rate limiter's rate may have changed: `rate` gives it now. The first report
+    /// registers the gauge (out of line: once per scope), with the recorder installed then.
     pub(crate) fn limiter_rate(&self, rate: impl FnOnce() -> f64) {
-        self.limiter_rate.set(rate());
+        let gauge = match self.limiter_rate.get() {
+            Some(gauge) => gauge,
+            None => self.register_limiter_rate(),
+        };
+        gauge.set(rate());
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn register_limiter_rate(&self) -> &metrics::Gauge {
+        self.limiter_rate.get_or_init(|| {
+            metrics::gauge!(crate::metrics::names::LIMITER_RATE, crate::metrics::names::SCOPE => self.scope.clone())
+        })
     }
 }
 
@@ -94,7 +130,7 @@ impl Meter {
 impl Meter {
     /// No handles.
     #[inline(always)]
-    pub(crate) fn new(_scope: &str) -> Self {
+    pub(crate) fn new(_scope: &str, _metered_quota: bool) -> Self {
         Meter
     }
 

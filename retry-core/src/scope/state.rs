@@ -12,7 +12,7 @@ use super::stats::ScopeTotals;
 use super::stats::{Counter, ScopeCounters, ScopeStats};
 use crate::adaptive::ClientRateLimiter;
 use crate::clock::{SharedClock, TokioClock};
-use crate::config::RetryConfig;
+use crate::config::{Quota, RetryConfig};
 use crate::quota::{RetryBounds, RetryQuota, TrafficQuota};
 
 /// The state shared by every call in a scope: a retry quota, an adaptive rate limiter and
@@ -85,7 +85,7 @@ impl Scope {
         let level = traffic_quota
             .as_ref()
             .map_or(config.quota_capacity(), TrafficQuota::initial_level);
-        Self {
+        let scope = Self {
             inner: Arc::new(ScopeInner {
                 name: name.into(),
                 quota: RetryQuota::starting_at(
@@ -98,13 +98,16 @@ impl Scope {
                 counters: ScopeCounters::default(),
                 traffic_quota,
                 clock,
-                meter: Meter::new(name),
+                meter: Meter::new(name, config.quota() != Quota::Off),
                 #[cfg(feature = "fleet")]
                 config: config.clone(),
                 #[cfg(feature = "fleet")]
                 fleet: std::sync::OnceLock::new(),
             }),
-        }
+        };
+        // The quota's gauges are true from the scope's creation, not from its first retry.
+        scope.inner.meter.quota(|| scope.quota_levels());
+        scope
     }
 
     /// The process-wide scope called `name`, created from `config` on first use. Later calls

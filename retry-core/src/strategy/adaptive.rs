@@ -186,9 +186,7 @@ impl AdaptiveStrategy {
             }
             TicketAdmission::Wait { wait, ticket, .. } => (wait, ticket),
         };
-        self.scope()
-            .meter()
-            .limiter_rate(|| limiter.stats().fill_rate);
+        self.report_rate();
         let waited = Duration::from(token.permit_wait);
         let sleep = match self.config().max_wait() {
             None => wait,
@@ -278,12 +276,15 @@ impl AdaptiveStrategy {
         }
     }
 
-    /// The limiter's rate to the metrics (after a throttle or a timeout: the retry path).
+    /// The limiter's rate to the metrics, once it is engaged (the retry path: after a throttle
+    /// or a timeout, and when an attempt waits): before, it has no rate to show.
     fn report_rate(&self) {
         let limiter = self.scope().limiter();
-        self.scope()
-            .meter()
-            .limiter_rate(|| limiter.stats().fill_rate);
+        if limiter.is_enabled() {
+            self.scope()
+                .meter()
+                .limiter_rate(|| limiter.stats().fill_rate);
+        }
     }
 
     /// Feeds the timeout of an attempt sent at `sent_at`, counted as congestion when the

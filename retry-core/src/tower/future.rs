@@ -321,7 +321,8 @@ impl<Svc, Req, S: RetryStrategy, C, P, L: ShedPolicy> Call<Svc, Req, S, C, P, L>
     #[inline(always)]
     fn ended(&self, attempts: u32) {
         attempt::record(|| {
-            CallStats::new(attempts, self.wait.waited()).and_waited(self.linger.unwrap_or_default())
+            let linger = self.linger.unwrap_or_default();
+            CallStats::new(attempts, self.wait.waited().saturating_add(linger))
         });
     }
 

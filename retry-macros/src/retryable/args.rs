@@ -22,6 +22,7 @@ pub(crate) enum Key {
     MaxBackoff,
     Jitter,
     Timeout,
+    MaxWait,
     AttemptTimeout,
     Quota,
     LongPolling,
@@ -37,7 +38,7 @@ pub(crate) enum Key {
 
 impl Key {
     /// Every argument, in the order the documentation lists them.
-    pub(crate) const ALL: [Key; 18] = [
+    pub(crate) const ALL: [Key; 19] = [
         Key::Preset,
         Key::MaxAttempts,
         Key::Mode,
@@ -45,6 +46,7 @@ impl Key {
         Key::MaxBackoff,
         Key::Jitter,
         Key::Timeout,
+        Key::MaxWait,
         Key::AttemptTimeout,
         Key::Quota,
         Key::LongPolling,
@@ -59,7 +61,7 @@ impl Key {
     ];
 
     /// The arguments that configure the function's own strategy: meaningless with `strategy`.
-    pub(crate) const TUNING: [Key; 10] = [
+    pub(crate) const TUNING: [Key; 11] = [
         Key::Preset,
         Key::MaxAttempts,
         Key::Mode,
@@ -67,6 +69,7 @@ impl Key {
         Key::MaxBackoff,
         Key::Jitter,
         Key::Timeout,
+        Key::MaxWait,
         Key::Quota,
         Key::LongPolling,
         Key::Scope,
@@ -82,6 +85,7 @@ impl Key {
             Key::MaxBackoff => "max_backoff",
             Key::Jitter => "jitter",
             Key::Timeout => "timeout",
+            Key::MaxWait => "max_wait",
             Key::AttemptTimeout => "attempt_timeout",
             Key::Quota => "quota",
             Key::LongPolling => "long_polling",
@@ -106,6 +110,7 @@ impl Key {
             Key::MaxBackoff => "max_backoff = \"20s\"",
             Key::Jitter => "jitter = \"full\"",
             Key::Timeout => "timeout = \"30s\"",
+            Key::MaxWait => "max_wait = \"500ms\"",
             Key::AttemptTimeout => "attempt_timeout = \"2s\"",
             Key::Quota => "quota = \"off\"",
             Key::LongPolling => "long_polling = true",

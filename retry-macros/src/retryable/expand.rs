@@ -31,6 +31,7 @@
 //! `(__retry_outcome, __retry.take_linger())` from the loop instead, the loop written
 //! `Settled::new(async move { ... }).await`: `Settled` sleeps a long-polling call's backoff
 //! before it gives the outcome back (a blocking one calls `linger_blocking()` before returning).
+//! A shed call returns `(Err(from_load_shed(shed)), None)` there: nothing to sleep.
 //!
 //! * The `if false { return fake }` (the technique of `tracing`'s `#[instrument]`) fixes the
 //!   inner async block's output type to the declared return type before the body is checked, so
@@ -86,7 +87,12 @@ pub(crate) fn expand(function: &RetryableFn, shape: &FnShape, config: &Config) -
     let strategy_local = local("__retry_strategy");
     let classifier_local = local("__retry_classifier");
     let hook_local = local("__retry_hook");
-    let wait = wait(shape, config, &private);
+    // An async call that may long-poll returns its outcome from the loop with what to sleep
+    // before returning it, and the loop is awaited through `Settled`, which sleeps it: a
+    // suspension point after the attempt, even one never reached, would cost every call.
+    let blocking = matches!(shape.body, BodyKind::Blocking);
+    let settles = config.lingers && !blocking;
+    let wait = wait(blocking, settles, config, &private);
     // Shedding is the loop's option: its `ready` may then refuse the call. So is idempotency.
     let shedding = config.shed.map(|_| quote!(.shed_load()));
     let idempotent = config
@@ -110,11 +116,6 @@ pub(crate) fn expand(function: &RetryableFn, shape: &FnShape, config: &Config) -
     // the bound.
     let located_result = Ident::new("__retry_result", Span::mixed_site().located_at(first));
     let pinned = receiver.pinned();
-    let blocking = matches!(shape.body, BodyKind::Blocking);
-    // An async call that may long-poll returns its outcome from the loop with what to sleep
-    // before returning it, and the loop is awaited through `Settled`, which sleeps it: a
-    // suspension point after the attempt, even one never reached, would cost every call.
-    let settles = config.lingers && !blocking;
     let finished = if settles {
         let linger = local("__retry_linger");
         quote! {
@@ -180,10 +181,10 @@ pub(crate) fn expand(function: &RetryableFn, shape: &FnShape, config: &Config) -
 /// The wait before each attempt: `ready().await` (`wait_blocking()` in a blocking function),
 /// which never fails (`Result<(), Infallible>`); with `shed = true` (the loop built with
 /// `shed_load()`), a shed call returning `Err(E::from(LoadShed))` at once, `E: From<LoadShed>`
-/// required at the argument.
-fn wait(shape: &FnShape, config: &Config, private: &TokenStream) -> TokenStream {
+/// required at the argument. In a loop that `settles` (awaited through `Settled`), every return
+/// gives the outcome with what to sleep before returning it: a shed call, nothing.
+fn wait(blocking: bool, settles: bool, config: &Config, private: &TokenStream) -> TokenStream {
     let retry = local("__retry");
-    let blocking = matches!(shape.body, BodyKind::Blocking);
     let ready = if blocking {
         quote!(#retry.wait_blocking())
     } else {
@@ -198,9 +199,15 @@ fn wait(shape: &FnShape, config: &Config, private: &TokenStream) -> TokenStream 
         first,
         last,
     );
+    let refused = quote!(::core::result::Result::Err(#on_shed(#shed)));
+    let returned = if settles {
+        quote!((#refused, ::core::option::Option::None))
+    } else {
+        refused
+    };
     quote! {
         if let ::core::result::Result::Err(#shed) = #ready {
-            return ::core::result::Result::Err(#on_shed(#shed));
+            return #returned;
         }
     }
 }
@@ -416,6 +423,10 @@ fn setting(setting: &Setting, private: &TokenStream) -> TokenStream {
         Setting::Timeout(value) => {
             let value = duration(*value, private);
             quote!(.timeout(#value))
+        }
+        Setting::MaxWait(value) => {
+            let value = duration(*value, private);
+            quote!(.max_wait(#value))
         }
         Setting::Quota(quota) => {
             let quota = match quota {

@@ -61,6 +61,7 @@ pub(crate) enum Setting {
     ThrottlingBackoff(Duration),
     Jitter(Jitter),
     Timeout(Duration),
+    MaxWait(Duration),
     Quota(Quota),
     LongPolling(bool),
 }
@@ -126,6 +127,7 @@ fn settings(values: &Values) -> Vec<Setting> {
         throttling_cap.map(Setting::ThrottlingBackoff),
         values.jitter.map(Setting::Jitter),
         values.timeout.map(Setting::Timeout),
+        values.max_wait.map(Setting::MaxWait),
         values.quota.map(Setting::Quota),
         values.long_polling.map(Setting::LongPolling),
     ]

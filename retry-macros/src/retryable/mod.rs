@@ -16,6 +16,8 @@ mod rules;
 mod value;
 
 #[cfg(test)]
+mod pairs;
+#[cfg(test)]
 mod tests;
 
 use proc_macro2::TokenStream;

@@ -1,11 +1,21 @@
-//! The rules between arguments, all of them: `shed = true` needs a limit to shed on (adaptive
-//! mode with a `timeout`, or a given `strategy`), `strategy` excludes the tuning arguments,
-//! `classifier` excludes `retry_if`, and `initial_backoff <= max_backoff` once the preset fills
-//! in the one not given (the runtime's own check, done at compile time).
+//! The rules between arguments, all of them, checked here and nowhere else:
+//!
+//! * `strategy` excludes the tuning arguments ([`Key::TUNING`]): the strategy carries its own
+//!   configuration;
+//! * `classifier` excludes `retry_if` (its shorthand);
+//! * `max_wait` needs `mode = "adaptive"`: it bounds the wait for the rate limiter's send
+//!   permit, and standard mode never waits for one (the runtime would accept and ignore it);
+//! * `shed = true` needs a limit to shed on: adaptive mode with a `timeout` or a `max_wait`, or
+//!   a given `strategy` (whose configuration only the run time knows);
+//! * `initial_backoff <= max_backoff` once the preset fills in the one not given (the runtime's
+//!   own check, done at compile time).
+//!
+//! A rule is not checked when a value it reads is itself invalid: that value's own error says
+//! what to write.
 
 use std::time::Duration;
 
-use super::args::{Args, Key};
+use super::args::{Arg, Args, Key};
 use super::value::Values;
 use crate::diagnostics::Errors;
 use crate::parse::defaults;
@@ -17,35 +27,65 @@ pub(crate) fn check(args: &Args, values: &Values, errors: &mut Errors) {
     strategy_excludes_tuning(args, errors);
     classifier_excludes_retry_if(args, errors);
     backoff_order(args, values, errors);
+    max_wait_needs_adaptive(args, values, errors);
     shed_needs_a_limit(args, values, errors);
 }
 
-/// `shed = true` sheds a call whose first attempt's send permit is expected after its deadline:
-/// the function's own strategy can only do that in adaptive mode with a `timeout`. (A given
-/// `strategy` may shed on its `max_wait` too: not checked.)
+/// The mode of the function's own strategy: `None` with a given `strategy` (its mode is the
+/// run time's), or when `mode` is invalid (its own error is reported).
+fn own_mode(args: &Args, values: &Values) -> Option<RetryMode> {
+    if args.get(Key::Strategy).is_some() {
+        return None;
+    }
+    match (args.get(Key::Mode), values.mode) {
+        (Some(_), None) => None,
+        (_, mode) => Some(mode.unwrap_or(RetryMode::Standard)),
+    }
+}
+
+/// `max_wait` bounds the wait for adaptive mode's send permit: in standard mode nothing waits
+/// for one, so the value would be accepted and ignored.
+fn max_wait_needs_adaptive(args: &Args, values: &Values, errors: &mut Errors) {
+    let Some(max_wait) = args.get(Key::MaxWait) else {
+        return;
+    };
+    if own_mode(args, values) == Some(RetryMode::Standard) {
+        errors.push(error_at(
+            max_wait,
+            "`max_wait` bounds the wait for adaptive mode's send permit, and standard mode never \
+             waits for one: add `mode = \"adaptive\"`, or remove `max_wait`",
+        ));
+    }
+}
+
+/// `shed = true` sheds a call whose first attempt's send permit is expected after its deadline
+/// or later than `max_wait`: the function's own strategy can only do that in adaptive mode with
+/// a `timeout` or a `max_wait`. (A given `strategy` is configured at run time: not checked.)
 fn shed_needs_a_limit(args: &Args, values: &Values, errors: &mut Errors) {
     let Some(shed) = args.get(Key::Shed).filter(|_| values.shed == Some(true)) else {
         return;
     };
-    if args.get(Key::Strategy).is_some() {
-        return;
-    }
-    let mode_invalid = args.get(Key::Mode).is_some() && values.mode.is_none();
-    let missing = if values.mode != Some(RetryMode::Adaptive) {
-        "`mode = \"adaptive\"` (standard mode never sheds a call)"
-    } else if args.get(Key::Timeout).is_none() {
-        "a deadline, e.g. `timeout = \"2s\"` (a call is shed when its first attempt's send \
-         permit is expected after it)"
-    } else {
-        return;
+    let missing = match own_mode(args, values) {
+        None => return,
+        Some(RetryMode::Standard) => "`mode = \"adaptive\"` (standard mode never sheds a call)",
+        Some(RetryMode::Adaptive)
+            if args.get(Key::Timeout).is_none() && args.get(Key::MaxWait).is_none() =>
+        {
+            "a limit to shed on: a deadline, e.g. `timeout = \"2s\"`, or a bound on the wait, \
+             e.g. `max_wait = \"500ms\"` (a call is shed when its first attempt's send permit is \
+             expected after the deadline or later than `max_wait`)"
+        }
+        Some(RetryMode::Adaptive) => return,
     };
-    if mode_invalid {
-        return;
-    }
-    errors.push(syn::Error::new(
-        shed.ident.span(),
-        format!("`shed = true` needs {missing}; or remove `shed`"),
+    errors.push(error_at(
+        shed,
+        &format!("`shed = true` needs {missing}; or remove `shed`"),
     ));
+}
+
+/// An error at `arg`'s key.
+fn error_at(arg: &Arg, message: &str) -> syn::Error {
+    syn::Error::new(arg.ident.span(), message)
 }
 
 /// `strategy = ...` carries its own configuration: the arguments that would configure the

@@ -51,7 +51,9 @@ fn durations_follow_the_runtime_rules() {
         quote!(
             initial_backoff = "1.5s",
             max_backoff = "1m",
-            timeout = " 250ms "
+            timeout = " 250ms ",
+            mode = "adaptive",
+            max_wait = "2.5s"
         ),
         quote!(
             async fn f() -> Result<(), E> {
@@ -71,6 +73,10 @@ fn durations_follow_the_runtime_rules() {
     );
     assert!(
         code.contains(".timeout(::retry_core::__private::Duration::new(0u64,250000000u32))"),
+        "{code}"
+    );
+    assert!(
+        code.contains(".max_wait(::retry_core::__private::Duration::new(2u64,500000000u32))"),
         "{code}"
     );
 }
@@ -190,6 +196,7 @@ mod against_the_runtime {
                     builder.jitter(jitter.as_str().parse().expect("a jitter"))
                 }
                 Setting::Timeout(value) => builder.timeout(value),
+                Setting::MaxWait(value) => builder.max_wait(value),
                 Setting::Quota(quota) => builder.quota(match quota {
                     Quota::Off => retry_core::Quota::Off,
                     Quota::Fixed(tokens) => retry_core::Quota::Fixed(tokens),
@@ -505,7 +512,33 @@ fn shed_builds_a_shedding_loop_and_returns_the_shed_as_the_error() {
         "{code}"
     );
     assert!(
-        code.contains("FromLoadShed>::from_load_shed(__retry_shed)"),
+        code.contains("FromLoadShed>::from_load_shed(__retry_shed));}"),
         "{code}"
     );
+    // A loop that long-polls returns its outcome with what to sleep: a shed call, nothing.
+    for args in [
+        quote!(
+            mode = "adaptive",
+            timeout = "1s",
+            shed = true,
+            long_polling = true
+        ),
+        quote!(strategy = self.strategy, shed = true),
+    ] {
+        let code = expand(
+            args,
+            quote! {
+                async fn get(&self) -> Result<u32, E> {
+                    Ok(1)
+                }
+            },
+        );
+        assert!(
+            code.contains(
+                "return(::core::result::Result::Err(<_as::retry_core::__private::FromLoadShed>\
+                 ::from_load_shed(__retry_shed)),::core::option::Option::None);"
+            ),
+            "{code}"
+        );
+    }
 }

@@ -29,6 +29,8 @@ pub(crate) struct Values {
     pub(crate) max_backoff: Option<Duration>,
     pub(crate) jitter: Option<Jitter>,
     pub(crate) timeout: Option<Duration>,
+    /// `max_wait = "..."`: the longest an attempt waits for its send permit (adaptive mode).
+    pub(crate) max_wait: Option<Duration>,
     pub(crate) attempt_timeout: Option<Duration>,
     pub(crate) quota: Option<Quota>,
     /// `long_polling = true | false`.
@@ -60,6 +62,11 @@ pub(crate) fn parse(args: &Args, errors: &mut Errors) -> Values {
             Key::Jitter => name(arg).map(|value| v.jitter = Some(value)),
             Key::Timeout => positive_duration(arg, "leave `timeout` out for no deadline")
                 .map(|value| v.timeout = Some(value)),
+            Key::MaxWait => positive_duration(
+                arg,
+                "leave `max_wait` out to wait as long as the rate limiter asks",
+            )
+            .map(|value| v.max_wait = Some(value)),
             Key::AttemptTimeout => positive_duration(
                 arg,
                 "leave `attempt_timeout` out to let attempts run to completion",
