@@ -3,11 +3,13 @@
 
 use crate::clock::{SharedClock, duration_to_nanos};
 use crate::config::{ConfigError, is_valid_refill};
-use crate::sync::{AtomicU64, Ordering};
+use crate::sync::{AtomicI64, AtomicU64, Ordering};
 use std::fmt;
 
 /// The quota is kept in thousandths of a token so that a slow refill accumulates exactly.
 const MILLI: u64 = 1_000;
+/// [`MILLI`], for the signed level.
+const MILLI_I: i64 = MILLI as i64;
 const NANOS_PER_SEC: u128 = 1_000_000_000;
 
 /// The refill rate is kept in thousandths of a token per second as a fixed-point number with
@@ -64,10 +66,13 @@ impl RetryBounds {
 /// # Ok::<(), retry_core::ConfigError>(())
 /// ```
 pub struct RetryQuota {
-    /// Current level, in thousandths of a token.
-    level: AtomicU64,
+    /// Current level, in thousandths of a token; below zero only when a traffic-sized scope's
+    /// retry borrowed against what its calls in flight hold (see
+    /// [`try_acquire_within`](Self::try_acquire_within)): a debt that what comes back repays
+    /// first.
+    level: AtomicI64,
     /// Capacity, in thousandths of a token.
-    capacity: u64,
+    capacity: i64,
     /// Refill rate in thousandths of a token per second, fixed point with
     /// [`RATE_FRACTION_BITS`] fractional bits; 0 when refill is off.
     refill_rate: u128,
@@ -129,10 +134,10 @@ impl RetryQuota {
         refill_per_second: Option<f64>,
         clock: SharedClock,
     ) -> Self {
-        let capacity = u64::from(capacity) * MILLI;
+        let capacity = i64::from(capacity) * MILLI_I;
         let now = duration_to_nanos(clock.now());
         Self {
-            level: AtomicU64::new((u64::from(level) * MILLI).min(capacity)),
+            level: AtomicI64::new((i64::from(level) * MILLI_I).min(capacity)),
             capacity,
             refill_rate: refill_per_second.map_or(0, fixed_point_rate),
             refilled_until: AtomicU64::new(now),
@@ -155,27 +160,42 @@ impl RetryQuota {
     /// # Ok::<(), retry_core::ConfigError>(())
     /// ```
     pub fn try_acquire(&self, cost: u32) -> bool {
-        self.try_acquire_within(cost, RetryBounds::NONE).is_ok()
+        self.try_acquire_within(cost, RetryBounds::NONE, 0).is_ok()
     }
 
     /// [`try_acquire`](Self::try_acquire) from what `bounds` let a retry find: the level raised
     /// to `at_least` and lowered to `limit` (a traffic-sized scope's bounds: one token per call
-    /// of its last window; one whole call's retries after a quiet window). The level moves
-    /// only when the retry is paid; when it is not, the whole tokens the retry found.
-    pub(crate) fn try_acquire_within(&self, cost: u32, bounds: RetryBounds) -> Result<(), u32> {
+    /// of its last window; one whole call's retries after a quiet window), and `credit` tokens
+    /// more that the level may go below zero by (a traffic-sized scope's lending against what
+    /// its calls in flight hold, [`Lending`](super::lending::Lending)). The level moves only
+    /// when the retry is paid; when it is not, the whole tokens the retry found (0 when the
+    /// level is below zero).
+    pub(crate) fn try_acquire_within(
+        &self,
+        cost: u32,
+        bounds: RetryBounds,
+        credit: u32,
+    ) -> Result<(), u32> {
         self.refill();
-        let cost = u64::from(cost) * MILLI;
-        let (limit, at_least) = (
-            u64::from(bounds.limit) * MILLI,
-            u64::from(bounds.at_least) * MILLI,
-        );
-        let found = |level: u64| level.max(at_least).min(limit);
+        let milli = |tokens: u32| i64::from(tokens) * MILLI_I;
+        let (cost, credit) = (milli(cost), milli(credit));
+        let (limit, at_least) = (milli(bounds.limit), milli(bounds.at_least));
+        // A floor of 0 is none: it must not wipe out a debt.
+        let found = |level: i64| {
+            let raised = if at_least > 0 {
+                level.max(at_least)
+            } else {
+                level
+            };
+            raised.min(limit)
+        };
         self.level
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |level| {
-                found(level).checked_sub(cost)
+                let found = found(level);
+                (found + credit >= cost).then_some(found - cost)
             })
             .map(drop)
-            .map_err(|level| u32::try_from(found(level) / MILLI).unwrap_or(u32::MAX))
+            .map_err(|level| whole_tokens(found(level)))
     }
 
     /// Puts `amount` tokens back, never above capacity.
@@ -200,31 +220,33 @@ impl RetryQuota {
     #[cfg(feature = "fleet")]
     pub(crate) fn take_up_to(&self, amount: u32) -> u32 {
         self.refill();
-        let wanted = u64::from(amount) * MILLI;
+        let wanted = i64::from(amount) * MILLI_I;
+        // Whole tokens, of a level above zero only: a debt lends nothing.
+        let takable = |level: i64| (level.max(0) / MILLI_I * MILLI_I).min(wanted);
         let before = self
             .level
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |level| {
-                Some(level - (level / MILLI * MILLI).min(wanted))
+                Some(level - takable(level))
             })
             .unwrap_or_else(|level| level);
-        let taken = (before / MILLI * MILLI).min(wanted) / MILLI;
-        u32::try_from(taken).unwrap_or(u32::MAX)
+        whole_tokens(takable(before))
     }
 
-    /// The whole tokens in the bucket now.
+    /// The whole tokens in the bucket now (0 while a traffic-sized scope's retries have
+    /// borrowed beyond it).
     pub fn level(&self) -> u32 {
         self.refill();
-        let whole = self.level.load(Ordering::Acquire) / MILLI;
-        u32::try_from(whole).unwrap_or(u32::MAX)
+        whole_tokens(self.level.load(Ordering::Acquire))
     }
 
     /// The bucket's capacity in tokens.
     pub fn capacity(&self) -> u32 {
-        u32::try_from(self.capacity / MILLI).unwrap_or(u32::MAX)
+        whole_tokens(self.capacity)
     }
 
     #[inline]
     fn add(&self, amount: u64) {
+        let amount = i64::try_from(amount).unwrap_or(i64::MAX);
         // A full bucket (the steady state of a healthy scope) is only read, never written, so
         // successes on many threads do not contend for its cache line.
         if self.level.load(Ordering::Acquire) >= self.capacity {
@@ -289,7 +311,7 @@ impl RetryQuota {
     /// down when the quota is read often.
     fn refill_over(&self, since: u64, elapsed: u64) -> (u64, u64) {
         let unit = NANOS_PER_SEC << RATE_FRACTION_BITS;
-        let full = self.capacity;
+        let full = self.capacity.unsigned_abs();
         let amount = u128::from(elapsed)
             .checked_mul(self.refill_rate)
             .map_or(u128::MAX, |product| product / unit);
@@ -305,6 +327,11 @@ impl RetryQuota {
             _ => (full, since.saturating_add(elapsed)),
         }
     }
+}
+
+/// The whole tokens in `level` thousandths (0 below zero).
+fn whole_tokens(level: i64) -> u32 {
+    u32::try_from(level.max(0) / MILLI_I).unwrap_or(u32::MAX)
 }
 
 impl fmt::Debug for RetryQuota {
@@ -406,7 +433,7 @@ mod tests {
             let quota = RetryQuota::starting_at(100, 0, Some(rate), clock.clone());
             clock.set(Duration::from_secs(elapsed));
             assert_eq!(
-                (quota.level(), quota.level.load(Ordering::Acquire) % MILLI),
+                (quota.level(), quota.level.load(Ordering::Acquire) % MILLI_I),
                 (tokens, thousandths),
                 "{rate} tokens/s for {elapsed} s"
             );
@@ -474,7 +501,7 @@ mod loom_model {
                 .map(|at_least| {
                     let quota = Arc::clone(&quota);
                     let bounds = RetryBounds { limit, at_least };
-                    loom::thread::spawn(move || quota.try_acquire_within(cost, bounds).is_ok())
+                    loom::thread::spawn(move || quota.try_acquire_within(cost, bounds, 0).is_ok())
                 })
                 .collect();
             let paid = retries

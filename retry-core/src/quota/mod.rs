@@ -9,11 +9,13 @@
 //! scope whose quota follows its traffic (the default) bounds what a retry may find in it.
 
 mod bucket;
+mod lending;
 mod request_rate;
 mod traffic;
 
 pub(crate) use bucket::RetryBounds;
 pub use bucket::RetryQuota;
+pub(crate) use lending::RetriedCall;
 pub(crate) use traffic::TrafficQuota;
 #[cfg(feature = "fleet")]
 pub(crate) use traffic::young_quota;
