@@ -362,6 +362,60 @@ mod tests {
         assert_eq!(fixed_point_rate(MIN_REFILL_PER_SECOND), 1);
     }
 
+    /// A bucket of 100 tokens holding `level`, on a clock that does not move.
+    fn holding(level: u32) -> RetryQuota {
+        RetryQuota::starting_at(100, level, None, Arc::new(SteppingClock::default()))
+    }
+
+    #[test]
+    fn a_retry_borrows_up_to_its_credit_and_what_comes_back_repays_the_debt_first() {
+        let quota = holding(10);
+        // 10 tokens and 20 of credit pay for two retries of 14: -18, a debt.
+        assert_eq!(quota.try_acquire_within(14, RetryBounds::NONE, 20), Ok(()));
+        assert_eq!(quota.try_acquire_within(14, RetryBounds::NONE, 20), Ok(()));
+        assert_eq!(quota.level(), 0);
+        // A third would take it to -32, past the credit: refused, having found nothing.
+        assert_eq!(quota.try_acquire_within(14, RetryBounds::NONE, 20), Err(0));
+        // Without credit, a debt pays for nothing.
+        assert_eq!(quota.try_acquire_within(1, RetryBounds::NONE, 0), Err(0));
+        assert!(!quota.try_acquire(1));
+        // What comes back repays the debt before the level rises.
+        quota.release(14);
+        assert_eq!(quota.level(), 0);
+        quota.release(14);
+        assert_eq!(quota.level(), 10);
+    }
+
+    #[test]
+    fn a_floor_lifts_a_debt_and_no_floor_keeps_it() {
+        let quota = holding(0);
+        assert_eq!(quota.try_acquire_within(14, RetryBounds::NONE, 14), Ok(()));
+        // No floor (0): the debt of 14 stays; with a cap too.
+        let capped = RetryBounds {
+            limit: 50,
+            at_least: 0,
+        };
+        assert_eq!(quota.try_acquire_within(14, capped, 14), Err(0));
+        // A quiet window's floor of 28: the retry finds 28, whatever the debt.
+        let floor = RetryBounds {
+            limit: 50,
+            at_least: 28,
+        };
+        assert_eq!(quota.try_acquire_within(14, floor, 0), Ok(()));
+        assert_eq!(quota.level(), 14);
+    }
+
+    #[cfg(feature = "fleet")]
+    #[test]
+    fn a_fleet_takes_whole_tokens_above_zero_only() {
+        let quota = holding(5);
+        assert_eq!(quota.try_acquire_within(14, RetryBounds::NONE, 14), Ok(()));
+        assert_eq!(quota.take_up_to(10), 0, "a debt of 9 lends nothing");
+        quota.release(12);
+        assert_eq!(quota.take_up_to(10), 3);
+        assert_eq!(quota.level(), 0);
+    }
+
     /// A clock set by hand that may step back, as tokio's does when a process-wide scope is
     /// first used in one runtime and then in a later one (its time starts over).
     #[derive(Debug, Default)]
@@ -481,6 +535,40 @@ mod loom_model {
     #[test]
     fn loom_racing_retries_after_a_quiet_window_find_the_floor_once() {
         assert_eq!(race_two_retries(0, 4, 6, [6, 0]), (1, 2));
+    }
+
+    /// Two retries race for a quota of 10 holding 10, each with a credit of 10: the first to
+    /// pay leaves 2, the second borrows to -6; with a credit of 5 the second is refused.
+    /// Whatever the interleaving, the level moves by what was paid.
+    #[test]
+    fn loom_racing_retries_borrow_within_their_credit() {
+        for (credit, paid, level) in [(10, 2, -6_000), (5, 1, 2_000)] {
+            loom::model(move || {
+                let quota = Arc::new(RetryQuota::starting_at(
+                    10,
+                    10,
+                    None,
+                    std::sync::Arc::new(ManualClock::new()),
+                ));
+                let retries: Vec<_> = (0..2)
+                    .map(|_| {
+                        let quota = Arc::clone(&quota);
+                        loom::thread::spawn(move || {
+                            quota
+                                .try_acquire_within(8, RetryBounds::NONE, credit)
+                                .is_ok()
+                        })
+                    })
+                    .collect();
+                let granted = retries
+                    .into_iter()
+                    .map(|retry| retry.join().expect("no panic"))
+                    .filter(|granted| *granted)
+                    .count();
+                assert_eq!(granted, paid);
+                assert_eq!(quota.level.load(Ordering::Acquire), level);
+            });
+        }
     }
 
     /// Two retries costing `cost` race for a quota of 10 holding `level`, both capped at

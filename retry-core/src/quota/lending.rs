@@ -5,29 +5,28 @@
 //! gives every retry's cost back when the call succeeds. So the tokens that calls in flight
 //! hold are not spent yet: they come back if those calls succeed. Counted as spent, they made
 //! the quota refuse a program whose every call succeeded: 20 workers whose calls each hold two
-//! retries through their backoffs, and one in eight a third through a server's `Retry-After`,
-//! hold about 600 tokens at any time, more than a young scope's 500; the first refusal left its
-//! worker less than a retry for every next key, and the quota refused 140 to 170 of 190 keys
-//! (issue 24's newcomer, `docs/sim/defaults.md`).
+//! retries through their backoffs, and one in eight a third through a server's `Retry-After`
+//! (after two 503s: a wait of up to 4 s), hold about 600 tokens at any time, more than a young
+//! scope's 500; the first refusal left its worker less than a retry for every next key, and
+//! the quota refused 125 to 175 of 190 keys (the newcomer's program of the repository's
+//! `tests/tests/newcomer.rs`; `docs/sim/defaults.md` has the figures).
 //!
-//! [`Lending`] keeps what calls in flight hold ([`held`](Lending::credit)) and whether they
-//! come back: a retry may take the quota below zero by up to that, so the quota drains only
-//! through calls that fail (a debt the calls that come back repay first). That is lent only
-//! on evidence:
-//! * a retried call that succeeded since the last [`FAILURES_THAT_END_LENDING`] in a row
-//!   failed: in an outage, retried calls fail, and two in a row end the lending until one
-//!   succeeds again;
-//! * or, before any retried call has ended, a scope younger than its window (which, having no
-//!   evidence, is generous, as its 500 tokens are): a scope older than that lends only once a
-//!   retried call came back, so an outage that finds a scope whose calls never needed a retry
-//!   is met by the quota alone.
+//! [`Lending`] counts what calls in flight hold and whether they come back: a retry may take
+//! the quota below zero by up to that (a debt, which what comes back repays first), so the
+//! quota drains only through calls that fail, however many calls hold retries at once. It is
+//! lent only on evidence:
+//! * a retried call succeeded since the last [`FAILURES_THAT_END_LENDING`] in a row failed: in
+//!   an outage retried calls fail, and two in a row end the lending until one succeeds again;
+//! * or, before any retried call has ended, the scope is younger than its window (which,
+//!   having no evidence, is generous, as its 500 tokens are). A scope older than that lends
+//!   only once a retried call came back, so an outage that finds a scope whose calls never
+//!   needed a retry is met by the quota alone (the simulator's S1 and S4 are unchanged).
 //!
-//! The debt is bounded by the cap the scope's traffic sets (one token per call of its window):
-//! lending in the first moments of an outage (before two calls have failed) costs at most one
-//! window of the scope's traffic, once.
+//! The debt is at most `quota_capacity`. Lending in the first moments of an outage (before
+//! two retried calls have failed) grants the retries of the calls then in flight, once.
 //!
 //! Refusals and rate-limited retries are no evidence either way: they are the client's own
-//! limits, not the server's answer.
+//! limits, not the server's answer; nor is a cancelled call.
 
 use crate::sync::{AtomicU32, AtomicU64, Ordering};
 

@@ -188,6 +188,12 @@ impl TrafficQuota {
         self.lending.end(paid, call);
     }
 
+    /// What the scope's calls in flight hold.
+    #[cfg(test)]
+    pub(crate) fn held(&self) -> u64 {
+        self.lending.held()
+    }
+
     /// The bounds a retry would meet now, without counting one as asked for (for statistics).
     pub(crate) fn peek_bounds(
         &self,

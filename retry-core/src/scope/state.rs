@@ -283,6 +283,15 @@ impl Scope {
         }
     }
 
+    /// What the scope's calls in flight hold (0 without a `quota_window`).
+    #[cfg(test)]
+    pub(crate) fn held_in_flight(&self) -> u64 {
+        self.inner
+            .traffic_quota
+            .as_ref()
+            .map_or(0, TrafficQuota::held)
+    }
+
     /// The whole tokens a retry finds in the quota now.
     pub(crate) fn quota_level(&self) -> u32 {
         self.peek_bounds().found(self.inner.quota.level())

@@ -21,7 +21,8 @@ use crate::scope::outcome::CallOutcome;
 /// * a retry takes its cost from the scope's quota (timeouts and throttling may cost more or
 ///   less); a success after retries returns the last retry's cost (with a `quota_window`, the
 ///   default: every retry's cost of the call, so that the quota drains only through calls that
-///   fail; and a call refused a retry gets its earlier retries' cost back, unless a refused
+///   fail, and while retried calls come back a retry may borrow what the calls in flight hold;
+///   a call refused a retry gets its earlier retries' cost back, unless a refused
 ///   call was already refunded since the scope's last success); a first-try success adds the
 ///   reward; no quota, no retry. With a `quota_window`, a retry finds at most one token per
 ///   call the scope made in that window (at least one whole call's retries; at least the AWS
