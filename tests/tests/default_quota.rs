@@ -360,8 +360,7 @@ async fn newcomers_program(
 /// `Retry-After` of 1 or 2 s, `max_attempts` 5; and the seed of its jitter.
 fn drawn_program(seed: u64) -> (StoreLayout, usize, u64) {
     let draw = SeededRandom::new(seed);
-    let mut between =
-        |low: u32, high: u32| low + (draw.next_f64() * f64::from(high - low + 1)) as u32;
+    let between = |low: u32, high: u32| low + (draw.next_f64() * f64::from(high - low + 1)) as u32;
     let layout = StoreLayout {
         unavailable_first: between(1, 3),
         throttled_every: between(4, 16),

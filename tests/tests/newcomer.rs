@@ -8,10 +8,12 @@
 //! `mode = "adaptive"`.
 //!
 //! On a real clock, as users run it: a multi-threaded runtime (what `#[tokio::main]` builds),
-//! the store on a runtime of its own. The assertions are on counts (keys served, requests the
-//! store received); the durations are printed and bounded generously, and adaptive mode's is
-//! compared with the bare attribute's measured in the same test. The store's `Retry-After` is
-//! the 1 s (its smallest value in delta-seconds), so a run takes a few seconds.
+//! the store on a runtime of its own, the three configurations at once. The assertions are on
+//! counts (keys served, retries the quota refused, requests the store received); the durations
+//! are printed and bounded generously, and adaptive mode's is compared with the bare
+//! attribute's measured in the same test. The store's `Retry-After` is the 1 s, not
+//! scaled (its smallest value in delta-seconds): a run takes 6 to 12 s, most of it the
+//! throttling backoff of a 429 that comes after two 503s (retry 3: up to 4 s).
 //!
 //! In virtual time too (tokio's clock paused, the store in the same current-thread runtime, the
 //! jitter seeded): the same program, every run the same.

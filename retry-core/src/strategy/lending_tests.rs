@@ -13,6 +13,9 @@ use crate::classify::{ErrorKind, RetryReason};
 use crate::clock::ManualClock;
 use crate::config::RetryConfig;
 
+/// One way a call's token goes back to its strategy at the end of the call.
+type EndOfCall = fn(&StandardStrategy, super::RetryToken);
+
 fn server_error() -> RetryReason {
     RetryReason::error(ErrorKind::Server)
 }
@@ -47,7 +50,7 @@ fn every_end_of_a_call_that_paid_for_retries_gives_back_what_it_held() {
     let (strategy, clock) = strategy(4, Some(Duration::from_secs(10)));
     let scope = strategy.scope().clone();
     let held = || scope.held_in_flight();
-    let ends: [(&str, fn(&StandardStrategy, super::RetryToken)); 5] = [
+    let ends: [(&str, EndOfCall); 5] = [
         ("success", |s, t| s.record_success(t)),
         ("not retryable", |s, t| s.record_failure(t)),
         ("cancelled in flight", |s, t| s.record_cancelled(t)),
