@@ -181,7 +181,7 @@ async fn calls_cancelled_at_every_await_leave_nothing_held() {
             .random(Arc::new(FixedRandom(1.0)))
             .build();
         let attempts = AtomicU32::new(0);
-        let call = crate::retry(&strategy, || async {
+        let call = crate::driver::retry::retry(&strategy, || async {
             tokio::time::sleep(Duration::from_millis(5)).await;
             if attempts.fetch_add(1, Ordering::Relaxed) < 2 {
                 Err(io::Error::from(io::ErrorKind::ConnectionRefused))
