@@ -86,11 +86,11 @@ impl Lending {
                 Some(held.saturating_sub(paid))
             });
         match call {
+            // A read-modify-write, ordered with a racing failure's decrement: with a load and a
+            // store instead, loom found an interleaving that left the lending off.
             RetriedCall::Succeeded => {
-                if self.trust.load(Ordering::Relaxed) != FAILURES_THAT_END_LENDING {
-                    self.trust
-                        .store(FAILURES_THAT_END_LENDING, Ordering::Relaxed);
-                }
+                self.trust
+                    .swap(FAILURES_THAT_END_LENDING, Ordering::Relaxed);
             }
             RetriedCall::Failed => {
                 let _ = self
