@@ -212,7 +212,7 @@ impl RetryQuota {
     #[inline]
     pub fn release(&self, amount: u32) {
         self.refill();
-        self.add(u64::from(amount) * MILLI);
+        self.add(i64::from(amount) * MILLI_I);
     }
 
     /// Takes up to `amount` whole tokens, as many as the bucket holds; returns how many it took
@@ -245,8 +245,7 @@ impl RetryQuota {
     }
 
     #[inline]
-    fn add(&self, amount: u64) {
-        let amount = i64::try_from(amount).unwrap_or(i64::MAX);
+    fn add(&self, amount: i64) {
         // A full bucket (the steady state of a healthy scope) is only read, never written, so
         // successes on many threads do not contend for its cache line.
         if self.level.load(Ordering::Acquire) >= self.capacity {
@@ -301,7 +300,8 @@ impl RetryQuota {
             .compare_exchange(since, until.min(now), Ordering::AcqRel, Ordering::Acquire)
             .is_ok()
         {
-            self.add(amount);
+            // Less than the capacity, in range.
+            self.add(i64::try_from(amount).unwrap_or(i64::MAX));
         }
     }
 

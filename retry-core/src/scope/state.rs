@@ -248,16 +248,16 @@ impl Scope {
     /// calls in flight hold while they come back ([`TrafficQuota::credit`]); nothing for a
     /// scope whose fleet lease (or its fallback) sets its bounds.
     fn credit(&self) -> u32 {
+        let Some(traffic) = &self.inner.traffic_quota else {
+            return 0;
+        };
         #[cfg(feature = "fleet")]
         if let Some(link) = self.inner.fleet.get()
             && link.mode() != crate::fleet::link::Mode::Local
         {
             return 0;
         }
-        self.inner
-            .traffic_quota
-            .as_ref()
-            .map_or(0, TrafficQuota::credit)
+        traffic.credit()
     }
 
     /// A call whose retries paid `paid` ended as `call`: with a `quota_window`, its calls in
