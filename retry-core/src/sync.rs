@@ -7,10 +7,10 @@ pub(crate) use std::sync::TryLockError;
 #[cfg(loom)]
 pub(crate) use loom::sync::{
     Mutex,
-    atomic::{AtomicU32, AtomicU64, Ordering},
+    atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering},
 };
 #[cfg(not(loom))]
 pub(crate) use std::sync::{
     Mutex,
-    atomic::{AtomicU32, AtomicU64, Ordering},
+    atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering},
 };

@@ -546,7 +546,7 @@ impl fmt::Display for StrategySpec {
                 if let Some(window) = config.quota_window() {
                     write!(
                         f,
-                        ", quota sized by traffic (one token per call of the last {window:?}, at least one whole call's retries, at most {}; at least {} while the scope is younger than {window:?}; a success gives back every retry it paid for; one whole call's retries after {window:?} without a retry asked)",
+                        ", quota sized by traffic (one token per call of the last {window:?}, at least one whole call's retries, at most {}; at least {} while the scope is younger than {window:?}; a success gives back every retry it paid for; what calls in flight hold lent while retried calls come back; one whole call's retries after {window:?} without a retry asked)",
                         config.quota_capacity(),
                         YOUNG_SCOPE_QUOTA.min(config.quota_capacity())
                     )?;

@@ -13,7 +13,7 @@ use super::stats::{Counter, ScopeCounters, ScopeStats};
 use crate::adaptive::ClientRateLimiter;
 use crate::clock::{SharedClock, TokioClock};
 use crate::config::{Quota, RetryConfig};
-use crate::quota::{RetryBounds, RetryQuota, TrafficQuota};
+use crate::quota::{RetriedCall, RetryBounds, RetryQuota, TrafficQuota};
 
 /// The state shared by every call in a scope: a retry quota, an adaptive rate limiter and
 /// counters. Cloning a scope shares it.
@@ -224,9 +224,10 @@ impl Scope {
     }
 
     /// Takes `cost` from the quota for a retry, within the bounds of the scope's traffic when
-    /// it has a `quota_window`. The first retry of a call (`first`) reads the clock, once: it
-    /// is on the retry path, never on the success path; a later retry of the call is sized from
-    /// that reading. `Err` with the whole tokens the retry found when it is not paid for.
+    /// it has a `quota_window` (and borrowing what its calls in flight hold, when they come
+    /// back). The first retry of a call (`first`) reads the clock, once: it is on the retry
+    /// path, never on the success path; a later retry of the call is sized from that reading.
+    /// `Err` with the whole tokens the retry found when it is not paid for.
     pub(crate) fn try_acquire_retry(&self, cost: u32, first: bool) -> Result<(), u32> {
         let inner = &self.inner;
         let local = || match &inner.traffic_quota {
@@ -238,9 +239,38 @@ impl Scope {
         };
         // Only the first retry of a call reads the clock, for the lease's expiry.
         let bounds = self.within_lease(|| first.then(|| inner.clock.now()), local);
-        let paid = inner.quota.try_acquire_within(cost, bounds);
+        let paid = inner.quota.try_acquire_within(cost, bounds, self.credit());
         inner.counters.add_tokens(cost, paid.is_ok());
+        if let (Ok(()), Some(traffic)) = (paid, &inner.traffic_quota) {
+            traffic.hold(cost);
+        }
         paid
+    }
+
+    /// What a retry may borrow beyond an empty quota: with a `quota_window`, what the scope's
+    /// calls in flight hold while they come back ([`TrafficQuota::credit`]); nothing for a
+    /// scope whose fleet lease (or its fallback) sets its bounds.
+    fn credit(&self) -> u32 {
+        let Some(traffic) = &self.inner.traffic_quota else {
+            return 0;
+        };
+        #[cfg(feature = "fleet")]
+        if let Some(link) = self.inner.fleet.get()
+            && link.mode() != crate::fleet::link::Mode::Local
+        {
+            return 0;
+        }
+        traffic.credit()
+    }
+
+    /// A call whose retries paid `paid` ended as `call`: with a `quota_window`, its calls in
+    /// flight hold that much less, and how it ended tells whether they come back.
+    pub(crate) fn end_retried_call(&self, paid: u32, call: RetriedCall) {
+        if let Some(traffic) = &self.inner.traffic_quota
+            && paid > 0
+        {
+            traffic.end_retried_call(paid, call);
+        }
     }
 
     /// A call was refused a retry after its retries paid `paid`: with a `quota_window`, that
@@ -254,6 +284,15 @@ impl Scope {
         {
             inner.quota.release(paid);
         }
+    }
+
+    /// What the scope's calls in flight hold (0 without a `quota_window`).
+    #[cfg(test)]
+    pub(crate) fn held_in_flight(&self) -> u64 {
+        self.inner
+            .traffic_quota
+            .as_ref()
+            .map_or(0, TrafficQuota::held)
     }
 
     /// The whole tokens a retry finds in the quota now.

@@ -7,6 +7,8 @@ mod adaptive_tests;
 mod builder;
 pub(crate) mod configured;
 pub(crate) mod error;
+#[cfg(test)]
+mod lending_tests;
 pub(crate) mod retry_strategy;
 pub(crate) mod standard;
 mod token;
