@@ -1,25 +1,55 @@
-//! A scope: the quota, rate limiter and counters that calls share, and the process-wide
-//! registry of named scopes.
+//! A scope: the quota, rate limiter and counters that calls share; named ones live in the
+//! process-wide registry ([`super::registry`]), which forgets them once no handle holds them and
+//! they have nothing to remember.
 
-use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, LazyLock, Mutex, PoisonError};
+use std::panic::Location;
+use std::sync::Arc;
 use std::time::Duration;
 
+use super::declaration::{ScopeConflict, ScopeDeclaration};
 use super::meter::Meter;
+use super::registry::Registry;
 #[cfg(feature = "fleet")]
 use super::stats::ScopeTotals;
 use super::stats::{Counter, ScopeCounters, ScopeStats};
 use crate::adaptive::ClientRateLimiter;
 use crate::clock::{SharedClock, TokioClock};
 use crate::config::RetryConfig;
+use crate::config::defaults::QUOTA_WINDOW;
 use crate::quota::{RetryBounds, RetryQuota, TrafficQuota};
+use crate::sync::{AtomicBool, AtomicUsize, Ordering};
 
 /// The state shared by every call in a scope: a retry quota, an adaptive rate limiter and
 /// counters. Cloning a scope shares it.
 ///
 /// Get a process-wide scope by name with [`Scope::named`] (what `#[retryable(scope = "...")]`
 /// does), or make a private one with [`Scope::new`] and give it to the strategies a client owns.
+///
+/// # How long a named scope lives
+/// A named scope lives in the process-wide registry while a handle holds it (a strategy's, so
+/// an attribute's static, a `RetryLayer`, a strategy the program keeps; a fleet's): its quota
+/// and limiter carry over from call to call. Once no handle holds it, the registry forgets it:
+/// * at once if its state is still a new scope's: no retry was asked for, its quota holds at
+///   least what it started with, its rate limiter never engaged (a throttle in adaptive mode),
+///   no fleet linked it. Successes alone leave nothing to remember;
+/// * otherwise once it has been idle (no handle) for its `quota_window` (the default's 60 s;
+///   60 s for a fixed quota too): forgotten by a sweep that runs as new names are made.
+///
+/// A name declared again before then gets the same scope; after, a new young scope (its quota
+/// starts as a young scope's, its limiter off, its counts at 0), never another scope's state.
+/// With the `metrics` feature a forgotten scope's series are no longer recorded (see the
+/// `metrics` module for what exporters do with them). So a program may name scopes at run time
+/// (per tenant, per host) and its memory stays bounded by the scopes in use and those that
+/// retried within their window.
+///
+/// ```
+/// use retry_core::{RetryConfig, Scope};
+///
+/// let scope = Scope::named("docs-forgotten", &RetryConfig::default());
+/// drop(scope); // no retry, no throttle: nothing to remember
+/// assert!(Scope::lookup("docs-forgotten").is_none());
+/// ```
 ///
 /// ```
 /// use retry_core::{RetryConfig, Scope};
@@ -29,12 +59,11 @@ use crate::quota::{RetryBounds, RetryQuota, TrafficQuota};
 /// assert!(a.same_as(&b));
 /// assert!(!a.same_as(&Scope::new("docs-store", &RetryConfig::default())));
 /// ```
-#[derive(Clone)]
 pub struct Scope {
     inner: Arc<ScopeInner>,
 }
 
-struct ScopeInner {
+pub(crate) struct ScopeInner {
     name: Box<str>,
     quota: RetryQuota,
     limiter: Arc<ClientRateLimiter>,
@@ -44,17 +73,20 @@ struct ScopeInner {
     traffic_quota: Option<TrafficQuota>,
     /// The scope's metric handles (feature `metrics`; empty without it).
     meter: Meter,
-    /// The configuration the scope was made from: what a fleet attaches it with.
-    #[cfg(feature = "fleet")]
+    /// The configuration the scope was made from: what a fleet attaches it with, and what
+    /// another declaration of its name is checked against.
     config: RetryConfig,
+    /// Whether a retry was asked for (on the retry path): the scope has something to remember.
+    retried: AtomicBool,
+    /// The [`Scope`] handles on it. A fleet's holder is one.
+    pub(super) holders: AtomicUsize,
+    /// The registry of a named scope: told when the last handle goes.
+    registry: Option<&'static Registry>,
     /// The link to a fleet, once the scope was attached to one: read on the retry path and by
     /// [`Scope::stats`], never on the success path.
     #[cfg(feature = "fleet")]
     fleet: std::sync::OnceLock<crate::fleet::link::FleetLink>,
 }
-
-/// The process-wide scopes, by name.
-static REGISTRY: LazyLock<Mutex<HashMap<Box<str>, Scope>>> = LazyLock::new(Default::default);
 
 impl Scope {
     /// A private scope sized by `config` (quota capacity and refill) on tokio's clock.
@@ -79,48 +111,72 @@ impl Scope {
     /// assert_eq!(scope.name(), "sim");
     /// ```
     pub fn with_clock(name: &str, config: &RetryConfig, clock: SharedClock) -> Self {
-        let now = clock.now();
-        let traffic_quota = TrafficQuota::new(config, now);
-        // A traffic-sized quota starts with the young scope's tokens; a fixed one full.
-        let level = traffic_quota
-            .as_ref()
-            .map_or(config.quota_capacity(), TrafficQuota::initial_level);
+        Self::handle_on(&Arc::new(ScopeInner::new(name, config, clock, None)))
+    }
+
+    /// A new handle on `inner` (counted).
+    pub(super) fn handle_on(inner: &Arc<ScopeInner>) -> Self {
+        inner.holders.fetch_add(1, Ordering::AcqRel);
         Self {
-            inner: Arc::new(ScopeInner {
-                name: name.into(),
-                quota: RetryQuota::starting_at(
-                    config.quota_capacity(),
-                    level,
-                    config.quota_refill_per_second(),
-                    Arc::clone(&clock),
-                ),
-                limiter: ClientRateLimiter::new(now),
-                counters: ScopeCounters::default(),
-                traffic_quota,
-                clock,
-                meter: Meter::new(name),
-                #[cfg(feature = "fleet")]
-                config: config.clone(),
-                #[cfg(feature = "fleet")]
-                fleet: std::sync::OnceLock::new(),
-            }),
+            inner: Arc::clone(inner),
         }
     }
 
-    /// The process-wide scope called `name`, created from `config` on first use. Later calls
-    /// share the first one's quota and limiter whatever their own config says.
+    /// The process-wide scope called `name`, made from `config` if there is none (see
+    /// [How long a named scope lives](Self#how-long-a-named-scope-lives)). A scope made by
+    /// another declaration with other [`SCOPE_SETTINGS`](super::SCOPE_SETTINGS) is returned as
+    /// it is, and the [`ScopeConflict`] logged as an ERROR event, once per place
+    /// ([`declare`](Self::declare) returns it instead).
     ///
     /// ```
     /// use retry_core::{RetryConfig, Scope};
     /// let scope = Scope::named("docs-named", &RetryConfig::default());
     /// assert_eq!(scope.name(), "docs-named");
     /// ```
+    #[track_caller]
     pub fn named(name: &str, config: &RetryConfig) -> Self {
-        let mut registry = REGISTRY.lock().unwrap_or_else(PoisonError::into_inner);
-        registry
-            .entry(name.into())
-            .or_insert_with(|| Self::new(name, config))
-            .clone()
+        Self::declared(name, config, ScopeDeclaration::Named(Location::caller()))
+    }
+
+    /// The process-wide scope called `name`, made from `config` if there is none, or the
+    /// conflict with the declaration that made it, if that one had other
+    /// [`SCOPE_SETTINGS`](super::SCOPE_SETTINGS).
+    ///
+    /// ```
+    /// use retry_core::{RetryConfig, Scope};
+    /// let scope = Scope::declare("docs-declare", &RetryConfig::default())?;
+    /// let again = Scope::declare("docs-declare", &RetryConfig::default())?;
+    /// assert!(scope.same_as(&again));
+    /// # Ok::<(), retry_core::scope::ScopeConflict>(())
+    /// ```
+    #[track_caller]
+    pub fn declare(name: &str, config: &RetryConfig) -> Result<Self, ScopeConflict> {
+        let declared = ScopeDeclaration::Named(Location::caller());
+        match Self::declare_in(Registry::global(), name, config, declared) {
+            (scope, None) => Ok(scope),
+            (_, Some(conflict)) => Err(conflict),
+        }
+    }
+
+    /// The process-wide scope called `name` as `declared` declares it, a conflict logged.
+    pub(crate) fn declared(name: &str, config: &RetryConfig, declared: ScopeDeclaration) -> Self {
+        let registry = Registry::global();
+        let (scope, conflict) = Self::declare_in(registry, name, config, declared);
+        if let Some(conflict) = conflict
+            && registry.first_report(&conflict)
+        {
+            conflict.log();
+        }
+        scope
+    }
+
+    fn declare_in(
+        registry: &'static Registry,
+        name: &str,
+        config: &RetryConfig,
+        declared: ScopeDeclaration,
+    ) -> (Self, Option<ScopeConflict>) {
+        registry.declare(name, config, declared, || Arc::new(TokioClock::new()))
     }
 
     /// The process-wide scope called `name`, if one was created.
@@ -128,26 +184,22 @@ impl Scope {
     /// ```
     /// use retry_core::{RetryConfig, Scope};
     /// assert!(Scope::lookup("docs-never-created").is_none());
-    /// Scope::named("docs-lookup", &RetryConfig::default());
-    /// assert!(Scope::lookup("docs-lookup").is_some());
+    /// let held = Scope::named("docs-lookup", &RetryConfig::default());
+    /// assert!(Scope::lookup("docs-lookup").is_some_and(|scope| scope.same_as(&held)));
     /// ```
     pub fn lookup(name: &str) -> Option<Self> {
-        let registry = REGISTRY.lock().unwrap_or_else(PoisonError::into_inner);
-        registry.get(name).cloned()
+        Registry::global().lookup(name)
     }
 
     /// The names of the process-wide scopes, sorted.
     ///
     /// ```
     /// use retry_core::{RetryConfig, Scope};
-    /// Scope::named("docs-names", &RetryConfig::default());
+    /// let held = Scope::named("docs-names", &RetryConfig::default());
     /// assert!(Scope::registered().contains(&"docs-names".to_owned()));
     /// ```
     pub fn registered() -> Vec<String> {
-        let registry = REGISTRY.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut names: Vec<String> = registry.keys().map(|name| name.to_string()).collect();
-        names.sort();
-        names
+        Registry::global().names()
     }
 
     /// The scope's name.
@@ -226,6 +278,9 @@ impl Scope {
     /// that reading. `Err` with the whole tokens the retry found when it is not paid for.
     pub(crate) fn try_acquire_retry(&self, cost: u32, first: bool) -> Result<(), u32> {
         let inner = &self.inner;
+        if first && !inner.retried.load(Ordering::Relaxed) {
+            inner.retried.store(true, Ordering::Relaxed);
+        }
         let local = || match &inner.traffic_quota {
             Some(traffic) if first => {
                 traffic.first_retry_bounds(|| inner.clock.now(), || self.calls_ended())
@@ -317,10 +372,41 @@ impl Scope {
         local()
     }
 
-    /// The configuration the scope was made from.
-    #[cfg(feature = "fleet")]
-    pub(crate) fn config(&self) -> &RetryConfig {
+    /// The configuration the scope was made from: for a named scope, that of the declaration
+    /// that made it (its [`SCOPE_SETTINGS`](super::SCOPE_SETTINGS) are the scope's).
+    ///
+    /// ```
+    /// use retry_core::{RetryConfig, Scope};
+    /// let five = RetryConfig::builder().max_attempts(5).build()?;
+    /// assert_eq!(Scope::new("docs-config", &five).config().max_attempts(), 5);
+    /// # Ok::<(), retry_core::ConfigError>(())
+    /// ```
+    pub fn config(&self) -> &RetryConfig {
         &self.inner.config
+    }
+
+    /// The shared state this handle is on.
+    #[cfg_attr(not(feature = "fleet"), allow(dead_code))]
+    pub(super) fn inner(&self) -> &Arc<ScopeInner> {
+        &self.inner
+    }
+
+    /// The handles on the scope now (off the success path: a fleet asks, to tell whether it
+    /// alone holds the scope).
+    #[cfg(feature = "fleet")]
+    pub(crate) fn holders(&self) -> usize {
+        self.inner.holders()
+    }
+
+    /// Forgets the scope if the `holders` handles of whoever asks are all that hold it: `true`
+    /// if so (its registry forgot a named scope, which a new declaration of its name then makes
+    /// anew; a private scope has no registry), `false` if another handle holds it.
+    #[cfg(feature = "fleet")]
+    pub(crate) fn forget_held_only_by(&self, holders: usize) -> bool {
+        match self.inner.registry {
+            Some(registry) => registry.forget_held_only_by(self, holders),
+            None => self.holders() == holders,
+        }
     }
 
     /// The scope's link to a fleet, made on first use (an attach).
@@ -361,6 +447,116 @@ impl Scope {
     /// Counts a call that ended in failure (its attempts are counted one by one).
     pub(crate) fn count_failure(&self) {
         self.count(Counter::Failure);
+    }
+}
+
+impl ScopeInner {
+    /// The state of a new scope called `name`, sized by `config`, on `clock`, registered in
+    /// `registry` if it is a named scope; no handle on it yet.
+    pub(super) fn new(
+        name: &str,
+        config: &RetryConfig,
+        clock: SharedClock,
+        registry: Option<&'static Registry>,
+    ) -> Self {
+        let now = clock.now();
+        let traffic_quota = TrafficQuota::new(config, now);
+        Self {
+            name: name.into(),
+            quota: RetryQuota::starting_at(
+                config.quota_capacity(),
+                Self::initial_level(config, traffic_quota.as_ref()),
+                config.quota_refill_per_second(),
+                Arc::clone(&clock),
+            ),
+            limiter: ClientRateLimiter::new(now),
+            counters: ScopeCounters::default(),
+            traffic_quota,
+            clock,
+            meter: Meter::new(name),
+            config: config.clone(),
+            retried: AtomicBool::new(false),
+            holders: AtomicUsize::new(0),
+            registry,
+            #[cfg(feature = "fleet")]
+            fleet: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// What a new scope's quota holds: a traffic-sized quota the young scope's tokens, a fixed
+    /// one its capacity.
+    fn initial_level(config: &RetryConfig, traffic_quota: Option<&TrafficQuota>) -> u32 {
+        traffic_quota.map_or(config.quota_capacity(), TrafficQuota::initial_level)
+    }
+
+    pub(super) fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub(super) fn clock(&self) -> &SharedClock {
+        &self.clock
+    }
+
+    pub(super) fn config(&self) -> &RetryConfig {
+        &self.config
+    }
+
+    pub(super) fn holders(&self) -> usize {
+        self.holders.load(Ordering::Acquire)
+    }
+
+    pub(super) fn calls_ended(&self) -> u64 {
+        self.counters.calls()
+    }
+
+    /// Whether the scope's state is still a new scope's, so that forgetting it loses nothing
+    /// but its counts: no retry was asked for, the quota holds at least what it started with
+    /// (a strategy of the user's own may take from it directly), the rate limiter never
+    /// engaged, and no fleet linked it (a lease is state too).
+    pub(super) fn has_nothing_to_remember(&self) -> bool {
+        #[cfg(feature = "fleet")]
+        if self.fleet.get().is_some() {
+            return false;
+        }
+        !self.retried.load(Ordering::Relaxed)
+            && !self.limiter.is_enabled()
+            && self.quota.level() >= Self::initial_level(&self.config, self.traffic_quota.as_ref())
+    }
+
+    /// How long a scope that has something to remember rests, no handle on it, before it is
+    /// forgotten: its `quota_window` (the time its quota's memory spans), or the default's
+    /// for a fixed quota.
+    pub(super) fn idle_window(&self) -> Duration {
+        self.config.quota_window().unwrap_or(QUOTA_WINDOW)
+    }
+}
+
+impl Clone for Scope {
+    /// Another handle on the same scope (counted: see
+    /// [How long a named scope lives](Self#how-long-a-named-scope-lives)).
+    fn clone(&self) -> Self {
+        Self::handle_on(&self.inner)
+    }
+}
+
+impl Drop for Scope {
+    /// The last handle on a named scope tells the registry, which forgets the scope or has it
+    /// rest.
+    fn drop(&mut self) {
+        if self.inner.holders.fetch_sub(1, Ordering::AcqRel) == 1
+            && let Some(registry) = self.inner.registry
+        {
+            registry.release(&self.inner);
+        }
+    }
+}
+
+impl fmt::Debug for ScopeInner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ScopeInner")
+            .field("name", &self.name)
+            .field("holders", &self.holders)
+            .finish_non_exhaustive()
     }
 }
 
