@@ -18,37 +18,61 @@
 //! Every decision is taken under the registry's lock, and a handle is only ever made under it
 //! or from another handle: the count of handles read under the lock can only rise through the
 //! registry, so a scope whose count is 0 there has no handle anywhere and none can appear.
+//!
+//! The registry holds any [`Registered`] state (a scope's, [`ScopeInner`]; a test's own), so that
+//! it does not depend on the scope it keeps.
+//!
+//! [`ScopeInner`]: super::state
 
 use std::collections::HashMap;
 use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
 use super::declaration::{ScopeConflict, ScopeDeclaration};
-use super::state::{Scope, ScopeInner};
-use crate::clock::SharedClock;
 use crate::config::RetryConfig;
-use crate::sync::{Mutex, Ordering};
+use crate::sync::Mutex;
+
+/// What the registry needs of a named scope's state.
+pub(crate) trait Registered {
+    /// The name it is registered under.
+    fn name(&self) -> &str;
+    /// The configuration it was made from (another declaration is checked against it).
+    fn config(&self) -> &RetryConfig;
+    /// Counts one more handle on it (the registry hands one out, under its lock).
+    fn hold(&self);
+    /// The handles on it now.
+    fn holders(&self) -> usize;
+    /// Whether its state is still a new one's.
+    fn has_nothing_to_remember(&self) -> bool;
+    /// How long it rests, no handle on it, before it is forgotten.
+    fn idle_window(&self) -> Duration;
+    /// Its clock's reading.
+    fn now(&self) -> Duration;
+    /// The calls it has ended so far (a rest that saw a call since starts again).
+    fn calls_ended(&self) -> u64;
+}
 
 /// The fewest new names between two sweeps.
 const SWEEP_AFTER_AT_LEAST: usize = 1024;
 
-/// The registry: names to scopes. One per process ([`Registry::global`]); tests make their own.
-#[derive(Debug, Default)]
-pub(crate) struct Registry {
-    entries: Mutex<Entries>,
+/// The registry: names to scopes. One per process (the scope's `Scope::named`); tests make
+/// their own.
+#[derive(Debug)]
+pub(crate) struct Registry<T> {
+    entries: Mutex<Entries<T>>,
 }
 
-#[derive(Debug, Default)]
-struct Entries {
-    by_name: HashMap<Box<str>, Entry>,
+#[derive(Debug)]
+struct Entries<T> {
+    by_name: HashMap<Box<str>, Entry<T>>,
     /// New names made since the last sweep.
     made_since_sweep: usize,
 }
 
 /// One name's scope and its first declaration.
 #[derive(Debug)]
-struct Entry {
-    scope: Arc<ScopeInner>,
+struct Entry<T> {
+    scope: Arc<T>,
     declared: ScopeDeclaration,
     /// Since when the scope rests (no handle, something to remember), on its clock, and the
     /// calls it had ended then: a rest that saw no call since keeps its start.
@@ -57,22 +81,28 @@ struct Entry {
     reported: Vec<ScopeDeclaration>,
 }
 
-impl Registry {
-    /// The process-wide registry.
-    pub(crate) fn global() -> &'static Registry {
-        static GLOBAL: std::sync::LazyLock<Registry> = std::sync::LazyLock::new(Registry::default);
-        &GLOBAL
+impl<T> Default for Registry<T> {
+    fn default() -> Self {
+        Self {
+            entries: Mutex::new(Entries {
+                by_name: HashMap::new(),
+                made_since_sweep: 0,
+            }),
+        }
     }
+}
 
-    /// The scope called `name`, made from `config` on `clock` if there is none, as `declared`
-    /// declares it; with the conflict if the scope was made from settings that differ.
+impl<T: Registered> Registry<T> {
+    /// The scope called `name`, made by `make` from `config` if there is none, as `declared`
+    /// declares it, with one more handle counted on it; with the conflict if the scope was
+    /// made from settings that differ.
     pub(crate) fn declare(
-        &'static self,
+        &self,
         name: &str,
         config: &RetryConfig,
         declared: ScopeDeclaration,
-        clock: impl FnOnce() -> SharedClock,
-    ) -> (Scope, Option<ScopeConflict>) {
+        make: impl FnOnce() -> T,
+    ) -> (Arc<T>, Option<ScopeConflict>) {
         let mut swept = Vec::new();
         let mut entries = self.lock();
         let declared_scope = match entries.by_name.get_mut(name) {
@@ -83,16 +113,17 @@ impl Registry {
                     (entry.declared, entry.scope.config()),
                     (declared, config),
                 );
-                (Scope::handle_on(&entry.scope), conflict)
+                entry.scope.hold();
+                (Arc::clone(&entry.scope), conflict)
             }
             None => {
                 swept = entries.sweep_if_due();
-                let inner = Arc::new(ScopeInner::new(name, config, clock(), Some(self)));
-                let scope = Scope::handle_on(&inner);
+                let scope = Arc::new(make());
+                scope.hold();
                 entries.by_name.insert(
                     name.into(),
                     Entry {
-                        scope: inner,
+                        scope: Arc::clone(&scope),
                         declared,
                         resting: None,
                         reported: Vec::new(),
@@ -122,12 +153,12 @@ impl Registry {
 
     /// A handle on the scope called `name`, if there is one. A lookup is no use of the scope:
     /// a resting scope keeps resting from when it started.
-    pub(crate) fn lookup(&self, name: &str) -> Option<Scope> {
+    pub(crate) fn lookup(&self, name: &str) -> Option<Arc<T>> {
         let entries = self.lock();
-        entries
-            .by_name
-            .get(name)
-            .map(|entry| Scope::handle_on(&entry.scope))
+        entries.by_name.get(name).map(|entry| {
+            entry.scope.hold();
+            Arc::clone(&entry.scope)
+        })
     }
 
     /// The names, sorted.
@@ -140,7 +171,7 @@ impl Registry {
     /// The last handle on `scope` was dropped: forgets it at once if it has nothing to
     /// remember, or has it rest. Nothing when the name was declared again meanwhile (a handle
     /// made since), or is another scope's now.
-    pub(crate) fn release(&self, scope: &Arc<ScopeInner>) {
+    pub(crate) fn release(&self, scope: &Arc<T>) {
         let mut entries = self.lock();
         let Some(entry) = entries.by_name.get_mut(scope.name()) else {
             return;
@@ -156,7 +187,7 @@ impl Registry {
         }
         let calls = scope.calls_ended();
         if entry.resting.is_none_or(|(_, at)| at != calls) {
-            entry.resting = Some((scope.clock().now(), calls));
+            entry.resting = Some((scope.now(), calls));
         }
     }
 
@@ -164,8 +195,7 @@ impl Registry {
     /// detaches it then): `true` if it was forgotten. A scope declared again meanwhile has
     /// more and is kept.
     #[cfg(feature = "fleet")]
-    pub(crate) fn forget_held_only_by(&self, scope: &Scope, holders: usize) -> bool {
-        let inner = scope.inner();
+    pub(crate) fn forget_held_only_by(&self, inner: &Arc<T>, holders: usize) -> bool {
         let mut entries = self.lock();
         let ours = entries
             .by_name
@@ -182,22 +212,22 @@ impl Registry {
 
     /// Forgets every resting scope that has rested for its window, and every scope no handle
     /// holds that has nothing to remember: the number forgotten.
-    #[cfg(test)]
+    #[cfg(all(test, not(loom)))]
     pub(crate) fn sweep(&self) -> usize {
         let swept = self.lock().sweep();
         swept.len()
     }
 
-    fn lock(&self) -> crate::sync::MutexGuard<'_, Entries> {
+    fn lock(&self) -> crate::sync::MutexGuard<'_, Entries<T>> {
         self.entries.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
-impl Entries {
+impl<T: Registered> Entries<T> {
     /// A sweep ([`sweep`](Self::sweep)) when as many names were made since the last one as
     /// there are entries (at least [`SWEEP_AFTER_AT_LEAST`]): the scopes it forgot, to drop
     /// outside the lock.
-    fn sweep_if_due(&mut self) -> Vec<Entry> {
+    fn sweep_if_due(&mut self) -> Vec<Entry<T>> {
         self.made_since_sweep += 1;
         if self.made_since_sweep < self.by_name.len().max(SWEEP_AFTER_AT_LEAST) {
             return Vec::new();
@@ -206,7 +236,7 @@ impl Entries {
         self.sweep()
     }
 
-    fn sweep(&mut self) -> Vec<Entry> {
+    fn sweep(&mut self) -> Vec<Entry<T>> {
         let forgettable: Vec<Box<str>> = self
             .by_name
             .iter()
@@ -221,7 +251,7 @@ impl Entries {
         swept
     }
 
-    fn remove(&mut self, name: &str) -> Option<Entry> {
+    fn remove(&mut self, name: &str) -> Option<Entry<T>> {
         let entry = self.by_name.remove(name);
         self.shrink();
         entry
@@ -237,17 +267,17 @@ impl Entries {
     }
 }
 
-impl Entry {
+impl<T: Registered> Entry<T> {
     /// Whether a sweep forgets the entry: no handle holds its scope, and the scope has nothing
     /// to remember or has rested for its window.
     fn forgettable(&self) -> bool {
         let scope = &self.scope;
-        if scope.holders.load(Ordering::Acquire) != 0 {
+        if scope.holders() != 0 {
             return false;
         }
         match self.resting {
             _ if scope.has_nothing_to_remember() => true,
-            Some((since, _)) => scope.clock().now().saturating_sub(since) >= scope.idle_window(),
+            Some((since, _)) => scope.now().saturating_sub(since) >= scope.idle_window(),
             None => false,
         }
     }
@@ -256,212 +286,119 @@ impl Entry {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::clock::{Clock, ManualClock};
-    use crate::config::defaults::QUOTA_WINDOW;
     use std::panic::Location;
+    use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
-    /// A registry of its own (leaked: a scope refers to its registry for the program's life)
-    /// on a manual clock.
-    fn registry() -> (&'static Registry, Arc<ManualClock>) {
-        (Box::leak(Box::default()), Arc::new(ManualClock::new()))
+    /// A registered state of the tests' own: a flag for something to remember, a clock.
+    #[derive(Debug, Default)]
+    struct Fake {
+        name: String,
+        config: RetryConfig,
+        holders: AtomicUsize,
+        remembers: AtomicBool,
+        now: Arc<AtomicU64>,
     }
 
-    fn declare(registry: &'static Registry, clock: &Arc<ManualClock>, name: &str) -> Scope {
-        declare_with(registry, clock, name, &RetryConfig::default()).0
-    }
-
-    fn declare_with(
-        registry: &'static Registry,
-        clock: &Arc<ManualClock>,
-        name: &str,
-        config: &RetryConfig,
-    ) -> (Scope, Option<ScopeConflict>) {
-        let clock: SharedClock = clock.clone();
-        registry.declare(
-            name,
-            config,
-            ScopeDeclaration::Named(Location::caller()),
-            || clock,
-        )
-    }
-
-    /// A retry taken from the scope's quota: something to remember.
-    fn retry(scope: &Scope) {
-        assert!(scope.try_acquire_retry(14, true).is_ok());
-    }
-
-    #[test]
-    fn a_scope_with_nothing_to_remember_is_forgotten_with_its_last_handle() {
-        let (registry, clock) = registry();
-        let scope = declare(registry, &clock, "a");
-        let clone = scope.clone();
-        let again = declare(registry, &clock, "a");
-        assert!(again.same_as(&scope));
-        assert_eq!(scope.holders(), 3);
-        drop((scope, again));
-        assert_eq!(registry.names(), ["a"], "one handle holds it still");
-        drop(clone);
-        assert!(registry.names().is_empty());
-    }
-
-    #[test]
-    fn successes_leave_nothing_to_remember() {
-        let (registry, clock) = registry();
-        let scope = declare(registry, &clock, "a");
-        for _ in 0..10 {
-            scope.count(crate::scope::Counter::Success);
-            scope.quota().release(1);
+    impl Registered for Fake {
+        fn name(&self) -> &str {
+            &self.name
         }
-        drop(scope);
-        assert!(registry.lookup("a").is_none());
-    }
-
-    #[test]
-    fn a_scope_that_retried_rests_for_its_window_then_is_forgotten() {
-        let (registry, clock) = registry();
-        let scope = declare(registry, &clock, "a");
-        retry(&scope);
-        drop(scope);
-        clock.advance(Duration::from_secs(59));
-        assert_eq!(registry.sweep(), 0, "within its window");
-        let again = declare(registry, &clock, "a");
-        assert_eq!(
-            again.stats().retries,
-            0,
-            "counts of retries granted by a strategy"
-        );
-        assert_eq!(
-            again.quota().level(),
-            486,
-            "the same scope: its quota as it was"
-        );
-        drop(again);
-        // Declared again, it rests from its last handle on: 59 s more are not its window.
-        clock.advance(Duration::from_secs(59));
-        assert_eq!(registry.sweep(), 0);
-        clock.advance(Duration::from_secs(1));
-        assert_eq!(registry.sweep(), 1);
-        assert!(registry.names().is_empty());
-    }
-
-    #[test]
-    fn a_forgotten_scope_comes_back_young() {
-        let (registry, clock) = registry();
-        let scope = declare(registry, &clock, "a");
-        for _ in 0..30 {
-            let _ = scope.try_acquire_retry(14, true);
+        fn config(&self) -> &RetryConfig {
+            &self.config
         }
-        scope
-            .limiter()
-            .record_response(true, clock.now(), clock.now());
-        let old = scope.clone();
-        drop(scope);
-        let held_elsewhere = old; // a handle: the scope is held, the name resolves to it
-        assert!(declare(registry, &clock, "a").same_as(&held_elsewhere));
-        drop(held_elsewhere);
-        clock.advance(Duration::from_secs(61));
-        assert_eq!(registry.sweep(), 1);
-        let young = declare(registry, &clock, "a");
-        assert_eq!(young.quota().level(), 500);
-        assert!(!young.limiter().is_enabled());
-        assert_eq!(young.stats().attempts, 0);
+        fn hold(&self) {
+            self.holders.fetch_add(1, Ordering::AcqRel);
+        }
+        fn holders(&self) -> usize {
+            self.holders.load(Ordering::Acquire)
+        }
+        fn has_nothing_to_remember(&self) -> bool {
+            !self.remembers.load(Ordering::Acquire)
+        }
+        fn idle_window(&self) -> Duration {
+            Duration::from_secs(60)
+        }
+        fn now(&self) -> Duration {
+            Duration::from_secs(self.now.load(Ordering::Acquire))
+        }
+        fn calls_ended(&self) -> u64 {
+            0
+        }
     }
 
-    #[test]
-    fn a_held_scope_is_never_forgotten() {
-        let (registry, clock) = registry();
-        let scope = declare(registry, &clock, "a");
-        retry(&scope);
-        let level = scope.quota().level();
-        clock.advance(Duration::from_secs(3600));
-        assert_eq!(registry.sweep(), 0);
-        assert!(
-            registry
-                .lookup("a")
-                .is_some_and(|found| found.same_as(&scope))
-        );
-        assert_eq!(scope.quota().level(), level);
+    fn declare(registry: &Registry<Fake>, now: &Arc<AtomicU64>, name: &str) -> Arc<Fake> {
+        let make = || Fake {
+            name: name.to_owned(),
+            now: Arc::clone(now),
+            ..Fake::default()
+        };
+        let declared = ScopeDeclaration::Named(Location::caller());
+        registry
+            .declare(name, &RetryConfig::default(), declared, make)
+            .0
     }
 
-    #[test]
-    fn a_lookup_is_no_use() {
-        let (registry, clock) = registry();
-        let scope = declare(registry, &clock, "a");
-        retry(&scope);
-        drop(scope);
-        clock.advance(Duration::from_secs(40));
-        drop(registry.lookup("a"));
-        clock.advance(Duration::from_secs(20));
-        assert_eq!(registry.sweep(), 1, "rested 60 s since its last use");
-    }
-
-    #[test]
-    fn a_fixed_quota_rests_for_the_default_window() {
-        let (registry, clock) = registry();
-        let classic = RetryConfig::aws_classic().build().expect("valid");
-        let scope = declare_with(registry, &clock, "a", &classic).0;
-        retry(&scope);
-        drop(scope);
-        clock.advance(QUOTA_WINDOW - Duration::from_millis(1));
-        assert_eq!(registry.sweep(), 0);
-        clock.advance(Duration::from_millis(1));
-        assert_eq!(registry.sweep(), 1);
-    }
-
-    #[test]
-    fn a_second_declaration_with_other_settings_conflicts_once_reported() {
-        let (registry, clock) = registry();
-        let first = declare(registry, &clock, "a");
-        let five = RetryConfig::builder()
-            .max_attempts(5)
-            .build()
-            .expect("valid");
-        let (second, conflict) = declare_with(registry, &clock, "a", &five);
-        assert!(second.same_as(&first), "the scope as it is");
-        let conflict = conflict.expect("a conflict");
-        assert_eq!(conflict.settings(), ["max_attempts"]);
-        assert!(registry.first_report(&conflict));
-        assert!(!registry.first_report(&conflict), "logged once per place");
-        let slower = RetryConfig::builder()
-            .initial_backoff(Duration::from_secs(1))
-            .build()
-            .expect("valid");
-        assert!(declare_with(registry, &clock, "a", &slower).1.is_none());
+    /// Drops a handle as `Scope`'s drop does.
+    fn drop_handle(registry: &Registry<Fake>, scope: Arc<Fake>) {
+        if scope.holders.fetch_sub(1, Ordering::AcqRel) == 1 {
+            registry.release(&scope);
+        }
     }
 
     #[test]
     fn sweeps_run_as_names_are_made() {
-        let (registry, clock) = registry();
-        let resting = declare(registry, &clock, "resting");
-        retry(&resting);
-        drop(resting);
-        clock.advance(Duration::from_secs(61));
+        let registry = Registry::default();
+        let now = Arc::new(AtomicU64::new(0));
+        let resting = declare(&registry, &now, "resting");
+        resting.remembers.store(true, Ordering::Release);
+        drop_handle(&registry, resting);
+        now.store(61, Ordering::Release);
         for index in 0..SWEEP_AFTER_AT_LEAST - 2 {
-            drop(declare(registry, &clock, &format!("new-{index}")));
+            let made = declare(&registry, &now, &format!("new-{index}"));
+            drop_handle(&registry, made);
         }
         assert_eq!(registry.names(), ["resting"]);
-        drop(declare(registry, &clock, "one-more"));
+        let made = declare(&registry, &now, "one-more");
+        drop_handle(&registry, made);
         assert!(registry.names().is_empty());
     }
 
-    /// Threads declaring and dropping a few names at once, some retrying: whatever the
-    /// interleaving, a held handle is its name's scope, and once every handle is gone only the
-    /// scopes that retried are left, resting.
+    #[test]
+    fn the_map_gives_its_room_back() {
+        let registry = Registry::default();
+        let now = Arc::new(AtomicU64::new(0));
+        let held: Vec<_> = (0..20_000)
+            .map(|index| declare(&registry, &now, &format!("n{index}")))
+            .collect();
+        let room = registry.lock().by_name.capacity();
+        for scope in held {
+            drop_handle(&registry, scope);
+        }
+        let left = registry.lock().by_name.capacity();
+        assert!(left <= 4 * SWEEP_AFTER_AT_LEAST, "{room} -> {left}");
+    }
+
+    /// Threads declaring and dropping a few names at once, some remembering: whatever the
+    /// interleaving, a held handle is its name's scope, and once every handle is gone only
+    /// the scopes that remember are left, resting.
     #[test]
     fn racing_declarations_and_drops_keep_one_scope_a_name() {
-        let (registry, clock) = registry();
+        let registry: &'static Registry<Fake> = Box::leak(Box::default());
+        let now = Arc::new(AtomicU64::new(0));
         let threads: Vec<_> = (0..8)
             .map(|thread| {
-                let clock = Arc::clone(&clock);
+                let now = Arc::clone(&now);
                 std::thread::spawn(move || {
                     for round in 0..2_000 {
                         let name = format!("n{}", round % 4);
-                        let scope = declare(registry, &clock, &name);
+                        let scope = declare(registry, &now, &name);
                         let found = registry.lookup(&name).expect("declared");
-                        assert!(found.same_as(&scope), "{name} resolves to another scope");
+                        assert!(Arc::ptr_eq(&found, &scope), "{name} is another scope");
+                        drop_handle(registry, found);
                         if name == "n0" && thread == 0 {
-                            let _ = scope.try_acquire_retry(1, true);
+                            scope.remembers.store(true, Ordering::Release);
                         }
+                        drop_handle(registry, scope);
                     }
                 })
             })
@@ -471,42 +408,8 @@ mod tests {
         }
         let left = registry.names();
         assert!(left.iter().all(|name| name == "n0"), "{left:?}");
-        clock.advance(Duration::from_secs(61));
+        now.store(61, Ordering::Release);
         registry.sweep();
         assert!(registry.names().is_empty());
-    }
-}
-
-#[cfg(all(test, loom))]
-mod loom_model {
-    use super::*;
-    use crate::clock::ManualClock;
-    use std::panic::Location;
-
-    fn declare(registry: &'static Registry, name: &str) -> Scope {
-        let clock: SharedClock = Arc::new(ManualClock::new());
-        let declared = ScopeDeclaration::Named(Location::caller());
-        registry
-            .declare(name, &RetryConfig::default(), declared, || clock)
-            .0
-    }
-
-    /// The last handle of a scope with nothing to remember is dropped while another thread
-    /// declares the name again: in every interleaving the other thread's handle is the name's
-    /// scope while it holds it, and once it is dropped too, nothing is left.
-    #[test]
-    fn loom_a_scope_forgotten_while_its_name_is_declared_again() {
-        loom::model(|| {
-            let registry: &'static Registry = Box::leak(Box::default());
-            let first = declare(registry, "a");
-            let other = loom::thread::spawn(move || {
-                let again = declare(registry, "a");
-                let found = registry.lookup("a").expect("held, so registered");
-                assert!(found.same_as(&again));
-            });
-            drop(first);
-            other.join().expect("no panic");
-            assert!(registry.names().is_empty());
-        });
     }
 }

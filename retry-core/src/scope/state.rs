@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use super::declaration::{ScopeConflict, ScopeDeclaration};
 use super::meter::Meter;
-use super::registry::Registry;
+use super::registry::{Registered, Registry};
 #[cfg(feature = "fleet")]
 use super::stats::ScopeTotals;
 use super::stats::{Counter, ScopeCounters, ScopeStats};
@@ -81,11 +81,12 @@ pub(crate) struct ScopeInner {
     /// The [`Scope`] handles on it. A fleet's holder is one.
     pub(super) holders: AtomicUsize,
     /// The registry of a named scope: told when the last handle goes.
-    registry: Option<&'static Registry>,
+    registry: Option<&'static Registry<ScopeInner>>,
     /// The link to a fleet, once the scope was attached to one: read on the retry path and by
     /// [`Scope::stats`], never on the success path.
     #[cfg(feature = "fleet")]
-    fleet: std::sync::OnceLock<crate::fleet::link::FleetLink>,
+    /// Boxed: a scope attached to no fleet keeps a pointer, not the link's ~130 bytes.
+    fleet: std::sync::OnceLock<Box<crate::fleet::link::FleetLink>>,
 }
 
 impl Scope {
@@ -115,11 +116,21 @@ impl Scope {
     }
 
     /// A new handle on `inner` (counted).
-    pub(super) fn handle_on(inner: &Arc<ScopeInner>) -> Self {
-        inner.holders.fetch_add(1, Ordering::AcqRel);
-        Self {
-            inner: Arc::clone(inner),
-        }
+    fn handle_on(inner: &Arc<ScopeInner>) -> Self {
+        inner.hold();
+        Self::adopt(Arc::clone(inner))
+    }
+
+    /// The handle a registry counted already.
+    fn adopt(inner: Arc<ScopeInner>) -> Self {
+        Self { inner }
+    }
+
+    /// The process-wide registry of named scopes.
+    fn registry() -> &'static Registry<ScopeInner> {
+        static GLOBAL: std::sync::LazyLock<Registry<ScopeInner>> =
+            std::sync::LazyLock::new(Registry::default);
+        &GLOBAL
     }
 
     /// The process-wide scope called `name`, made from `config` if there is none (see
@@ -152,7 +163,7 @@ impl Scope {
     #[track_caller]
     pub fn declare(name: &str, config: &RetryConfig) -> Result<Self, ScopeConflict> {
         let declared = ScopeDeclaration::Named(Location::caller());
-        match Self::declare_in(Registry::global(), name, config, declared) {
+        match Self::declare_in(Self::registry(), name, config, declared) {
             (scope, None) => Ok(scope),
             (_, Some(conflict)) => Err(conflict),
         }
@@ -160,7 +171,7 @@ impl Scope {
 
     /// The process-wide scope called `name` as `declared` declares it, a conflict logged.
     pub(crate) fn declared(name: &str, config: &RetryConfig, declared: ScopeDeclaration) -> Self {
-        let registry = Registry::global();
+        let registry = Self::registry();
         let (scope, conflict) = Self::declare_in(registry, name, config, declared);
         if let Some(conflict) = conflict
             && registry.first_report(&conflict)
@@ -171,12 +182,31 @@ impl Scope {
     }
 
     fn declare_in(
-        registry: &'static Registry,
+        registry: &'static Registry<ScopeInner>,
         name: &str,
         config: &RetryConfig,
         declared: ScopeDeclaration,
     ) -> (Self, Option<ScopeConflict>) {
-        registry.declare(name, config, declared, || Arc::new(TokioClock::new()))
+        Self::declare_on(
+            registry,
+            name,
+            config,
+            declared,
+            Arc::new(TokioClock::new()),
+        )
+    }
+
+    /// [`declare_in`](Self::declare_in) on `clock`.
+    fn declare_on(
+        registry: &'static Registry<ScopeInner>,
+        name: &str,
+        config: &RetryConfig,
+        declared: ScopeDeclaration,
+        clock: SharedClock,
+    ) -> (Self, Option<ScopeConflict>) {
+        let make = || ScopeInner::new(name, config, clock, Some(registry));
+        let (inner, conflict) = registry.declare(name, config, declared, make);
+        (Self::adopt(inner), conflict)
     }
 
     /// The process-wide scope called `name`, if one was created.
@@ -188,7 +218,7 @@ impl Scope {
     /// assert!(Scope::lookup("docs-lookup").is_some_and(|scope| scope.same_as(&held)));
     /// ```
     pub fn lookup(name: &str) -> Option<Self> {
-        Registry::global().lookup(name)
+        Self::registry().lookup(name).map(Self::adopt)
     }
 
     /// The names of the process-wide scopes, sorted.
@@ -199,7 +229,7 @@ impl Scope {
     /// assert!(Scope::registered().contains(&"docs-names".to_owned()));
     /// ```
     pub fn registered() -> Vec<String> {
-        Registry::global().names()
+        Self::registry().names()
     }
 
     /// The scope's name.
@@ -385,17 +415,11 @@ impl Scope {
         &self.inner.config
     }
 
-    /// The shared state this handle is on.
-    #[cfg_attr(not(feature = "fleet"), allow(dead_code))]
-    pub(super) fn inner(&self) -> &Arc<ScopeInner> {
-        &self.inner
-    }
-
     /// The handles on the scope now (off the success path: a fleet asks, to tell whether it
     /// alone holds the scope).
     #[cfg(feature = "fleet")]
     pub(crate) fn holders(&self) -> usize {
-        self.inner.holders()
+        Registered::holders(&*self.inner)
     }
 
     /// Forgets the scope if the `holders` handles of whoever asks are all that hold it: `true`
@@ -404,7 +428,7 @@ impl Scope {
     #[cfg(feature = "fleet")]
     pub(crate) fn forget_held_only_by(&self, holders: usize) -> bool {
         match self.inner.registry {
-            Some(registry) => registry.forget_held_only_by(self, holders),
+            Some(registry) => registry.forget_held_only_by(&self.inner, holders),
             None => self.holders() == holders,
         }
     }
@@ -412,7 +436,7 @@ impl Scope {
     /// The scope's link to a fleet, made on first use (an attach).
     #[cfg(feature = "fleet")]
     pub(crate) fn fleet_link(&self) -> &crate::fleet::link::FleetLink {
-        self.inner.fleet.get_or_init(Default::default)
+        self.inner.fleet.get_or_init(Box::default)
     }
 
     /// The running totals a fleet's report is made of (off the success path).
@@ -457,7 +481,7 @@ impl ScopeInner {
         name: &str,
         config: &RetryConfig,
         clock: SharedClock,
-        registry: Option<&'static Registry>,
+        registry: Option<&'static Registry<ScopeInner>>,
     ) -> Self {
         let now = clock.now();
         let traffic_quota = TrafficQuota::new(config, now);
@@ -488,32 +512,30 @@ impl ScopeInner {
     fn initial_level(config: &RetryConfig, traffic_quota: Option<&TrafficQuota>) -> u32 {
         traffic_quota.map_or(config.quota_capacity(), TrafficQuota::initial_level)
     }
+}
 
-    pub(super) fn name(&self) -> &str {
+impl Registered for ScopeInner {
+    fn name(&self) -> &str {
         &self.name
     }
 
-    pub(super) fn clock(&self) -> &SharedClock {
-        &self.clock
-    }
-
-    pub(super) fn config(&self) -> &RetryConfig {
+    fn config(&self) -> &RetryConfig {
         &self.config
     }
 
-    pub(super) fn holders(&self) -> usize {
-        self.holders.load(Ordering::Acquire)
+    fn hold(&self) {
+        self.holders.fetch_add(1, Ordering::AcqRel);
     }
 
-    pub(super) fn calls_ended(&self) -> u64 {
-        self.counters.calls()
+    fn holders(&self) -> usize {
+        self.holders.load(Ordering::Acquire)
     }
 
     /// Whether the scope's state is still a new scope's, so that forgetting it loses nothing
     /// but its counts: no retry was asked for, the quota holds at least what it started with
     /// (a strategy of the user's own may take from it directly), the rate limiter never
     /// engaged, and no fleet linked it (a lease is state too).
-    pub(super) fn has_nothing_to_remember(&self) -> bool {
+    fn has_nothing_to_remember(&self) -> bool {
         #[cfg(feature = "fleet")]
         if self.fleet.get().is_some() {
             return false;
@@ -526,8 +548,16 @@ impl ScopeInner {
     /// How long a scope that has something to remember rests, no handle on it, before it is
     /// forgotten: its `quota_window` (the time its quota's memory spans), or the default's
     /// for a fixed quota.
-    pub(super) fn idle_window(&self) -> Duration {
+    fn idle_window(&self) -> Duration {
         self.config.quota_window().unwrap_or(QUOTA_WINDOW)
+    }
+
+    fn now(&self) -> Duration {
+        self.clock.now()
+    }
+
+    fn calls_ended(&self) -> u64 {
+        self.counters.calls()
     }
 }
 
@@ -566,5 +596,216 @@ impl fmt::Debug for Scope {
             .field("name", &self.inner.name)
             .field("quota", &self.inner.quota)
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod registry_tests {
+    //! A named scope's life in a registry: what it remembers, and when it is forgotten.
+    use super::*;
+    use crate::clock::{Clock, ManualClock};
+    use std::panic::Location;
+
+    /// A registry of its own (leaked: a scope refers to its registry for the program's life)
+    /// on a manual clock.
+    fn registry() -> (&'static Registry<ScopeInner>, Arc<ManualClock>) {
+        (Box::leak(Box::default()), Arc::new(ManualClock::new()))
+    }
+
+    fn declare(
+        registry: &'static Registry<ScopeInner>,
+        clock: &Arc<ManualClock>,
+        name: &str,
+    ) -> Scope {
+        declare_with(registry, clock, name, &RetryConfig::default()).0
+    }
+
+    fn declare_with(
+        registry: &'static Registry<ScopeInner>,
+        clock: &Arc<ManualClock>,
+        name: &str,
+        config: &RetryConfig,
+    ) -> (Scope, Option<ScopeConflict>) {
+        let declared = ScopeDeclaration::Named(Location::caller());
+        Scope::declare_on(registry, name, config, declared, clock.clone())
+    }
+
+    /// A retry taken from the scope's quota: something to remember.
+    fn retry(scope: &Scope) {
+        assert!(scope.try_acquire_retry(14, true).is_ok());
+    }
+
+    #[test]
+    fn a_scope_with_nothing_to_remember_is_forgotten_with_its_last_handle() {
+        let (registry, clock) = registry();
+        let scope = declare(registry, &clock, "a");
+        let clone = scope.clone();
+        let again = declare(registry, &clock, "a");
+        assert!(again.same_as(&scope));
+        assert_eq!(scope.holders(), 3);
+        drop((scope, again));
+        assert_eq!(registry.names(), ["a"], "one handle holds it still");
+        drop(clone);
+        assert!(registry.names().is_empty());
+    }
+
+    #[test]
+    fn successes_leave_nothing_to_remember() {
+        let (registry, clock) = registry();
+        let scope = declare(registry, &clock, "a");
+        for _ in 0..10 {
+            scope.count(Counter::Success);
+            scope.quota().release(1);
+        }
+        drop(scope);
+        assert!(registry.lookup("a").is_none());
+    }
+
+    #[test]
+    fn a_scope_that_retried_rests_for_its_window_then_is_forgotten() {
+        let (registry, clock) = registry();
+        let scope = declare(registry, &clock, "a");
+        retry(&scope);
+        drop(scope);
+        clock.advance(Duration::from_secs(59));
+        assert_eq!(registry.sweep(), 0, "within its window");
+        let again = declare(registry, &clock, "a");
+        assert_eq!(
+            again.stats().retries,
+            0,
+            "counts of retries granted by a strategy"
+        );
+        assert_eq!(
+            again.quota().level(),
+            486,
+            "the same scope: its quota as it was"
+        );
+        drop(again);
+        // Declared again, it rests from its last handle on: 59 s more are not its window.
+        clock.advance(Duration::from_secs(59));
+        assert_eq!(registry.sweep(), 0);
+        clock.advance(Duration::from_secs(1));
+        assert_eq!(registry.sweep(), 1);
+        assert!(registry.names().is_empty());
+    }
+
+    #[test]
+    fn a_forgotten_scope_comes_back_young() {
+        let (registry, clock) = registry();
+        let scope = declare(registry, &clock, "a");
+        for _ in 0..30 {
+            let _ = scope.try_acquire_retry(14, true);
+        }
+        scope
+            .limiter()
+            .record_response(true, clock.now(), clock.now());
+        let old = scope.clone();
+        drop(scope);
+        let held_elsewhere = old; // a handle: the scope is held, the name resolves to it
+        assert!(declare(registry, &clock, "a").same_as(&held_elsewhere));
+        drop(held_elsewhere);
+        clock.advance(Duration::from_secs(61));
+        assert_eq!(registry.sweep(), 1);
+        let young = declare(registry, &clock, "a");
+        assert_eq!(young.quota().level(), 500);
+        assert!(!young.limiter().is_enabled());
+        assert_eq!(young.stats().attempts, 0);
+    }
+
+    #[test]
+    fn a_held_scope_is_never_forgotten() {
+        let (registry, clock) = registry();
+        let scope = declare(registry, &clock, "a");
+        retry(&scope);
+        let level = scope.quota().level();
+        clock.advance(Duration::from_secs(3600));
+        assert_eq!(registry.sweep(), 0);
+        assert!(
+            registry
+                .lookup("a")
+                .map(Scope::adopt)
+                .is_some_and(|found| found.same_as(&scope))
+        );
+        assert_eq!(scope.quota().level(), level);
+    }
+
+    #[test]
+    fn a_lookup_is_no_use() {
+        let (registry, clock) = registry();
+        let scope = declare(registry, &clock, "a");
+        retry(&scope);
+        drop(scope);
+        clock.advance(Duration::from_secs(40));
+        drop(registry.lookup("a").map(Scope::adopt));
+        clock.advance(Duration::from_secs(20));
+        assert_eq!(registry.sweep(), 1, "rested 60 s since its last use");
+    }
+
+    #[test]
+    fn a_fixed_quota_rests_for_the_default_window() {
+        let (registry, clock) = registry();
+        let classic = RetryConfig::aws_classic().build().expect("valid");
+        let scope = declare_with(registry, &clock, "a", &classic).0;
+        retry(&scope);
+        drop(scope);
+        clock.advance(QUOTA_WINDOW - Duration::from_millis(1));
+        assert_eq!(registry.sweep(), 0);
+        clock.advance(Duration::from_millis(1));
+        assert_eq!(registry.sweep(), 1);
+    }
+
+    #[test]
+    fn a_second_declaration_with_other_settings_conflicts_once_reported() {
+        let (registry, clock) = registry();
+        let first = declare(registry, &clock, "a");
+        let five = RetryConfig::builder()
+            .max_attempts(5)
+            .build()
+            .expect("valid");
+        let (second, conflict) = declare_with(registry, &clock, "a", &five);
+        assert!(second.same_as(&first), "the scope as it is");
+        let conflict = conflict.expect("a conflict");
+        assert_eq!(conflict.settings(), ["max_attempts"]);
+        assert!(registry.first_report(&conflict));
+        assert!(!registry.first_report(&conflict), "logged once per place");
+        let slower = RetryConfig::builder()
+            .initial_backoff(Duration::from_secs(1))
+            .build()
+            .expect("valid");
+        assert!(declare_with(registry, &clock, "a", &slower).1.is_none());
+    }
+}
+
+#[cfg(all(test, loom))]
+mod loom_model {
+    use super::*;
+    use crate::clock::ManualClock;
+
+    fn declare(registry: &'static Registry<ScopeInner>, name: &str) -> Scope {
+        let clock: SharedClock = Arc::new(ManualClock::new());
+        let declared = ScopeDeclaration::Named(Location::caller());
+        Scope::declare_on(registry, name, &RetryConfig::default(), declared, clock).0
+    }
+
+    /// The last handle of a scope with nothing to remember is dropped while another thread
+    /// declares the name again: in every interleaving the other thread's handle is the name's
+    /// scope while it holds it, and once it is dropped too, nothing is left.
+    #[test]
+    fn loom_a_scope_forgotten_while_its_name_is_declared_again() {
+        loom::model(|| {
+            let registry: &'static Registry<ScopeInner> = Box::leak(Box::default());
+            let first = declare(registry, "a");
+            let other = loom::thread::spawn(move || {
+                let again = declare(registry, "a");
+                let found = registry
+                    .lookup("a")
+                    .map(Scope::adopt)
+                    .expect("held, so registered");
+                assert!(found.same_as(&again));
+            });
+            drop(first);
+            other.join().expect("no panic");
+            assert!(registry.names().is_empty());
+        });
     }
 }
