@@ -195,7 +195,7 @@ mod tests {
     fn every_scope_setting_is_compared() {
         let base = RetryConfig::default();
         let changed = [
-            config(RetryConfig::builder().mode(crate::RetryMode::Adaptive)),
+            config(RetryConfig::builder().mode(crate::config::mode::RetryMode::Adaptive)),
             config(RetryConfig::builder().max_attempts(4)),
             config(RetryConfig::builder().quota_capacity(600)),
             config(RetryConfig::builder().quota_window(Duration::from_secs(30))),
