@@ -338,12 +338,7 @@ impl FleetBuilder {
             ) => events::unreachable_at_start(store.url(), &error),
             Err(error) => return Err(error),
         }
-        let syncer = Arc::new(Syncer::new(
-            store,
-            interval,
-            self.options.clone(),
-            self.process,
-        ));
+        let syncer = Arc::new(Syncer::new(store, interval, self.options, self.process));
         let task = tokio::spawn(Arc::clone(&syncer).run()).abort_handle();
         Ok(Fleet {
             inner: Arc::new(FleetInner {
