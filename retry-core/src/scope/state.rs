@@ -145,6 +145,8 @@ impl Scope {
     /// assert_eq!(scope.name(), "docs-named");
     /// ```
     #[track_caller]
+    #[must_use = "a named scope no handle holds is forgotten once it has nothing to remember: \
+                  keep the handle for as long as the scope's settings and state should last"]
     pub fn named(name: &str, config: &RetryConfig) -> Self {
         Self::declared(name, config, ScopeDeclaration::Named(Location::caller()))
     }
