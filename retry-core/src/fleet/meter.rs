@@ -5,7 +5,9 @@
 
 use super::error::FleetError;
 use super::protocol::Reply;
-use super::status::{FleetStats, FleetStatus};
+use super::status::FleetStats;
+#[cfg(feature = "metrics")]
+use super::status::FleetStatus;
 
 /// How one sync of a scope ended, as the `result` label of `retry.fleet.syncs` names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,7 +38,8 @@ impl SyncResult {
     }
 
     /// The label's value.
-    pub(crate) fn as_str(self) -> &'static str {
+    #[cfg(feature = "metrics")]
+    fn as_str(self) -> &'static str {
         match self {
             Self::Lease => "lease",
             Self::Conflict => "conflict",
