@@ -102,14 +102,9 @@ impl FleetMeter {
 
     /// A sync ended with `result`, the scope's figures now being `stats`.
     pub(crate) fn synced(&self, result: SyncResult, stats: &FleetStats) {
-        let index = SyncResult::ALL
-            .iter()
-            .position(|known| *known == result)
-            .unwrap_or(SyncResult::ALL.len() - 1);
-        self.syncs[index].increment(1);
-        for ((status, _), gauge) in STATUSES.iter().zip(&self.status) {
-            gauge.set(if *status == stats.status { 1.0 } else { 0.0 });
-        }
+        // `ALL` lists the results in their declaration order.
+        self.syncs[result as usize].increment(1);
+        self.show_status(stats.status);
         self.lease_tokens.set(f64::from(stats.lease_tokens));
         self.fleet_rate.set(stats.fleet_rate.unwrap_or(0.0));
         self.share.set(stats.send_rate.unwrap_or(0.0));
@@ -119,12 +114,13 @@ impl FleetMeter {
 
     /// The scope is detached: its status shows it, the other gauges as they were.
     pub(crate) fn detached(&self) {
-        for ((status, _), gauge) in STATUSES.iter().zip(&self.status) {
-            gauge.set(if *status == FleetStatus::Detached {
-                1.0
-            } else {
-                0.0
-            });
+        self.show_status(FleetStatus::Detached);
+    }
+
+    /// 1 on `status`'s gauge, 0 on the others'.
+    fn show_status(&self, status: FleetStatus) {
+        for ((known, _), gauge) in STATUSES.iter().zip(&self.status) {
+            gauge.set(if *known == status { 1.0 } else { 0.0 });
         }
     }
 }
@@ -146,6 +142,13 @@ impl FleetMeter {
 #[cfg(all(test, feature = "metrics"))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_sync_result_indexes_its_counter() {
+        for (index, result) in SyncResult::ALL.into_iter().enumerate() {
+            assert_eq!(result as usize, index, "{result:?}");
+        }
+    }
 
     #[test]
     fn every_status_has_its_gauge() {

@@ -199,11 +199,14 @@ impl Syncer {
             };
             let holder = &mut synced.holder;
             let now = holder.scope().clock().now();
-            let missing = missing_reply();
+            let missing;
             let reply = match results.as_ref().map(|results| results.get(index)) {
                 Ok(Some(Ok(reply))) => Ok(reply),
                 Ok(Some(Err(error))) | Err(error) => Err(error),
-                Ok(None) => Err(&missing),
+                Ok(None) => {
+                    missing = missing_reply();
+                    Err(&missing)
+                }
             };
             match reply {
                 Ok(reply) => holder.apply(reply, now),
@@ -247,28 +250,23 @@ impl Scopes {
     /// registry forgets a named one, and its holder, dropped, detaches it. An attached name
     /// is linked again when a scope of that name is declared again.
     fn forget_idle(&mut self) {
-        let mut index = 0;
-        while index < self.synced.len() {
-            if self.synced[index].idle_for_its_window() {
-                let forgotten = self.synced.remove(index);
-                if let Some(named) =
-                    (self.names.iter_mut()).find(|named| named.keys == forgotten.keys)
-                {
-                    named.linked = false;
-                }
-                forgotten.meter.detached();
-            } else {
-                index += 1;
+        let forgotten: Vec<Synced> = (self.synced)
+            .extract_if(.., Synced::forget_if_alone_for_its_window)
+            .collect();
+        for synced in &forgotten {
+            if let Some(named) = (self.names.iter_mut()).find(|named| named.keys == synced.keys) {
+                named.linked = false;
             }
+            synced.meter.detached();
         }
     }
 }
 
 impl Synced {
-    /// Whether the fleet's holder alone has held the scope for its window, and the scope was
-    /// forgotten by its registry (a named scope declared again meanwhile is held again and
-    /// kept): the holder is to be dropped.
-    fn idle_for_its_window(&mut self) -> bool {
+    /// Forgets the scope if the fleet's holder alone has held it for its window (its registry
+    /// forgets a named one; a named scope declared again meanwhile is held again and kept):
+    /// `true` if so, and the holder is to be dropped.
+    fn forget_if_alone_for_its_window(&mut self) -> bool {
         let scope = self.holder.scope();
         let now = scope.clock().now();
         if scope.holders() > 1 {

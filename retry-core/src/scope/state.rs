@@ -79,7 +79,7 @@ pub(crate) struct ScopeInner {
     /// Whether a retry was asked for (on the retry path): the scope has something to remember.
     retried: AtomicBool,
     /// The [`Scope`] handles on it. A fleet's holder is one.
-    pub(super) holders: AtomicUsize,
+    holders: AtomicUsize,
     /// The registry of a named scope: told when the last handle goes.
     registry: Option<&'static Registry<ScopeInner>>,
     /// The link to a fleet, once the scope was attached to one: read on the retry path and by
@@ -165,7 +165,7 @@ impl Scope {
     #[track_caller]
     pub fn declare(name: &str, config: &RetryConfig) -> Result<Self, ScopeConflict> {
         let declared = ScopeDeclaration::Named(Location::caller());
-        match Self::declare_in(Self::registry(), name, config, declared) {
+        match Self::declare_in_process(name, config, declared) {
             (scope, None) => Ok(scope),
             (_, Some(conflict)) => Err(conflict),
         }
@@ -173,40 +173,37 @@ impl Scope {
 
     /// The process-wide scope called `name` as `declared` declares it, a conflict logged.
     pub(crate) fn declared(name: &str, config: &RetryConfig, declared: ScopeDeclaration) -> Self {
-        let registry = Self::registry();
-        let (scope, conflict) = Self::declare_in(registry, name, config, declared);
+        let (scope, conflict) = Self::declare_in_process(name, config, declared);
         if let Some(conflict) = conflict
-            && registry.first_report(&conflict)
+            && Self::registry().first_report(&conflict)
         {
             conflict.log();
         }
         scope
     }
 
-    fn declare_in(
-        registry: &'static Registry<ScopeInner>,
+    /// The process-wide scope called `name` as `declared` declares it (made on tokio's clock
+    /// if there is none), with the conflict if it was made from other settings.
+    fn declare_in_process(
         name: &str,
         config: &RetryConfig,
         declared: ScopeDeclaration,
     ) -> (Self, Option<ScopeConflict>) {
-        Self::declare_on(
-            registry,
-            name,
-            config,
-            declared,
-            Arc::new(TokioClock::new()),
-        )
+        let clock = || -> SharedClock { Arc::new(TokioClock::new()) };
+        Self::declare_on(Self::registry(), name, config, declared, clock)
     }
 
-    /// [`declare_in`](Self::declare_in) on `clock`.
+    /// The scope called `name` in `registry` as `declared` declares it, made on the clock
+    /// `clock` gives if there is none (only then: a declaration of a scope that exists makes
+    /// nothing).
     fn declare_on(
         registry: &'static Registry<ScopeInner>,
         name: &str,
         config: &RetryConfig,
         declared: ScopeDeclaration,
-        clock: SharedClock,
+        clock: impl FnOnce() -> SharedClock,
     ) -> (Self, Option<ScopeConflict>) {
-        let make = || ScopeInner::new(name, config, clock, Some(registry));
+        let make = || ScopeInner::new(name, config, clock(), Some(registry));
         let (inner, conflict) = registry.declare(name, config, declared, make);
         (Self::adopt(inner), conflict)
     }
@@ -629,7 +626,7 @@ mod registry_tests {
         config: &RetryConfig,
     ) -> (Scope, Option<ScopeConflict>) {
         let declared = ScopeDeclaration::Named(Location::caller());
-        Scope::declare_on(registry, name, config, declared, clock.clone())
+        Scope::declare_on(registry, name, config, declared, || clock.clone())
     }
 
     /// A retry taken from the scope's quota: something to remember.
@@ -644,7 +641,7 @@ mod registry_tests {
         let clone = scope.clone();
         let again = declare(registry, &clock, "a");
         assert!(again.same_as(&scope));
-        assert_eq!(scope.holders(), 3);
+        assert_eq!(scope.inner.holders(), 3);
         drop((scope, again));
         assert_eq!(registry.names(), ["a"], "one handle holds it still");
         drop(clone);
@@ -786,7 +783,7 @@ mod loom_model {
     fn declare(registry: &'static Registry<ScopeInner>, name: &str) -> Scope {
         let clock: SharedClock = Arc::new(ManualClock::new());
         let declared = ScopeDeclaration::Named(Location::caller());
-        Scope::declare_on(registry, name, &RetryConfig::default(), declared, clock).0
+        Scope::declare_on(registry, name, &RetryConfig::default(), declared, || clock).0
     }
 
     /// The last handle of a scope with nothing to remember is dropped while another thread
