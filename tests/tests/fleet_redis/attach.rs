@@ -192,7 +192,7 @@ async fn two_declarations_that_disagree_are_an_error_in_either_order() {
     assert!(
         seen[2].contains("first by strategy_for at tests/tests/fleet_redis/attach.rs:"),
         "{}",
-        seen[1]
+        seen[2]
     );
     assert!(
         seen[2].contains("then by #[retryable] at tests/tests/fleet_redis/attach.rs:"),
