@@ -3,6 +3,8 @@
 //! backend's errors and faults. Without `redis-server` on PATH these tests pass after one line
 //! saying they were skipped; with `RETRY_REQUIRE_REDIS=1` they fail instead.
 
+#[path = "fleet_redis/attach.rs"]
+mod attach;
 #[path = "fleet_redis/backend.rs"]
 mod backend;
 #[path = "fleet_redis/differential.rs"]

@@ -2,7 +2,6 @@
 //! `redis-server` before the first call (`Fleet::connect(..).start()` then `attach`, as an
 //! application does at start-up), and the lease's state read for the reports.
 
-use retry_core::RetryConfig;
 use retry_core::fleet::{Fleet, FleetStats, FleetStatus};
 use retry_core::strategy::ConfiguredStrategy;
 
@@ -23,10 +22,7 @@ pub struct FleetLink {
 /// Attaches the scope in fleet mode (`None` in local mode). The store unreachable at start
 /// is not an error (the library logs it and the scope runs on local limits until the store
 /// answers); a wrong URL, a refused password or a store without scripting is.
-pub async fn join(
-    options: &ClientOptions,
-    config: &RetryConfig,
-) -> Result<Option<FleetLink>, String> {
+pub async fn join(options: &ClientOptions) -> Result<Option<FleetLink>, String> {
     if options.mode == Mode::Local {
         return Ok(None);
     }
@@ -40,7 +36,8 @@ pub async fn join(
         builder = builder.sync_interval(interval);
     }
     let fleet = builder.start().await.map_err(fail)?;
-    fleet.attach(&options.scope, config).map_err(fail)?;
+    // The scope's settings are those `strategy_for` declares it with, after this.
+    fleet.attach(&options.scope).map_err(fail)?;
     Ok(Some(FleetLink { _fleet: fleet }))
 }
 

@@ -88,7 +88,7 @@ async fn run(options: ClientOptions) -> Result<(), String> {
         .max_wait(options.max_wait)
         .build()
         .map_err(|error| format!("client {}: {error}", options.index))?;
-    let link = fleet::join(&options, &config).await?;
+    let link = fleet::join(&options).await?;
     let strategy = Arc::new(strategy_for(config, &options.scope));
     let client = reqwest::Client::builder()
         .timeout(ATTEMPT_TIMEOUT)

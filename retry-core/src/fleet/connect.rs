@@ -10,28 +10,26 @@ use tokio::task::AbortHandle;
 use super::error::FleetError;
 use super::events;
 use super::keys::{DEFAULT_PREFIX, ScopeKeys, check_prefix};
-use super::lease::LeaseHolder;
 use super::options::FleetOptions;
-use super::protocol::{ProcessId, Settings};
+use super::protocol::ProcessId;
 use super::redis::{RedisStore, StoreOptions};
 use super::sync::Syncer;
 use super::tls::StoreTls;
-use crate::config::RetryConfig;
 use crate::scope::Scope;
 
 /// A process's membership of a fleet: a connection to the fleet's store (Redis or Valkey) and
 /// the task that syncs the process's fleet scopes with it, once per sync interval.
 ///
-/// Attach scopes at start-up, by name ([`attach`](Self::attach): the process-wide
-/// [`Scope::named`], so `#[retryable(scope = "...")]`, [`strategy_for`](crate::strategy_for)
-/// and `RetryLayer` on it all use the fleet scope) or as a scope you made
+/// Attach scopes at start-up, by name ([`attach`](Self::attach): the process-wide scope of that
+/// name, which `#[retryable(scope = "...")]`, [`strategy_for`](crate::strategy_for) and
+/// `RetryLayer` on it declare, before or after the declaration) or as a scope you made
 /// ([`attach_scope`](Self::attach_scope)). Keep the `Fleet` (or a clone) for as long as the
 /// process should sync: dropping the last one stops the task, and its scopes go back to local
 /// limits (at the safe share of the last fleet figures).
 ///
 /// ```no_run
 /// use retry_core::fleet::Fleet;
-/// use retry_core::{RetryConfig, retryable};
+/// use retry_core::retryable;
 /// use std::time::Duration;
 ///
 /// #[derive(Debug, thiserror::Error, retry_core::RetryInfo)]
@@ -50,8 +48,8 @@ use crate::scope::Scope;
 ///     .sync_interval(Duration::from_millis(500))
 ///     .start()
 ///     .await?;
-/// // The configuration `#[retryable(scope = "inventory")]` makes the scope with: the default.
-/// fleet.attach("inventory", &RetryConfig::default())?;
+/// // The scope `#[retryable(scope = "inventory")]` declares, with the attribute's settings.
+/// fleet.attach("inventory")?;
 /// stock(7).await.unwrap(); // decided locally, as always; synced in the background
 /// # Ok(()) }
 /// ```
@@ -120,33 +118,41 @@ impl Fleet {
         })
     }
 
-    /// Attaches the process-wide scope called `name` ([`Scope::named`]) to the fleet, made
-    /// from `config` if no call made it yet; a scope calls already use is upgraded in place
-    /// (it must have been made from the same `config`). From the next sync (now, in the
-    /// background) its calls share the fleet's retry budget and limiter; until the first
-    /// lease they run on its local limits.
+    /// Attaches the process-wide scope called `name` to the fleet, before or after its
+    /// declaration: its settings are those of the declaration that made it
+    /// (`#[retryable(scope = "...")]`, [`strategy_for`](crate::strategy_for), `RetryLayer` on
+    /// such a strategy, [`Scope::named`]); the fleet never asks for them again. A scope
+    /// already declared is linked now (calls already using it are upgraded in place); one
+    /// declared later is linked at the first sync after its declaration (until then, and until
+    /// the first lease, it runs on its local limits). From then on its calls share the fleet's
+    /// retry budget and limiter.
     ///
-    /// Errors: a name the store's keys cannot hold (empty, or over 200 bytes: any other name
-    /// is encoded), a configuration a fleet cannot share (a fixed quota), a scope made from
-    /// another configuration, a scope already attached.
-    pub fn attach(&self, name: &str, config: &RetryConfig) -> Result<Scope, FleetError> {
+    /// A scope the fleet alone holds (no strategy, layer or handle of the program's) for its
+    /// `quota_window` is forgotten, and the fleet stops syncing it; the name stays attached, and
+    /// a scope declared under it again is linked again. [`scopes`](Self::scopes) lists the
+    /// scopes synced.
+    ///
+    /// Errors: a name the store's keys cannot hold (empty, or over 200 bytes: any other name is
+    /// encoded), a name attached already; for a scope already declared, a configuration a
+    /// fleet cannot share (a fixed quota) or a scope another `Fleet` syncs. The same problems
+    /// met when a scope is declared after its name was attached are logged as an ERROR event,
+    /// and the scope runs on its local limits.
+    ///
+    /// ```no_run
+    /// # async fn demo(fleet: retry_core::fleet::Fleet) -> Result<(), retry_core::fleet::FleetError> {
+    /// use retry_core::{RetryConfig, strategy_for};
+    /// fleet.attach("search")?; // before the declaration...
+    /// let search = strategy_for(RetryConfig::default(), "search"); // ...which sets it up
+    /// # Ok(()) }
+    /// ```
+    pub fn attach(&self, name: &str) -> Result<(), FleetError> {
         let keys = ScopeKeys::new(&self.inner.prefix, name)?;
-        let scope = Scope::named(name, config);
-        if scope.config() != config {
-            return Err(FleetError::InvalidSetting {
-                setting: "config",
-                reason: format!(
-                    "scope {name:?} was made from another configuration (by the first call or \
-                     attribute that used it): attach it with that configuration"
-                ),
-            });
-        }
-        self.attach_with_keys(&scope, keys)?;
-        Ok(scope)
+        self.inner.syncer.attach_name(keys)
     }
 
     /// Attaches `scope` (made with [`Scope::new`] or [`Scope::with_clock`], or a named one) to
-    /// the fleet under its name, with the configuration it was made from.
+    /// the fleet under its name, with the configuration it was made from. Dropped by the
+    /// program (the fleet alone holding it) for its `quota_window`, it is detached.
     ///
     /// ```no_run
     /// # async fn demo(fleet: retry_core::fleet::Fleet) -> Result<(), retry_core::fleet::FleetError> {
@@ -159,7 +165,13 @@ impl Fleet {
     /// ```
     pub fn attach_scope(&self, scope: &Scope) -> Result<(), FleetError> {
         let keys = ScopeKeys::new(&self.inner.prefix, scope.name())?;
-        self.attach_with_keys(scope, keys)
+        self.inner.syncer.attach_scope(scope, keys)
+    }
+
+    /// The names of the scopes the fleet syncs now, sorted: attached and declared, not
+    /// forgotten.
+    pub fn scopes(&self) -> Vec<String> {
+        self.inner.syncer.synced_names()
     }
 
     /// This process's identity in the fleet (random unless set with
@@ -176,13 +188,6 @@ impl Fleet {
     /// The store's URL, without its password.
     pub fn url(&self) -> &str {
         self.inner.syncer.store().url()
-    }
-
-    fn attach_with_keys(&self, scope: &Scope, keys: ScopeKeys) -> Result<(), FleetError> {
-        let settings = Settings::from_config(scope.config(), &self.inner.options)?;
-        let holder = LeaseHolder::attach(scope, settings, self.inner.process)?;
-        self.inner.syncer.add(keys, holder);
-        Ok(())
     }
 }
 
@@ -333,7 +338,7 @@ impl FleetBuilder {
             ) => events::unreachable_at_start(store.url(), &error),
             Err(error) => return Err(error),
         }
-        let syncer = Arc::new(Syncer::new(store, interval));
+        let syncer = Arc::new(Syncer::new(store, interval, self.options, self.process));
         let task = tokio::spawn(Arc::clone(&syncer).run()).abort_handle();
         Ok(Fleet {
             inner: Arc::new(FleetInner {

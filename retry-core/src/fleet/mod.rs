@@ -16,14 +16,14 @@
 //! store's load follows the number of processes and the interval, never the request rate.
 //!
 //! # Attaching scopes
-//! At start-up, connect the process to the fleet's store and attach the scopes its calls use.
-//! A fleet scope is a scope: `#[retryable(scope = "inventory")]`,
-//! [`strategy_for`](crate::strategy_for)`(config, "inventory")` (and `RetryLayer` on it) and
-//! [`Scope::named`](crate::Scope::named) use it unchanged, and a scope calls already used is
-//! upgraded in place.
+//! At start-up, connect the process to the fleet's store and attach the scopes its calls use,
+//! by name. A fleet scope is a scope: its settings are those of its declaration
+//! (`#[retryable(scope = "inventory")]`, [`strategy_for`](crate::strategy_for)`(config,
+//! "inventory")` and `RetryLayer` on it, [`Scope::named`](crate::Scope::named)), written once
+//! there; attaching never asks for them again, and works before or after the declaration (a
+//! scope calls already used is upgraded in place).
 //!
 //! ```no_run
-//! use retry_core::RetryConfig;
 //! use retry_core::fleet::Fleet;
 //! use std::time::Duration;
 //!
@@ -33,10 +33,21 @@
 //!     .sync_interval(Duration::from_secs(1))    // the default
 //!     .start()
 //!     .await?;
-//! let inventory = fleet.attach("inventory", &RetryConfig::default())?;
+//! fleet.attach("inventory")?; // `#[retryable(scope = "inventory", ...)]` declares it
 //! // ... keep `fleet` for the process's lifetime: dropping it stops the syncs.
 //! # Ok(()) }
 //! ```
+//!
+//! Two declarations of one scope name must agree on its settings
+//! ([`SCOPE_SETTINGS`](crate::scope::SCOPE_SETTINGS)): the second is a
+//! [`ScopeConflict`](crate::scope::ScopeConflict), logged as an ERROR event naming both (or
+//! returned, by [`Scope::declare`](crate::Scope::declare)), and the scope keeps the first's.
+//!
+//! The fleet syncs the scopes that are attached and live: a scope that only the fleet holds
+//! (no strategy, layer or handle of the program's) for its `quota_window` is forgotten and
+//! detached, so a process that names scopes at run time syncs those in use, not every name it
+//! ever made ([`Fleet::scopes`] lists them). The name stays attached: declared again, the
+//! scope is a new young one, linked at the next sync.
 //!
 //! # TLS, passwords and ACL users
 //! The URL carries the user and password (`redis://user:password@host:port/db`: `AUTH` with
@@ -183,6 +194,7 @@ mod events;
 pub mod keys;
 pub mod lease;
 pub(crate) mod link;
+mod meter;
 mod options;
 pub mod protocol;
 mod reconnect;

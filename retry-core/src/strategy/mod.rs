@@ -16,7 +16,6 @@ mod token;
 pub(crate) use adaptive::AdaptiveStrategy;
 pub use builder::StrategyBuilder;
 pub use configured::ConfiguredStrategy;
-pub(crate) use configured::strategy_for;
 pub(crate) use error::RetryError;
 pub(crate) use retry_strategy::RetryStrategy;
 pub use retry_strategy::SendPermit;
