@@ -176,7 +176,11 @@
 //! again by `EVAL`; a store that lost the scope's state re-learns it from the reports: its pool
 //! starts at 0 and it adopts the lowest fleet rate the processes knew, so no burst follows.
 
+mod address;
+mod cluster;
 mod connect;
+mod connection;
+mod diagnose;
 mod error;
 mod events;
 #[doc(hidden)]
@@ -189,6 +193,7 @@ mod reconnect;
 #[doc(hidden)]
 pub mod redis;
 mod scope_settings;
+mod slot_map;
 mod state_codec;
 mod status;
 pub mod store_model;
@@ -197,7 +202,7 @@ mod sync;
 mod tls;
 
 pub use connect::{Fleet, FleetBuilder};
-pub use error::{FleetError, ProtocolError};
+pub use error::{FleetError, FleetErrorKind, ProtocolError};
 pub use options::{DEFAULT_BETA, DEFAULT_LEASE_INTERVALS, DEFAULT_SYNC_INTERVAL, FleetOptions};
 pub use scope_settings::FINGERPRINTED;
 pub use status::{FleetStats, FleetStatus};

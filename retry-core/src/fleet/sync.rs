@@ -1,7 +1,10 @@
 //! The sync task: one tokio task per [`Fleet`](super::Fleet) (per process) for all its fleet
 //! scopes. Once per sync interval, jittered by ±10 % so that a fleet's processes spread their
-//! syncs, it builds every scope's report, sends them in one pipeline (one `EVALSHA` per scope)
-//! within the store's timeouts, and applies the replies. Calls never wait on it: they read the
+//! syncs, it builds every scope's report, sends them in one pipeline per node (one `EVALSHA`
+//! per scope; a cluster's scopes grouped by the master of their slot) within the store's
+//! timeouts, and applies the replies; a failed sync's error is kept (the scope's
+//! [`FleetStats::last_error`](super::FleetStats::last_error), the fleet's
+//! [`Fleet::last_error`](super::Fleet::last_error)). Calls never wait on it: they read the
 //! scopes' quotas, limiters and fleet links, which the task updates.
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -26,6 +29,7 @@ pub(crate) struct Syncer {
     interval: Duration,
     scopes: Mutex<Vec<Synced>>,
     wake: Notify,
+    last_error: Mutex<Option<FleetError>>,
 }
 
 /// One fleet scope: its keys and its holder.
@@ -43,7 +47,16 @@ impl Syncer {
             interval,
             scopes: Mutex::new(Vec::new()),
             wake: Notify::new(),
+            last_error: Mutex::new(None),
         }
+    }
+
+    /// The last error a sync met.
+    pub(crate) fn last_error(&self) -> Option<FleetError> {
+        self.last_error
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// The store.
@@ -79,13 +92,13 @@ impl Syncer {
     /// failure noted) by the scope's holder.
     pub(crate) async fn sync_all(&self) {
         let wall_ms = unix_ms();
-        let batch: Vec<(ScopeKeys, Settings, Report)> = self
+        let batch: Vec<(ScopeKeys, Settings, Report, Duration)> = self
             .lock()
             .iter_mut()
             .map(|synced| {
                 let now = synced.holder.scope().clock().now();
                 let report = synced.holder.report(now, wall_ms);
-                (synced.keys.clone(), *synced.holder.settings(), report)
+                (synced.keys.clone(), *synced.holder.settings(), report, now)
             })
             .collect();
         if batch.is_empty() {
@@ -93,22 +106,35 @@ impl Syncer {
         }
         let refs: Vec<(&ScopeKeys, &Settings, &Report)> = batch
             .iter()
-            .map(|(keys, settings, report)| (keys, settings, report))
+            .map(|(keys, settings, report, _)| (keys, settings, report))
             .collect();
         let results = self.store.sync_many(&refs).await;
         let mut scopes = self.lock();
-        for (index, (keys, _, report)) in batch.iter().enumerate() {
+        for (index, (keys, _, report, started)) in batch.iter().enumerate() {
             // Scopes are only ever appended (or all detached): the index finds the same one.
             let Some(synced) = scopes.get_mut(index).filter(|synced| synced.keys == *keys) else {
                 continue;
             };
             let holder = &mut synced.holder;
             let now = holder.scope().clock().now();
-            match results.as_ref().map(|results| results.get(index)) {
-                Ok(Some(Ok(reply))) => holder.apply(reply, now),
-                Ok(Some(Err(error))) | Err(error) => holder.failed_with(report, error, now),
-                Ok(None) => holder.failed_with(report, &missing_reply(), now),
-            }
+            let missing = missing_reply();
+            let error = match results.as_ref().map(|results| results.get(index)) {
+                Ok(Some(Ok(reply))) => {
+                    holder.apply(reply, now);
+                    continue;
+                }
+                Ok(Some(Err(error))) | Err(error) => error,
+                Ok(None) => &missing,
+            };
+            holder.failed_with(report, error, now);
+            holder
+                .scope()
+                .fleet_link()
+                .note_error(error.kind(), *started);
+            *self
+                .last_error
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = Some(error.clone());
         }
     }
 
