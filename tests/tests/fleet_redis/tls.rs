@@ -14,8 +14,10 @@ use retry_tests::test_ca::TestCa;
 use super::{SUITE, add_acl_users, attached, fleet_stats, wait_for_status};
 
 /// The TLS tests' sync interval and command (and connection) timeout: room for a handshake on
-/// a busy machine, so that a refused one is told from a slow one.
-const TLS_INTERVAL: Duration = Duration::from_millis(250);
+/// a busy machine, so that a refused one is told from a slow one (in a debug build, beside the
+/// suite's other tests on 2 cores, a loopback handshake and the start's three commands took
+/// 50-280 ms).
+const TLS_INTERVAL: Duration = Duration::from_secs(1);
 
 /// A TLS server presenting a certificate from `ca`, checking client certificates against it
 /// (required or not), or `None` without a TLS-capable `redis-server`.
