@@ -117,6 +117,7 @@ fn client_args(options: &ClientOptions) -> Vec<String> {
         format!("--seed={}", options.seed),
         format!("--mode={}", options.mode.name()),
         format!("--scope={}", options.scope),
+        format!("--scopes={}", options.scopes),
         format!("--max-attempts={}", options.max_attempts),
         format!("--max-wait={}ms", options.max_wait.as_secs_f64() * 1000.0),
     ];

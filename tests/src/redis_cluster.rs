@@ -299,6 +299,19 @@ impl RedisCluster {
         self.nodes[index].kill();
     }
 
+    /// Starts node `index` again (after it was killed) on its port, with its arguments and
+    /// cluster configuration: it rejoins the cluster, as a replica of the master that took its
+    /// slots. Waits until every node is known and none is failed.
+    pub fn restart(&mut self, index: usize) {
+        self.nodes[index].restart_empty();
+        self.wait_settled(|nodes| {
+            nodes.len() == NODES
+                && nodes.iter().all(|node| !node.failed)
+                && covers_every_slot(nodes)
+        })
+        .unwrap_or_else(|error| panic!("node {index} did not rejoin: {error}"));
+    }
+
     /// Kills the master serving `slot` and waits until the cluster promoted its replica and
     /// serves every slot again; returns the new master's index.
     pub fn fail_over(&mut self, slot: u16) -> usize {
