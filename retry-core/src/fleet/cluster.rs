@@ -33,14 +33,17 @@ use super::tls::StoreTls;
 /// costs its pipeline one sync, not one in two.
 pub(crate) const ALONE_SYNCS: u32 = 3;
 
-/// How many times the client sends a single command again (a redirection, a master failing
-/// over, a connection lost): the command timeout bounds them all.
-const ROUTED_RETRIES: u32 = 4;
+/// How many times the client sends a single command again (a redirection: `MOVED`, then
+/// `ASK` at most; a master failing over; a connection lost): the command timeout bounds them
+/// all. Each retry after a failure makes redis-rs read the slots again and `PING` every master.
+const ROUTED_RETRIES: u32 = 2;
 
-/// The shortest wait before the client retries a command the cluster asked to wait for
-/// (`TRYAGAIN`, `CLUSTERDOWN`), in milliseconds; redis-rs' default, 1.28 s, is longer than a
-/// sync's timeout.
-const MIN_RETRY_WAIT_MS: u64 = 5;
+/// The fraction of the command timeout a retry waits at least (a master failing over, the
+/// cluster asking to wait with `TRYAGAIN` or `CLUSTERDOWN`): redis-rs' default, 1.28 s, is
+/// longer than a sync's timeout, and a few milliseconds would have every process of a fleet
+/// read the slots and `PING` every master in a tight loop while a master is down (about 45
+/// times a second per process on loopback, where a dead node's port refuses at once).
+const MIN_RETRY_WAIT_FRACTION: u32 = 5;
 
 /// The cluster's clients.
 #[derive(Debug, Clone)]
@@ -153,11 +156,12 @@ impl ClusterClients {
         tls: &StoreTls,
         options: &StoreOptions,
     ) -> RedisResult<Self> {
+        let min_wait = millis(options.command_timeout / MIN_RETRY_WAIT_FRACTION).max(1);
         let builder = |retries: u32| -> RedisResult<ClusterClient> {
             let builder = ClusterClientBuilder::new(seeds.iter().map(String::as_str))
                 .retries(retries)
-                .min_retry_wait(MIN_RETRY_WAIT_MS)
-                .max_retry_wait(millis(options.command_timeout / 2).max(MIN_RETRY_WAIT_MS + 1))
+                .min_retry_wait(min_wait)
+                .max_retry_wait(millis(options.command_timeout / 2).max(min_wait + 1))
                 .connection_timeout(options.connect_timeout)
                 .response_timeout(options.command_timeout);
             tls.apply_to_cluster(builder).build()
