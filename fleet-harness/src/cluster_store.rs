@@ -24,10 +24,13 @@ pub struct ClusterStore {
 }
 
 impl ClusterStore {
-    /// Starts the cluster (`redis-server` and `redis-cli` on `PATH`); `scope_key` is a key of
-    /// the scope the faults strike.
-    pub fn start(scope_key: &str) -> Result<Self, String> {
-        let cluster = RedisCluster::try_start(&[]).map_err(|error| {
+    /// Starts the cluster (`redis-server` and `redis-cli` on `PATH`), its nodes declaring a
+    /// silent master failed after `node_timeout`; `scope_key` is a key of the scope the faults
+    /// strike.
+    pub fn start(scope_key: &str, node_timeout: Duration) -> Result<Self, String> {
+        let timeout_ms = node_timeout.as_millis().to_string();
+        let args = ["--cluster-node-timeout", timeout_ms.as_str()];
+        let cluster = RedisCluster::try_start(&args).map_err(|error| {
             format!(
                 "the Redis Cluster cannot start: {error} (install redis-server and redis-tools, \
                  or run without --redis-cluster)"

@@ -31,6 +31,12 @@ pub struct Episode {
     /// Seconds after the recovery's second until every process reported a live lease (0:
     /// by the end of that second; `None`: not before the phase ended).
     pub leases_live_after_s: Option<u64>,
+    /// Milliseconds after the recovery (a cluster's: when the harness saw it settled) the last
+    /// process's leases all became live again (0: by then).
+    pub leases_live_after_ms: Option<u64>,
+    /// Whether a process's lease lapsed in the episode (else every process's leases were live
+    /// since before the fault).
+    pub leases_lapsed: bool,
 }
 
 /// The episodes of a phase's timeline, with their figures from `rows`; `applied` says when a
@@ -75,6 +81,7 @@ pub fn episodes(
         episode.during = Summary::of(span(rows, episode.start_s, last.second + 1), context);
         episode.after = Summary::default();
         episode.leases_live_after_s = None;
+        episode.leases_live_after_ms = None;
         episodes.push(episode);
     }
     episodes
@@ -88,11 +95,18 @@ fn episode(start: Fault, end: Fault, rows: &[Row], context: SummaryContext) -> E
         format!("{}→{}", start.action.name(), end.action.name())
     };
     let after_s = (2.0 * context.sync_interval.as_secs_f64()).ceil().max(1.0) as u64;
-    let leases_live_after_s = rows
+    let live_again = rows
         .iter()
         .filter(|row| row.second >= end_s)
-        .find(|row| row.leases_live == Some(context.processes))
-        .map(|row| row.second - end_s);
+        .find(|row| row.leases_live == Some(context.processes));
+    let leases_live_after_s = live_again.map(|row| row.second - end_s);
+    let millis = |at: Duration| u64::try_from(at.as_millis()).unwrap_or(u64::MAX);
+    let live_since = live_again.and_then(|row| row.leases_live_since_ms);
+    let leases_live_after_ms = live_since.map(|since| since.saturating_sub(millis(end.at)));
+    let leases_lapsed = live_since.is_none_or(|since| since >= millis(start.at))
+        || span(rows, start_s, end_s + 1)
+            .iter()
+            .any(|row| row.leases_live != Some(context.processes));
     Episode {
         name,
         start_s,
@@ -101,6 +115,8 @@ fn episode(start: Fault, end: Fault, rows: &[Row], context: SummaryContext) -> E
         after: Summary::of(span(rows, end_s + 1, end_s + 1 + after_s), context),
         p99_delta_ms: None,
         leases_live_after_s,
+        leases_live_after_ms,
+        leases_lapsed,
     }
 }
 

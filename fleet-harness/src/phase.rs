@@ -368,14 +368,23 @@ fn read_nodes(layout: &Layout, key: &str) -> NodesRead {
         None => (None, layout.ports.first().copied()),
     };
     let view = state_port.and_then(|port| StoreView::read(port, key).ok().flatten());
-    let nodes = layout
-        .ports
-        .iter()
-        .filter_map(|&port| {
-            let reading = NodeReading::read(port).ok()?;
-            Some((port, reading, Instant::now()))
-        })
-        .collect();
+    // Every node at once: a slow node costs the reading one timeout, not one each.
+    let nodes = std::thread::scope(|threads| {
+        let readers: Vec<_> = layout
+            .ports
+            .iter()
+            .map(|&port| {
+                threads.spawn(move || {
+                    let reading = NodeReading::read(port).ok()?;
+                    Some((port, reading, Instant::now()))
+                })
+            })
+            .collect();
+        readers
+            .into_iter()
+            .filter_map(|reader| reader.join().ok().flatten())
+            .collect()
+    });
     NodesRead {
         nodes,
         topology_port,
@@ -431,9 +440,13 @@ impl Collector {
             ..Row::default()
         };
         let mut live = None;
+        let mut live_since: Option<u64> = None;
         for mut counts in reports {
             if let Some(fleet) = counts.fleet {
                 *live.get_or_insert(0) += u32::from(fleet.lease == LeaseState::Live);
+                if let Some(since) = fleet.live_since_ms {
+                    live_since = Some(live_since.map_or(since, |latest| latest.max(since)));
+                }
                 if let Some(rate) = fleet.send_rate {
                     *row.send_rate.get_or_insert(0.0) += rate;
                 }
@@ -446,6 +459,7 @@ impl Collector {
             row.latencies_us.append(&mut counts.latencies_us);
         }
         row.leases_live = live;
+        row.leases_live_since_ms = live_since.filter(|_| live == Some(self.processes));
         let mut latencies = row.latencies_us.clone();
         row.p50_us = crate::percentile::percentile(&mut latencies, 50.0);
         row.p99_us = crate::percentile::percentile(&mut latencies, 99.0);

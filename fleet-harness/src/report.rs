@@ -45,6 +45,9 @@ pub struct Row {
     pub clients: u32,
     /// How many processes held a live fleet lease at the second's end (fleet mode).
     pub leases_live: Option<u32>,
+    /// When the last of those processes' leases became live, in milliseconds from the phase's
+    /// second 0 (fleet mode, every process live).
+    pub leases_live_since_ms: Option<u64>,
     /// The processes' send rates added up (their shares of the fleet rate, or the 0.5/s floor
     /// of a process without one), while the fleet limiter is engaged.
     pub send_rate: Option<f64>,

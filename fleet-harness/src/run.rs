@@ -83,6 +83,11 @@ pub struct RunOptions {
     /// clients connect with a `redis-cluster://` URL, the faults are `failover` and `migrate`.
     #[arg(long)]
     pub redis_cluster: bool,
+    /// How long a cluster's nodes wait for a silent master before they declare it failed (its
+    /// replica is promoted about two of these after it died): short for quick failovers,
+    /// longer for runs that load the machine (a busy master must not be failed over).
+    #[arg(long, default_value = "500ms", value_parser = parse_duration)]
+    pub cluster_node_timeout: Duration,
     /// The seed of the clients' arrivals.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -221,6 +226,7 @@ async fn run(
     let redis = if options.phases.iter().any(|phase| phase.mode == Mode::Fleet) {
         let program = options.redis_server.clone();
         let cluster = options.redis_cluster;
+        let node_timeout = options.cluster_node_timeout;
         let first_scope = scope_names(&settings.scope, settings.scopes)
             .into_iter()
             .next()
@@ -229,7 +235,7 @@ async fn run(
             if cluster {
                 let key = retry_core::fleet::keys::ScopeKeys::new(KEY_PREFIX, &first_scope)
                     .map_err(|error| format!("scope {first_scope:?}: {error}"))?;
-                ClusterStore::start(key.state()).map(Store::Cluster)
+                ClusterStore::start(key.state(), node_timeout).map(Store::Cluster)
             } else {
                 RedisProcess::start(program)
                     .map(Store::Node)

@@ -151,6 +151,11 @@ pub fn episode(episode: &Episode) -> String {
         .map_or("not again".to_owned(), |after| {
             format!("{after} s after the recovery's second")
         });
+    let live = match (episode.leases_lapsed, episode.leases_live_after_ms) {
+        (false, _) => format!("{live} (no lease lapsed)"),
+        (true, Some(ms)) => format!("{live}, the last {ms} ms after the recovery"),
+        (true, None) => live,
+    };
     format!(
         "{}\n  leases all live: {live}{delta}\n{}",
         summary(&format!("  {} during", episode.name), &episode.during),

@@ -70,9 +70,10 @@ impl RedisCluster {
         Some(Self::try_start(args).unwrap_or_else(|error| panic!("{error}")))
     }
 
-    /// Starts a cluster whose nodes run with `args` added to the cluster's own: an error
-    /// saying what failed (a node that would not start, `redis-cli` refusing to create it, a
-    /// cluster that did not settle).
+    /// Starts a cluster whose nodes run with `args` added to the cluster's own (and taking
+    /// precedence over them: `--cluster-node-timeout 5000`): an error saying what failed (a
+    /// node that would not start, `redis-cli` refusing to create it, a cluster that did not
+    /// settle).
     pub fn try_start(args: &[&str]) -> Result<Self, String> {
         let timeout_ms = NODE_TIMEOUT.as_millis().to_string();
         let mut nodes = Vec::with_capacity(NODES);

@@ -2,9 +2,13 @@
 //! `redis-server`, or a Redis Cluster) before the first call (`Fleet::connect(..).start()` then
 //! `attach`, as an application does at start-up), and the leases' state read for the reports.
 
-use retry_core::RetryConfig;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
 use retry_core::fleet::{Fleet, FleetStats, FleetStatus};
 use retry_core::strategy::ConfiguredStrategy;
+use retry_core::{RetryConfig, Scope};
+use tokio::time::Instant;
 
 use super::ClientOptions;
 use crate::phase_spec::Mode;
@@ -13,11 +17,23 @@ use crate::wire::{FleetSecond, LeaseState};
 /// The prefix of the harness's keys in the store.
 pub const KEY_PREFIX: &str = "harness:";
 
+/// How often a client looks at its leases, to tell when they all became live (a second's
+/// report has the time to this precision).
+const WATCH_EVERY: Duration = Duration::from_millis(5);
+
 /// The process's membership of the fleet, kept for as long as it calls (dropping it would
-/// stop the sync task).
+/// stop the sync task), and when its leases last all became live.
 #[derive(Debug)]
 pub struct FleetLink {
     _fleet: Fleet,
+    live_since: Arc<Mutex<Option<Instant>>>,
+    watch: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for FleetLink {
+    fn drop(&mut self) {
+        self.watch.abort();
+    }
 }
 
 /// The names of `count` scopes called `base`: `base` alone, or `base-0`, `base-1`, ...
@@ -49,16 +65,46 @@ pub async fn join(
         builder = builder.sync_interval(interval);
     }
     let fleet = builder.start().await.map_err(fail)?;
+    let mut scopes = Vec::new();
     for name in scope_names(&options.scope, options.scopes) {
-        fleet.attach(&name, config).map_err(fail)?;
+        scopes.push(fleet.attach(&name, config).map_err(fail)?);
     }
-    Ok(Some(FleetLink { _fleet: fleet }))
+    let live_since = Arc::new(Mutex::new(None));
+    let watch = tokio::spawn(watch_leases(scopes, Arc::clone(&live_since)));
+    Ok(Some(FleetLink {
+        _fleet: fleet,
+        live_since,
+        watch,
+    }))
+}
+
+/// Looks at `scopes`' leases every [`WATCH_EVERY`]: `live_since` holds when they last all
+/// became live, `None` while one is not.
+async fn watch_leases(scopes: Vec<Scope>, live_since: Arc<Mutex<Option<Instant>>>) {
+    loop {
+        let all_live = scopes.iter().all(|scope| {
+            scope
+                .stats()
+                .fleet
+                .is_some_and(|stats| stats.status == FleetStatus::Live)
+        });
+        {
+            let mut since = live_since.lock().unwrap_or_else(PoisonError::into_inner);
+            match (all_live, *since) {
+                (true, None) => *since = Some(Instant::now()),
+                (false, Some(_)) => *since = None,
+                _ => {}
+            }
+        }
+        tokio::time::sleep(WATCH_EVERY).await;
+    }
 }
 
 impl FleetLink {
     /// The leases' state and figures now: live if every scope's lease is, else the first
-    /// other state; the send rates added up.
-    pub fn second(&self, strategies: &[ConfiguredStrategy]) -> FleetSecond {
+    /// other state; the send rates added up; when they all became live, in milliseconds from
+    /// `origin`.
+    pub fn second(&self, strategies: &[ConfiguredStrategy], origin: Instant) -> FleetSecond {
         let mut lease = LeaseState::Live;
         let mut send_rate = None;
         for strategy in strategies {
@@ -77,6 +123,17 @@ impl FleetLink {
                 *send_rate.get_or_insert(0.0) += rate;
             }
         }
-        FleetSecond { lease, send_rate }
+        let live_since = *self
+            .live_since
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        FleetSecond {
+            lease,
+            send_rate,
+            live_since_ms: live_since.map(|since| {
+                let after = since.saturating_duration_since(origin).as_millis();
+                u64::try_from(after).unwrap_or(u64::MAX)
+            }),
+        }
     }
 }

@@ -164,7 +164,7 @@ async fn report_seconds(
     for second in 0..seconds {
         tokio::time::sleep_until(origin + Duration::from_secs(second + 1)).await;
         let mut counts = tally.take(second);
-        counts.fleet = link.map(|link| link.second(strategies));
+        counts.fleet = link.map(|link| link.second(strategies, origin));
         let line = serde_json::to_string(&counts).map_err(|error| error.to_string())?;
         writeln!(out, "{line}")
             .and_then(|()| out.flush())
