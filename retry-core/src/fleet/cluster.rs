@@ -119,29 +119,41 @@ impl Grouping {
         groups
     }
 
-    /// Notes what became of a sync planned as `groups` over `slots`: a pipeline refused or
-    /// timed out, or a command alone redirected, makes the map stale and its slots go alone (for
-    /// [`ALONE_SYNCS`] more syncs); a slot that synced alone without a redirection counts down
-    /// to sharing a pipeline again.
+    /// Notes what became of a sync planned as `groups` over `slots`. The cluster moving a slot
+    /// (a pipeline refused with a redirection, a command alone redirected) makes the map stale
+    /// and the group's slots go alone for [`ALONE_SYNCS`] syncs; a pipeline refused otherwise
+    /// (its master gone: the client reads the slots again by itself) makes the map stale; a
+    /// timeout changes nothing (a slow master is no moved slot, and scopes alone would send it
+    /// one command each). A slot that synced alone without a redirection counts down to
+    /// sharing a pipeline again.
     pub(crate) fn note(&mut self, slots: &[u16], groups: &[Vec<usize>], outcomes: &[Outcome]) {
         for group in groups {
-            let answered = |index: &usize| matches!(outcomes[*index], Outcome::Answered(_));
-            if group.iter().all(answered) {
-                if let [index] = group[..]
-                    && let Some(left) = self.alone.get_mut(&slots[index])
-                {
-                    *left -= 1;
-                    if *left == 0 {
-                        self.alone.remove(&slots[index]);
-                    }
+            let outcome = |index: &usize| &outcomes[*index];
+            let moved = group.iter().any(|index| match outcome(index) {
+                Outcome::Redirected(_) => true,
+                Outcome::Refused(error) => is_topology_change(error),
+                Outcome::Answered(_) | Outcome::TimedOut => false,
+            });
+            if moved {
+                self.stale = true;
+                for &index in group {
+                    self.alone.insert(slots[index], ALONE_SYNCS);
                 }
                 continue;
             }
-            self.stale = true;
-            let redirected = |index: &usize| matches!(outcomes[*index], Outcome::Redirected(_));
-            if group.len() > 1 || group.iter().all(redirected) {
-                for &index in group {
-                    self.alone.insert(slots[index], ALONE_SYNCS);
+            if group
+                .iter()
+                .any(|index| matches!(outcome(index), Outcome::Refused(_)))
+            {
+                self.stale = true;
+            }
+            if let [index] = group[..]
+                && matches!(outcome(&index), Outcome::Answered(_))
+                && let Some(left) = self.alone.get_mut(&slots[index])
+            {
+                *left -= 1;
+                if *left == 0 {
+                    self.alone.remove(&slots[index]);
                 }
             }
         }
@@ -365,13 +377,13 @@ mod tests {
     }
 
     #[test]
-    fn a_refused_pipeline_sends_its_scopes_alone_for_a_few_syncs() {
+    fn a_pipeline_refused_for_a_moved_slot_sends_its_scopes_alone_for_a_few_syncs() {
         let mut grouping = Grouping::default();
         assert!(grouping.needs_map(), "no map yet");
         // No map: every scope alone (one group each).
         let slots = [1, 2, 3];
         assert_eq!(grouping.plan(&slots), [vec![0], vec![1], vec![2]]);
-        // A pipeline of two refused, the third answered.
+        // A pipeline of two refused with MOVED, the third answered.
         let groups = vec![vec![0, 1], vec![2]];
         let moved = RedisError::from((ErrorKind::Server(ServerErrorKind::Moved), "MOVED"));
         grouping.note(
@@ -392,15 +404,10 @@ mod tests {
             grouping.note(&slots[..2], &groups, &[answered(), answered()]);
             assert_eq!(grouping.alone.get(&1).copied(), (left > 0).then_some(left));
         }
-        // Timed out alone: stays alone, the map goes stale.
+        // Redirected alone (a slot migrating): alone for ALONE_SYNCS syncs again, and the map
+        // read again; so is a scope alone on its master.
         grouping.stale = false;
-        grouping.alone.insert(1, 2);
-        grouping.note(&slots[..1], &[vec![0]], &[Outcome::TimedOut]);
-        assert_eq!(grouping.alone.get(&1), Some(&2));
-        assert!(grouping.stale);
-        // Redirected alone (a slot moved or migrating): alone for ALONE_SYNCS syncs again, and
-        // the map read again; so is a scope alone on its master.
-        grouping.stale = false;
+        grouping.alone.insert(1, 1);
         let redirected = || Outcome::Redirected(Ok(Value::Nil));
         grouping.note(
             &slots[..2],
@@ -410,6 +417,29 @@ mod tests {
         assert_eq!(grouping.alone.get(&1), Some(&ALONE_SYNCS));
         assert_eq!(grouping.alone.get(&2), Some(&ALONE_SYNCS));
         assert!(grouping.stale);
+    }
+
+    #[test]
+    fn a_slow_or_lost_master_sends_no_scope_alone() {
+        let mut grouping = Grouping::default();
+        let slots = [1, 2, 3, 4];
+        let groups = vec![vec![0, 1], vec![2, 3]];
+        // Timed out: nothing changes (no map read, nobody alone).
+        grouping.note(
+            &slots,
+            &groups,
+            &[Outcome::TimedOut, Outcome::TimedOut, answered(), answered()],
+        );
+        assert!(!grouping.stale && grouping.alone.is_empty());
+        // Refused for a lost connection: the map is read again, nobody goes alone.
+        let lost = RedisError::from(std::io::Error::from(std::io::ErrorKind::ConnectionReset));
+        let refused = || Outcome::Refused(lost.clone());
+        grouping.note(
+            &slots,
+            &groups,
+            &[refused(), refused(), answered(), answered()],
+        );
+        assert!(grouping.stale && grouping.alone.is_empty());
     }
 
     #[test]
