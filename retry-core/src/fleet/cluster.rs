@@ -175,7 +175,7 @@ impl ClusterClients {
                 .min_retry_wait(min_wait)
                 .max_retry_wait(millis(options.command_timeout / 2).max(min_wait + 1))
                 .connection_timeout(options.connect_timeout)
-                .response_timeout(options.command_timeout);
+                .response_timeout(response_timeout(options));
             tls.apply_to_cluster(builder).build()
         };
         Ok(Self {
@@ -364,6 +364,19 @@ pub(crate) fn is_topology_change(error: &RedisError) -> bool {
     )
 }
 
+/// How long redis-rs waits for a node's answer: longer than the command timeout, so that a
+/// sync's own timeout ends the wait first ([`Outcome::TimedOut`]: nothing changes). redis-rs'
+/// timeout would end it as an I/O error instead: a refused pipeline (the slot map read again
+/// before every sync, on the slow master too) and, on the client that follows redirections, a
+/// command sent again at once (a report that may count twice). On a master that was only slow
+/// (50 processes x 100 scopes on a loaded 2-core machine), that fed the overload. A dead
+/// master's connections are refused or reset, which needs no timeout to find out.
+fn response_timeout(options: &StoreOptions) -> Duration {
+    options
+        .reconnect_max
+        .max(options.command_timeout.saturating_mul(2))
+}
+
 fn millis(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
@@ -440,6 +453,15 @@ mod tests {
             &[refused(), refused(), answered(), answered()],
         );
         assert!(grouping.stale && grouping.alone.is_empty());
+    }
+
+    #[test]
+    fn a_sync_times_out_before_the_cluster_client_does() {
+        let mut options = StoreOptions::for_interval(Duration::from_secs(1));
+        assert!(response_timeout(&options) > options.command_timeout);
+        // A command timeout as long as the interval (the backoff's cap): still outlasted.
+        options.command_timeout = options.reconnect_max;
+        assert!(response_timeout(&options) > options.command_timeout);
     }
 
     #[test]
