@@ -124,6 +124,9 @@ fn client_args(options: &ClientOptions) -> Vec<String> {
     if let Some(url) = &options.redis_url {
         args.push(format!("--redis-url={url}"));
     }
+    if options.watch_leases {
+        args.push("--watch-leases".to_owned());
+    }
     if let Some(interval) = options.sync_interval {
         args.push(format!(
             "--sync-interval={}ms",

@@ -122,6 +122,7 @@ pub async fn run_phase(
             max_wait: settings.max_wait_ms,
             redis_url: redis_url.clone(),
             sync_interval: redis_url.as_ref().map(|_| settings.sync_interval_ms),
+            watch_leases: spec.faults,
         })
         .collect();
     let (line_sender, mut lines) = mpsc::unbounded_channel();

@@ -27,12 +27,14 @@ const WATCH_EVERY: Duration = Duration::from_millis(5);
 pub struct FleetLink {
     _fleet: Fleet,
     live_since: Arc<Mutex<Option<Instant>>>,
-    watch: tokio::task::JoinHandle<()>,
+    watch: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl Drop for FleetLink {
     fn drop(&mut self) {
-        self.watch.abort();
+        if let Some(watch) = &self.watch {
+            watch.abort();
+        }
     }
 }
 
@@ -70,7 +72,9 @@ pub async fn join(
         scopes.push(fleet.attach(&name, config).map_err(fail)?);
     }
     let live_since = Arc::new(Mutex::new(None));
-    let watch = tokio::spawn(watch_leases(scopes, Arc::clone(&live_since)));
+    let watch = options
+        .watch_leases
+        .then(|| tokio::spawn(watch_leases(scopes, Arc::clone(&live_since))));
     Ok(Some(FleetLink {
         _fleet: fleet,
         live_since,

@@ -73,6 +73,10 @@ pub struct ClientOptions {
     /// The fleet's sync interval (fleet mode).
     #[arg(long, value_parser = parse_duration)]
     pub sync_interval: Option<Duration>,
+    /// Whether to watch the leases every few milliseconds, to report when they all became
+    /// live (phases with faults: the watching costs a client CPU in proportion to its scopes).
+    #[arg(long)]
+    pub watch_leases: bool,
 }
 
 /// Runs the client role to the end of its phase.
