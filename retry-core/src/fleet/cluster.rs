@@ -24,8 +24,8 @@ use redis::cluster_async::ClusterConnection;
 use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
 use redis::{Cmd, ErrorKind, RedisError, RedisResult, ServerErrorKind, Value};
 
-use super::redis::StoreOptions;
 use super::slot_map::SlotMap;
+use super::store_options::StoreOptions;
 use super::tls::StoreTls;
 
 /// How many syncs a scope whose pipeline was refused goes alone (through the client's

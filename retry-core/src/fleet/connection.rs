@@ -13,7 +13,7 @@ use super::address::StoreAddress;
 use super::cluster::{ClusterClients, ClusterConnections, Grouping};
 use super::error::FleetError;
 use super::reconnect::Backoff;
-use super::redis::StoreOptions;
+use super::store_options::StoreOptions;
 use super::tls::StoreTls;
 
 /// The clients of a store, one node's or a cluster's (boxed: they differ in size by a few

@@ -281,6 +281,7 @@ mod slot_map;
 mod state_codec;
 mod status;
 pub mod store_model;
+mod store_options;
 pub mod store_state;
 mod sync;
 mod tls;

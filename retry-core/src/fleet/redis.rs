@@ -8,8 +8,6 @@
 //! Hidden from the documentation: not part of the stable API. [`Fleet`](super::Fleet) uses it;
 //! the repository's tests and tools reach it to drive the store directly.
 
-use std::time::Duration;
-
 use redis::{Cmd, ErrorKind, RedisError, ServerErrorKind, Value};
 
 use super::address::StoreAddress;
@@ -21,6 +19,7 @@ use super::keys::{ScopeKeys, check_prefix};
 use super::protocol::{PROTOCOL_VERSION, Reply, ReplyItem, Report, Settings, encode_args};
 use super::slot_map::slot_of;
 use super::state_codec::decode_state;
+pub use super::store_options::StoreOptions;
 use super::store_state::StoreState;
 use super::tls::StoreTls;
 
@@ -50,42 +49,6 @@ const ACCESS_CHECK_SCRIPT: &str = include_str!("access_check.lua");
 /// The hash tag of the keys [`ACCESS_CHECK_SCRIPT`] runs on: `%` followed by no hex digits is
 /// no scope name's encoding ([`encode_scope`](super::keys::encode_scope)).
 const ACCESS_CHECK_TAG: &str = "%key-check";
-
-/// How a [`RedisStore`] waits and backs off.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct StoreOptions {
-    /// How long a connection (TCP, TLS, `AUTH`, `SELECT`; a cluster's slots and masters) may
-    /// take.
-    pub connect_timeout: Duration,
-    /// How long a command (a sync, a pipeline of syncs, a read) may take.
-    pub command_timeout: Duration,
-    /// The first reconnection delay; it doubles with each failure, jittered.
-    pub reconnect_base: Duration,
-    /// The longest reconnection delay: one sync interval.
-    pub reconnect_max: Duration,
-}
-
-impl StoreOptions {
-    /// The options for a sync interval: both timeouts a quarter of it (a sync that fails then
-    /// leaves three quarters of the interval before the next), reconnection from a twentieth
-    /// of it up to all of it.
-    ///
-    /// ```
-    /// use retry_core::fleet::redis::StoreOptions;
-    /// use std::time::Duration;
-    /// let options = StoreOptions::for_interval(Duration::from_secs(1));
-    /// assert_eq!(options.command_timeout, Duration::from_millis(250));
-    /// assert_eq!(options.reconnect_max, Duration::from_secs(1));
-    /// ```
-    pub fn for_interval(interval: Duration) -> Self {
-        Self {
-            connect_timeout: interval / 4,
-            command_timeout: interval / 4,
-            reconnect_base: interval / 20,
-            reconnect_max: interval,
-        }
-    }
-}
 
 /// A connection to the fleet's store, shared by every fleet scope of the process.
 ///
@@ -499,6 +462,7 @@ fn string_pairs(value: Value) -> Result<Vec<(String, String)>, FleetError> {
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeSet;
+    use std::time::Duration;
 
     use super::*;
 
