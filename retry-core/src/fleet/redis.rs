@@ -1,9 +1,9 @@
 //! The store on Redis (or Valkey): one node, or a Redis Cluster through redis-rs' cluster
 //! client; the store script run by `EVALSHA` (by `EVAL` where the server lost it), a
 //! connection timeout and a command timeout on every call, and reconnection with jittered
-//! backoff ([`connection`](super::connection)). A process's sync is one round trip per node:
+//! backoff (the private `connection` module). A process's sync is one round trip per node:
 //! one pipeline to a single node, one per master of a cluster
-//! ([`cluster`](super::cluster)).
+//! (the private `cluster` module).
 //!
 //! Hidden from the documentation: not part of the stable API. [`Fleet`](super::Fleet) uses it;
 //! the repository's tests and tools reach it to drive the store directly.
