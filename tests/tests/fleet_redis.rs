@@ -11,12 +11,16 @@ mod backend;
 mod differential;
 #[path = "fleet_redis/faults.rs"]
 mod faults;
+#[path = "fleet_redis/managed.rs"]
+mod managed;
 #[path = "fleet_redis/scope_faults.rs"]
 mod scope_faults;
 #[path = "fleet_redis/scopes.rs"]
 mod scopes;
 #[path = "fleet_redis/start.rs"]
 mod start;
+#[path = "fleet_redis/start_errors.rs"]
+mod start_errors;
 #[path = "fleet_redis/tls.rs"]
 mod tls;
 

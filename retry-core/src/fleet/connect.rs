@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use tokio::task::AbortHandle;
 
+use super::address::StoreAddress;
 use super::error::FleetError;
 use super::events;
 use super::keys::{DEFAULT_PREFIX, ScopeKeys, check_prefix};
@@ -79,7 +80,7 @@ impl Drop for FleetInner {
 #[derive(Debug, Clone)]
 #[must_use = "a FleetBuilder does nothing until `start` is awaited"]
 pub struct FleetBuilder {
-    url: String,
+    address: StoreAddress,
     prefix: String,
     options: FleetOptions,
     command_timeout: Option<Duration>,
@@ -88,10 +89,14 @@ pub struct FleetBuilder {
 }
 
 impl Fleet {
-    /// A fleet whose store is at `url`: `redis://[user[:password]@]host[:port][/db]`, or
-    /// `rediss://` (TLS, with the `fleet-tls` feature). AUTH and ACL users are given in the
-    /// URL. Only the URL is checked here (an error says what to write instead); nothing is
-    /// connected until [`start`](FleetBuilder::start).
+    /// A fleet whose store is at `url`: one node, `redis://[user[:password]@]host[:port][/db]`
+    /// (`rediss://` for TLS, with the `fleet-tls` feature), or a Redis Cluster,
+    /// `redis-cluster://[user[:password]@]host:port[?node=host:port&node=host:port]`
+    /// (`rediss-cluster://` for TLS): the URL's host and each `node` are seed nodes, the
+    /// cluster client finds the others (the spelling fred, the other async Redis client of the
+    /// Rust ecosystem, reads). AUTH and ACL users are given in the URL. Only the URL is
+    /// checked here (an error says what to write instead); nothing is connected until
+    /// [`start`](FleetBuilder::start).
     ///
     /// Over `rediss://` the server's certificate must chain to the system's root certificates,
     /// or to those given with
@@ -102,14 +107,40 @@ impl Fleet {
     /// ```
     /// use retry_core::fleet::{Fleet, FleetError};
     /// assert!(Fleet::connect("redis://app:secret@127.0.0.1:6379/0").is_ok());
+    /// let cluster = "redis-cluster://app:secret@10.0.0.1:7000?node=10.0.0.2:7000";
+    /// assert!(Fleet::connect(cluster).is_ok());
     /// let error = Fleet::connect("http://127.0.0.1:6379/").unwrap_err();
     /// assert!(matches!(error, FleetError::InvalidUrl { .. }));
     /// ```
     pub fn connect(url: &str) -> Result<FleetBuilder, FleetError> {
-        // Opening the client checks the URL and connects nothing.
-        RedisStore::open(url, StoreOptions::for_interval(Duration::from_secs(1)))?;
+        Self::builder(StoreAddress::parse(url)?)
+    }
+
+    /// A fleet whose store is the Redis Cluster of the nodes at `seeds`: `redis://host:port/`
+    /// (`rediss://` for TLS) each, with the same user and password; one is enough, the cluster
+    /// client finds the others. As [`connect`](Self::connect) with a `redis-cluster://` URL.
+    ///
+    /// ```
+    /// use retry_core::fleet::Fleet;
+    /// let builder = Fleet::connect_cluster(["redis://10.0.0.1:7000/", "redis://10.0.0.2:7000/"]);
+    /// assert!(builder.is_ok());
+    /// assert!(Fleet::connect_cluster(Vec::<String>::new()).is_err());
+    /// ```
+    pub fn connect_cluster<S: AsRef<str>>(
+        seeds: impl IntoIterator<Item = S>,
+    ) -> Result<FleetBuilder, FleetError> {
+        Self::builder(StoreAddress::cluster(seeds)?)
+    }
+
+    fn builder(address: StoreAddress) -> Result<FleetBuilder, FleetError> {
+        // Opening the clients checks the addresses and connects nothing.
+        RedisStore::open_address(
+            address.clone(),
+            StoreOptions::for_interval(Duration::from_secs(1)),
+            &StoreTls::default(),
+        )?;
         Ok(FleetBuilder {
-            url: url.to_owned(),
+            address,
             prefix: DEFAULT_PREFIX.to_owned(),
             options: FleetOptions::default(),
             command_timeout: None,
@@ -185,10 +216,18 @@ impl Fleet {
         &self.inner.options
     }
 
-    /// The store's URL, without its password.
+    /// The store's URL, without its password (a cluster as one `redis-cluster://` URL).
     pub fn url(&self) -> &str {
         self.inner.syncer.store().url()
     }
+
+    /// The last error a sync met (of any scope), kept after later syncs succeed; `None` if
+    /// none failed yet. [`FleetStats::last_error`](super::FleetStats::last_error) has its kind
+    /// per scope.
+    pub fn last_error(&self) -> Option<FleetError> {
+        self.inner.syncer.last_error()
+    }
+
 }
 
 impl FleetBuilder {
@@ -298,12 +337,19 @@ impl FleetBuilder {
         self
     }
 
-    /// Checks the options, connects to the store (within the command timeout), loads the store
-    /// script and starts the sync task on the current tokio runtime.
+    /// Checks the options, connects to the store (within the connect timeout; `AUTH` first),
+    /// sends `PING`, loads the store script, checks that the user may run the script's commands
+    /// on the prefix's keys, and starts the sync task on the current tokio runtime.
     ///
-    /// A refused user or password, a failed TLS handshake (an untrusted server certificate, a
-    /// refused client certificate), or a store that does not run scripts for this user, is an
-    /// error: it needs fixing, and a fleet scope must never stay local silently. A store that
+    /// What needs fixing is an error naming the fix, since a fleet scope must never stay local
+    /// silently: a refused user or password, or a store asking for a password the URL does not
+    /// give ([`Authentication`](FleetError::Authentication)); a failed TLS handshake (an
+    /// untrusted server certificate, a refused client certificate), or a scheme that does not
+    /// match the port, `rediss://` to plain text or `redis://` to TLS
+    /// ([`Tls`](FleetError::Tls): told from an unreachable store by one more connection, within
+    /// the connect timeout again); a user or store that does not run scripts
+    /// ([`NoScripting`](FleetError::NoScripting)); a user the ACL refuses the prefix's keys or
+    /// the script's commands on them ([`NoKeyAccess`](FleetError::NoKeyAccess)). A store that
     /// cannot be reached now is not: a warning is logged, the fleet starts, and its scopes run
     /// on their local limits ([`FleetStatus::Connecting`](super::FleetStatus::Connecting))
     /// until the store answers (the task reconnects with jittered backoff).
@@ -327,8 +373,8 @@ impl FleetBuilder {
             store_options.command_timeout = timeout;
             store_options.connect_timeout = timeout;
         }
-        let store = RedisStore::open_with_tls(&self.url, store_options, &self.tls)?;
-        match store.load_script().await {
+        let store = RedisStore::open_address(self.address, store_options, &self.tls)?;
+        match store.check_at_start(&self.prefix).await {
             Ok(()) => {}
             Err(
                 error @ (FleetError::Unreachable { .. }

@@ -1,7 +1,10 @@
 //! The sync task: one tokio task per [`Fleet`](super::Fleet) (per process) for all its fleet
 //! scopes. Once per sync interval, jittered by ±10 % so that a fleet's processes spread their
-//! syncs, it builds every scope's report, sends them in one pipeline (one `EVALSHA` per scope)
-//! within the store's timeouts, and applies the replies. Calls never wait on it: they read the
+//! syncs, it builds every scope's report, sends them in one pipeline per node (one `EVALSHA`
+//! per scope; a cluster's scopes grouped by the master of their slot) within the store's
+//! timeouts, and applies the replies; a failed sync's error is kept (the scope's
+//! [`FleetStats::last_error`](super::FleetStats::last_error), the fleet's
+//! [`Fleet::last_error`](super::Fleet::last_error)). Calls never wait on it: they read the
 //! scopes' quotas, limiters and fleet links, which the task updates.
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -32,6 +35,7 @@ pub(crate) struct Syncer {
     process: ProcessId,
     scopes: Mutex<Scopes>,
     wake: Notify,
+    last_error: Mutex<Option<FleetError>>,
 }
 
 /// The scopes a fleet syncs, and the names attached to it.
@@ -78,7 +82,16 @@ impl Syncer {
             process,
             scopes: Mutex::new(Scopes::default()),
             wake: Notify::new(),
+            last_error: Mutex::new(None),
         }
+    }
+
+    /// The last error a sync met.
+    pub(crate) fn last_error(&self) -> Option<FleetError> {
+        self.last_error
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// The store.
@@ -167,7 +180,7 @@ impl Syncer {
     /// applied (or the failure noted) by the scope's holder.
     pub(crate) async fn sync_all(&self) {
         let wall_ms = unix_ms();
-        let batch: Vec<(ScopeKeys, Settings, Report)> = {
+        let batch: Vec<(ScopeKeys, Settings, Report, Duration)> = {
             let mut scopes = self.lock();
             self.link_declared(&mut scopes);
             scopes.forget_idle();
@@ -177,7 +190,7 @@ impl Syncer {
                 .map(|synced| {
                     let now = synced.holder.scope().clock().now();
                     let report = synced.holder.report(now, wall_ms);
-                    (synced.keys.clone(), *synced.holder.settings(), report)
+                    (synced.keys.clone(), *synced.holder.settings(), report, now)
                 })
                 .collect()
         };
@@ -186,11 +199,11 @@ impl Syncer {
         }
         let refs: Vec<(&ScopeKeys, &Settings, &Report)> = batch
             .iter()
-            .map(|(keys, settings, report)| (keys, settings, report))
+            .map(|(keys, settings, report, _)| (keys, settings, report))
             .collect();
         let results = self.store.sync_many(&refs).await;
         let mut scopes = self.lock();
-        for (index, (keys, _, report)) in batch.iter().enumerate() {
+        for (index, (keys, _, report, started)) in batch.iter().enumerate() {
             // Scopes are only removed here, before the batch, or all at once: the index finds
             // the same one.
             let Some(synced) = (scopes.synced.get_mut(index)).filter(|synced| synced.keys == *keys)
@@ -210,7 +223,17 @@ impl Syncer {
             };
             match reply {
                 Ok(reply) => holder.apply(reply, now),
-                Err(error) => holder.failed_with(report, error, now),
+                Err(error) => {
+                    holder.failed_with(report, error, now);
+                    holder
+                        .scope()
+                        .fleet_link()
+                        .note_error(error.kind(), *started);
+                    *self
+                        .last_error
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner) = Some(error.clone());
+                }
             }
             synced
                 .meter
