@@ -9,6 +9,7 @@ use retry_core::{AdaptiveStrategy, RetryConfig, RetryMode, Scope, StandardStrate
 
 use crate::clock::SimClock;
 use crate::fleet::arm::{Arm, FleetTuning};
+use crate::hedge::{HedgeSpec, scenarios as hedging};
 
 use crate::baseline::{
     BackoffSpec, BaselineClient, BudgetKind, FinagleBudget, GrpcThrottle, RetryAfterUse,
@@ -121,6 +122,8 @@ pub struct StrategySpec {
     pub kind: StrategyKind,
     /// Attempts per call, when it fixes its own (no retries: 1); `None` takes the scenario's.
     pub max_attempts: Option<u32>,
+    /// How it hedges, if it does.
+    pub hedge: Option<HedgeSpec>,
 }
 
 /// What [`StrategySpec::build_layer`] needs to know about a layer.
@@ -151,12 +154,15 @@ pub const BUILT_IN: [&str; 10] = [
 ];
 
 /// More built-in strategies, not run by default.
-pub const EXTRA: [&str; 5] = [
+pub const EXTRA: [&str; 8] = [
     "default-adaptive",
     "adaptive-2026",
     "aws-2026-shared",
     "adaptive-timeouts",
     "adaptive-latency",
+    hedging::TOWER,
+    hedging::GRPC,
+    hedging::GRPC_S1,
 ];
 
 /// What a traffic-sized scope younger than its window starts with and finds at least, as
@@ -213,6 +219,19 @@ impl StrategySpec {
                     .map_err(|error| error.to_string())
             };
         let ours = |config, quota| with_signals(config, quota, CongestionSignals::default());
+        if let Some(hedge) = hedging::baseline(name) {
+            // tower's and gRPC's hedging do not retry: one attempt and its copies.
+            return Ok(Self {
+                name: name.to_owned(),
+                kind: baseline(
+                    BudgetSpec::Unlimited,
+                    BackoffSpec::NONE,
+                    RetryAfterUse::Ignore,
+                ),
+                max_attempts: Some(1),
+                hedge: Some(hedge?),
+            });
+        }
         let mut max_attempts = None;
         let kind = match name {
             "none" => {
@@ -298,6 +317,7 @@ impl StrategySpec {
             name: name.to_owned(),
             kind,
             max_attempts,
+            hedge: None,
         })
     }
 
@@ -338,6 +358,7 @@ impl StrategySpec {
                 congestion,
             },
             max_attempts: self.max_attempts,
+            hedge: self.hedge,
         })
     }
 
@@ -363,6 +384,7 @@ impl StrategySpec {
                 retry_after: RetryAfterUse::Ignore,
             },
             max_attempts: Some(1),
+            hedge: None,
         }
     }
 
@@ -494,7 +516,10 @@ impl StrategySpec {
     /// assert!(spec.describe().contains("maxTokens 10"));
     /// ```
     pub fn describe(&self) -> String {
-        self.to_string()
+        match &self.hedge {
+            Some(hedge) => format!("{self}; {hedge}"),
+            None => self.to_string(),
+        }
     }
 }
 
