@@ -30,7 +30,8 @@ struct Cli {
     scenario: Vec<String>,
 
     /// Strategies to compare, comma-separated, or `all` (the ten built-ins). Also:
-    /// adaptive-2026, aws-2026-shared, tower-hedge, grpc-hedging.
+    /// adaptive-2026, aws-2026-shared; hedging: hedge-<delay> (retry-core's, over `default`;
+    /// <strategy>+hedge-<delay> over another), tower-hedge-p<percentile>, grpc-hedging-<delay>.
     #[arg(long, default_value = "all", value_delimiter = ',')]
     strategy: Vec<String>,
 

@@ -23,7 +23,8 @@ use crate::fault::{FaultSchedule, Phase};
 use crate::fleet::arm::{Arm, FleetTuning};
 use crate::fleet::store::{Delivery, Store, StoreConfig};
 use crate::fleet::sync::{FleetEvent, FleetRuntime};
-use crate::hedge::{Answer, CallHedge, Due, Hedger, Verdict};
+use crate::hedge::ours::OursBudget;
+use crate::hedge::{Answer, CallHedge, Due, HedgeSpec, Hedger, Verdict};
 use crate::metrics::{Recorder, RunOutput, Windows};
 use crate::policy::{Failure, OursLoop, Policy, SimClassifier, Token};
 use crate::rng::Rng;
@@ -81,6 +82,9 @@ pub struct SimConfig {
     pub cancel_at_deadline: bool,
     /// The fleet's store, for the strategies that use one (a naive shared store, fleet mode).
     pub store: StoreConfig,
+    /// Without a timed fault, the seconds before the metrics' window opens; `None`: 10 s, or a
+    /// tenth of the horizon if shorter. (A hedging arm at a percentile needs its samples first.)
+    pub warmup: Option<Nanos>,
 }
 
 impl SimConfig {
@@ -107,12 +111,29 @@ impl SimConfig {
             horizon: 600 * SECOND,
             cancel_at_deadline: true,
             store: StoreConfig::default(),
+            warmup: None,
         }
     }
 
     /// The windows metrics are computed over.
+    ///
+    /// ```
+    /// use retry_sim::{sim::SimConfig, time::SECOND};
+    /// let mut config = SimConfig::new();
+    /// config.warmup = Some(60 * SECOND);
+    /// assert_eq!(config.windows().window, (60 * SECOND, 600 * SECOND));
+    /// ```
     pub fn windows(&self) -> Windows {
-        Windows::new(&self.faults, self.horizon)
+        let mut windows = Windows::new(&self.faults, self.horizon);
+        if let Some(warmup) = self.warmup
+            && self.faults.window().is_none()
+        {
+            let open = warmup.min(self.horizon);
+            windows.window.0 = open;
+            windows.late.0 = open;
+            windows.baseline.0 = open;
+        }
+        windows
     }
 
     /// Checks the numbers, for configurations that come from users.
@@ -141,6 +162,9 @@ impl SimConfig {
         }
         if self.max_attempts == 0 {
             return Err("max_attempts must be at least 1".into());
+        }
+        if self.warmup.is_some_and(|warmup| warmup >= self.horizon) {
+            return Err("the warm-up must end before the arrivals do (`duration`)".into());
         }
         if self.horizon < SECOND {
             return Err("the run must last at least 1 s".into());
@@ -393,6 +417,10 @@ pub fn run(config: &SimConfig, strategy: &StrategySpec, seed: u64) -> Result<Run
         Arm::Fleet(tuning) => Some(fleet_runtime(config, strategy, tuning, &policies[0], seed)?),
         _ => None,
     };
+    let hedgers = match strategy.hedge {
+        Some(hedge) => hedgers(config, strategy, hedge, &policies[0])?,
+        None => Vec::new(),
+    };
     let mut scopes: Vec<Scope> = Vec::new();
     let mut ours = Vec::with_capacity(policies.len());
     let mut baselines = Vec::with_capacity(policies.len());
@@ -445,11 +473,7 @@ pub fn run(config: &SimConfig, strategy: &StrategySpec, seed: u64) -> Result<Run
             .then(|| Store::new(config.store.clone(), Rng::stream(seed, STORE_STREAM))),
         fleet,
         fleet_out: Vec::new(),
-        hedgers: strategy.hedge.map_or_else(Vec::new, |hedge| {
-            (0..config.layers[0].instances)
-                .map(|_| hedge.client())
-                .collect()
-        }),
+        hedgers,
         cut_attempts: strategy.hedge.is_none_or(|hedge| hedge.cuts_attempts()),
     };
     if let Some(fleet) = engine.fleet.as_mut() {
@@ -469,6 +493,36 @@ pub fn run(config: &SimConfig, strategy: &StrategySpec, seed: u64) -> Result<Run
         output.metrics.fleet_recovery = fleet.recovery_secs(end);
     }
     Ok(output)
+}
+
+/// The hedging of each client of the first layer: `retry-core`'s charged to the client's
+/// scope, with its retry cost, `max_attempts` and deadline.
+fn hedgers(
+    config: &SimConfig,
+    strategy: &StrategySpec,
+    hedge: HedgeSpec,
+    clients: &[Policy],
+) -> Result<Vec<Hedger>, String> {
+    let HedgeSpec::Ours(_) = hedge else {
+        return clients.iter().map(|_| hedge.client(None)).collect();
+    };
+    let layer = &config.layers[0];
+    let retry = strategy.layer_config(strategy.attempts(config.max_attempts), layer.deadline)?;
+    clients
+        .iter()
+        .map(|client| {
+            let budget = match client {
+                Policy::Ours(_, scope) => Some(OursBudget {
+                    scope: scope.clone(),
+                    retry_cost: retry.retry_cost(),
+                    max_attempts: retry.max_attempts(),
+                    deadline: layer.deadline,
+                }),
+                Policy::Baseline(_) => None,
+            };
+            hedge.client(budget)
+        })
+        .collect()
 }
 
 /// Fleet mode's runtime: each client of the layer (a process) attached to the fleet with the
@@ -898,9 +952,9 @@ impl<'a> Engine<'a> {
         call.flights.push((epoch, now));
         call.first_copy = epoch;
         if let Some(hedger) = self.hedgers.get_mut(call.instance as usize) {
-            let (hedge, due) = hedger.start(now);
-            call.hedge = hedge;
-            if let Some(at) = due {
+            // A timer of the call's previous attempt is stale now.
+            call.hedge_timer = call.hedge_timer.wrapping_add(1);
+            if let Some(at) = hedger.start(&mut call.hedge, now) {
                 self.set_hedge_timer(slot, at);
             }
         }
@@ -1007,8 +1061,9 @@ impl<'a> Engine<'a> {
             call.not_before = now.saturating_add(after);
         }
         let in_flight = call.flights.len();
+        let hedge = epoch != call.first_copy;
         let verdict = match self.hedgers.get_mut(call.instance as usize) {
-            Some(hedger) => hedger.answer(&mut call.hedge, answer, in_flight, now),
+            Some(hedger) => hedger.answer(&mut call.hedge, answer, hedge, in_flight, now),
             None => Verdict::Final,
         };
         match verdict {

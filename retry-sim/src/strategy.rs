@@ -154,12 +154,15 @@ pub const BUILT_IN: [&str; 10] = [
 ];
 
 /// More built-in strategies, not run by default.
-pub const EXTRA: [&str; 8] = [
+pub const EXTRA: [&str; 11] = [
     "default-adaptive",
     "adaptive-2026",
     "aws-2026-shared",
     "adaptive-timeouts",
     "adaptive-latency",
+    hedging::OURS_FIXED,
+    hedging::OURS_P95,
+    hedging::OURS_FIXED_S1,
     hedging::TOWER,
     hedging::GRPC,
     hedging::GRPC_S1,
@@ -219,6 +222,10 @@ impl StrategySpec {
                     .map_err(|error| error.to_string())
             };
         let ours = |config, quota| with_signals(config, quota, CongestionSignals::default());
+        if let Some(parsed) = hedging::ours(name) {
+            let (base, hedge) = parsed?;
+            return Self::named(base)?.hedged(name, hedge);
+        }
         if let Some(hedge) = hedging::baseline(name) {
             // tower's and gRPC's hedging do not retry: one attempt and its copies.
             return Ok(Self {
@@ -507,6 +514,28 @@ impl StrategySpec {
             .timeout(to_duration(deadline.max(1)))
             .build()
             .map_err(|error| format!("strategy `{}`: {error}", self.name))
+    }
+
+    /// This strategy with `retry-core`'s hedging `hedge`, named `name`: a strategy of
+    /// `retry-core` in standard mode with a private scope per client (adaptive mode's hedges
+    /// take a spare permit from the rate limiter, which the simulator does not model yet).
+    fn hedged(mut self, name: &str, hedge: HedgeSpec) -> Result<Self, String> {
+        match &self.kind {
+            StrategyKind::Ours {
+                config,
+                quota: QuotaSizing::PerClient,
+                ..
+            } if config.mode() != RetryMode::Adaptive => {}
+            _ => {
+                return Err(format!(
+                    "strategy `{name}`: retry-core's hedging is simulated over a strategy of                      retry-core in standard mode with a scope per client, which `{}` is not",
+                    self.name
+                ));
+            }
+        }
+        name.clone_into(&mut self.name);
+        self.hedge = Some(hedge);
+        Ok(self)
     }
 
     /// A one-line description for reports.

@@ -9,12 +9,15 @@
 //! call's answer, wait for the other copies, or send the next copy at some time. A call's
 //! answer then goes to its retry loop as an unhedged attempt's would.
 //!
-//! The baselines: [`tower`]'s `hedge` middleware and [`grpc`]'s `hedgingPolicy`; the
-//! built-in scenarios that compare them are in [`scenarios`].
+//! [`ours`]: `retry-core`'s hedging, a fixed or percentile delay, charged to the client's
+//! quota like a retry. The baselines: [`tower`]'s `hedge` middleware and [`grpc`]'s
+//! `hedgingPolicy`; the built-in scenarios that compare them are in [`scenarios`].
 
 pub mod grpc;
+pub mod ours;
 pub mod report;
 pub mod scenarios;
+pub mod scope_latency;
 pub mod tower;
 
 use std::fmt;
@@ -22,6 +25,7 @@ use std::fmt;
 use crate::time::{MILLI, Nanos, SECOND};
 
 use grpc::{GrpcCall, GrpcHedging, GrpcHedgingSpec, GrpcNext};
+use ours::{OursBudget, OursCall, OursHedgeSpec, OursHedging};
 use tower::{TowerHedge, TowerHedgeSpec};
 
 /// How a strategy hedges.
@@ -31,21 +35,28 @@ pub enum HedgeSpec {
     Tower(TowerHedgeSpec),
     /// gRPC's `hedgingPolicy` with `retryThrottling`.
     Grpc(GrpcHedgingSpec),
+    /// `retry-core`'s hedging over one of its strategies.
+    Ours(OursHedgeSpec),
 }
 
 impl HedgeSpec {
-    /// A client's hedging state, fresh.
+    /// A client's hedging state, fresh; `budget` is what the client's `retry-core` strategy
+    /// charges its hedges to, which [`HedgeSpec::Ours`] needs (an error without it).
     ///
     /// ```
     /// use retry_sim::hedge::{HedgeSpec, tower::TowerHedgeSpec};
     /// let spec = HedgeSpec::Tower(TowerHedgeSpec { percentile: 0.95, min_data_points: 10, period: 1 });
-    /// let _client = spec.client();
+    /// assert!(spec.client(None).is_ok());
     /// ```
-    pub fn client(&self) -> Hedger {
-        match *self {
+    pub fn client(&self, budget: Option<OursBudget>) -> Result<Hedger, String> {
+        Ok(match *self {
             HedgeSpec::Tower(spec) => Hedger::Tower(TowerHedge::new(spec)),
             HedgeSpec::Grpc(spec) => Hedger::Grpc(GrpcHedging::new(spec)),
-        }
+            HedgeSpec::Ours(spec) => Hedger::Ours(Box::new(OursHedging::new(
+                spec,
+                budget.ok_or("retry-core's hedging needs a client of retry-core's strategies")?,
+            ))),
+        })
     }
 
     /// Whether the layer's attempt timeout cuts each copy: a client's per-attempt timeout
@@ -68,6 +79,7 @@ impl fmt::Display for HedgeSpec {
                 spec.period as f64 / SECOND as f64,
                 spec.min_data_points
             ),
+            HedgeSpec::Ours(spec) => write!(f, "{spec}"),
             HedgeSpec::Grpc(spec) => write!(
                 f,
                 "gRPC hedgingPolicy (maxAttempts {}, hedgingDelay {:.0} ms, UNAVAILABLE and \
@@ -89,6 +101,8 @@ pub enum Hedger {
     Tower(TowerHedge),
     /// A gRPC channel's hedging policy.
     Grpc(GrpcHedging),
+    /// `retry-core`'s hedging, charged to the client's scope.
+    Ours(Box<OursHedging>),
 }
 
 /// One call's hedging state.
@@ -101,6 +115,8 @@ pub enum CallHedge {
     Tower,
     /// Under a gRPC hedging policy.
     Grpc(GrpcCall),
+    /// Under `retry-core`'s hedging.
+    Ours(OursCall),
 }
 
 /// What one copy of a call's attempt answered.
@@ -141,17 +157,30 @@ pub enum Due {
 }
 
 impl Hedger {
-    /// A call's attempt was sent at `now` (its first, or a retry): the call's hedging state,
-    /// and when its first hedge is due, if it gets one.
-    pub fn start(&mut self, now: Nanos) -> (CallHedge, Option<Nanos>) {
+    /// A call's attempt was sent at `now` (its first, `call` then [`CallHedge::Off`], or a
+    /// retry): the call's hedging state is set, and when its first hedge is due returned, if it
+    /// gets one.
+    pub fn start(&mut self, call: &mut CallHedge, now: Nanos) -> Option<Nanos> {
         match self {
-            Hedger::Tower(tower) => (
-                CallHedge::Tower,
-                tower.delay(now).map(|delay| now.saturating_add(delay)),
-            ),
+            Hedger::Tower(tower) => {
+                *call = CallHedge::Tower;
+                tower.delay(now).map(|delay| now.saturating_add(delay))
+            }
             Hedger::Grpc(grpc) => {
-                let call = grpc.start();
-                (CallHedge::Grpc(call), grpc.first_hedge(&call, now))
+                let state = grpc.start();
+                *call = CallHedge::Grpc(state);
+                grpc.first_hedge(&state, now)
+            }
+            Hedger::Ours(ours) => {
+                let state = match call {
+                    CallHedge::Ours(state) => {
+                        ours.retry_sent(state);
+                        *state
+                    }
+                    _ => ours.start(now),
+                };
+                *call = CallHedge::Ours(state);
+                ours.next_due(&state, now)
             }
         }
     }
@@ -167,16 +196,22 @@ impl Hedger {
                     Due::Refused
                 }
             }
+            (Hedger::Ours(ours), CallHedge::Ours(call)) => match ours.acquire(call, now) {
+                Ok(()) => Due::Send(ours.next_due(call, now)),
+                Err(_) => Due::Refused,
+            },
             // A call started under another hedger never meets this one.
             _ => Due::Refused,
         }
     }
 
-    /// A copy of the call answered at `now`; `in_flight` other copies still wait for theirs.
+    /// A copy of the call answered at `now` (`hedge`: a hedge's, not the attempt the call
+    /// sent); `in_flight` other copies still wait for theirs.
     pub fn answer(
         &mut self,
         call: &mut CallHedge,
         answer: Answer,
+        hedge: bool,
         in_flight: usize,
         now: Nanos,
     ) -> Verdict {
@@ -199,6 +234,9 @@ impl Hedger {
                     GrpcNext::Wait => Verdict::Wait,
                     GrpcNext::SendAt(at) => Verdict::SendAt(at),
                 }
+            }
+            (Hedger::Ours(ours), CallHedge::Ours(call)) => {
+                ours.answer(call, answer, hedge, in_flight, now)
             }
             _ => Verdict::Final,
         }

@@ -3,6 +3,7 @@
 
 use super::HedgeSpec;
 use super::grpc::GrpcHedgingSpec;
+use super::ours::OursHedgeSpec;
 use super::tower::TowerHedgeSpec;
 use crate::latency::TailLatency;
 use crate::rng::Rng;
@@ -88,6 +89,45 @@ pub fn baseline(name: &str) -> Option<Result<HedgeSpec, String>> {
     )
 }
 
+/// The strategy `retry-core`'s hedging arms run over when their name has no base: the default
+/// (`RetryConfig::default()`).
+pub const OURS_BASE: &str = "default";
+
+/// `retry-core`'s hedging, fixed delay: the paper's 10 ms (H1).
+pub const OURS_FIXED: &str = "hedge-10ms";
+
+/// `retry-core`'s hedging at the client's measured p95 (the goal's arm).
+pub const OURS_P95: &str = "hedge-p95";
+
+/// `retry-core`'s hedging, fixed delay at S1's and S3's p95 (150 ms, as for gRPC).
+pub const OURS_FIXED_S1: &str = "hedge-150ms";
+
+/// The `retry-core` strategy and hedging `name` stands for, if it has the form
+/// `hedge-<delay>` (over [`OURS_BASE`]) or `<strategy>+hedge-<delay>`; the delay is a
+/// duration or `p` and a percentile, optionally followed by `x<max_hedges>`
+/// ([`OursHedgeSpec::parse`]). An error when the delay is not valid.
+///
+/// ```
+/// use retry_sim::hedge::scenarios::ours;
+/// let (base, _) = ours("hedge-p95").unwrap().unwrap();
+/// assert_eq!(base, "default");
+/// let (base, _) = ours("aws-2026+hedge-20msx2").unwrap().unwrap();
+/// assert_eq!(base, "aws-2026");
+/// assert!(ours("hedge-p0").unwrap().is_err());
+/// assert!(ours("tower-hedge-p95").is_none());
+/// ```
+pub fn ours(name: &str) -> Option<Result<(&str, HedgeSpec), String>> {
+    let (base, delay) = match name.split_once("+hedge-") {
+        Some((base, delay)) => (base, delay),
+        None => (OURS_BASE, name.strip_prefix("hedge-")?),
+    };
+    Some(
+        OursHedgeSpec::parse(delay)
+            .map(|spec| (base, HedgeSpec::Ours(spec)))
+            .map_err(|error| format!("strategy `{name}`: {error}")),
+    )
+}
+
 /// The latency shapes drawn for H1 besides the paper's.
 pub const DRAWN_SHAPES: u64 = 8;
 
@@ -98,28 +138,38 @@ pub const SHAPE_SEED: u64 = 27;
 /// shape's slow median is 5 s), so that no timeout cuts the tail being measured.
 pub const H1_DEADLINE: u64 = 30 * SECOND;
 
-/// H1's seconds of arrivals: 120 (84,000 calls a run at 700/s; p99.9 from the slowest 84).
+/// H1's seconds of arrivals measured: 120 (84,000 calls a run at 700/s; p99.9 from the
+/// slowest 84), after [`H1_WARMUP`].
 pub const H1_SECONDS: f64 = 120.0;
 
-/// The strategies H1 compares by default.
-pub const H1_ARMS: [&str; 4] = ["none", "default", TOWER, GRPC];
+/// H1's warm-up before its window opens: 60 s. A client's p95 needs 200 samples of its own
+/// (10 above the percentile), 29 s of its 7 calls/s; tower's first read histogram is full
+/// after its first 10 s period. The window then measures every arm hedging.
+pub const H1_WARMUP: u64 = 60 * SECOND;
 
-/// The strategies HS1 and HS3 compare by default: gRPC's delay set for their server.
-pub const HS_ARMS: [&str; 4] = ["none", "default", TOWER, GRPC_S1];
+/// The strategies H1 compares by default.
+pub const H1_ARMS: [&str; 6] = ["none", "default", OURS_FIXED, OURS_P95, TOWER, GRPC];
+
+/// The strategies HS1 and HS3 compare by default: the fixed delays set for their server.
+pub const HS_ARMS: [&str; 6] = ["none", "default", OURS_FIXED_S1, OURS_P95, TOWER, GRPC_S1];
 
 /// The strategy a hedging arm is compared with: the same retries without hedging (`none`
-/// for the baselines, which do not retry).
+/// for the baselines, which do not retry; the base strategy for `retry-core`'s).
 ///
 /// ```
 /// use retry_sim::hedge::scenarios::reference;
 /// assert_eq!(reference("tower-hedge-p95"), "none");
+/// assert_eq!(reference("hedge-p95"), "default");
+/// assert_eq!(reference("aws-2026+hedge-10ms"), "aws-2026");
 /// assert_eq!(reference("default"), "default");
 /// ```
 pub fn reference(name: &str) -> &str {
     if baseline(name).is_some() {
-        "none"
-    } else {
-        name
+        return "none";
+    }
+    match ours(name) {
+        Some(Ok((base, _))) => base,
+        _ => name,
     }
 }
 
@@ -152,11 +202,12 @@ pub fn builtin(id: &str, options: &Options) -> Result<Scenario, String> {
     let (title, description, variants) = match id {
         "h1" => (
             "H1 — hedging over a long tail".to_owned(),
-            "No fault: 100 clients × 7 req/s for 120 s, each attempt's time from a long-tail \
+            "No fault: 100 clients × 7 req/s, a 60 s warm-up then 120 s measured, each attempt's time from a long-tail \
              shape (most answers fast, a few slow: the paper's shape, then shapes drawn from its \
              family with fixed seeds); enough workers that nothing queues, so latency is the \
              shape's and hedging's alone; attempt timeout and deadline 30 s. Percentiles of the \
-             successful calls' latency from 10 s on."
+             successful calls' latency after the warm-up (a client's p95 is known from 200 \
+             samples, 29 s of its calls)."
                 .to_owned(),
             shapes()
                 .into_iter()
@@ -206,7 +257,8 @@ fn arms(options: &Options, defaults: &[&str]) -> Result<Vec<StrategySpec>, Strin
 /// H1's configuration for one shape.
 fn tail(options: &Options, shape: TailLatency) -> SimConfig {
     let mut config = SimConfig::new();
-    config.horizon = secs(options.duration.unwrap_or(H1_SECONDS));
+    config.horizon = H1_WARMUP + secs(options.duration.unwrap_or(H1_SECONDS));
+    config.warmup = Some(H1_WARMUP);
     if let Some(clients) = options.clients {
         config.layers[0].instances = clients;
     }
