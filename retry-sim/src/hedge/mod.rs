@@ -13,6 +13,7 @@
 //! quota like a retry. The baselines: [`tower`]'s `hedge` middleware and [`grpc`]'s
 //! `hedgingPolicy`; the built-in scenarios that compare them are in [`scenarios`].
 
+pub mod goals;
 pub mod grpc;
 pub mod ours;
 pub mod report;

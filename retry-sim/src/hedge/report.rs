@@ -25,7 +25,7 @@ pub fn hedges(result: &ScenarioResult) -> bool {
 }
 
 /// The cell of `name`'s reference in variant `v`, if the scenario runs it.
-fn reference_cell<'a>(result: &'a ScenarioResult, v: usize, name: &str) -> Option<&'a Cell> {
+pub fn reference_cell<'a>(result: &'a ScenarioResult, v: usize, name: &str) -> Option<&'a Cell> {
     let wanted = reference(name);
     let k = result
         .scenario
@@ -42,16 +42,23 @@ pub fn paired(
     reference: Option<&Cell>,
     f: fn(&RunMetrics, &RunMetrics) -> f64,
 ) -> Summary {
-    let Some(reference) = reference else {
-        return Summary::of(&[]);
-    };
-    let samples: Vec<f64> = cell
-        .metrics
+    match reference {
+        Some(reference) => Summary::of(&paired_values(cell, reference, f)),
+        None => Summary::of(&[]),
+    }
+}
+
+/// `f(arm, reference)` per seed: figures paired on the same seed (the same arrivals).
+pub fn paired_values(
+    cell: &Cell,
+    reference: &Cell,
+    f: impl Fn(&RunMetrics, &RunMetrics) -> f64,
+) -> Vec<f64> {
+    cell.metrics
         .iter()
         .zip(&reference.metrics)
         .map(|(arm, reference)| f(arm, reference))
-        .collect();
-    Summary::of(&samples)
+        .collect()
 }
 
 /// Extra requests over the reference, in percent: `sent / sent(reference) − 1`.
