@@ -195,7 +195,7 @@ pub fn shapes() -> Vec<(String, TailLatency)> {
 /// let options = retry_sim::scenario::Options::default();
 /// let h1 = retry_sim::hedge::scenarios::builtin("h1", &options).unwrap();
 /// assert_eq!(h1.variants.len(), 9);
-/// assert_eq!(h1.strategies.len(), 4);
+/// assert_eq!(h1.strategies.len(), 6);
 /// ```
 pub fn builtin(id: &str, options: &Options) -> Result<Scenario, String> {
     let strategies = arms(options, if id == "h1" { &H1_ARMS } else { &HS_ARMS })?;
