@@ -28,6 +28,9 @@ pub struct FileConfig {
     pub name: Option<String>,
     /// How long clients send requests (default `"600s"`).
     pub duration: Option<String>,
+    /// Without a timed fault, how long before the metrics' window opens (default: 10 s, or a
+    /// tenth of `duration` if shorter): a hedging arm at a percentile needs its samples first.
+    pub warmup: Option<String>,
     /// Seeds (default 20).
     pub seeds: Option<u32>,
     /// The service.
@@ -282,6 +285,9 @@ pub fn parse(text: &str, default_name: &str) -> Result<Scenario, String> {
     let file: FileConfig = toml::from_str(text).map_err(|error| error.to_string())?;
     let mut config = SimConfig::new();
     config.horizon = nanos("duration", &file.duration, Duration::from_secs(600))?;
+    if file.warmup.is_some() {
+        config.warmup = Some(nanos("warmup", &file.warmup, Duration::ZERO)?);
+    }
 
     let service = &file.service;
     let distribution = service.distribution.as_deref().unwrap_or("exponential");

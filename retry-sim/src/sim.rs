@@ -166,6 +166,13 @@ impl SimConfig {
         if self.warmup.is_some_and(|warmup| warmup >= self.horizon) {
             return Err("the warm-up must end before the arrivals do (`duration`)".into());
         }
+        if self.warmup.is_some() && self.faults.window().is_some() {
+            return Err(
+                "a warm-up applies to a run without a timed fault (the metrics' window is then \
+                 the fault's)"
+                    .into(),
+            );
+        }
         if self.horizon < SECOND {
             return Err("the run must last at least 1 s".into());
         }

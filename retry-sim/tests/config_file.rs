@@ -173,3 +173,18 @@ fn a_long_tail_is_described_by_its_keys() {
     let hedge = error("[[strategies]]\nname = \"tower-hedge-p200\"");
     assert!(hedge.contains("tower-hedge-p95"), "{hedge}");
 }
+
+#[test]
+fn a_warmup_opens_the_window_of_a_run_without_a_fault() {
+    use retry_sim::time::SECOND;
+    let scenario = config::parse("duration = \"90s\"\nwarmup = \"30s\"", "w").unwrap();
+    let windows = scenario.variants[0].config.windows();
+    assert_eq!(windows.window, (30 * SECOND, 90 * SECOND));
+    let error = |text: &str| config::parse(text, "w").unwrap_err();
+    let late = error("duration = \"90s\"\nwarmup = \"90s\"");
+    assert!(late.contains("before the arrivals do"), "{late}");
+    let fault = error(
+        "warmup = \"30s\"\n[[faults]]\nkind = \"outage\"\nstart = \"120s\"\nduration = \"60s\"",
+    );
+    assert!(fault.contains("without a timed fault"), "{fault}");
+}

@@ -146,7 +146,7 @@ fn grpc_throttling_stops_hedges_that_get_answers_not_hedges_that_get_none() {
 #[test]
 fn a_hedged_run_is_a_function_of_its_seed() {
     let config = fault(throttle());
-    for name in ["tower-hedge-p95", "grpc-hedging-150ms"] {
+    for name in ["tower-hedge-p95", "grpc-hedging-150ms", "hedge-150ms"] {
         let spec = StrategySpec::named(name).unwrap();
         let a = run(&config, &spec, 3).unwrap();
         let b = run(&config, &spec, 3).unwrap();
