@@ -5,9 +5,9 @@
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use retry_core::Scope;
 use retry_core::fleet::{Fleet, FleetStats, FleetStatus};
 use retry_core::strategy::ConfiguredStrategy;
-use retry_core::Scope;
 use tokio::time::Instant;
 
 use super::ClientOptions;

@@ -227,7 +227,6 @@ impl Fleet {
     pub fn last_error(&self) -> Option<FleetError> {
         self.inner.syncer.last_error()
     }
-
 }
 
 impl FleetBuilder {
