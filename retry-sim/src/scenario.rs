@@ -113,9 +113,6 @@ pub fn builtin(id: &str, options: &Options) -> Result<Scenario, String> {
     if id.starts_with('f') {
         return crate::fleet::scenarios::builtin(id, options);
     }
-    if id.starts_with('h') {
-        return crate::hedge::scenarios::builtin(id, options);
-    }
     let base = |default_secs: f64| {
         let mut config = SimConfig::new();
         let horizon = options
@@ -300,11 +297,9 @@ pub fn builtin(id: &str, options: &Options) -> Result<Scenario, String> {
         ),
         other => {
             return Err(format!(
-                "unknown scenario `{other}`: expected one of {}, `all`, {} or `fleet`, {} or \
-                 `hedge`",
+                "unknown scenario `{other}`: expected one of {}, `all`, {} or `fleet`",
                 IDS.join(", "),
-                crate::fleet::scenarios::FLEET_IDS.join(", "),
-                crate::hedge::scenarios::HEDGE_IDS.join(", ")
+                crate::fleet::scenarios::FLEET_IDS.join(", ")
             ));
         }
     };

@@ -4,7 +4,6 @@
 use std::collections::VecDeque;
 
 use crate::fault::Phase;
-use crate::latency::{ReplicaPhases, TailLatency};
 use crate::rng::Rng;
 use crate::time::{MILLI, Nanos, SECOND};
 
@@ -28,9 +27,6 @@ pub enum ServiceTime {
         /// Standard deviation of the logarithm.
         sigma: f64,
     },
-    /// A long tail: most answers fast, a few slow, optionally slow replicas
-    /// ([`TailLatency`]).
-    Tail(TailLatency),
 }
 
 impl ServiceTime {
@@ -46,7 +42,6 @@ impl ServiceTime {
             ServiceTime::Exponential { mean } => secs(mean),
             ServiceTime::Constant { value } => secs(value),
             ServiceTime::LogNormal { median, sigma } => secs(median) * (sigma * sigma / 2.0).exp(),
-            ServiceTime::Tail(shape) => shape.mean_secs(),
         }
     }
 
@@ -58,13 +53,9 @@ impl ServiceTime {
                 let value = median as f64 * (sigma * rng.normal()).exp();
                 value.min(3600.0 * SECOND as f64) as Nanos
             }
-            ServiceTime::Tail(shape) => shape.sample(rng),
         }
     }
 }
-
-/// The random stream of a tail's slow replicas, forked from the service times' seed.
-const REPLICA_STREAM: u64 = 1;
 
 /// The service's shape.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -141,8 +132,6 @@ pub struct Server {
     last_refill: Nanos,
     service_rng: Rng,
     fail_rng: Rng,
-    /// The slow periods of a [`ServiceTime::Tail`] with slow replicas.
-    replicas: Option<ReplicaPhases>,
 }
 
 impl Server {
@@ -155,17 +144,6 @@ impl Server {
     /// ```
     pub fn new(config: ServerConfig, service_rng: Rng, fail_rng: Rng) -> Self {
         let phase = crate::fault::FaultSchedule::default().phases()[0];
-        // A stream of its own for the replicas, forked without drawing from the service's.
-        let replicas = match config.service {
-            ServiceTime::Tail(TailLatency {
-                slow_periods: Some(periods),
-                ..
-            }) => Some(ReplicaPhases::new(
-                periods,
-                Rng::stream(service_rng.clone().next_u64(), REPLICA_STREAM),
-            )),
-            _ => None,
-        };
         Self {
             config,
             phase,
@@ -176,7 +154,6 @@ impl Server {
             last_refill: 0,
             service_rng,
             fail_rng,
-            replicas,
         }
     }
 
@@ -258,10 +235,7 @@ impl Server {
 
     fn start(&mut self, now: Nanos) -> Admission {
         self.busy += 1;
-        let mut service = self.config.service.sample(&mut self.service_rng);
-        if let Some(replicas) = self.replicas.as_mut() {
-            service = replicas.stretch(service, now);
-        }
+        let service = self.config.service.sample(&mut self.service_rng);
         let fail = self.fail_rng.chance(self.phase.fail_probability);
         Admission::Started {
             done_at: now.saturating_add(service),
