@@ -152,8 +152,7 @@ impl SimConfig {
             return Err("the run must last at least 1 s".into());
         }
         if !self.processes.is_empty() {
-            if self.layers.len() != 1 || self.layers[0].instances as usize != self.processes.len()
-            {
+            if self.layers.len() != 1 || self.layers[0].instances as usize != self.processes.len() {
                 return Err(format!(
                     "{} processes need one layer of as many clients",
                     self.processes.len()
@@ -529,10 +528,14 @@ fn fleet_runtime(
 
 /// The oracle's split of the server's limit (the throttle's) over the run's processes.
 fn static_split(config: &SimConfig, strategy: &str) -> Result<StaticSplit, String> {
-    let throttle = config.faults.faults().iter().find_map(|fault| match fault.kind {
-        FaultKind::Throttle { rate, burst, .. } => Some((rate, burst)),
-        _ => None,
-    });
+    let throttle = config
+        .faults
+        .faults()
+        .iter()
+        .find_map(|fault| match fault.kind {
+            FaultKind::Throttle { rate, burst, .. } => Some((rate, burst)),
+            _ => None,
+        });
     match throttle {
         Some((limit, burst)) if !config.processes.is_empty() => {
             Ok(StaticSplit::new(limit, burst, &config.processes, 0))
@@ -651,7 +654,11 @@ impl<'a> Engine<'a> {
         if let Some(split) = self.split.as_mut() {
             split.resize(&self.config.processes, now);
         }
-        let crashed = self.config.processes.get(client as usize).and_then(|p| p.ends)
+        let crashed = self
+            .config
+            .processes
+            .get(client as usize)
+            .and_then(|p| p.ends)
             == Some((now, Ending::Crashes));
         if !crashed {
             return;

@@ -164,10 +164,7 @@ impl Shape {
             (rng.next_f64() * MOST_ERRORS * 1_000.0).round() / 1_000.0
         };
         let max_attempts = if rng.chance(0.3) { 5 } else { 3 };
-        let interval = log_uniform(
-            &mut rng,
-            (SYNC_INTERVALS.0 as f64, SYNC_INTERVALS.1 as f64),
-        );
+        let interval = log_uniform(&mut rng, (SYNC_INTERVALS.0 as f64, SYNC_INTERVALS.1 as f64));
         let sync_interval = (interval / MILLI as f64).round() as Nanos * MILLI;
         let start = if rng.chance(0.5) {
             Start::Cold
@@ -342,7 +339,9 @@ impl Shape {
 
     /// The attempts a call makes on average at the shape's 5xx, unthrottled.
     pub fn attempts_per_call(&self) -> f64 {
-        (0..self.max_attempts).map(|k| self.errors.powi(k as i32)).sum()
+        (0..self.max_attempts)
+            .map(|k| self.errors.powi(k as i32))
+            .sum()
     }
 
     /// The run's configuration.

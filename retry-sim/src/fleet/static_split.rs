@@ -122,6 +122,9 @@ mod tests {
         split.resize(&processes, SECOND);
         assert_eq!(split.turn(1, SECOND, 2 * SECOND), None);
         assert_eq!(split.turn(0, SECOND, 2 * SECOND), Some(SECOND));
-        assert_eq!(split.turn(0, SECOND, 2 * SECOND), Some(SECOND + SECOND / 10));
+        assert_eq!(
+            split.turn(0, SECOND, 2 * SECOND),
+            Some(SECOND + SECOND / 10)
+        );
     }
 }

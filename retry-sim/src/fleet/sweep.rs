@@ -83,9 +83,8 @@ pub fn measure(shape: &Shape, output: &RunOutput) -> ArmResult {
     };
     let seconds = |from: Nanos, to: Nanos| (from / SECOND) as usize..(to / SECOND) as usize;
     let ideal = |s: usize| (second(&output.arrivals, s) as f64 * per_call).min(shape.limit);
-    let admitted_in = |s: usize| {
-        second(&output.attempts, s).saturating_sub(second(&output.throttled, s)) as f64
-    };
+    let admitted_in =
+        |s: usize| second(&output.attempts, s).saturating_sub(second(&output.throttled, s)) as f64;
     let (mut admitted, mut could, mut sent, mut throttled, mut busiest) = (0.0, 0.0, 0, 0, 0);
     for s in seconds(from, to) {
         admitted += admitted_in(s);
@@ -385,7 +384,14 @@ pub fn trace(shape: &Shape, arm: usize) -> Result<String, String> {
 pub fn csv(results: &[ShapeResult]) -> String {
     let mut out = String::from("seed,shape");
     for arm in ARMS {
-        for field in ["admitted", "share_429", "busiest", "successes", "calls", "cold_start"] {
+        for field in [
+            "admitted",
+            "share_429",
+            "busiest",
+            "successes",
+            "calls",
+            "cold_start",
+        ] {
             let _ = write!(out, ",{arm}_{field}");
         }
     }
@@ -427,13 +433,7 @@ pub fn describe(result: &ShapeResult) -> String {
             }
         )
     };
-    format!(
-        "{} [{}; {}; {}]",
-        result.shape,
-        arm(1),
-        arm(0),
-        arm(2)
-    )
+    format!("{} [{}; {}; {}]", result.shape, arm(1), arm(0), arm(2))
 }
 
 fn fmt(value: f64) -> String {
