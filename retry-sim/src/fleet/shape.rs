@@ -171,21 +171,14 @@ impl Shape {
         } else {
             Start::Steady
         };
-        let skew = pick(
-            &mut rng,
-            &[
-                (1, Skew::Spread(1.0)),
-                (2, Skew::Spread(0.0)),
-                (1, Skew::Tiers { heavy: 0, max: 0.0 }),
-            ],
-        );
-        let skew = match skew {
-            Skew::Spread(s) if s == 0.0 => Skew::Spread(log_uniform(&mut rng, (1.0, MOST_SKEW))),
-            Skew::Tiers { .. } => Skew::Tiers {
+        // Even, spread or tiered: the kind first, then its figures (the same draws as before).
+        let skew = match pick(&mut rng, &[(1, 0), (2, 1), (1, 2)]) {
+            0 => Skew::Spread(1.0),
+            1 => Skew::Spread(log_uniform(&mut rng, (1.0, MOST_SKEW))),
+            _ => Skew::Tiers {
                 heavy: 1 + rng.below((n as u64 / 3).max(1)) as usize,
                 max: log_uniform(&mut rng, (2.0, MOST_SKEW)),
             },
-            even => even,
         };
         let arrivals = pick(
             &mut rng,

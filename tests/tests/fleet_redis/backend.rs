@@ -211,10 +211,7 @@ async fn forged_records_and_keys_of_another_type_are_a_lost_state_relearned() {
         .await
         .expect("synced");
     // The model, from the same forged state, gives the same reply and state.
-    assert_eq!(
-        step(&mut model, &settings, &again(2_000)),
-        Ok(reply.clone())
-    );
+    assert_eq!(step(&mut model, &settings, &again(2_000)), Ok(reply));
     let state = store.read_state(&keys).await.expect("readable");
     assert_eq!(state, model);
     let lease = lease_of(reply);
