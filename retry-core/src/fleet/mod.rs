@@ -206,7 +206,10 @@
 //!   the next sync.
 //! * **A hostile or corrupt store**: every value of a reply is checked against its bounds and
 //!   the report it answers ([`protocol::Reply::decode`]); a reply out of bounds is refused (a
-//!   warning; the lease stays as it was).
+//!   warning; the lease stays as it was). In the store, a process's record out of the
+//!   protocol's bounds ([`store_state::ProcessRecord::in_bounds`]: another client wrote it)
+//!   or a key of another type than the script writes is a lost state: dropped and re-learned
+//!   (the rate the processes knew adopted, the fleet's age kept).
 //!
 //! # The protocol, in a few lines
 //! * A [`Report`](protocol::Report) (per process and scope, since its last sync): calls ended,
