@@ -16,5 +16,6 @@ redis.call('ZRANGEBYSCORE', c, '-inf', '+inf', 'LIMIT', 0, 1)
 redis.call('ZREM', c, 'check')
 redis.call('ZCARD', c)
 redis.call('PEXPIRE', b, 1)
+redis.call('TYPE', a)
 redis.call('DEL', a, b, c)
 return 1

@@ -129,14 +129,14 @@
 //! `SCRIPT` but `LOAD`, `TIME` in a script): the processes send `PING`, `SCRIPT LOAD`,
 //! `EVALSHA` and `EVAL` (and `AUTH`/`HELLO` when connecting; redis-rs also sends `CLIENT
 //! SETINFO`, whose refusal it ignores), and the store script runs `HGET`, `HGETALL`, `HSET`,
-//! `HDEL`, `DEL`, `ZADD`, `ZCARD`, `ZRANGEBYSCORE`, `ZREM` and `PEXPIRE` on the prefix's keys,
+//! `HDEL`, `DEL`, `ZADD`, `ZCARD`, `ZRANGEBYSCORE`, `ZREM`, `PEXPIRE` and `TYPE` on the prefix's keys,
 //! which Redis's ACL checks too. On a cluster, the cluster client reads the slots with `CLUSTER
 //! SLOTS`. A least-privileged user:
 //!
 //! ```text
 //! ACL SETUSER fleet on >secret ~retry:* resetchannels -@all +ping +auth +hello +script|load
 //!     +evalsha +eval +hget +hgetall +hset +hdel +del +zadd +zcard +zrangebyscore +zrem +pexpire
-//!     +cluster|slots
+//!     +type +cluster|slots
 //! ```
 //!
 //! Every process attaching a scope must use the same configuration and options: the store

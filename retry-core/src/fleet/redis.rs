@@ -29,7 +29,7 @@ pub const STORE_SCRIPT: &str = include_str!("store.lua");
 /// The commands the store script runs on a scope's keys: with `EVALSHA`, `EVAL` and `SCRIPT
 /// LOAD`, every command a store's ACL must allow fleet mode (Redis checks a script's commands
 /// against its user too).
-pub const SCRIPT_COMMANDS: [&str; 10] = [
+pub const SCRIPT_COMMANDS: [&str; 11] = [
     "HGET",
     "HGETALL",
     "HSET",
@@ -40,6 +40,7 @@ pub const SCRIPT_COMMANDS: [&str; 10] = [
     "ZRANGEBYSCORE",
     "ZREM",
     "PEXPIRE",
+    "TYPE",
 ];
 
 /// The script [`RedisStore::check_keys`] runs: each of [`SCRIPT_COMMANDS`] on keys under the
