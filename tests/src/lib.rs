@@ -2,6 +2,7 @@
 //! share.
 
 pub mod fleet_acl;
+pub mod fleet_process;
 pub mod redis_cluster;
 pub mod redis_server;
 pub mod test_ca;

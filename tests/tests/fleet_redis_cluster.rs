@@ -17,11 +17,10 @@ use std::time::{Duration, Instant};
 use retry_core::fleet::keys::ScopeKeys;
 use retry_core::fleet::protocol::{ProcessId, Report, Settings};
 use retry_core::fleet::redis::{RedisStore, StoreOptions};
-use retry_core::fleet::{Fleet, FleetErrorKind, FleetStats, FleetStatus};
-use retry_core::{
-    ErrorKind, RetryConfig, RetryReason, RetryStrategy, Scope, StandardStrategy, retry,
-};
+use retry_core::fleet::{Fleet, FleetErrorKind, FleetStatus};
+use retry_core::{ErrorKind, RetryConfig, RetryReason, RetryStrategy, StandardStrategy, retry};
 use retry_tests::fleet_acl::{assert_only_client_setinfo_refused, least_privileged_user};
+use retry_tests::fleet_process::{self, attached, fleet_stats};
 use retry_tests::redis_cluster::RedisCluster;
 use retry_tests::redis_server::Resp;
 use tokio::sync::{Mutex, MutexGuard};
@@ -57,39 +56,12 @@ async fn cluster() -> Option<(RedisCluster, MutexGuard<'static, ()>)> {
 
 /// A "process": a `Fleet` on `url` with the tests' timing, as process `id`.
 async fn process(url: &str, id: u64) -> Fleet {
-    Fleet::connect(url)
-        .expect("a cluster URL")
-        .sync_interval(INTERVAL)
-        .command_timeout(COMMAND_TIMEOUT)
-        .process_id(ProcessId(id))
-        .start()
-        .await
-        .expect("starts")
+    fleet_process::start_process(url, id, INTERVAL, COMMAND_TIMEOUT).await
 }
 
-/// A private scope of `fleet` called `name` on `config`, and a strategy on it.
-fn attached(fleet: &Fleet, name: &str, config: &RetryConfig) -> StandardStrategy {
-    let scope = Scope::new(name, config);
-    fleet.attach_scope(&scope).expect("attaches");
-    StandardStrategy::builder(config.clone())
-        .scope(scope)
-        .build()
-}
-
-/// The scope's fleet figures (it is attached).
-fn fleet_stats(strategy: &StandardStrategy) -> FleetStats {
-    strategy.scope().stats().fleet.expect("attached")
-}
-
-/// Waits (sleeping on tokio, so that the sync tasks run) until `done` holds; panics naming
-/// `what` after [`PATIENCE`]. Returns how long it took.
-async fn wait_until(what: &str, mut done: impl FnMut() -> bool) -> Duration {
-    let start = Instant::now();
-    while !done() {
-        assert!(start.elapsed() < PATIENCE, "not {what} within {PATIENCE:?}");
-        tokio::time::sleep(Duration::from_millis(2)).await;
-    }
-    start.elapsed()
+/// Waits until `done` holds, at most [`PATIENCE`]; returns how long it took.
+async fn wait_until(what: &str, done: impl FnMut() -> bool) -> Duration {
+    fleet_process::wait_until(what, PATIENCE, done).await
 }
 
 /// Makes [`CALLS`] calls on `strategy` while the store is in `fault`, half first-try successes
