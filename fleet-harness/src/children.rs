@@ -1,6 +1,8 @@
 //! The client processes of a phase: this same binary in its client role, each killed by its
 //! PID when the guard drops (the phase ended, failed or was interrupted), their per-second
-//! lines read from their standard output.
+//! lines read from their standard output. The client timeline starts more of them during a
+//! phase, and ends the last started ones: `SIGKILL` (a crash) or `SIGTERM` (leaving), each by
+//! its PID.
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -11,6 +13,9 @@ use tokio::sync::mpsc;
 
 use crate::client::ClientOptions;
 use crate::wire::ClientSecond;
+
+/// How long a leaving client has to exit before it is killed.
+const LEAVE_GRACE: Duration = Duration::from_secs(5);
 
 /// What a client's output gave the harness.
 #[derive(Debug)]
@@ -33,12 +38,24 @@ impl Clients {
         options: &[ClientOptions],
         lines: &mpsc::UnboundedSender<ClientLine>,
     ) -> Result<Self, String> {
-        let program = std::env::current_exe()
-            .map_err(|error| format!("cannot find the harness's own binary: {error}"))?;
         let mut clients = Self {
             children: Vec::with_capacity(options.len()),
         };
         for options in options {
+            clients.add(options, lines)?;
+        }
+        Ok(clients)
+    }
+
+    /// Starts one more process.
+    pub fn add(
+        &mut self,
+        options: &ClientOptions,
+        lines: &mpsc::UnboundedSender<ClientLine>,
+    ) -> Result<(), String> {
+        let program = std::env::current_exe()
+            .map_err(|error| format!("cannot find the harness's own binary: {error}"))?;
+        {
             let mut child = Command::new(&program)
                 .arg("client")
                 .args(client_args(options))
@@ -54,9 +71,40 @@ impl Clients {
                 .take()
                 .ok_or_else(|| format!("client {} has no output pipe", options.index))?;
             tokio::spawn(forward_lines(options.index, stdout, lines.clone()));
-            clients.children.push((options.index, child));
+            self.children.push((options.index, child));
         }
-        Ok(clients)
+        Ok(())
+    }
+
+    /// Ends the `count` last started processes that still run: `SIGKILL` (`crash`) or
+    /// `SIGTERM` (they leave cleanly and exit), each by its PID. Returns their indexes.
+    pub async fn end_last(&mut self, count: u32, crash: bool) -> Result<Vec<u32>, String> {
+        let keep = self.children.len().saturating_sub(count as usize);
+        let ending = self.children.split_off(keep);
+        let mut ended = Vec::with_capacity(ending.len());
+        for (index, mut child) in ending {
+            let pid = child
+                .id()
+                .ok_or_else(|| format!("client {index} exited before it was ended"))?;
+            let signal = if crash { "-KILL" } else { "-TERM" };
+            let status = Command::new("kill")
+                .arg(signal)
+                .arg(pid.to_string())
+                .status()
+                .await
+                .map_err(|error| format!("kill {signal} {pid}: {error}"))?;
+            if !status.success() {
+                return Err(format!("kill {signal} {pid} (client {index}): {status}"));
+            }
+            // Reaped in the background; a leaving client that hangs is killed when dropped.
+            tokio::spawn(async move {
+                if tokio::time::timeout(LEAVE_GRACE, child.wait()).await.is_err() {
+                    let _ = child.start_kill();
+                }
+            });
+            ended.push(index);
+        }
+        Ok(ended)
     }
 
     /// Waits up to `timeout` for every client to exit; a client that failed or is still
@@ -113,6 +161,7 @@ fn client_args(options: &ClientOptions) -> Vec<String> {
         format!("--url={}", options.url),
         format!("--rate={}", options.rate),
         format!("--seconds={}", options.seconds),
+        format!("--first-second={}", options.first_second),
         format!("--origin-unix-ms={}", options.origin_unix_ms),
         format!("--seed={}", options.seed),
         format!("--mode={}", options.mode.name()),
@@ -123,6 +172,10 @@ fn client_args(options: &ClientOptions) -> Vec<String> {
     ];
     if let Some(url) = &options.redis_url {
         args.push(format!("--redis-url={url}"));
+    }
+    if let Some(rate) = options.split_rate {
+        args.push(format!("--split-rate={rate}"));
+        args.push(format!("--split-burst={}", options.split_burst));
     }
     if options.watch_leases {
         args.push("--watch-leases".to_owned());

@@ -21,6 +21,7 @@
 
 mod children;
 mod client;
+mod client_event;
 mod cluster_store;
 mod command_stats;
 mod duration_arg;

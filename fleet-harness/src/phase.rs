@@ -1,8 +1,8 @@
 //! One phase of a run: fresh client processes for `seconds`, the server's bucket and counts
 //! started over, the store flushed with its command counts reset (fleet mode), the fault
-//! timeline played (`+faults`), and a row per second collected as each second ends: the
-//! clients' counts, the server's, and the store's (its commands, each node's load, the
-//! scope's state).
+//! timeline played (`+faults`), the client timeline played (processes started, killed,
+//! leaving), and a row per second collected as each second ends: the clients' counts, the
+//! server's, and the store's (its commands, each node's load, the scope's state).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -12,6 +12,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use crate::children::{ClientLine, Clients};
+use crate::client_event::ClientAction;
 use crate::client::ClientOptions;
 use crate::client::{KEY_PREFIX, scope_names};
 use crate::cluster_store::topology;
@@ -71,7 +72,7 @@ pub async fn run_phase(
     let settings = context.settings;
     let rate = spec.rate.unwrap_or(context.default_rate);
     let redis = match spec.mode {
-        Mode::Local => None,
+        Mode::Local | Mode::Split => None,
         Mode::Fleet => Some(
             context
                 .redis
@@ -107,27 +108,29 @@ pub async fn run_phase(
     context
         .server
         .start_phase(origin, seconds_usize(settings.seconds));
-    let options: Vec<ClientOptions> = (0..settings.processes)
-        .map(|index| ClientOptions {
-            index,
-            url: context.server.url(),
-            rate,
-            seconds: settings.seconds,
-            origin_unix_ms,
-            seed: context.seed ^ (number << 32) ^ u64::from(index),
-            mode: spec.mode,
-            scope: settings.scope.clone(),
-            scopes: settings.scopes,
-            max_attempts: settings.max_attempts,
-            max_wait: settings.max_wait_ms,
-            redis_url: redis_url.clone(),
-            sync_interval: redis_url.as_ref().map(|_| settings.sync_interval_ms),
-            watch_leases: spec.faults,
-        })
-        .collect();
+    let template = ClientOptions {
+        index: 0,
+        url: context.server.url(),
+        rate,
+        seconds: settings.seconds,
+        first_second: 0,
+        origin_unix_ms,
+        seed: 0,
+        mode: spec.mode,
+        scope: settings.scope.clone(),
+        scopes: settings.scopes,
+        max_attempts: settings.max_attempts,
+        max_wait: settings.max_wait_ms,
+        redis_url: redis_url.clone(),
+        sync_interval: redis_url.as_ref().map(|_| settings.sync_interval_ms),
+        watch_leases: spec.faults,
+        split_rate: None,
+        split_burst: 1.0,
+    };
+    let mut running = Running::new(template, context.seed ^ (number << 32), settings);
+    let options = running.start(settings.processes, 0);
     let (line_sender, mut lines) = mpsc::unbounded_channel();
-    let clients = Clients::spawn(&options, &line_sender)?;
-    drop(line_sender);
+    let mut clients = Clients::spawn(&options, &line_sender)?;
     let name = spec.to_string();
     println!("{}", table::header(&name, settings.processes, rate));
     let (fault_sender, mut fault_events) = mpsc::unbounded_channel();
@@ -144,25 +147,46 @@ pub async fn run_phase(
             fault_sender,
         ))
     });
-    let mut collector = Collector::new(settings.processes);
+    let mut collector = Collector::new();
     let mut rows = Vec::new();
     let mut applied = Vec::new();
+    let mut client_events = settings.client_events.iter().peekable();
     for second in 0..settings.seconds {
+        let mut changed = Vec::new();
+        while let Some(event) = client_events.next_if(|event| event.at.as_secs() == second) {
+            tokio::time::sleep_until(origin + event.at).await;
+            match event.action {
+                ClientAction::Start => {
+                    for options in running.start(event.count, second) {
+                        clients.add(&options, &line_sender)?;
+                    }
+                }
+                ClientAction::Kill | ClientAction::Leave => {
+                    let crash = event.action == ClientAction::Kill;
+                    let ended = clients.end_last(event.count, crash).await?;
+                    running.end(&ended);
+                }
+            }
+            changed.push(*event);
+        }
         let end = origin + Duration::from_secs(second + 1);
         tokio::time::sleep_until(end - READ_LEAD).await;
         let (redis_second, store, nodes) = match &layout {
             Some(layout) => readings.read(layout.clone(), second).await,
             None => (None, None, Vec::new()),
         };
+        let expected = running.reporting(second);
         collector
-            .collect(&mut lines, second, end + COLLECT_GRACE)
+            .collect(&mut lines, second, expected, end + COLLECT_GRACE)
             .await?;
         while let Ok(event) = fault_events.try_recv() {
             applied.push(event?);
         }
-        let mut row = collector.row(second);
+        let mut row = collector.row(second, expected);
         let counts = context.server.second(seconds_usize(second));
-        (row.admitted, row.throttled) = (counts.admitted, counts.throttled);
+        (row.admitted, row.throttled, row.errors) =
+            (counts.admitted, counts.throttled, counts.errors);
+        row.client_events = changed;
         row.redis = redis_second;
         row.store = store;
         row.nodes = nodes;
@@ -177,6 +201,7 @@ pub async fn run_phase(
     if let Some(task) = fault_task {
         task.abort();
     }
+    drop(line_sender);
     clients.wait(EXIT_GRACE).await?;
     let summary_context = SummaryContext {
         limit: settings.limit.rate,
@@ -186,7 +211,9 @@ pub async fn run_phase(
     };
     let warmup = seconds_usize(settings.warmup_s).min(rows.len());
     let summary = Summary::of(&rows[warmup..], summary_context);
+    let cold_start_s = cold_start(&rows, settings.limit.rate);
     println!("{}", table::summary("summary", &summary));
+    println!("{}", table::goals(&summary, cold_start_s));
     let nodes = crate::node_stats::summaries(
         &rows[warmup..],
         settings.processes,
@@ -201,6 +228,7 @@ pub async fn run_phase(
         mode: spec.mode,
         rate,
         processes: settings.processes,
+        cold_start_s,
         episodes: episodes(&timeline, &applied, &rows, summary_context),
         nodes,
         faults: applied,
@@ -394,30 +422,135 @@ fn read_nodes(layout: &Layout, key: &str) -> NodesRead {
     }
 }
 
+/// How many seconds of admitted requests [`cold_start`] averages.
+const COLD_START_WINDOW: usize = 5;
+
+/// The share of the limit a cold fleet must reach (issue 25: 0.9 of the limit within 15 s).
+const COLD_START_SHARE: f64 = 0.9;
+
+/// The first second from which the server admitted, on average over [`COLD_START_WINDOW`]
+/// seconds, at least 0.9 of the limit or of what the clients offered (their calls) if less;
+/// `None` if never.
+pub fn cold_start(rows: &[Row], limit: f64) -> Option<u64> {
+    rows.windows(COLD_START_WINDOW.min(rows.len()).max(1))
+        .find(|window| {
+            let mean = |field: fn(&Row) -> u64| {
+                window.iter().map(field).sum::<u64>() as f64 / window.len() as f64
+            };
+            mean(|row| row.admitted) >= COLD_START_SHARE * mean(|row| row.calls).min(limit)
+        })
+        .and_then(|window| window.first())
+        .map(|row| row.second)
+}
+
+/// The client processes a phase has running, in the order they started (the timeline ends
+/// the last started first), and how each new one is set up.
+#[derive(Debug)]
+struct Running {
+    template: ClientOptions,
+    seed: u64,
+    limit: f64,
+    burst: f64,
+    rates: Vec<f64>,
+    /// Each running process: its index, its rate and the second it started in.
+    processes: Vec<(u32, f64, u64)>,
+    next_index: u32,
+}
+
+impl Running {
+    fn new(template: ClientOptions, seed: u64, settings: &RunSettings) -> Self {
+        Self {
+            template,
+            seed,
+            limit: settings.limit.rate,
+            burst: settings.limit.burst,
+            rates: settings.rates.clone(),
+            processes: Vec::new(),
+            next_index: 0,
+        }
+    }
+
+    /// The options of `count` new processes starting in `second`: the first ones at their
+    /// `--rates`, the rest at the phase's rate. In a `split` phase each gets the limit times
+    /// its share of the demand of the processes running with it (those running keep theirs:
+    /// a split sized by hand is static).
+    fn start(&mut self, count: u32, second: u64) -> Vec<ClientOptions> {
+        let first = self.processes.len();
+        for _ in 0..count {
+            let index = self.next_index;
+            let rate = self
+                .rates
+                .get(index as usize)
+                .copied()
+                .unwrap_or(self.template.rate);
+            self.processes.push((index, rate, second));
+            self.next_index += 1;
+        }
+        let demand: f64 = self.processes.iter().map(|(_, rate, _)| rate).sum();
+        self.processes[first..]
+            .iter()
+            .map(|&(index, rate, first_second)| {
+                let (split_rate, split_burst) = split_share(self.limit, self.burst, rate, demand);
+                ClientOptions {
+                    index,
+                    rate,
+                    first_second,
+                    seed: self.seed ^ u64::from(index),
+                    split_rate: (self.template.mode == Mode::Split).then_some(split_rate),
+                    split_burst,
+                    ..self.template.clone()
+                }
+            })
+            .collect()
+    }
+
+    /// Forgets the processes with these indexes (ended).
+    fn end(&mut self, ended: &[u32]) {
+        self.processes.retain(|(index, _, _)| !ended.contains(index));
+    }
+
+    /// How many running processes report `second` (those started by then).
+    fn reporting(&self, second: u64) -> u32 {
+        let count = self
+            .processes
+            .iter()
+            .filter(|(_, _, first)| *first <= second)
+            .count();
+        u32::try_from(count).unwrap_or(u32::MAX)
+    }
+}
+
+/// A process's static split at `rate` among processes offering `demand` in all: the limit
+/// times its share, and its part of the server's burst (at least one send), as the
+/// simulator's oracle split sizes it.
+pub fn split_share(limit: f64, burst: f64, rate: f64, demand: f64) -> (f64, f64) {
+    let share = rate / demand;
+    (limit * share, (burst * share).max(1.0))
+}
+
 /// The clients' lines, gathered by second.
 #[derive(Debug)]
 struct Collector {
-    processes: u32,
     pending: BTreeMap<u64, Vec<ClientSecond>>,
 }
 
 impl Collector {
-    fn new(processes: u32) -> Self {
+    fn new() -> Self {
         Self {
-            processes,
             pending: BTreeMap::new(),
         }
     }
 
-    /// Reads lines until every process has reported `second`, or `deadline`. A garbled line
-    /// is an error.
+    /// Reads lines until `expected` processes have reported `second`, or `deadline`. A
+    /// garbled line is an error.
     async fn collect(
         &mut self,
         lines: &mut mpsc::UnboundedReceiver<ClientLine>,
         second: u64,
+        expected: u32,
         deadline: Instant,
     ) -> Result<(), String> {
-        while self.pending.get(&second).map_or(0, Vec::len) < self.processes as usize {
+        while self.pending.get(&second).map_or(0, Vec::len) < expected as usize {
             match tokio::time::timeout_at(deadline, lines.recv()).await {
                 Ok(Some(ClientLine::Second(counts))) => {
                     self.pending.entry(counts.second).or_default().push(counts);
@@ -433,7 +566,7 @@ impl Collector {
     }
 
     /// The clients' sums for `second` (the server's and the store's figures left to fill).
-    fn row(&mut self, second: u64) -> Row {
+    fn row(&mut self, second: u64, expected: u32) -> Row {
         let reports = self.pending.remove(&second).unwrap_or_default();
         let mut row = Row {
             second,
@@ -460,7 +593,7 @@ impl Collector {
             row.latencies_us.append(&mut counts.latencies_us);
         }
         row.leases_live = live;
-        row.leases_live_since_ms = live_since.filter(|_| live == Some(self.processes));
+        row.leases_live_since_ms = live_since.filter(|_| live == Some(expected));
         let mut latencies = row.latencies_us.clone();
         row.p50_us = crate::percentile::percentile(&mut latencies, 50.0);
         row.p99_us = crate::percentile::percentile(&mut latencies, 99.0);
@@ -489,4 +622,109 @@ fn unix_ms(time: SystemTime) -> u64 {
 
 fn seconds_usize(seconds: u64) -> usize {
     usize::try_from(seconds).unwrap_or(usize::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(second: u64, admitted: u64, calls: u64) -> Row {
+        Row {
+            second,
+            admitted,
+            calls,
+            ..Row::default()
+        }
+    }
+
+    #[test]
+    fn the_split_gives_each_process_the_limit_times_its_demand_share() {
+        // The issue's mixed demand: 2 x 250/s and 4 x 25/s against 300/s, a burst of 15.
+        let demand = 2.0 * 250.0 + 4.0 * 25.0;
+        let (busy, busy_burst) = split_share(300.0, 15.0, 250.0, demand);
+        let (light, light_burst) = split_share(300.0, 15.0, 25.0, demand);
+        assert_eq!((busy, light), (125.0, 12.5));
+        assert_eq!(busy_burst, 6.25);
+        // A light process's part of the burst is under one send: it still sends one.
+        assert_eq!(light_burst, 1.0);
+        assert_eq!(2.0 * busy + 4.0 * light, 300.0);
+    }
+
+    #[test]
+    fn processes_start_at_their_rates_and_the_last_started_end_first() {
+        let settings = RunSettings {
+            limit: crate::server::Limit {
+                rate: 300.0,
+                burst: 15.0,
+                retry_after_secs: 1,
+                enforced_after: Duration::ZERO,
+                error_rate: 0.0,
+                error_seed: 1,
+            },
+            processes: 3,
+            rates: vec![200.0, 50.0, 50.0],
+            client_events: Vec::new(),
+            seconds: 60,
+            warmup_s: 10,
+            sync_interval_ms: Duration::from_secs(1),
+            max_attempts: 3,
+            max_wait_ms: Duration::from_millis(100),
+            scope: "harness".to_owned(),
+            scopes: 1,
+            cluster: false,
+        };
+        let template = ClientOptions {
+            index: 0,
+            url: String::new(),
+            rate: 100.0,
+            seconds: 60,
+            first_second: 0,
+            origin_unix_ms: 0,
+            seed: 0,
+            mode: Mode::Split,
+            scope: "harness".to_owned(),
+            scopes: 1,
+            max_attempts: 3,
+            max_wait: Duration::from_millis(100),
+            redis_url: None,
+            sync_interval: None,
+            watch_leases: false,
+            split_rate: None,
+            split_burst: 1.0,
+        };
+        let mut running = Running::new(template, 7, &settings);
+        let first = running.start(3, 0);
+        let rates: Vec<(f64, Option<f64>)> = first
+            .iter()
+            .map(|options| (options.rate, options.split_rate))
+            .collect();
+        assert_eq!(
+            rates,
+            [(200.0, Some(200.0)), (50.0, Some(50.0)), (50.0, Some(50.0))]
+        );
+        // One joins at second 20 at the phase's rate: its share is of the 400/s now offered.
+        let joined = running.start(1, 20);
+        assert_eq!(
+            (joined[0].index, joined[0].rate, joined[0].split_rate),
+            (3, 100.0, Some(75.0))
+        );
+        assert_eq!(joined[0].first_second, 20);
+        assert_eq!((running.reporting(19), running.reporting(20)), (3, 4));
+        running.end(&[3, 2]);
+        assert_eq!(running.reporting(30), 2);
+    }
+
+    #[test]
+    fn the_cold_start_is_the_first_second_of_five_at_nine_tenths() {
+        let mut rows: Vec<Row> = (0..20).map(|second| row(second, 100, 1000)).collect();
+        for (second, row) in rows.iter_mut().enumerate().skip(6) {
+            row.admitted = if second == 6 { 400 } else { 470 };
+        }
+        // Seconds 6-10 average 456/s: 0.912 of a 500/s limit.
+        assert_eq!(cold_start(&rows, 500.0), Some(6));
+        // Offered less than the limit: 0.9 of what was offered.
+        let light: Vec<Row> = (0..10).map(|second| row(second, 95, 100)).collect();
+        assert_eq!(cold_start(&light, 500.0), Some(0));
+        assert_eq!(cold_start(&rows[..5], 500.0), None);
+    }
 }

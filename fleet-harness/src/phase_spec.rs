@@ -1,6 +1,6 @@
 //! What one phase of a run is: the clients' mode, their request rate and whether the fault
 //! timeline plays. Written `MODE[@RATE][+faults]` on the command line: `local`, `fleet`,
-//! `fleet@900`, `fleet+faults`.
+//! `split`, `fleet@900`, `fleet+faults`.
 
 use std::fmt;
 use std::str::FromStr;
@@ -16,6 +16,10 @@ pub enum Mode {
     /// The scope attached to a fleet on the harness's `redis-server`: one budget and one
     /// limiter for all processes.
     Fleet,
+    /// Each process on its own as in `local`, behind a fixed gate at the server's limit times
+    /// its share of the demand (the simulator's oracle static split; a per-process `governor`
+    /// sized by hand).
+    Split,
 }
 
 impl Mode {
@@ -24,6 +28,7 @@ impl Mode {
         match self {
             Mode::Local => "local",
             Mode::Fleet => "fleet",
+            Mode::Split => "split",
         }
     }
 }
@@ -35,7 +40,10 @@ impl FromStr for Mode {
         match text {
             "local" => Ok(Mode::Local),
             "fleet" => Ok(Mode::Fleet),
-            other => Err(format!("unknown mode `{other}` (write `local` or `fleet`)")),
+            "split" => Ok(Mode::Split),
+            other => Err(format!(
+                "unknown mode `{other}` (write `local`, `fleet` or `split`)"
+            )),
         }
     }
 }
@@ -74,9 +82,9 @@ impl FromStr for PhaseSpec {
         let mode = mode
             .parse()
             .map_err(|error| format!("phase `{text}`: {error}; e.g. `fleet@900+faults`"))?;
-        if faults && mode == Mode::Local {
+        if faults && mode != Mode::Fleet {
             return Err(format!(
-                "phase `{text}`: faults act on redis-server, which a local phase does not use"
+                "phase `{text}`: faults act on redis-server, which only a fleet phase uses"
             ));
         }
         Ok(PhaseSpec { mode, rate, faults })
@@ -117,6 +125,8 @@ mod tests {
             (local.mode, local.rate, local.faults),
             (Mode::Local, None, false)
         );
+        let split: PhaseSpec = "split".parse().expect("valid");
+        assert_eq!((split.mode, split.to_string().as_str()), (Mode::Split, "split"));
     }
 
     #[test]
@@ -125,7 +135,8 @@ mod tests {
             ("remote", "unknown mode `remote`"),
             ("fleet@fast", "`fast` is not a rate"),
             ("fleet@0", "must be positive"),
-            ("local+faults", "a local phase does not use"),
+            ("local+faults", "only a fleet phase uses"),
+            ("split+faults", "only a fleet phase uses"),
         ];
         for (text, expected) in cases {
             let error = text.parse::<PhaseSpec>().unwrap_err();

@@ -25,6 +25,8 @@ pub struct Row {
     pub admitted: u64,
     /// Requests the server answered 429.
     pub throttled: u64,
+    /// Requests the server admitted but answered 503 (`--error-rate`; counted in `admitted`).
+    pub errors: u64,
     /// Attempts the clients sent.
     pub attempts: u64,
     /// Calls that ended.
@@ -57,6 +59,8 @@ pub struct Row {
     pub nodes: Vec<NodeSecond>,
     /// The faults that struck in this second.
     pub faults: Vec<FaultAction>,
+    /// The client timeline's events in this second.
+    pub client_events: Vec<crate::client_event::ClientEvent>,
     /// The latencies behind the percentiles (kept for the summaries, not written).
     #[serde(skip)]
     pub latencies_us: Vec<u64>,
@@ -104,6 +108,9 @@ pub struct PhaseReport {
     pub rows: Vec<Row>,
     /// The figures after the warm-up.
     pub summary: Summary,
+    /// The first second from which the server admitted 0.9 of the limit (or of the offered
+    /// calls, if fewer) over 5 seconds (`None`: never).
+    pub cold_start_s: Option<u64>,
     /// Each store node's load after the warm-up (fleet mode).
     pub nodes: Vec<NodeSummary>,
     /// Each fault's episode (`+faults` phases).
@@ -124,8 +131,12 @@ pub struct RunReport {
 pub struct RunSettings {
     /// The server's limit.
     pub limit: Limit,
-    /// Client processes per phase.
+    /// Client processes at the start of each phase.
     pub processes: u32,
+    /// Each of those processes' calls per second (`--rates`; empty: the phase's rate).
+    pub rates: Vec<f64>,
+    /// The client processes' timeline, in every phase.
+    pub client_events: Vec<crate::client_event::ClientEvent>,
     /// Seconds per phase.
     pub seconds: u64,
     /// Seconds left out of the summaries at the start of each phase.
@@ -164,7 +175,7 @@ pub fn write_json(report: &RunReport, path: &Path) -> io::Result<()> {
 const CSV_HEADER: &str = "phase,second,admitted,throttled,attempts,calls,successes,failures,\
     shed,p50_ms,p99_ms,redis_window_s,redis_evalsha,redis_eval,redis_sent,redis_total,clients,\
     leases_live,send_rate,store_engaged,store_fleet_rate,store_w_max,store_admitted_rate,\
-    store_calls_rate,store_pool,store_leased,faults";
+    store_calls_rate,store_pool,store_leased,faults,errors,client_events";
 
 /// Writes every phase's rows as CSV to `path` (empty cells for figures not measured).
 pub fn write_csv(report: &RunReport, path: &Path) -> io::Result<()> {
@@ -216,6 +227,12 @@ fn csv_fields(row: &Row) -> String {
         store(|view| view.pool.to_string()),
         store(|view| view.leased.to_string()),
         faults.join(" "),
+        row.errors.to_string(),
+        row.client_events
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(" "),
     ]
     .join(",")
 }
@@ -237,6 +254,6 @@ mod tests {
         assert_eq!(fields.split(',').count() + 1, CSV_HEADER.split(',').count());
         assert!(fields.starts_with("4,500,0,"), "{fields}");
         assert!(fields.contains(",,1.500,,,,,,"), "{fields}");
-        assert!(fields.ends_with(",0,,,,,,,,,,stop"), "{fields}");
+        assert!(fields.ends_with(",0,,,,,,,,,,stop,0,"), "{fields}");
     }
 }

@@ -9,6 +9,7 @@ use std::time::Duration;
 use clap::Args;
 
 use crate::client::{KEY_PREFIX, scope_names};
+use crate::client_event::{ClientEvent, check_client_timeline};
 use crate::cluster_store::ClusterStore;
 use crate::duration_arg::parse_duration;
 use crate::fault::{Fault, check_timeline};
@@ -23,17 +24,24 @@ use crate::table;
 /// The harness's options.
 #[derive(Debug, Clone, Args)]
 pub struct RunOptions {
-    /// Client processes per phase (the issue's runs use 8 or more).
-    #[arg(long, default_value_t = 8)]
-    pub processes: u32,
+    /// Client processes per phase at its start (the issue's runs use 8 or more; default 8, or
+    /// as many as `--rates` names).
+    #[arg(long)]
+    pub processes: Option<u32>,
+    /// Each process's own calls per second, comma-separated (mixed demand: `250,250,25,25,25,25`
+    /// is 6 processes, 2 busy and 4 light); replaces `--rate` for the processes at the start.
+    #[arg(long, value_delimiter = ',')]
+    pub rates: Vec<f64>,
     /// Calls per second per process (Poisson arrivals); a phase may name its own
     /// (`fleet@900`). The default, 8 x 90 = 720/s against 500/s, is the simulator's S3
     /// (700/s against a 500/s limit).
     #[arg(long, default_value_t = 90.0)]
     pub rate: f64,
     /// The phases in order, comma-separated, each `MODE[@RATE][+faults]`: `local` (each
-    /// process on its own), `fleet` (the scope attached to the fleet on Redis), `@RATE` calls
-    /// per second per process, `+faults` plays the fault timeline.
+    /// process on its own), `fleet` (the scope attached to the fleet on Redis), `split` (each
+    /// process on its own behind a fixed gate at the limit times its share of the demand: the
+    /// oracle's static split), `@RATE` calls per second per process, `+faults` plays the fault
+    /// timeline.
     #[arg(long, value_delimiter = ',', default_value = "local,fleet")]
     pub phases: Vec<PhaseSpec>,
     /// Each phase's length, in whole seconds.
@@ -61,7 +69,17 @@ pub struct RunOptions {
     /// server on the same port), `flushall`; repeat the option for each fault.
     #[arg(long = "fault")]
     pub faults: Vec<Fault>,
-    /// The fleet's sync interval.
+    /// A change of the client processes in every phase: `<time>:<action>:<count>`, the action
+    /// one of `start` (new processes at `--rate`), `kill` (the last started ones crash:
+    /// SIGKILL), `leave` (they exit cleanly: SIGTERM); repeat the option for each
+    /// (`--client-event 30s:start:4 --client-event 45s:kill:3`).
+    #[arg(long = "client-event")]
+    pub client_events: Vec<ClientEvent>,
+    /// The share of admitted requests the server answers 503 (drawn at random from `--seed`),
+    /// in [0, 1): a flaky upstream as well as a throttling one.
+    #[arg(long, default_value_t = 0.0)]
+    pub error_rate: f64,
+    /// The fleet's sync interval (e.g. `250ms`, `5s`).
     #[arg(long, default_value = "1s", value_parser = parse_duration)]
     pub sync_interval: Duration,
     /// Attempts per call.
@@ -124,8 +142,12 @@ fn check(options: &RunOptions) -> Result<(RunSettings, Vec<Fault>), String> {
     if !(options.burst.is_finite() && options.burst >= 1.0) {
         return Err(format!("--burst must be at least 1, not {}", options.burst));
     }
-    if options.processes == 0 {
-        return Err("--processes must be at least 1".to_owned());
+    let processes = check_processes(options)?;
+    if !(options.error_rate.is_finite() && (0.0..1.0).contains(&options.error_rate)) {
+        return Err(format!(
+            "--error-rate must be in [0, 1) (a share of admitted requests), not {}",
+            options.error_rate
+        ));
     }
     if options.scopes == 0 {
         return Err("--scopes must be at least 1".to_owned());
@@ -144,6 +166,15 @@ fn check(options: &RunOptions) -> Result<(RunSettings, Vec<Fault>), String> {
     if options.sync_interval.is_zero() || options.max_wait.is_zero() {
         return Err("--sync-interval and --max-wait must be longer than zero".to_owned());
     }
+    if !options.sync_interval.subsec_nanos().is_multiple_of(1_000_000)
+        || options.sync_interval > MAX_SYNC_INTERVAL
+    {
+        return Err(format!(
+            "--sync-interval must be whole milliseconds up to 1 h (fleet mode's bounds), not \
+             {:?}",
+            options.sync_interval
+        ));
+    }
     let playing = options.phases.iter().any(|phase| phase.faults);
     match (playing, options.faults.is_empty()) {
         (true, true) => {
@@ -161,6 +192,8 @@ fn check(options: &RunOptions) -> Result<(RunSettings, Vec<Fault>), String> {
         options.duration,
         options.redis_cluster,
     )?;
+    let client_events =
+        check_client_timeline(options.client_events.clone(), processes, options.duration)?;
     let settings = RunSettings {
         limit: Limit {
             rate: options.limit,
@@ -170,8 +203,12 @@ fn check(options: &RunOptions) -> Result<(RunSettings, Vec<Fault>), String> {
                 "enforce-after",
                 options.enforce_after,
             )?),
+            error_rate: options.error_rate,
+            error_seed: options.seed,
         },
-        processes: options.processes,
+        processes,
+        rates: options.rates.clone(),
+        client_events,
         seconds,
         warmup_s,
         sync_interval_ms: options.sync_interval,
@@ -183,6 +220,49 @@ fn check(options: &RunOptions) -> Result<(RunSettings, Vec<Fault>), String> {
     };
     Ok((settings, timeline))
 }
+
+/// The processes at a phase's start: `--processes`, or as many as `--rates` names (both given,
+/// they must agree); each rate positive, and no phase naming its own rate besides `--rates`.
+fn check_processes(options: &RunOptions) -> Result<u32, String> {
+    if let Some(bad) = options
+        .rates
+        .iter()
+        .find(|rate| !(rate.is_finite() && **rate > 0.0))
+    {
+        return Err(format!(
+            "--rates: each rate must be a positive number, not {bad}"
+        ));
+    }
+    let named = u32::try_from(options.rates.len()).map_err(|_| "--rates names too many")?;
+    let processes = match (options.processes, named) {
+        (Some(0), _) => return Err("--processes must be at least 1".to_owned()),
+        (Some(processes), 0) => processes,
+        (None, 0) => DEFAULT_PROCESSES,
+        (None, named) => named,
+        (Some(processes), named) if processes == named => processes,
+        (Some(processes), named) => {
+            return Err(format!(
+                "--processes {processes} but --rates names {named} rates: give one rate per \
+                 process, or leave --processes out"
+            ));
+        }
+    };
+    if named > 0 {
+        if let Some(phase) = options.phases.iter().find(|phase| phase.rate.is_some()) {
+            return Err(format!(
+                "phase `{phase}` names its own rate and --rates names each process's: give one"
+            ));
+        }
+    }
+    Ok(processes)
+}
+
+/// The longest sync interval fleet mode takes (`retry_core::fleet::protocol::MAX_WINDOW_MS`).
+const MAX_SYNC_INTERVAL: Duration =
+    Duration::from_millis(retry_core::fleet::protocol::MAX_WINDOW_MS);
+
+/// Client processes per phase when neither `--processes` nor `--rates` says.
+const DEFAULT_PROCESSES: u32 = 8;
 
 /// Runs the harness's role to the end and writes its reports.
 pub fn main(options: RunOptions) -> Result<(), String> {
@@ -265,6 +345,7 @@ async fn run(
     println!("\n== summaries (after the {} s warm-up)", settings.warmup_s);
     for phase in &phases {
         println!("{}", table::summary(&phase.name, &phase.summary));
+        println!("{}", table::goals(&phase.summary, phase.cold_start_s));
         if !phase.nodes.is_empty() {
             println!("{}", table::nodes(&phase.nodes));
         }
@@ -343,7 +424,7 @@ mod tests {
 
     #[test]
     fn inconsistent_options_are_refused_before_anything_starts() {
-        let cases: [(&[&str], &str); 6] = [
+        let cases: [(&[&str], &str); 14] = [
             (&["--duration", "1.5s"], "whole seconds"),
             (
                 &["--duration", "10s", "--warmup", "10s"],
@@ -353,10 +434,49 @@ mod tests {
             (&["--phases", "fleet+faults"], "no --fault"),
             (&["--fault", "5s:stop"], "no phase plays it"),
             (&["--rate=-3"], "positive"),
+            (&["--rates", "250,0,25"], "each rate must be a positive number"),
+            (&["--rates", "250,fast"], "invalid value"),
+            (&["--rates", "250,25", "--processes", "3"], "names 2 rates"),
+            (&["--rates", "250,25", "--phases", "fleet@90"], "names its own rate"),
+            (&["--error-rate", "1"], "in [0, 1)"),
+            (&["--error-rate=-0.1"], "in [0, 1)"),
+            (&["--client-event", "30s:kill:8"], "no process running"),
+            (&["--sync-interval", "1.5ms"], "whole milliseconds"),
         ];
         for (args, expected) in cases {
             let error = check_args(args).unwrap_err();
             assert!(error.contains(expected), "{args:?}: {error}");
         }
+    }
+
+    #[test]
+    fn the_new_shapes_are_read_into_the_settings() {
+        let (settings, _) = check_args(&[
+            "--rates",
+            "250,250,25,25,25,25",
+            "--error-rate",
+            "0.1",
+            "--sync-interval",
+            "250ms",
+            "--client-event",
+            "40s:kill:3",
+            "--client-event",
+            "20s:start:4",
+            "--phases",
+            "local,fleet,split",
+        ])
+        .expect("valid");
+        assert_eq!(settings.processes, 6);
+        assert_eq!(settings.rates, [250.0, 250.0, 25.0, 25.0, 25.0, 25.0]);
+        assert_eq!(settings.limit.error_rate, 0.1);
+        assert_eq!(settings.sync_interval_ms, Duration::from_millis(250));
+        let events: Vec<String> = settings
+            .client_events
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(events, ["20s:start:4", "40s:kill:3"]);
+        let (five, _) = check_args(&["--sync-interval", "5s"]).expect("valid");
+        assert_eq!(five.sync_interval_ms, Duration::from_secs(5));
     }
 }

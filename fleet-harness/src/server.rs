@@ -1,6 +1,8 @@
 //! The throttling HTTP server on loopback: admits `rate` requests per second across all
 //! clients (a [`TokenBucket`] with a small burst) and answers the rest `429 Too Many Requests`
-//! with `Retry-After` (RFC 9110 section 10.2.3), counting both per second of the phase.
+//! with `Retry-After` (RFC 9110 section 10.2.3); of the admitted requests it answers a share
+//! drawn at random from a seed `503 Service Unavailable` (a flaky upstream), counting each
+//! answer per second of the phase.
 
 use std::convert::Infallible;
 use std::io;
@@ -35,6 +37,10 @@ pub struct Limit {
     /// `rate` (the simulator's S3 starts throttling a fleet in its steady state).
     #[serde(rename = "enforced_after_ms", serialize_with = "crate::report::millis")]
     pub enforced_after: Duration,
+    /// The share of admitted requests answered `503` (drawn at random, seeded), in [0, 1).
+    pub error_rate: f64,
+    /// The seed of those draws.
+    pub error_seed: u64,
 }
 
 /// What the server answered in one second of a phase.
@@ -44,6 +50,19 @@ pub struct ServerSecond {
     pub admitted: u64,
     /// Requests refused (answered 429).
     pub throttled: u64,
+    /// Requests admitted but answered 503 (the `error_rate` share).
+    pub errors: u64,
+}
+
+/// The server's answer to one request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Answer {
+    /// 200.
+    Ok,
+    /// 429 with `Retry-After`: over the limit.
+    Throttled,
+    /// 503: admitted (a token taken) but failed.
+    Unavailable,
 }
 
 /// A running server; it stops when dropped.
@@ -61,6 +80,7 @@ struct PhaseCounts {
     origin: Instant,
     bucket: TokenBucket,
     seconds: Vec<ServerSecond>,
+    errors: fastrand::Rng,
 }
 
 impl PhaseCounts {
@@ -70,22 +90,34 @@ impl PhaseCounts {
             origin,
             bucket: TokenBucket::new(limit.rate, limit.burst),
             seconds: vec![ServerSecond::default(); seconds],
+            errors: fastrand::Rng::with_seed(limit.error_seed),
         }
     }
 
-    /// Admits or refuses a request arriving now, and counts it in its second.
-    fn answer(&mut self) -> bool {
+    /// Admits or refuses a request arriving now (an admitted one may fail), and counts it in
+    /// its second.
+    fn answer(&mut self) -> Answer {
         let since = Instant::now().saturating_duration_since(self.origin);
         let admitted = since < self.limit.enforced_after || self.bucket.admit(since);
         let second = usize::try_from(since.as_secs()).unwrap_or(usize::MAX);
+        let answer = if !admitted {
+            Answer::Throttled
+        } else if self.limit.error_rate > 0.0 && self.errors.f64() < self.limit.error_rate {
+            Answer::Unavailable
+        } else {
+            Answer::Ok
+        };
         if let Some(counts) = self.seconds.get_mut(second) {
-            if admitted {
-                counts.admitted += 1;
-            } else {
-                counts.throttled += 1;
+            match answer {
+                Answer::Ok => counts.admitted += 1,
+                Answer::Throttled => counts.throttled += 1,
+                Answer::Unavailable => {
+                    counts.admitted += 1;
+                    counts.errors += 1;
+                }
             }
         }
-        admitted
+        answer
     }
 }
 
@@ -142,11 +174,11 @@ async fn accept_loop(
         let state = Arc::clone(&state);
         let retry_after = retry_after.clone();
         let service = service_fn(move |_request: hyper::Request<hyper::body::Incoming>| {
-            let admitted = state
+            let answer = state
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .answer();
-            let response = reply(admitted, &retry_after);
+            let response = reply(answer, &retry_after);
             async move { Ok::<_, Infallible>(response) }
         });
         tokio::spawn(async move {
@@ -158,17 +190,18 @@ async fn accept_loop(
     }
 }
 
-fn reply(admitted: bool, retry_after: &HeaderValue) -> Response<Full<Bytes>> {
-    let mut response = Response::new(Full::new(Bytes::from_static(if admitted {
-        b"ok"
-    } else {
-        b""
-    })));
-    if !admitted {
-        *response.status_mut() = StatusCode::TOO_MANY_REQUESTS;
-        response
-            .headers_mut()
-            .insert(RETRY_AFTER, retry_after.clone());
+fn reply(answer: Answer, retry_after: &HeaderValue) -> Response<Full<Bytes>> {
+    let body = if answer == Answer::Ok { "ok" } else { "" };
+    let mut response = Response::new(Full::new(Bytes::from_static(body.as_bytes())));
+    match answer {
+        Answer::Ok => {}
+        Answer::Throttled => {
+            *response.status_mut() = StatusCode::TOO_MANY_REQUESTS;
+            response
+                .headers_mut()
+                .insert(RETRY_AFTER, retry_after.clone());
+        }
+        Answer::Unavailable => *response.status_mut() = StatusCode::SERVICE_UNAVAILABLE,
     }
     response
 }
@@ -185,6 +218,8 @@ mod tests {
             burst: 3.0,
             retry_after_secs: 1,
             enforced_after: Duration::ZERO,
+            error_rate: 0.0,
+            error_seed: 1,
         }
     }
 
@@ -234,5 +269,22 @@ mod tests {
             let response = client.get(server.url()).send().await.expect("answers");
             assert_eq!(response.status(), StatusCode::OK);
         }
+    }
+
+    #[test]
+    fn the_error_rate_answers_its_share_of_admitted_requests_503() {
+        let flaky = Limit {
+            rate: 1000.0,
+            burst: 10_000.0,
+            error_rate: 0.1,
+            ..limit()
+        };
+        let mut counts = PhaseCounts::new(flaky, Instant::now(), 1);
+        let answers: Vec<Answer> = (0..10_000).map(|_| counts.answer()).collect();
+        let failed = answers.iter().filter(|a| **a == Answer::Unavailable).count();
+        assert!((900..1100).contains(&failed), "{failed} of 10000 answered 503");
+        assert!(!answers.contains(&Answer::Throttled));
+        let second = counts.seconds[0];
+        assert_eq!((second.admitted, second.errors), (10_000, failed as u64));
     }
 }

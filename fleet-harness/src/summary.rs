@@ -23,8 +23,21 @@ pub struct Summary {
     pub admitted_max_1s_ratio: f64,
     /// The most requests admitted per second over any 10 consecutive seconds, over the limit.
     pub admitted_max_10s_ratio: f64,
+    /// The most requests sent (admitted and refused) in one second, over the limit.
+    pub sent_max_1s_ratio: f64,
+    /// The admitted rate over what could be admitted: the limit, or the calls offered if
+    /// fewer (issue 25's first goal).
+    pub admitted_of_possible: f64,
     /// The server's 429s over everything it answered.
     pub throttled_share: f64,
+    /// The server's 503s over everything it answered.
+    pub error_share: f64,
+    /// Calls that ended in success.
+    pub successes: u64,
+    /// Calls that failed after an attempt.
+    pub failures: u64,
+    /// Calls shed before their first attempt.
+    pub shed: u64,
     /// Attempts per second.
     pub attempts_per_s: f64,
     /// Calls that ended per second.
@@ -95,6 +108,13 @@ impl Summary {
         let ms = |micros: Option<u64>| micros.map(|us| us as f64 / 1000.0);
         let p50_ms = ms(percentile(&mut latencies, 50.0));
         let max_1s = rows.iter().map(|row| row.admitted).max().unwrap_or(0) as f64;
+        let sent_max_1s = rows
+            .iter()
+            .map(|row| row.admitted + row.throttled)
+            .max()
+            .unwrap_or(0) as f64;
+        let total = |field: fn(&Row) -> u64| rows.iter().map(field).sum::<u64>();
+        let possible = (calls / seconds).min(context.limit);
         let max_10s = rows
             .windows(10.min(rows.len()))
             .map(|window| window.iter().map(|row| row.admitted).sum::<u64>() as f64)
@@ -106,7 +126,13 @@ impl Summary {
             admitted_per_s: admitted / seconds,
             admitted_max_1s_ratio: max_1s / context.limit,
             admitted_max_10s_ratio: max_10s / context.limit,
+            sent_max_1s_ratio: sent_max_1s / context.limit,
+            admitted_of_possible: share(admitted / seconds, possible),
             throttled_share: share(throttled, admitted + throttled),
+            error_share: share(sum(|row| row.errors), admitted + throttled),
+            successes: total(|row| row.successes),
+            failures: total(|row| row.failures),
+            shed: total(|row| row.shed),
             attempts_per_s: sum(|row| row.attempts) / seconds,
             calls_per_s: calls / seconds,
             success_share: share(sum(|row| row.successes), calls),
@@ -201,6 +227,10 @@ mod tests {
         assert_eq!(summary.admitted_max_1s_ratio, 1.1);
         assert_eq!(summary.admitted_max_10s_ratio, 1.0);
         assert_eq!(summary.throttled_share, 400.0 / 2400.0);
+        assert_eq!(summary.sent_max_1s_ratio, 1.2);
+        // 500/s admitted of min(500 calls/s offered, 500/s).
+        assert_eq!(summary.admitted_of_possible, 1.0);
+        assert_eq!((summary.successes, summary.failures), (2000, 0));
         assert_eq!(summary.p50_ms, Some(0.5));
         let redis = summary.redis.expect("fleet mode");
         // 64 commands over 4 seconds of readings (the last one's window is 2 s).

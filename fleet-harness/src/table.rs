@@ -60,7 +60,12 @@ pub fn line(row: &Row) -> String {
                 .map(|redis| field(&redis) as f64 / redis.window_s.max(1) as f64),
         )
     };
-    let faults: Vec<&str> = row.faults.iter().map(|fault| fault.name()).collect();
+    let faults: Vec<String> = row
+        .faults
+        .iter()
+        .map(|fault| fault.name().to_owned())
+        .chain(row.client_events.iter().map(ToString::to_string))
+        .collect();
     let cells = [
         row.second.to_string(),
         row.admitted.to_string(),
@@ -117,6 +122,25 @@ pub fn summary(label: &str, summary: &Summary) -> String {
         ));
     }
     text
+}
+
+/// Issue 25's figures of a phase in one line: admitted over min(offered, limit), the 429 and
+/// 503 shares, the busiest second, the calls' ends and the cold start.
+pub fn goals(summary: &Summary, cold_start_s: Option<u64>) -> String {
+    format!(
+        "  goals: admitted {:.3} of min(offered, limit), 429 share {:.4}, 503 share {:.4}, \
+         busiest second {:.3}x admitted / {:.3}x sent, successes {}, failed {}, shed {}, \
+         0.9 of the limit from {}",
+        summary.admitted_of_possible,
+        summary.throttled_share,
+        summary.error_share,
+        summary.admitted_max_1s_ratio,
+        summary.sent_max_1s_ratio,
+        summary.successes,
+        summary.failures,
+        summary.shed,
+        cold_start_s.map_or("never".to_owned(), |second| format!("{second} s")),
+    )
 }
 
 /// Each store node's load, a line each.

@@ -136,6 +136,48 @@ fn the_harness_reports_every_second_of_both_modes_within_the_bounds() {
     );
 }
 
+/// Issue 25's shapes in one small run: mixed demand, a static split, random 503s, a process
+/// joining at 2 s and the last started one crashing at 4 s (SIGKILL).
+#[test]
+fn the_harness_runs_a_split_with_mixed_demand_503s_and_a_crash() {
+    let out_dir = std::env::temp_dir().join(format!("fleet-harness-shapes-{}", std::process::id()));
+    let args = [
+        "--phases",
+        "split",
+        "--rates",
+        "40,20,20",
+        "--error-rate",
+        "0.2",
+        "--client-event",
+        "2s:start:1",
+        "--client-event",
+        "4s:kill:1",
+        "--duration",
+        "6s",
+        "--warmup",
+        "1s",
+    ];
+    let report = run_harness(&out_dir, &args);
+    let _ = std::fs::remove_dir_all(&out_dir);
+    assert_eq!(report["settings"]["rates"], serde_json::json!([40.0, 20.0, 20.0]));
+    let phase = &report["phases"][0];
+    assert_eq!(phase["mode"], "split");
+    let rows = phase["rows"].as_array().expect("rows");
+    let clients: Vec<u64> = rows
+        .iter()
+        .filter_map(|row| row["clients"].as_u64())
+        .collect();
+    assert_eq!(clients, [3, 3, 4, 4, 3, 3], "who reported each second");
+    assert_eq!(rows[2]["client_events"][0]["action"], "start", "{}", rows[2]);
+    assert_eq!(rows[4]["client_events"][0]["action"], "kill", "{}", rows[4]);
+    let errors: f64 = rows.iter().map(|row| number(row, "errors")).sum();
+    assert!(errors > 0.0, "the server answered some admitted requests 503");
+    for row in rows {
+        assert!(number(row, "admitted") <= LIMIT + BURST, "{row}");
+    }
+    assert!(number(&phase["summary"], "error_share") > 0.0);
+}
+
 /// The cluster run's length: a failover at 3 s takes 1.5-2 s, then a few seconds after.
 const CLUSTER_SECONDS: u64 = 9;
 

@@ -1,6 +1,10 @@
 //! One call to the throttling server through the library: a `GET` retried by adaptive mode
 //! under the scope's quota and limiter, shed before its first attempt when its send permit is
-//! not expected within `max_wait`.
+//! not expected within `max_wait`; in a `split` phase each attempt also waits for its turn at
+//! the process's [`SplitGate`], and one whose turn is more than `max_wait` away is not sent.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use tokio::time::Instant;
 
@@ -9,6 +13,7 @@ use retry_core::http::{CheckStatus, HttpStatusError};
 use retry_core::strategy::ConfiguredStrategy;
 use retry_core::{LoadShed, Retry, RetryInfo};
 
+use super::split_gate::SplitGate;
 use super::tally::{Outcome, Tally};
 
 /// What a call fails with.
@@ -26,6 +31,19 @@ pub enum CallError {
     #[error(transparent)]
     #[retry(never)]
     Shed(#[from] LoadShed),
+    /// Not sent: the static split's turn was more than `max_wait` away.
+    #[error("the static split's next turn is more than the longest wait away")]
+    #[retry(never)]
+    Gated,
+}
+
+/// The static split's gate of a `split` phase, and how long an attempt may wait at it.
+#[derive(Debug, Clone, Copy)]
+pub struct Gate<'a> {
+    /// The process's share of the limit.
+    pub gate: &'a SplitGate,
+    /// The longest wait for a turn.
+    pub max_wait: Duration,
 }
 
 /// Makes one call and counts its attempts, its throttles and how it ended in `tally`.
@@ -34,15 +52,29 @@ pub async fn call(
     client: &reqwest::Client,
     url: &str,
     tally: &Tally,
+    gate: Option<Gate<'_>>,
 ) {
     let started = Instant::now();
+    let sent_one = AtomicBool::new(false);
+    let sent_one = &sent_one;
     let result = Retry::new(strategy)
         .shed_load()
-        .run(|| attempt(client, url, tally))
+        .run(|| async move {
+            if let Some(Gate { gate, max_wait }) = gate {
+                let wait = gate
+                    .turn(Instant::now(), max_wait)
+                    .ok_or(CallError::Gated)?;
+                tokio::time::sleep(wait).await;
+            }
+            sent_one.store(true, Ordering::Relaxed);
+            attempt(client, url, tally).await
+        })
         .await;
     let outcome = match result {
         Ok(()) => Outcome::Success,
         Err(CallError::Shed(_)) => Outcome::Shed,
+        // A first attempt not sent at the gate is a shed call; a retry not sent fails it.
+        Err(CallError::Gated) if !sent_one.load(Ordering::Relaxed) => Outcome::Shed,
         Err(_) => Outcome::Failure,
     };
     tally.ended(outcome, started.elapsed());

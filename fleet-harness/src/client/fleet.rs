@@ -47,11 +47,11 @@ pub fn scope_names(base: &str, count: u32) -> Vec<String> {
     }
 }
 
-/// Attaches the scopes in fleet mode (`None` in local mode). The store unreachable at start
+/// Attaches the scopes in fleet mode (`None` in the other modes). The store unreachable at start
 /// is not an error (the library logs it and the scopes run on local limits until the store
 /// answers); a wrong URL, a refused password or a store without scripting is.
 pub async fn join(options: &ClientOptions) -> Result<Option<FleetLink>, String> {
-    if options.mode == Mode::Local {
+    if options.mode != Mode::Fleet {
         return Ok(None);
     }
     let fail = |error: retry_core::fleet::FleetError| format!("client {}: {error}", options.index);

@@ -2,12 +2,16 @@
 //! `fleet-harness client ...`. It calls the server at its rate (Poisson arrivals) through the
 //! library in adaptive mode, in the scope the harness names (local, or attached to the fleet),
 //! and writes one [`ClientSecond`](crate::wire::ClientSecond) per second of the phase to its
-//! standard output as a JSON line. It ends after the phase's last second (calls still running
-//! are cancelled), or when the harness is gone (its output pipe breaks).
+//! standard output as a JSON line, from the second it started in (a process that joins later
+//! reports from then). It ends after the phase's last second (calls still running are
+//! cancelled), on `SIGTERM` (it leaves the fleet: reports the second so far and exits cleanly),
+//! or when the harness is gone (its output pipe breaks). In a `split` phase every attempt
+//! first takes its turn at the process's [`SplitGate`](split_gate::SplitGate).
 
 mod arrivals;
 mod call;
 mod fleet;
+mod split_gate;
 mod tally;
 
 use std::io::Write;
@@ -23,6 +27,8 @@ use tokio::time::Instant;
 use crate::duration_arg::parse_duration;
 use crate::phase_spec::Mode;
 use arrivals::Arrivals;
+use call::Gate;
+use split_gate::SplitGate;
 use tally::Tally;
 
 pub use fleet::{KEY_PREFIX, scope_names};
@@ -46,13 +52,16 @@ pub struct ClientOptions {
     /// The phase's length in seconds.
     #[arg(long)]
     pub seconds: u64,
+    /// The second of the phase the process starts in (0, or when it joins).
+    #[arg(long, default_value_t = 0)]
+    pub first_second: u64,
     /// When the phase's second 0 starts, in Unix milliseconds.
     #[arg(long)]
     pub origin_unix_ms: u64,
     /// The seed of the arrivals.
     #[arg(long)]
     pub seed: u64,
-    /// `local` or `fleet`.
+    /// `local`, `fleet` or `split`.
     #[arg(long)]
     pub mode: Mode,
     /// The scope's name.
@@ -77,6 +86,12 @@ pub struct ClientOptions {
     /// live (phases with faults: the watching costs a client CPU in proportion to its scopes).
     #[arg(long)]
     pub watch_leases: bool,
+    /// The static split's share of the limit, sends per second (`split` mode).
+    #[arg(long)]
+    pub split_rate: Option<f64>,
+    /// The static split's burst, sends (`split` mode).
+    #[arg(long, default_value_t = 1.0)]
+    pub split_burst: f64,
 }
 
 /// Runs the client role to the end of its phase.
@@ -109,30 +124,77 @@ async fn run(options: ClientOptions) -> Result<(), String> {
     let tally = Arc::new(Tally::new(options.index, origin));
     let end = origin + Duration::from_secs(options.seconds);
     let arrivals = Arrivals::new(options.rate, options.seed);
+    let gate = split_gate(&options)?;
     let url: Arc<str> = options.url.into();
+    // A process that joins later calls from when it is ready, not from the phase's start.
+    let begin = origin.max(Instant::now());
     tokio::spawn(make_calls(
         arrivals,
-        origin,
+        begin,
         end,
-        Arc::clone(&strategies),
-        client,
-        url,
-        Arc::clone(&tally),
+        Calls {
+            strategies: Arc::clone(&strategies),
+            client,
+            url,
+            tally: Arc::clone(&tally),
+            gate,
+            max_wait: options.max_wait,
+        },
     ));
-    report_seconds(&tally, origin, options.seconds, &strategies, link.as_ref()).await
+    let seconds = options.first_second..options.seconds;
+    tokio::select! {
+        result = report_seconds(&tally, origin, seconds, &strategies, link.as_ref()) => result,
+        () = terminated() => {
+            // Leaving: the second so far reported, then a clean exit (the fleet dropped).
+            let second = Instant::now().saturating_duration_since(origin).as_secs();
+            let counts = tally.take(second);
+            let line = serde_json::to_string(&counts).map_err(|error| error.to_string())?;
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "{line}").and_then(|()| out.flush());
+            Ok(())
+        }
+    }
 }
 
-/// Starts a call at every arrival from `origin` to `end`, each in a task of its own, on the
-/// scopes in turn.
-async fn make_calls(
-    mut arrivals: Arrivals,
-    origin: Instant,
-    end: Instant,
+/// The static split's gate (`split` mode, which needs its rate); `None` in the other modes.
+fn split_gate(options: &ClientOptions) -> Result<Option<Arc<SplitGate>>, String> {
+    match (options.mode, options.split_rate) {
+        (Mode::Split, Some(rate)) if rate.is_finite() && rate > 0.0 => {
+            Ok(Some(Arc::new(SplitGate::new(rate, options.split_burst))))
+        }
+        (Mode::Split, rate) => Err(format!(
+            "client {}: split mode needs a positive --split-rate, not {rate:?}",
+            options.index
+        )),
+        _ => Ok(None),
+    }
+}
+
+/// `SIGTERM` (never, if it cannot be watched).
+async fn terminated() {
+    match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(mut signal) => {
+            signal.recv().await;
+        }
+        Err(_) => std::future::pending::<()>().await,
+    }
+}
+
+/// What every call of a process shares.
+#[derive(Debug)]
+struct Calls {
     strategies: Arc<[ConfiguredStrategy]>,
     client: reqwest::Client,
     url: Arc<str>,
     tally: Arc<Tally>,
-) {
+    gate: Option<Arc<SplitGate>>,
+    max_wait: Duration,
+}
+
+/// Starts a call at every arrival from `origin` to `end`, each in a task of its own, on the
+/// scopes in turn.
+async fn make_calls(mut arrivals: Arrivals, origin: Instant, end: Instant, calls: Calls) {
+    let calls = Arc::new(calls);
     let mut next = origin + arrivals.next_gap();
     let mut turn = 0;
     while next < end {
@@ -140,17 +202,23 @@ async fn make_calls(
         // Every arrival due by now starts now (the timer's granularity is a millisecond).
         let now = Instant::now();
         while next <= now && next < end {
-            let (strategies, client, url, tally) = (
-                Arc::clone(&strategies),
-                client.clone(),
-                Arc::clone(&url),
-                Arc::clone(&tally),
-            );
-            let scope = turn % strategies.len();
+            let calls = Arc::clone(&calls);
+            let scope = turn % calls.strategies.len();
             turn += 1;
-            tokio::spawn(
-                async move { call::call(&strategies[scope], &client, &url, &tally).await },
-            );
+            tokio::spawn(async move {
+                let gate = calls.gate.as_deref().map(|gate| Gate {
+                    gate,
+                    max_wait: calls.max_wait,
+                });
+                call::call(
+                    &calls.strategies[scope],
+                    &calls.client,
+                    &calls.url,
+                    &calls.tally,
+                    gate,
+                )
+                .await;
+            });
             next += arrivals.next_gap();
         }
     }
@@ -160,16 +228,16 @@ async fn make_calls(
 async fn report_seconds(
     tally: &Tally,
     origin: Instant,
-    seconds: u64,
+    seconds: std::ops::Range<u64>,
     strategies: &[ConfiguredStrategy],
     link: Option<&fleet::FleetLink>,
 ) -> Result<(), String> {
-    let mut out = std::io::stdout().lock();
-    for second in 0..seconds {
+    for second in seconds {
         tokio::time::sleep_until(origin + Duration::from_secs(second + 1)).await;
         let mut counts = tally.take(second);
         counts.fleet = link.map(|link| link.second(strategies, origin));
         let line = serde_json::to_string(&counts).map_err(|error| error.to_string())?;
+        let mut out = std::io::stdout().lock();
         writeln!(out, "{line}")
             .and_then(|()| out.flush())
             .map_err(|error| format!("the harness is gone: {error}"))?;
