@@ -98,7 +98,10 @@ impl Clients {
             }
             // Reaped in the background; a leaving client that hangs is killed when dropped.
             tokio::spawn(async move {
-                if tokio::time::timeout(LEAVE_GRACE, child.wait()).await.is_err() {
+                if tokio::time::timeout(LEAVE_GRACE, child.wait())
+                    .await
+                    .is_err()
+                {
                     let _ = child.start_kill();
                 }
             });

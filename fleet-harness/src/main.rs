@@ -6,7 +6,10 @@
 //! admitted rate, the 429s, the attempts, the store's commands (`INFO commandstats`), each
 //! store node's round trips, script runs and CPU, and the call latency, per phase; faults
 //! strike the store on a timeline (`SIGSTOP`/`SIGCONT`, kill and restart empty, `FLUSHALL`; a
-//! cluster's master killed and its replica promoted, a slot migrated).
+//! cluster's master killed and its replica promoted, a slot migrated). Issue 25's shapes:
+//! mixed demand (`--rates`), processes joining, crashing and leaving on a timeline
+//! (`--client-event`), random 503s among the 429s (`--error-rate`), and a static-split phase
+//! (`split`) beside `local` and `fleet`.
 //!
 //! ```text
 //! cargo run -p fleet-harness --release -- run --phases local,fleet
@@ -15,6 +18,8 @@
 //!     --fault 50s:flushall
 //! cargo run -p fleet-harness --release -- run --redis-cluster --phases fleet,fleet+faults \
 //!     --fault 20s:failover --fault 40s:migrate
+//! cargo run -p fleet-harness --release -- run --phases local,fleet,split \
+//!     --rates 250,250,25,25,25,25 --limit 300 --burst 15 --sync-interval 500ms
 //! ```
 //!
 //! `docs/fleet-harness.md` has the runs and their figures.

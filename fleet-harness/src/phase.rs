@@ -12,9 +12,9 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use crate::children::{ClientLine, Clients};
-use crate::client_event::ClientAction;
 use crate::client::ClientOptions;
 use crate::client::{KEY_PREFIX, scope_names};
+use crate::client_event::ClientAction;
 use crate::cluster_store::topology;
 use crate::command_stats::script_commands;
 use crate::episode::episodes;
@@ -132,7 +132,20 @@ pub async fn run_phase(
     let (line_sender, mut lines) = mpsc::unbounded_channel();
     let mut clients = Clients::spawn(&options, &line_sender)?;
     let name = spec.to_string();
-    println!("{}", table::header(&name, settings.processes, rate));
+    let rates = if settings.rates.is_empty() {
+        format!("{rate}")
+    } else {
+        format!(
+            "[{}]",
+            settings
+                .rates
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    println!("{}", table::header(&name, settings.processes, &rates));
     let (fault_sender, mut fault_events) = mpsc::unbounded_channel();
     let timeline = if spec.faults {
         context.timeline.to_vec()
@@ -506,7 +519,8 @@ impl Running {
 
     /// Forgets the processes with these indexes (ended).
     fn end(&mut self, ended: &[u32]) {
-        self.processes.retain(|(index, _, _)| !ended.contains(index));
+        self.processes
+            .retain(|(index, _, _)| !ended.contains(index));
     }
 
     /// How many running processes report `second` (those started by then).

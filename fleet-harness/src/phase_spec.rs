@@ -126,7 +126,10 @@ mod tests {
             (Mode::Local, None, false)
         );
         let split: PhaseSpec = "split".parse().expect("valid");
-        assert_eq!((split.mode, split.to_string().as_str()), (Mode::Split, "split"));
+        assert_eq!(
+            (split.mode, split.to_string().as_str()),
+            (Mode::Split, "split")
+        );
     }
 
     #[test]

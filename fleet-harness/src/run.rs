@@ -166,7 +166,10 @@ fn check(options: &RunOptions) -> Result<(RunSettings, Vec<Fault>), String> {
     if options.sync_interval.is_zero() || options.max_wait.is_zero() {
         return Err("--sync-interval and --max-wait must be longer than zero".to_owned());
     }
-    if !options.sync_interval.subsec_nanos().is_multiple_of(1_000_000)
+    if !options
+        .sync_interval
+        .subsec_nanos()
+        .is_multiple_of(1_000_000)
         || options.sync_interval > MAX_SYNC_INTERVAL
     {
         return Err(format!(
@@ -247,12 +250,12 @@ fn check_processes(options: &RunOptions) -> Result<u32, String> {
             ));
         }
     };
-    if named > 0 {
-        if let Some(phase) = options.phases.iter().find(|phase| phase.rate.is_some()) {
-            return Err(format!(
-                "phase `{phase}` names its own rate and --rates names each process's: give one"
-            ));
-        }
+    if let Some(phase) = options.phases.iter().find(|phase| phase.rate.is_some())
+        && named > 0
+    {
+        return Err(format!(
+            "phase `{phase}` names its own rate and --rates names each process's: give one"
+        ));
     }
     Ok(processes)
 }
@@ -434,10 +437,16 @@ mod tests {
             (&["--phases", "fleet+faults"], "no --fault"),
             (&["--fault", "5s:stop"], "no phase plays it"),
             (&["--rate=-3"], "positive"),
-            (&["--rates", "250,0,25"], "each rate must be a positive number"),
+            (
+                &["--rates", "250,0,25"],
+                "each rate must be a positive number",
+            ),
             (&["--rates", "250,fast"], "invalid value"),
             (&["--rates", "250,25", "--processes", "3"], "names 2 rates"),
-            (&["--rates", "250,25", "--phases", "fleet@90"], "names its own rate"),
+            (
+                &["--rates", "250,25", "--phases", "fleet@90"],
+                "names its own rate",
+            ),
             (&["--error-rate", "1"], "in [0, 1)"),
             (&["--error-rate=-0.1"], "in [0, 1)"),
             (&["--client-event", "30s:kill:8"], "no process running"),

@@ -281,8 +281,14 @@ mod tests {
         };
         let mut counts = PhaseCounts::new(flaky, Instant::now(), 1);
         let answers: Vec<Answer> = (0..10_000).map(|_| counts.answer()).collect();
-        let failed = answers.iter().filter(|a| **a == Answer::Unavailable).count();
-        assert!((900..1100).contains(&failed), "{failed} of 10000 answered 503");
+        let failed = answers
+            .iter()
+            .filter(|a| **a == Answer::Unavailable)
+            .count();
+        assert!(
+            (900..1100).contains(&failed),
+            "{failed} of 10000 answered 503"
+        );
         assert!(!answers.contains(&Answer::Throttled));
         let second = counts.seconds[0];
         assert_eq!((second.admitted, second.errors), (10_000, failed as u64));

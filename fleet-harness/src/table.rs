@@ -39,8 +39,8 @@ fn aligned(cells: &[String], faults: &str) -> String {
     line.join(" ")
 }
 
-/// The columns' heading.
-pub fn header(phase: &str, processes: u32, rate: f64) -> String {
+/// The columns' heading (`rate`: calls per second per process, or each one's).
+pub fn header(phase: &str, processes: u32, rate: &str) -> String {
     let names: Vec<String> = COLUMNS.iter().map(|(name, _)| (*name).to_owned()).collect();
     format!(
         "\n== phase {phase}: {processes} processes x {rate} calls/s\n{}",

@@ -159,7 +159,10 @@ fn the_harness_runs_a_split_with_mixed_demand_503s_and_a_crash() {
     ];
     let report = run_harness(&out_dir, &args);
     let _ = std::fs::remove_dir_all(&out_dir);
-    assert_eq!(report["settings"]["rates"], serde_json::json!([40.0, 20.0, 20.0]));
+    assert_eq!(
+        report["settings"]["rates"],
+        serde_json::json!([40.0, 20.0, 20.0])
+    );
     let phase = &report["phases"][0];
     assert_eq!(phase["mode"], "split");
     let rows = phase["rows"].as_array().expect("rows");
@@ -168,10 +171,17 @@ fn the_harness_runs_a_split_with_mixed_demand_503s_and_a_crash() {
         .filter_map(|row| row["clients"].as_u64())
         .collect();
     assert_eq!(clients, [3, 3, 4, 4, 3, 3], "who reported each second");
-    assert_eq!(rows[2]["client_events"][0]["action"], "start", "{}", rows[2]);
+    assert_eq!(
+        rows[2]["client_events"][0]["action"], "start",
+        "{}",
+        rows[2]
+    );
     assert_eq!(rows[4]["client_events"][0]["action"], "kill", "{}", rows[4]);
     let errors: f64 = rows.iter().map(|row| number(row, "errors")).sum();
-    assert!(errors > 0.0, "the server answered some admitted requests 503");
+    assert!(
+        errors > 0.0,
+        "the server answered some admitted requests 503"
+    );
     for row in rows {
         assert!(number(row, "admitted") <= LIMIT + BURST, "{row}");
     }
