@@ -13,6 +13,7 @@ use super::stats::{Counter, ScopeCounters, ScopeStats};
 use crate::adaptive::ClientRateLimiter;
 use crate::clock::{SharedClock, TokioClock};
 use crate::config::{Quota, RetryConfig};
+use crate::hedge::{HedgeCell, ScopeHedging};
 use crate::quota::{RetryBounds, RetryQuota, TrafficQuota};
 
 /// The state shared by every call in a scope: a retry quota, an adaptive rate limiter and
@@ -44,6 +45,8 @@ struct ScopeInner {
     traffic_quota: Option<TrafficQuota>,
     /// The scope's metric handles (feature `metrics`; empty without it).
     meter: Meter,
+    /// Hedging's state (its calls' latency histogram), made on the scope's first hedged call.
+    hedging: HedgeCell,
     /// The configuration the scope was made from: what a fleet attaches it with.
     #[cfg(feature = "fleet")]
     config: RetryConfig,
@@ -99,6 +102,7 @@ impl Scope {
                 traffic_quota,
                 clock,
                 meter: Meter::new(name, config.quota() != Quota::Off),
+                hedging: HedgeCell::default(),
                 #[cfg(feature = "fleet")]
                 config: config.clone(),
                 #[cfg(feature = "fleet")]
@@ -359,6 +363,16 @@ impl Scope {
     #[inline]
     pub(crate) fn meter(&self) -> &Meter {
         &self.inner.meter
+    }
+
+    /// The scope's hedging state: made now when `make` and none exists yet (the scope's first
+    /// hedged call); `None` for a scope none of whose calls hedged, when not `make`.
+    pub(crate) fn hedging(&self, make: bool) -> Option<&ScopeHedging> {
+        let inner = &self.inner;
+        match make {
+            true => Some(inner.hedging.get_or_init(&inner.name, &inner.clock)),
+            false => inner.hedging.get(),
+        }
     }
 
     /// Counts a call that ended in failure (its attempts are counted one by one).
