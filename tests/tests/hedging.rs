@@ -56,12 +56,12 @@ fn standard(max_attempts: u32) -> StandardStrategy {
         .initial_backoff(10 * MS)
         .jitter(Jitter::None)
         .build()
-        .unwrap();
+        .expect("a valid config");
     StandardStrategy::new(config)
 }
 
 fn after(delay: Duration) -> Hedging {
-    Hedging::after(delay).unwrap()
+    Hedging::after(delay).expect("a delay longer than zero")
 }
 
 /// Counts the copies of a call that were made, answered, and dropped before they answered.
@@ -586,7 +586,7 @@ fn throttled_adaptive() -> AdaptiveStrategy {
     let config = RetryConfig::builder()
         .mode(RetryMode::Adaptive)
         .build()
-        .unwrap();
+        .expect("a valid config");
     let strategy = AdaptiveStrategy::from_builder(
         StandardStrategy::builder(config).random(Arc::new(FixedRandom(0.0))),
     )
