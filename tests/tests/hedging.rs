@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use retry_core::adaptive::CongestionSignals;
 use retry_core::backoff::{FixedRandom, Jitter};
-use retry_core::hedge::{HedgeRefusal, Hedging, THROTTLE_PAUSE};
+use retry_core::hedge::{HedgeConfigError, Hedging, THROTTLE_PAUSE};
 use retry_core::strategy::ConfiguredStrategy;
 use retry_core::{
     AdaptiveStrategy, ErrorKind, Quota, Retry, RetryConfig, RetryInfo, RetryMode, RetryReason,
@@ -125,6 +125,7 @@ async fn the_first_answer_wins_and_the_slow_copy_is_dropped() {
     let started = Instant::now();
     let (answer, stats) = Retry::new(&strategy)
         .hedge(after(50 * MS))
+        .expect("an idempotent call")
         .run_with_stats(|| {
             copies.copy(
                 |copy| if copy == 1 { 2_000 * MS } else { 20 * MS },
@@ -157,6 +158,7 @@ async fn a_call_answered_before_the_delay_sends_no_hedge() {
     let copies = Copies::default();
     let answer = Retry::new(&strategy)
         .hedge(after(50 * MS))
+        .expect("an idempotent call")
         .run(|| copies.copy(|_| 49 * MS, Ok::<u32, Failure>))
         .await;
     assert_eq!(answer, Ok(1));
@@ -171,6 +173,7 @@ async fn a_retryable_failure_waits_for_the_copy_in_flight() {
     let started = Instant::now();
     let answer = Retry::new(&strategy)
         .hedge(after(50 * MS))
+        .expect("an idempotent call")
         .run(|| {
             copies.copy(
                 |copy| if copy == 1 { 100 * MS } else { 200 * MS },
@@ -199,6 +202,7 @@ async fn an_answer_that_is_not_retried_ends_the_call() {
     let copies = Copies::default();
     let answer = Retry::new(&strategy)
         .hedge(after(50 * MS))
+        .expect("an idempotent call")
         .run(|| {
             copies.copy(
                 |copy| if copy == 1 { 1_000 * MS } else { 10 * MS },
@@ -224,6 +228,7 @@ async fn when_every_copy_fails_the_call_backs_off_retries_and_hedges_the_retry()
     let started = Instant::now();
     let (answer, stats) = Retry::new(&strategy)
         .hedge(after(50 * MS).with_max_hedges(2).unwrap())
+        .expect("an idempotent call")
         .run_with_stats(|| {
             copies.copy(
                 |copy| match copy {
@@ -255,11 +260,41 @@ async fn when_every_copy_fails_the_call_backs_off_retries_and_hedges_the_retry()
 }
 
 #[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn max_hedges_caps_the_copies_of_a_call() {
+    for max_hedges in 1..=4 {
+        let strategy = standard(10);
+        let copies = Copies::default();
+        let started = Instant::now();
+        let (answer, stats) = Retry::new(&strategy)
+            .hedge(after(10 * MS).with_max_hedges(max_hedges).unwrap())
+            .expect("an idempotent call")
+            .run_with_stats(|| copies.copy(|_| 1_000 * MS, Ok::<u32, Failure>))
+            .await;
+        assert_eq!(
+            answer,
+            Ok(1),
+            "max_hedges = {max_hedges}: the first copy answers first"
+        );
+        assert_eq!(started.elapsed(), 1_000 * MS);
+        assert_eq!(
+            copies.counts(),
+            (max_hedges + 1, 1, max_hedges),
+            "max_hedges = {max_hedges}: made, answered, dropped"
+        );
+        assert_eq!(
+            (stats.attempts(), stats.hedges()),
+            (max_hedges + 1, max_hedges)
+        );
+    }
+}
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn hedges_and_retries_share_max_attempts_and_the_deadline() {
     let strategy = standard(2);
     let copies = Copies::default();
     let answer = Retry::new(&strategy)
         .hedge(after(10 * MS).with_max_hedges(4).unwrap())
+        .expect("an idempotent call")
         .run(|| copies.copy(|_| 100 * MS, |_| Err::<u32, _>(Failure::Unavailable)))
         .await;
     assert_eq!(answer, Err(Failure::Unavailable));
@@ -278,6 +313,7 @@ async fn hedges_and_retries_share_max_attempts_and_the_deadline() {
     let copies = Copies::default();
     let answer = Retry::new(&strategy)
         .hedge(after(10 * MS).with_max_hedges(4).unwrap())
+        .expect("an idempotent call")
         .run(|| copies.copy(|_| 1_000 * MS, Ok::<u32, Failure>))
         .await;
     assert_eq!(answer, Ok(1));
@@ -295,6 +331,7 @@ async fn a_throttled_copy_stops_the_calls_hedges_and_pauses_the_scopes() {
     let copies = Copies::default();
     let answer = Retry::new(&strategy)
         .hedge(hedging)
+        .expect("an idempotent call")
         .run(|| {
             copies.copy(
                 |copy| if copy == 1 { 15 * MS } else { 100 * MS },
@@ -318,6 +355,7 @@ async fn a_throttled_copy_stops_the_calls_hedges_and_pauses_the_scopes() {
     let copies = Copies::default();
     Retry::new(&strategy)
         .hedge(hedging)
+        .expect("an idempotent call")
         .run(|| copies.copy(|_| 100 * MS, Ok::<u32, Failure>))
         .await
         .unwrap();
@@ -326,6 +364,7 @@ async fn a_throttled_copy_stops_the_calls_hedges_and_pauses_the_scopes() {
     let copies = Copies::default();
     Retry::new(&strategy)
         .hedge(hedging)
+        .expect("an idempotent call")
         .run(|| {
             copies.copy(
                 |copy| if copy == 1 { 100 * MS } else { 5 * MS },
@@ -337,17 +376,26 @@ async fn a_throttled_copy_stops_the_calls_hedges_and_pauses_the_scopes() {
     assert_eq!(copies.counts().0, 2, "hedging again after the pause");
 }
 
-#[tokio::test(flavor = "current_thread", start_paused = true)]
-async fn a_call_declared_not_idempotent_sends_no_hedge() {
+#[test]
+fn a_call_declared_not_idempotent_cannot_be_hedged() {
     let strategy = standard(3);
-    let copies = Copies::default();
-    let answer = Retry::new(&strategy)
+    let error = Retry::new(&strategy)
         .idempotent(false)
         .hedge(after(10 * MS))
-        .run(|| copies.copy(|_| 100 * MS, Ok::<u32, Failure>))
-        .await;
-    assert_eq!(answer, Ok(1));
-    assert_eq!(copies.counts().0, 1);
+        .expect_err("hedging a call declared not idempotent");
+    assert_eq!(error, HedgeConfigError::NotIdempotent);
+    assert_eq!(
+        error.to_string(),
+        "a hedge sends the request again while the first copy may still be processed: a call \
+         declared idempotent(false) cannot be hedged; remove .hedge(...) or declare the call \
+         idempotent"
+    );
+    assert!(
+        Retry::new(&strategy)
+            .idempotent(true)
+            .hedge(after(10 * MS))
+            .is_ok()
+    );
 }
 
 #[tokio::test(flavor = "current_thread", start_paused = true)]
@@ -356,6 +404,7 @@ async fn each_copy_knows_it_is_a_hedge() {
     let seen = std::sync::Mutex::new(Vec::new());
     let answer = Retry::new(&strategy)
         .hedge(after(10 * MS))
+        .expect("an idempotent call")
         .run(|| {
             let at_call = attempt::current().unwrap();
             let seen = &seen;
@@ -396,6 +445,7 @@ async fn an_attempt_timeout_cuts_each_copy() {
     let answer: Result<(), Cut> = Retry::new(&strategy)
         .attempt_timeout(30 * MS)
         .hedge(after(10 * MS))
+        .expect("an idempotent call")
         .run(std::future::pending)
         .await;
     assert!(answer.is_err());
@@ -432,18 +482,21 @@ async fn a_call_dropped_at_any_moment_leaves_the_books_exact() {
         let strategy = StandardStrategy::new(config);
         let copies = Copies::default();
         let hedging = after(10 * MS).with_max_hedges(2).unwrap();
-        let call = Retry::new(&strategy).hedge(hedging).run(|| {
-            copies.copy(
-                |copy| if copy <= 2 { 30 * MS } else { 100 * MS },
-                |copy| {
-                    if copy <= 2 {
-                        Err(Failure::Unavailable)
-                    } else {
-                        Ok(copy)
-                    }
-                },
-            )
-        });
+        let call = Retry::new(&strategy)
+            .hedge(hedging)
+            .expect("an idempotent call")
+            .run(|| {
+                copies.copy(
+                    |copy| if copy <= 2 { 30 * MS } else { 100 * MS },
+                    |copy| {
+                        if copy <= 2 {
+                            Err(Failure::Unavailable)
+                        } else {
+                            Ok(copy)
+                        }
+                    },
+                )
+            });
         let ended = tokio::time::timeout(Duration::from_millis(dropped_at), call).await;
         let (made, answered, cancelled) = copies.counts();
         assert_eq!(
@@ -503,6 +556,7 @@ async fn two_hundred_calls_share_one_scope_and_its_books_add_up() {
             let mut copy = 0;
             Retry::new(&*strategy)
                 .hedge(hedging)
+                .expect("an idempotent call")
                 .run_with_stats(|| {
                     made.fetch_add(1, Ordering::SeqCst);
                     copy += 1;
@@ -542,6 +596,7 @@ async fn a_percentile_hedges_once_the_scope_has_its_samples() {
     for call in 0..200u32 {
         Retry::new(&strategy)
             .hedge(p95)
+            .expect("an idempotent call")
             .run(|| {
                 copies.copy(
                     |_| if call % 20 == 0 { 50 * MS } else { 10 * MS },
@@ -566,6 +621,7 @@ async fn a_percentile_hedges_once_the_scope_has_its_samples() {
     let started = Instant::now();
     let answer = Retry::new(&strategy)
         .hedge(p95)
+        .expect("an idempotent call")
         .run(|| {
             copies.copy(
                 |copy| if copy == 1 { 1_000 * MS } else { 10 * MS },
@@ -608,11 +664,11 @@ async fn a_scope_held_to_its_rate_sends_no_hedge() {
     let copies = Copies::default();
     let answer = Retry::new(&strategy)
         .hedge(after(10 * MS))
+        .expect("an idempotent call")
         .run(|| copies.copy(|_| 100 * MS, Ok::<u32, Failure>))
         .await;
     assert_eq!(answer, Ok(1));
     assert_eq!(copies.counts().0, 1, "no spare permit: no hedge");
-    let _ = HedgeRefusal::RateLimited;
 }
 
 #[tokio::test(flavor = "current_thread", start_paused = true)]
@@ -623,6 +679,7 @@ async fn a_configured_strategy_hedges_in_either_mode() {
         let copies = Copies::default();
         let answer = Retry::new(&strategy)
             .hedge(after(10 * MS))
+            .expect("an idempotent call")
             .run(|| {
                 copies.copy(
                     |copy| if copy == 1 { 100 * MS } else { MS },

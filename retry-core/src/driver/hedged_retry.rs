@@ -12,12 +12,11 @@ use super::retry::Retry;
 use super::shed::ShedInto;
 use crate::attempt::CallStats;
 use crate::classify::{ClassifyRetry, Idempotency};
-use crate::hedge::Hedging;
+use crate::hedge::{HedgeConfigError, Hedging};
 use crate::strategy::RetryStrategy;
 
 /// [`Retry`] with hedging ([`hedge`](crate::hedge)): made by [`Retry::hedge`], with the options
-/// set on the `Retry` before it (the classifier, the hook, the attempt timeout, load shedding,
-/// the idempotency). A separate type: a `Retry` that does not hedge runs the plain loop.
+/// set on the `Retry` before it (the classifier, the hook, the attempt timeout, load shedding). A separate type: a `Retry` that does not hedge runs the plain loop.
 ///
 /// Each copy is the operation's future, called once per copy (the closure must be able to make
 /// several requests in flight at once) and cut by the attempt timeout, if one is set. The call
@@ -35,6 +34,7 @@ use crate::strategy::RetryStrategy;
 /// let started = tokio::time::Instant::now();
 /// let answer = Retry::new(&strategy)
 ///     .hedge(Hedging::after(Duration::from_millis(50)).unwrap())
+///     .unwrap()
 ///     .run(|| {
 ///         let copy = copies.fetch_add(1, Ordering::SeqCst) + 1;
 ///         async move {
@@ -59,43 +59,42 @@ pub struct HedgedRetry<'s, S: ?Sized, C, H, A, L> {
 impl<'s, S: RetryStrategy + ?Sized, C, H, A, L> Retry<'s, S, C, H, A, L> {
     /// Hedges the call ([`hedge`](crate::hedge)): when no copy in flight has answered within
     /// `hedging`'s delay, another copy is sent (at most `max_hedges`), charged to the scope as a
-    /// retry; the first answer that ends the call wins and the other copies are dropped. Hedging
-    /// declares the call idempotent (a hedge is the request sent twice on purpose), unless
-    /// [`idempotent(false)`](Self::idempotent) was declared: then no hedge is sent. Set the other
-    /// options first: they are kept.
+    /// retry; the first answer that ends the call wins and the other copies are dropped. Set the
+    /// other options first: they are kept.
+    ///
+    /// A hedge is the request sent twice on purpose: hedging declares the call idempotent, and
+    /// a call declared [`idempotent(false)`](Self::idempotent) is refused with
+    /// [`HedgeConfigError::NotIdempotent`].
     ///
     /// ```
-    /// use retry_core::hedge::Hedging;
+    /// use retry_core::hedge::{HedgeConfigError, Hedging};
     /// use retry_core::{Retry, RetryConfig, StandardStrategy};
     /// let strategy = StandardStrategy::new(RetryConfig::default());
-    /// let hedged = Retry::new(&strategy).hedge(Hedging::at_percentile(95.0).unwrap());
+    /// let p95 = Hedging::at_percentile(95.0)?;
+    /// let hedged = Retry::new(&strategy).hedge(p95)?;
     /// # let _ = hedged;
+    /// let refused = Retry::new(&strategy).idempotent(false).hedge(p95);
+    /// assert_eq!(refused.unwrap_err(), HedgeConfigError::NotIdempotent);
+    /// # Ok::<(), HedgeConfigError>(())
     /// ```
-    pub fn hedge(self, hedging: Hedging) -> HedgedRetry<'s, S, C, H, A, L> {
-        let idempotency = match self.idempotency {
-            Idempotency::Undeclared => Idempotency::Idempotent,
-            declared => declared,
-        };
-        HedgedRetry {
+    pub fn hedge(
+        self,
+        hedging: Hedging,
+    ) -> Result<HedgedRetry<'s, S, C, H, A, L>, HedgeConfigError> {
+        if self.idempotency == Idempotency::NotIdempotent {
+            return Err(HedgeConfigError::NotIdempotent);
+        }
+        Ok(HedgedRetry {
             retry: Retry {
-                idempotency,
+                idempotency: Idempotency::Idempotent,
                 ..self
             },
             hedging,
-        }
+        })
     }
 }
 
 impl<'s, S: RetryStrategy + ?Sized, C, H, A, L> HedgedRetry<'s, S, C, H, A, L> {
-    /// Declares whether the call is idempotent, as [`Retry::idempotent`]: `false` sends no hedge
-    /// (each one due is refused and counted, `refusal="not_idempotent"`).
-    pub fn idempotent(self, idempotent: bool) -> Self {
-        Self {
-            retry: self.retry.idempotent(idempotent),
-            hedging: self.hedging,
-        }
-    }
-
     /// Runs `operation`, hedged, until an outcome ends the call; returns that outcome unchanged
     /// (or, with [`shed_load`](Retry::shed_load), `E::from(LoadShed)` for a call shed before its
     /// first attempt).

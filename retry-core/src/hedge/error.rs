@@ -33,6 +33,9 @@ pub enum HedgeConfigError {
     },
     /// A delay string that is no duration (and does not start with `p`).
     Duration(DurationParseError),
+    /// Hedging asked for a call declared not idempotent (`idempotent(false)`): a hedge sends
+    /// the request again while the first copy may still be processed.
+    NotIdempotent,
     /// A percentile string (`p...`) that does not read, or is out of range.
     Parse {
         /// The string, trimmed.
@@ -62,6 +65,11 @@ impl fmt::Display for HedgeConfigError {
             HedgeConfigError::Duration(error) => write!(
                 f,
                 "invalid hedge delay: {error}; or a percentile of the scope's latency, e.g. \"p95\""
+            ),
+            HedgeConfigError::NotIdempotent => f.write_str(
+                "a hedge sends the request again while the first copy may still be processed: a \
+                 call declared idempotent(false) cannot be hedged; remove .hedge(...) or declare \
+                 the call idempotent",
             ),
             HedgeConfigError::Parse { input, problem } => write!(
                 f,

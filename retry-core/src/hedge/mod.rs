@@ -19,10 +19,13 @@
 //! # The rules
 //!
 //! * **Only idempotent calls are hedged**: a hedge is the same request sent twice on purpose.
-//!   `#[retryable]` requires `idempotent = true` beside `hedge_after`; `Retry::hedge` declares
-//!   the call idempotent unless it was declared otherwise; under the tower layer, a request is
-//!   hedged when its HTTP method is idempotent (RFC 9110 §9.2.2), or when the layer is declared
-//!   idempotent. A call declared not idempotent sends no hedge (refused:
+//!   Hedging declares a call idempotent; a call declared not idempotent cannot be hedged:
+//!   `#[retryable(idempotent = false, hedge_after = ...)]` does not compile, and `Retry::hedge`
+//!   on a `Retry` declared `idempotent(false)` is refused with
+//!   [`HedgeConfigError::NotIdempotent`]. Under the tower layer, a request is hedged when its
+//!   HTTP method is idempotent (RFC 9110 §9.2.2), or when the layer is declared idempotent; the
+//!   others are sent once, as without hedging. [`HedgedLoop`](crate::driver::HedgedLoop)
+//!   declared not idempotent sends no hedge (each one due is refused,
 //!   [`HedgeRefusal::NotIdempotent`]).
 //! * **First answer wins**: the first success, or the first answer that is not retried, ends the
 //!   call; the other copies are dropped (their futures cancelled: an HTTP client closes their
