@@ -14,7 +14,7 @@ use retry_core::hedge::{HedgeConfigError, Hedging, THROTTLE_PAUSE};
 use retry_core::strategy::ConfiguredStrategy;
 use retry_core::{
     AdaptiveStrategy, ErrorKind, Quota, Retry, RetryConfig, RetryInfo, RetryMode, RetryReason,
-    RetrySafety, RetryStrategy, Scope, StandardStrategy, attempt, strategy_for,
+    RetrySafety, RetryStrategy, Scope, StandardStrategy, attempt, retryable, strategy_for,
 };
 use tokio::time::{Instant, sleep};
 
@@ -689,4 +689,110 @@ async fn a_configured_strategy_hedges_in_either_mode() {
             .await;
         assert_eq!(answer, Ok(2), "{mode:?}");
     }
+}
+
+// ---- `#[retryable(hedge_after = ..., max_hedges = ...)]` ------------------------------------
+
+/// A client whose methods hedge, as the attribute writes it.
+struct Client {
+    copies: Copies,
+}
+
+impl Client {
+    /// The first copy takes 1 s, the others 5 ms; `key` by value (cloned for each copy).
+    #[retryable(
+        hedge_after = "20ms",
+        max_hedges = 2,
+        scope = "hedging-attribute-fixed"
+    )]
+    async fn fetch(&self, key: String) -> Result<String, Failure> {
+        let copy = self
+            .copies
+            .copy(
+                |copy| if copy == 1 { 1_000 * MS } else { 5 * MS },
+                |copy| Ok(copy),
+            )
+            .await?;
+        assert!(attempt::current().is_some_and(|at| at.is_hedge() == (copy > 1)));
+        Ok(format!("{key} from copy {copy}"))
+    }
+
+    /// Every copy slow, each failing: hedges and retries share `max_attempts = 4`.
+    #[retryable(
+        hedge_after = "10ms",
+        max_hedges = 4,
+        max_attempts = 4,
+        idempotent = true
+    )]
+    async fn unavailable(&self) -> Result<u32, Failure> {
+        self.copies
+            .copy(|_| 100 * MS, |_| Err(Failure::Unavailable))
+            .await
+    }
+
+    /// Hedged at the scope's p90: the first attempt takes `took`, a hedge 10 ms.
+    #[retryable(hedge_after = "p90", scope = "hedging-attribute-p90")]
+    async fn at_p90(&self, took: Duration) -> Result<u32, Failure> {
+        let hedge = attempt::current().is_some_and(|at| at.is_hedge());
+        let took = if hedge { 10 * MS } else { took };
+        self.copies.copy(|_| took, Ok).await
+    }
+}
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn the_attribute_hedges_and_the_first_answer_wins() {
+    let client = Client {
+        copies: Copies::default(),
+    };
+    let started = Instant::now();
+    let answer = client.fetch("k".to_owned()).await;
+    assert_eq!(answer, Ok("k from copy 2".to_owned()));
+    assert_eq!(
+        started.elapsed(),
+        25 * MS,
+        "hedged at 20 ms, answered 5 ms later"
+    );
+    assert_eq!(
+        client.copies.counts(),
+        (2, 1, 1),
+        "the hedge answered before a second hedge was due; the first copy was dropped"
+    );
+}
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn the_attributes_hedges_and_retries_share_max_attempts() {
+    let client = Client {
+        copies: Copies::default(),
+    };
+    assert_eq!(client.unavailable().await, Err(Failure::Unavailable));
+    assert_eq!(
+        client.copies.counts(),
+        (4, 4, 0),
+        "the first attempt and 3 hedges: max_attempts = 4"
+    );
+}
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn the_attributes_percentile_follows_the_scopes_latency() {
+    let client = Client {
+        copies: Copies::default(),
+    };
+    // Until the scope has its samples (100 for p90: 10 above it), no hedge: 90 calls answer in
+    // 10 ms, 10 in 50 ms.
+    for call in 1..=100 {
+        let took = if call % 10 == 0 { 50 * MS } else { 10 * MS };
+        assert_eq!(client.at_p90(took).await, Ok(call));
+    }
+    let before = client.copies.counts().0;
+    assert_eq!(before, 100, "no hedge before the percentile is known");
+    // The percentile is read at most once a second.
+    sleep(Duration::from_secs(1)).await;
+    let started = Instant::now();
+    client.at_p90(1_000 * MS).await.expect("a success");
+    let took = started.elapsed();
+    assert!(
+        took >= 20 * MS && took <= 10 * MS * 9 / 8 + 11 * MS,
+        "hedged at the scope's p90 (10 to 11.25 ms), answered 10 ms later: {took:?}"
+    );
+    assert_eq!(client.copies.counts().0, before + 2);
 }

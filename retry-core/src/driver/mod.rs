@@ -6,7 +6,7 @@
 // `Settled` and `cut_after` are the generated code's, reached by `__private` through the modules.
 pub(crate) mod attempt_timeout;
 pub(crate) mod blocking;
-mod hedged;
+pub(crate) mod hedged;
 mod hedged_loop;
 pub(crate) mod hedged_retry;
 #[cfg(test)]

@@ -164,6 +164,17 @@ impl Hedging {
         Ok(Self { max_hedges, ..self })
     }
 
+    /// The hedging of `#[retryable(hedge_after = ..., max_hedges = ...)]`, whose values the macro
+    /// checked with these rules at compile time (its parser is tested against this one);
+    /// `max_hedges` kept in range all the same.
+    pub(crate) fn checked_by_macro(delay: HedgeDelay, max_hedges: u32) -> Self {
+        debug_assert!(delay.check().is_ok(), "{delay:?}");
+        Self {
+            delay,
+            max_hedges: max_hedges.clamp(1, MAX_HEDGES),
+        }
+    }
+
     /// When a hedge is sent.
     pub fn delay(&self) -> HedgeDelay {
         self.delay
