@@ -38,6 +38,31 @@ impl<Fut: Future> InFlightCopy<Fut> {
     }
 }
 
+/// Makes the copies of a hedged call: its first attempt, its hedges, its retries.
+pub(crate) trait MakeCopy {
+    /// One copy in flight.
+    type Copy: Future;
+
+    /// Whether another copy can be made. Asked before a hedge is requested and before a retry
+    /// waits: `false` stops the call's hedging, and ends the call at a retry with the outcome
+    /// before it.
+    fn prepare(&mut self) -> bool {
+        true
+    }
+
+    /// The copy that is `attempt`, sent now (called in the attempt's context).
+    fn make(&mut self, attempt: Attempt) -> Self::Copy;
+}
+
+/// A closure makes every copy.
+impl<F: FnMut() -> Fut, Fut: Future> MakeCopy for F {
+    type Copy = Fut;
+
+    fn make(&mut self, _attempt: Attempt) -> Fut {
+        self()
+    }
+}
+
 /// Where the call is between its copies.
 #[derive(Debug, Clone, Copy)]
 enum Phase {
@@ -63,27 +88,29 @@ pin_project! {
     /// before an attempt and the hedge delay, which never overlap. Dropping the future drops
     /// its copies (cancels them) and settles them.
     #[must_use = "futures do nothing unless you `.await` or poll them"]
-    pub(crate) struct Hedged<S, C, H, L, F, Fut>
+    pub(crate) struct Hedged<S, C, H, L, F>
     where
         S: RetryStrategy,
-        Fut: Future,
+        F: MakeCopy,
     {
         #[pin]
-        first: Option<InFlightCopy<Fut>>,
-        others: Vec<Pin<Box<InFlightCopy<Fut>>>>,
+        first: Option<InFlightCopy<F::Copy>>,
+        others: Vec<Pin<Box<InFlightCopy<F::Copy>>>>,
         #[pin]
         timer: Option<Sleep>,
         phase: Phase,
         operation: F,
         call: HedgedLoop<S, C, H, L>,
+        // The outcome a retry follows, kept until the retry is sent: the call's outcome should
+        // no copy of the request be left to send.
+        before_retry: Option<<F::Copy as Future>::Output>,
     }
 }
 
-impl<S, C, H, L, F, Fut> Hedged<S, C, H, L, F, Fut>
+impl<S, C, H, L, F> Hedged<S, C, H, L, F>
 where
     S: RetryStrategy,
-    F: FnMut() -> Fut,
-    Fut: Future,
+    F: MakeCopy,
 {
     /// The call `call`, each copy made by `operation` (called in the copy's context).
     pub(crate) fn new(call: HedgedLoop<S, C, H, L>, operation: F) -> Self {
@@ -97,6 +124,7 @@ where
             },
             operation,
             call,
+            before_retry: None,
         }
     }
 }
@@ -118,14 +146,14 @@ fn poll_timer(timer: Pin<&mut Option<Sleep>>, cx: &mut Context<'_>) -> Poll<()> 
     }
 }
 
-impl<S, C, H, L, F, Fut, T, E> Future for Hedged<S, C, H, L, F, Fut>
+impl<S, C, H, L, F, T, E> Future for Hedged<S, C, H, L, F>
 where
     S: RetryStrategy,
     C: ClassifyRetry<T, E>,
     H: OnRetry<E>,
     L: ShedInto<E>,
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Result<T, E>>,
+    F: MakeCopy,
+    F::Copy: Future<Output = Result<T, E>>,
     E: Debug,
 {
     type Output = (Result<T, E>, CallStats, Option<Duration>);
@@ -145,6 +173,17 @@ where
                         *this.phase = Phase::Done;
                         let refused = Err(L::into_error(refusal));
                         return Poll::Ready((refused, this.call.stats(), None));
+                    }
+                    if !backoff_considered {
+                        if let Some(outcome) = this.before_retry.take() {
+                            if !this.operation.prepare() {
+                                // No copy of the request left to send: the retry is given up
+                                // and the outcome before it returned.
+                                this.call.give_up_unsent();
+                                *this.phase = Phase::Done;
+                                return Poll::Ready((outcome, this.call.stats(), None));
+                            }
+                        }
                     }
                     match this.call.next_wait(!backoff_considered) {
                         Some(wait) => {
@@ -181,6 +220,7 @@ where
                                 return Poll::Ready((outcome, this.call.stats(), linger));
                             }
                             Next::Retry => {
+                                *this.before_retry = Some(outcome);
                                 *this.phase = Phase::Waiting {
                                     backoff_considered: false,
                                     sleeping: false,
@@ -195,7 +235,9 @@ where
                     }
                     // The hedge delay passed with no answer that ended the call.
                     let mut hedge_armed = false;
-                    if let Ok(attempt) = this.call.try_hedge() {
+                    if !this.operation.prepare() {
+                        this.call.stop_hedging();
+                    } else if let Ok(attempt) = this.call.try_hedge() {
                         let copy = make_copy(this.call, this.operation, attempt);
                         place(this.first.as_mut(), this.others, copy);
                         hedge_armed = arm_hedge(this.call, this.timer.as_mut());
@@ -211,13 +253,13 @@ where
 }
 
 /// The copy of `attempt`: `operation` called in its context.
-fn make_copy<S: RetryStrategy, C, H, L, F: FnMut() -> Fut, Fut>(
+fn make_copy<S: RetryStrategy, C, H, L, F: MakeCopy>(
     call: &HedgedLoop<S, C, H, L>,
     operation: &mut F,
     attempt: Attempt,
-) -> InFlightCopy<Fut> {
+) -> InFlightCopy<F::Copy> {
     let (mark, span) = call.context_of(attempt);
-    let future = attempt::in_context(mark, span.as_ref(), operation);
+    let future = attempt::in_context(mark, span.as_ref(), || operation.make(attempt));
     InFlightCopy {
         future,
         attempt,

@@ -413,6 +413,24 @@ impl<S: RetryStrategy, C, H, L> HedgedLoop<S, C, H, L> {
         ))
     }
 
+    /// The call sends no more hedges: no copy of its request is left to send (a driver's own
+    /// reason, not the strategy's: not counted).
+    pub(crate) fn stop_hedging(&mut self) {
+        self.stopped = true;
+    }
+
+    /// After [`Next::Retry`], before the retry is sent: it will not be (no copy of the request
+    /// is left to send). Its token is abandoned (its quota given back); the call ends after the
+    /// attempts it sent.
+    pub(crate) fn give_up_unsent(&mut self) {
+        let Some(token) = RetryToken::take(&mut self.flight.token) else {
+            return;
+        };
+        let sent = token.attempt().saturating_sub(1);
+        self.flight.strategy.abandon(token);
+        self.ended(sent);
+    }
+
     /// A hedge due and not sent, for `refusal`: the call sends no more, and the refusal is
     /// counted.
     #[cold]
