@@ -708,10 +708,7 @@ impl Client {
     async fn fetch(&self, key: String) -> Result<String, Failure> {
         let copy = self
             .copies
-            .copy(
-                |copy| if copy == 1 { 1_000 * MS } else { 5 * MS },
-                |copy| Ok(copy),
-            )
+            .copy(|copy| if copy == 1 { 1_000 * MS } else { 5 * MS }, Ok)
             .await?;
         assert!(attempt::current().is_some_and(|at| at.is_hedge() == (copy > 1)));
         Ok(format!("{key} from copy {copy}"))

@@ -174,16 +174,15 @@ where
                         let refused = Err(L::into_error(refusal));
                         return Poll::Ready((refused, this.call.stats(), None));
                     }
-                    if !backoff_considered {
-                        if let Some(outcome) = this.before_retry.take() {
-                            if !this.operation.prepare() {
-                                // No copy of the request left to send: the retry is given up
-                                // and the outcome before it returned.
-                                this.call.give_up_unsent();
-                                *this.phase = Phase::Done;
-                                return Poll::Ready((outcome, this.call.stats(), None));
-                            }
-                        }
+                    if !backoff_considered
+                        && let Some(outcome) = this.before_retry.take()
+                        && !this.operation.prepare()
+                    {
+                        // No copy of the request left to send: the retry is given up and the
+                        // outcome before it returned.
+                        this.call.give_up_unsent();
+                        *this.phase = Phase::Done;
+                        return Poll::Ready((outcome, this.call.stats(), None));
                     }
                     match this.call.next_wait(!backoff_considered) {
                         Some(wait) => {

@@ -57,8 +57,10 @@ impl HedgeGrant {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum HedgeRefusal {
-    /// The call is not idempotent (declared so, or inferred from its HTTP method): no copy of it
-    /// is sent while another is in flight.
+    /// The call was declared not idempotent ([`HedgedLoop::idempotent`](crate::driver::HedgedLoop::idempotent)):
+    /// no copy of it is sent while another is in flight. (`Retry::hedge` and `#[retryable]`
+    /// refuse such a call outright; the tower layer retries a request that is not idempotent
+    /// without hedging it.)
     NotIdempotent,
     /// No hedge is due: the call sent its `max_hedges`, has no copy in flight, stopped hedging
     /// (a refusal or a throttle before), or its percentile delay is not known yet. Not counted:
