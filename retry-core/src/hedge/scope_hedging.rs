@@ -13,9 +13,9 @@ use crate::clock::{SharedClock, duration_to_nanos};
 use crate::sync::{AtomicU64, Ordering};
 
 /// How long a throttle pauses a scope's hedges when the server gave no longer `Retry-After`,
-/// 1 s: the AWS SDKs' base backoff for a throttled request
-/// ([`THROTTLING_INITIAL_BACKOFF`](crate::config::defaults::THROTTLING_INITIAL_BACKOFF)). A
-/// service that keeps throttling keeps the pause going.
+/// 1 s: the AWS SDKs' base backoff for a throttled request (the throttling backoff of the
+/// [`defaults`](crate::guide::defaults) page). A service that keeps throttling keeps the pause
+/// going.
 pub const THROTTLE_PAUSE: Duration = Duration::from_secs(1);
 
 /// How long a percentile read from the histogram is reused, 1 s: reading it walks the
