@@ -693,6 +693,9 @@ async fn a_configured_strategy_hedges_in_either_mode() {
 
 // ---- `#[retryable(hedge_after = ..., max_hedges = ...)]` ------------------------------------
 
+/// A hedged call can be spawned: its future is `Send` when its copies are.
+fn assert_send<T: Send>(_: &T) {}
+
 /// A client whose methods hedge, as the attribute writes it.
 struct Client {
     copies: Copies,
@@ -742,7 +745,9 @@ async fn the_attribute_hedges_and_the_first_answer_wins() {
         copies: Copies::default(),
     };
     let started = Instant::now();
-    let answer = client.fetch("k".to_owned()).await;
+    let call = client.fetch("k".to_owned());
+    assert_send(&call);
+    let answer = call.await;
     assert_eq!(answer, Ok("k from copy 2".to_owned()));
     assert_eq!(
         started.elapsed(),
