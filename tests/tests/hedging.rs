@@ -798,3 +798,30 @@ async fn the_attributes_percentile_follows_the_scopes_latency() {
     );
     assert_eq!(client.copies.counts().0, before + 2);
 }
+
+/// A trait whose implementation hedges, under `#[async_trait]`.
+#[async_trait::async_trait]
+trait Fetch {
+    async fn fetch(&self) -> Result<u32, Failure>;
+}
+
+#[async_trait::async_trait]
+impl Fetch for Client {
+    #[retryable(hedge_after = "20ms", scope = "hedging-attribute-async-trait")]
+    async fn fetch(&self) -> Result<u32, Failure> {
+        self.copies
+            .copy(|copy| if copy == 1 { 1_000 * MS } else { 5 * MS }, Ok)
+            .await
+    }
+}
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn an_async_trait_method_hedges() {
+    let client = Client {
+        copies: Copies::default(),
+    };
+    let started = Instant::now();
+    assert_eq!(Fetch::fetch(&client).await, Ok(2));
+    assert_eq!(started.elapsed(), 25 * MS);
+    assert_eq!(client.copies.counts(), (2, 1, 1));
+}
