@@ -188,7 +188,7 @@ fn success_path(c: &mut Criterion) {
     let backon = backon_builder(INITIAL_BACKOFF, MAX_ATTEMPTS);
     let tower = tower_success_service();
     let retry_layer = retry_layer_service();
-    prepare_retryable_scopes();
+    let _zero_backoff_scope = prepare_retryable_scopes();
 
     let mut group = c.benchmark_group("success_path");
     configure(&mut group);
@@ -270,7 +270,7 @@ fn success_path_variants(c: &mut Criterion) {
     let strategy = standard(success_config());
     let classic = standard(classic_success_config());
     let dyn_strategy: Box<dyn RetryStrategy> = Box::new(standard(success_config()));
-    prepare_retryable_scopes();
+    let _zero_backoff_scope = prepare_retryable_scopes();
     let adaptive = adaptive("bench-adaptive");
     let tower_budget = tower::retry::Retry::new(
         TowerPolicy::new(
@@ -328,7 +328,7 @@ fn zero_backoff_retry(c: &mut Criterion) {
     let strategy = standard(zero_backoff_config());
     let default = standard(default_zero_backoff_config());
     let backon = backon_builder(Duration::ZERO, RETRY_MAX_ATTEMPTS);
-    prepare_retryable_scopes();
+    let _zero_backoff_scope = prepare_retryable_scopes();
 
     let mut group = c.benchmark_group("zero_backoff_retry");
     configure(&mut group);

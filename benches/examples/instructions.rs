@@ -8,8 +8,9 @@
 //! ```
 //!
 //! The difference of the two totals over 10,000 is the instructions per call of that path, the
-//! program's start-up cancelled out: the success path (`plain`, `standard`, `adaptive`, or
-//! `layer`: a service under `RetryLayer` with the standard strategy), or
+//! program's start-up cancelled out: the success path (`plain`, `standard`, `adaptive`,
+//! `layer`: a service under `RetryLayer` with the standard strategy, or `retryable`: a
+//! `#[retryable]` fn, its static strategy in the process-wide scope the attribute declares), or
 //! a call that fails 7 times and then succeeds, backoff zero (`retries-classic`: the classic
 //! preset with a quota that never runs out; `retries-default`: the default configuration, as
 //! in the `zero_backoff_retry` benchmark group).
@@ -26,12 +27,15 @@ use retry_core::retry;
 use retry_core::tower::RetryLayer;
 use tower::{Layer, Service, ServiceExt};
 
+retry_bench::retryable_ops!();
+
 /// The paths this program can run.
-const PATHS: [&str; 6] = [
+const PATHS: [&str; 7] = [
     "plain",
     "standard",
     "adaptive",
     "layer",
+    "retryable",
     "retries-classic",
     "retries-default",
 ];
@@ -63,6 +67,7 @@ fn main() -> ExitCode {
             let outcome = match path.as_str() {
                 "standard" => retry(&standard, || op(i)).await,
                 "adaptive" => retry(&adaptive, || op(i)).await,
+                "retryable" => op_retryable(i).await,
                 "layer" => match layer.ready().await {
                     Ok(service) => service.call(i).await,
                     Err(error) => Err(error),

@@ -178,9 +178,10 @@ pub mod other_crate {
 /// Creates the process-wide scope of [`retryable_ops!`] whose configuration is not the
 /// attribute's before its first call (a named scope keeps the configuration it was created
 /// with): `flaky_retryable`'s from [`zero_backoff_config`], so that its quota never runs out
-/// during a benchmark.
-pub fn prepare_retryable_scopes() {
-    Scope::named("bench-retryable-zero", &zero_backoff_config());
+/// during a benchmark. Keep the handle until that first call, whose static strategy then holds
+/// the scope: a named scope no handle holds is forgotten.
+pub fn prepare_retryable_scopes() -> Scope {
+    Scope::named("bench-retryable-zero", &zero_backoff_config())
 }
 
 /// The success-path configuration: the default configuration with [`MAX_ATTEMPTS`] attempts,

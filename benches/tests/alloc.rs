@@ -297,7 +297,7 @@ fn main() {
     );
 
     // For information: the retry path (2 retries, zero backoff) and adaptive mode.
-    prepare_retryable_scopes();
+    let _zero_backoff_scope = prepare_retryable_scopes();
     let zero = standard(zero_backoff_config());
     let calls = Cell::new(0);
     let retry_call = || {

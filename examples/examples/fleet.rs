@@ -44,7 +44,8 @@ async fn stock(item: u32) -> Result<u32, Unavailable> {
     Ok(item * 10)
 }
 
-/// The configuration `stock`'s attribute makes its scope with.
+/// The configuration of processes B and C's private scopes: what `stock`'s attribute makes
+/// process A's with.
 fn config() -> RetryConfig {
     RetryConfig::builder()
         .initial_backoff(Duration::from_millis(1))
@@ -53,11 +54,12 @@ fn config() -> RetryConfig {
 }
 
 // ANCHOR: readme
-/// Joins the fleet: attaches the scope of `#[retryable(scope = "inventory")]` (in place).
-async fn join_fleet(url: &str) -> Result<(Fleet, Scope), FleetError> {
+/// Joins the fleet: attaches the scope `#[retryable(scope = "inventory")]` declares, with the
+/// attribute's settings (before or after its first call).
+async fn join_fleet(url: &str) -> Result<Fleet, FleetError> {
     let fleet = Fleet::connect(url)?.sync_interval(INTERVAL).start().await?;
-    let inventory = fleet.attach("inventory", &config())?;
-    Ok((fleet, inventory)) // keep `fleet`: dropping it stops the syncs
+    fleet.attach("inventory")?;
+    Ok(fleet) // keep `fleet`: dropping it stops the syncs
 }
 // ANCHOR_END: readme
 
@@ -175,8 +177,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         },
     };
 
-    // Process A: the scope its `#[retryable]` function uses, attached at start-up.
-    let (_a, inventory) = join_fleet(&url).await?;
+    // Process A: the scope its `#[retryable]` function uses, attached at start-up; its first
+    // call declares it (the fleet links it at its next sync).
+    let _a = join_fleet(&url).await?;
+    stock(1).await?;
+    let inventory = Scope::lookup("inventory").expect("declared by `stock`'s first call");
     // Processes B and C: a private scope of the same name each, and a strategy on it.
     let start =
         |url: String| async move { Fleet::connect(&url)?.sync_interval(INTERVAL).start().await };

@@ -117,11 +117,15 @@ fn client_args(options: &ClientOptions) -> Vec<String> {
         format!("--seed={}", options.seed),
         format!("--mode={}", options.mode.name()),
         format!("--scope={}", options.scope),
+        format!("--scopes={}", options.scopes),
         format!("--max-attempts={}", options.max_attempts),
         format!("--max-wait={}ms", options.max_wait.as_secs_f64() * 1000.0),
     ];
     if let Some(url) = &options.redis_url {
         args.push(format!("--redis-url={url}"));
+    }
+    if options.watch_leases {
+        args.push("--watch-leases".to_owned());
     }
     if let Some(interval) = options.sync_interval {
         args.push(format!(

@@ -12,8 +12,10 @@ pub struct CommandStats {
     by_command: BTreeMap<String, u64>,
 }
 
-/// The harness's own command, left out of the totals (`INFO` is only the harness's).
-const HARNESS_COMMAND: &str = "info";
+/// Commands left out of the totals: the harness's own (`INFO`, and `CLUSTER NODES` on a
+/// cluster: no fleet process sends them) and a cluster's replication (`REPLCONF`: each
+/// replica acknowledges its master's stream once a second).
+const NOT_THE_FLEETS: [&str; 3] = ["info", "cluster|nodes", "replconf"];
 
 impl CommandStats {
     /// Reads the `cmdstat_<name>:calls=..,usec=..,rejected_calls=..,failed_calls=..` lines of
@@ -40,6 +42,12 @@ impl CommandStats {
         Self { by_command }
     }
 
+    /// Calls of the command `name` (lower case, as `INFO commandstats` names it), those refused
+    /// before running among them.
+    pub fn calls_of(&self, name: &str) -> u64 {
+        self.by_command.get(name).copied().unwrap_or(0)
+    }
+
     /// The commands run between `earlier` and `self`, command by command: a server
     /// restarted empty counts from zero again, so a count below the earlier one is all new.
     /// `script_commands` are those the store script runs (counted in `total`, not `sent`).
@@ -56,7 +64,7 @@ impl CommandStats {
         let counted = self
             .by_command
             .keys()
-            .filter(|name| *name != HARNESS_COMMAND);
+            .filter(|name| !NOT_THE_FLEETS.contains(&name.as_str()));
         CommandCounts {
             evalsha: delta("evalsha"),
             eval: delta("eval"),

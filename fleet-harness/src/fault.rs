@@ -1,5 +1,6 @@
 //! Store faults on a timeline: `--fault 20s:stop --fault 25s:cont --fault 40s:kill
-//! --fault 45s:restart-empty --fault 60s:flushall`, each at its time from the start of a
+//! --fault 45s:restart-empty --fault 60s:flushall` for one `redis-server`, `--fault
+//! 20s:failover --fault 40s:migrate` for a Redis Cluster, each at its time from the start of a
 //! phase, checked as a whole before anything starts.
 
 use std::fmt;
@@ -26,15 +27,24 @@ pub enum FaultAction {
     /// `FLUSHALL`: the store lost its state (every key; the script cache stays), the server
     /// runs on.
     Flushall,
+    /// A Redis Cluster's master of the harness scope's slot killed (`SIGKILL`): the cluster
+    /// promotes its replica (the fault ends when the cluster serves every slot again).
+    Failover,
+    /// A Redis Cluster's slot of the harness scope migrated to another master (`MIGRATING`
+    /// with its keys on the source, then on the target, then given to the target: the fault
+    /// ends then).
+    Migrate,
 }
 
 impl FaultAction {
-    const NAMES: [(&'static str, FaultAction); 5] = [
+    const NAMES: [(&'static str, FaultAction); 7] = [
         ("stop", FaultAction::Stop),
         ("cont", FaultAction::Cont),
         ("kill", FaultAction::Kill),
         ("restart-empty", FaultAction::RestartEmpty),
         ("flushall", FaultAction::Flushall),
+        ("failover", FaultAction::Failover),
+        ("migrate", FaultAction::Migrate),
     ];
 
     /// The action's name on the command line.
@@ -48,6 +58,11 @@ impl FaultAction {
     /// Whether the store is answering again after this action (the end of a fault).
     pub fn recovers(self) -> bool {
         matches!(self, FaultAction::Cont | FaultAction::RestartEmpty)
+    }
+
+    /// Whether the action is a Redis Cluster's (else one `redis-server`'s).
+    pub fn is_cluster(self) -> bool {
+        matches!(self, FaultAction::Failover | FaultAction::Migrate)
     }
 }
 
@@ -75,7 +90,7 @@ impl FromStr for Fault {
             .ok_or_else(|| {
                 format!(
                     "`{text}`: unknown action `{action}` (one of stop, cont, kill, restart-empty, \
-                     flushall)"
+                     flushall; failover, migrate with --redis-cluster)"
                 )
             })?;
         Ok(Fault {
@@ -99,11 +114,26 @@ enum StoreState {
     Down,
 }
 
-/// Checks a timeline against a phase of `duration` and returns it in time order: every fault
-/// inside the phase, no two at the same time, and each action possible in the state the
-/// earlier ones leave (`cont` after `stop`; `flushall` and `stop` on a running server; `kill`
-/// on one that is not down already).
-pub fn check_timeline(mut faults: Vec<Fault>, duration: Duration) -> Result<Vec<Fault>, String> {
+/// Checks a timeline against a phase of `duration` on a store that is a Redis Cluster or not
+/// (`cluster`), and returns it in time order: every fault inside the phase and for that store,
+/// no two at the same time, and each action possible in the state the earlier ones leave
+/// (`cont` after `stop`; `flushall` and `stop` on a running server; `kill` on one that is not
+/// down already).
+pub fn check_timeline(
+    mut faults: Vec<Fault>,
+    duration: Duration,
+    cluster: bool,
+) -> Result<Vec<Fault>, String> {
+    if let Some(fault) = faults
+        .iter()
+        .find(|fault| fault.action.is_cluster() != cluster)
+    {
+        return Err(if cluster {
+            format!("fault {fault}: a Redis Cluster's faults are `failover` and `migrate`")
+        } else {
+            format!("fault {fault}: needs --redis-cluster (one redis-server has no replica)")
+        });
+    }
     faults.sort_by_key(|fault| fault.at);
     for pair in faults.windows(2) {
         if pair[0].at == pair[1].at {
@@ -127,6 +157,8 @@ pub fn check_timeline(mut faults: Vec<Fault>, duration: Duration) -> Result<Vec<
             (FaultAction::Kill, StoreState::Running | StoreState::Stopped) => StoreState::Down,
             (FaultAction::RestartEmpty, _) => StoreState::Running,
             (FaultAction::Flushall, StoreState::Running) => StoreState::Running,
+            // The cluster recovers by itself: the fault returns once it did.
+            (FaultAction::Failover | FaultAction::Migrate, _) => StoreState::Running,
             (action, state) => {
                 return Err(format!(
                     "fault {fault}: `{}` on a store that is {} (write {})",
@@ -185,7 +217,7 @@ mod tests {
             "40s:kill",
             "45s:restart-empty",
         ]);
-        let checked = check_timeline(timeline, Duration::from_secs(70)).expect("valid");
+        let checked = check_timeline(timeline, Duration::from_secs(70), false).expect("valid");
         let actions: Vec<_> = checked.iter().map(|fault| fault.action.name()).collect();
         assert_eq!(
             actions,
@@ -206,8 +238,19 @@ mod tests {
             (vec!["30s:stop"], "not inside the phase"),
         ];
         for (texts, expected) in cases {
-            let error = check_timeline(faults(&texts), Duration::from_secs(30)).unwrap_err();
+            let error = check_timeline(faults(&texts), Duration::from_secs(30), false).unwrap_err();
             assert!(error.contains(expected), "{texts:?}: {error}");
         }
+    }
+
+    #[test]
+    fn a_clusters_faults_and_a_nodes_are_not_mixed() {
+        let cluster = faults(&["20s:failover", "40s:migrate"]);
+        let checked = check_timeline(cluster.clone(), Duration::from_secs(60), true);
+        assert_eq!(checked.expect("valid").len(), 2);
+        let on_a_node = check_timeline(cluster, Duration::from_secs(60), false).unwrap_err();
+        assert!(on_a_node.contains("--redis-cluster"), "{on_a_node}");
+        let stop = check_timeline(faults(&["5s:stop"]), Duration::from_secs(60), true);
+        assert!(stop.unwrap_err().contains("`failover` and `migrate`"));
     }
 }

@@ -9,7 +9,6 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::command_stats::CommandStats;
 use crate::resp::{self, Reply};
 
 /// How long a new server may take to answer `PING`.
@@ -159,18 +158,6 @@ impl RedisProcess {
         }
         self.flushall()?;
         self.expect_ok(&["CONFIG", "RESETSTAT"])
-    }
-
-    /// The command counts (`INFO commandstats`) of the server on 127.0.0.1:`port`; an error
-    /// when it does not answer within [`COMMAND_TIMEOUT`] (stopped) or at all (killed). A
-    /// function of the port alone, so that reading never waits for a fault being applied.
-    pub fn command_stats_on(port: u16) -> io::Result<CommandStats> {
-        match resp::command(port, &["INFO", "commandstats"], COMMAND_TIMEOUT)? {
-            Reply::Bulk(Some(info)) => Ok(CommandStats::parse(&info)),
-            other => Err(io::Error::other(format!(
-                "INFO commandstats answered {other:?}"
-            ))),
-        }
     }
 
     fn command(&self, args: &[&str]) -> io::Result<Reply> {

@@ -10,6 +10,7 @@ use serde::{Serialize, Serializer};
 use crate::command_stats::CommandCounts;
 use crate::episode::Episode;
 use crate::fault::{Fault, FaultAction};
+use crate::node_stats::{NodeSecond, NodeSummary};
 use crate::phase_spec::Mode;
 use crate::server::Limit;
 use crate::store_view::StoreView;
@@ -44,11 +45,16 @@ pub struct Row {
     pub clients: u32,
     /// How many processes held a live fleet lease at the second's end (fleet mode).
     pub leases_live: Option<u32>,
+    /// When the last of those processes' leases became live, in milliseconds from the phase's
+    /// second 0 (fleet mode, every process live).
+    pub leases_live_since_ms: Option<u64>,
     /// The processes' send rates added up (their shares of the fleet rate, or the 0.5/s floor
     /// of a process without one), while the fleet limiter is engaged.
     pub send_rate: Option<f64>,
     /// The store's view of the fleet scope at the second's end (fleet mode).
     pub store: Option<StoreView>,
+    /// Each store node's load over the reading's window (fleet mode; the nodes that answered).
+    pub nodes: Vec<NodeSecond>,
     /// The faults that struck in this second.
     pub faults: Vec<FaultAction>,
     /// The latencies behind the percentiles (kept for the summaries, not written).
@@ -75,6 +81,10 @@ pub struct FaultEvent {
     pub fault: Fault,
     /// When it was applied, from the start of the phase, in milliseconds.
     pub applied_at_ms: u64,
+    /// When applying it returned, from the start of the phase, in milliseconds: a Redis
+    /// Cluster's `failover` and `migrate` return once the cluster settled (a replica promoted,
+    /// the slot given to the target).
+    pub settled_at_ms: u64,
 }
 
 /// One phase of the run.
@@ -94,6 +104,8 @@ pub struct PhaseReport {
     pub rows: Vec<Row>,
     /// The figures after the warm-up.
     pub summary: Summary,
+    /// Each store node's load after the warm-up (fleet mode).
+    pub nodes: Vec<NodeSummary>,
     /// Each fault's episode (`+faults` phases).
     pub episodes: Vec<Episode>,
 }
@@ -128,6 +140,10 @@ pub struct RunSettings {
     pub max_wait_ms: Duration,
     /// The scope's name.
     pub scope: String,
+    /// Scopes per process (named `<scope>-<n>` when more than one), calls spread over them.
+    pub scopes: u32,
+    /// Whether the store is a Redis Cluster (else one `redis-server`).
+    pub cluster: bool,
 }
 
 /// Serializes a duration as whole milliseconds.

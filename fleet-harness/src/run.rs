@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use clap::Args;
 
+use crate::client::{KEY_PREFIX, scope_names};
+use crate::cluster_store::ClusterStore;
 use crate::duration_arg::parse_duration;
 use crate::fault::{Fault, check_timeline};
 use crate::phase::{OVERHEAD, PhaseContext, run_phase};
@@ -15,6 +17,7 @@ use crate::phase_spec::{Mode, PhaseSpec};
 use crate::redis_process::RedisProcess;
 use crate::report::{PhaseReport, RunReport, RunSettings, write_csv, write_json};
 use crate::server::{Limit, LimitServer};
+use crate::store::Store;
 use crate::table;
 
 /// The harness's options.
@@ -70,6 +73,21 @@ pub struct RunOptions {
     /// The scope's name.
     #[arg(long, default_value = "harness")]
     pub scope: String,
+    /// Scopes per process: each process attaches this many (`<scope>-0`, `<scope>-1`, ... when
+    /// more than one) and spreads its calls over them in turn; its syncs stay one round trip
+    /// per store node.
+    #[arg(long, default_value_t = 1)]
+    pub scopes: u32,
+    /// Runs the fleet phases against a Redis Cluster of six `redis-server` processes (3 masters,
+    /// 3 replicas; `redis-server` and `redis-cli` on `PATH`) instead of one server: the
+    /// clients connect with a `redis-cluster://` URL, the faults are `failover` and `migrate`.
+    #[arg(long)]
+    pub redis_cluster: bool,
+    /// How long a cluster's nodes wait for a silent master before they declare it failed (its
+    /// replica is promoted about two of these after it died): short for quick failovers,
+    /// longer for runs that load the machine (a busy master must not be failed over).
+    #[arg(long, default_value = "500ms", value_parser = parse_duration)]
+    pub cluster_node_timeout: Duration,
     /// The seed of the clients' arrivals.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -109,6 +127,9 @@ fn check(options: &RunOptions) -> Result<(RunSettings, Vec<Fault>), String> {
     if options.processes == 0 {
         return Err("--processes must be at least 1".to_owned());
     }
+    if options.scopes == 0 {
+        return Err("--scopes must be at least 1".to_owned());
+    }
     if options.enforce_after >= options.duration {
         return Err("--enforce-after must be shorter than --duration".to_owned());
     }
@@ -135,7 +156,11 @@ fn check(options: &RunOptions) -> Result<(RunSettings, Vec<Fault>), String> {
         }
         _ => {}
     }
-    let timeline = check_timeline(options.faults.clone(), options.duration)?;
+    let timeline = check_timeline(
+        options.faults.clone(),
+        options.duration,
+        options.redis_cluster,
+    )?;
     let settings = RunSettings {
         limit: Limit {
             rate: options.limit,
@@ -153,6 +178,8 @@ fn check(options: &RunOptions) -> Result<(RunSettings, Vec<Fault>), String> {
         max_attempts: options.max_attempts,
         max_wait_ms: options.max_wait,
         scope: options.scope.clone(),
+        scopes: options.scopes,
+        cluster: options.redis_cluster,
     };
     Ok((settings, timeline))
 }
@@ -198,11 +225,26 @@ async fn run(
         .map_err(|error| format!("the HTTP server cannot start: {error}"))?;
     let redis = if options.phases.iter().any(|phase| phase.mode == Mode::Fleet) {
         let program = options.redis_server.clone();
-        let redis = tokio::task::spawn_blocking(move || RedisProcess::start(program))
-            .await
-            .map_err(|error| format!("starting redis-server failed: {error}"))?
-            .map_err(|error| error.to_string())?;
-        Some(Arc::new(Mutex::new(redis)))
+        let cluster = options.redis_cluster;
+        let node_timeout = options.cluster_node_timeout;
+        let first_scope = scope_names(&settings.scope, settings.scopes)
+            .into_iter()
+            .next()
+            .unwrap_or_default();
+        let store = tokio::task::spawn_blocking(move || -> Result<Store, String> {
+            if cluster {
+                let key = retry_core::fleet::keys::ScopeKeys::new(KEY_PREFIX, &first_scope)
+                    .map_err(|error| format!("scope {first_scope:?}: {error}"))?;
+                ClusterStore::start(key.state(), node_timeout).map(Store::Cluster)
+            } else {
+                RedisProcess::start(program)
+                    .map(Store::Node)
+                    .map_err(|error| error.to_string())
+            }
+        })
+        .await
+        .map_err(|error| format!("starting the store failed: {error}"))??;
+        Some(Arc::new(Mutex::new(store)))
     } else {
         None
     };
@@ -223,6 +265,9 @@ async fn run(
     println!("\n== summaries (after the {} s warm-up)", settings.warmup_s);
     for phase in &phases {
         println!("{}", table::summary(&phase.name, &phase.summary));
+        if !phase.nodes.is_empty() {
+            println!("{}", table::nodes(&phase.nodes));
+        }
         for episode in &phase.episodes {
             println!("{}", table::episode(episode));
         }

@@ -2,6 +2,7 @@
 //! its fault episodes.
 
 use crate::episode::Episode;
+use crate::node_stats::NodeSummary;
 use crate::report::{RedisSecond, Row};
 use crate::summary::Summary;
 
@@ -118,6 +119,28 @@ pub fn summary(label: &str, summary: &Summary) -> String {
     text
 }
 
+/// Each store node's load, a line each.
+pub fn nodes(nodes: &[NodeSummary]) -> String {
+    nodes
+        .iter()
+        .map(|node| {
+            format!(
+                "  node {} ({}): {:.2} round trips/s ({:.3} per process per interval), {:.1} \
+                 scripts/s, CPU {:.2} ms/s{}",
+                node.port,
+                if node.master { "master" } else { "replica" },
+                node.reads_per_s,
+                node.reads_per_process_per_interval,
+                node.scripts_per_s,
+                node.cpu_ms_per_s,
+                node.cpu_us_per_script
+                    .map_or(String::new(), |us| format!(", {us:.1} us per script run")),
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// An episode in two lines.
 pub fn episode(episode: &Episode) -> String {
     let delta = episode.p99_delta_ms.map_or(String::new(), |delta| {
@@ -128,6 +151,11 @@ pub fn episode(episode: &Episode) -> String {
         .map_or("not again".to_owned(), |after| {
             format!("{after} s after the recovery's second")
         });
+    let live = match (episode.leases_lapsed, episode.leases_live_after_ms) {
+        (false, _) => format!("{live} (no lease lapsed)"),
+        (true, Some(ms)) => format!("{live}, the last {ms} ms after the recovery"),
+        (true, None) => live,
+    };
     format!(
         "{}\n  leases all live: {live}{delta}\n{}",
         summary(&format!("  {} during", episode.name), &episode.during),

@@ -37,6 +37,10 @@ pub struct FleetSecond {
     /// This process's share of the fleet's send rate at the last lease (requests per second),
     /// while the fleet limiter is engaged.
     pub send_rate: Option<f64>,
+    /// When the process's leases last all became live, in milliseconds from the phase's
+    /// second 0 (to 5 ms; `None` while one is not live).
+    #[serde(default)]
+    pub live_since_ms: Option<u64>,
 }
 
 /// Where a process's fleet lease stands (the library's `FleetStatus`).

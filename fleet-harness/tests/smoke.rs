@@ -2,8 +2,10 @@
 //! fleet on a real `redis-server`, against a 100/s server. Checks the report's shape and two
 //! invariants that hold however loaded the machine is: the server never admits more in a
 //! second than its limit plus its burst, and fleet mode sends the store at most about one
-//! command per process per sync interval. Skips (one line) without `redis-server` on `PATH`,
-//! unless `RETRY_REQUIRE_REDIS=1`.
+//! command per process per sync interval. Then a fleet of 3 scopes per process on a Redis
+//! Cluster through a failover: every lease live again, each node's load reported. Skips (one
+//! line) without `redis-server` (and `redis-cli` for the cluster) on `PATH`, unless
+//! `RETRY_REQUIRE_REDIS=1`.
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -19,12 +21,13 @@ const SYNC_INTERVAL: Duration = Duration::from_millis(500);
 /// The whole run's bound: two phases of 3 s, their starts and ends, debug builds.
 const RUN_TIMEOUT: Duration = Duration::from_secs(120);
 
-/// Runs the harness and returns its JSON report.
-fn run_harness(out_dir: &PathBuf) -> Value {
+/// Runs the harness with `args` (the phases and what else the test sets) and returns its JSON
+/// report.
+fn run_harness(out_dir: &PathBuf, args: &[&str]) -> Value {
     let mut child = Command::new(env!("CARGO_BIN_EXE_fleet-harness"))
-        .args(["run", "--phases", "local,fleet"])
+        .arg("run")
+        .args(args)
         .args(["--processes", &PROCESSES.to_string(), "--rate", "60"])
-        .args(["--duration", &format!("{SECONDS}s"), "--warmup", "1s"])
         .args(["--limit", &LIMIT.to_string(), "--burst", &BURST.to_string()])
         .args([
             "--sync-interval",
@@ -67,7 +70,16 @@ fn the_harness_reports_every_second_of_both_modes_within_the_bounds() {
         return;
     }
     let out_dir = std::env::temp_dir().join(format!("fleet-harness-smoke-{}", std::process::id()));
-    let report = run_harness(&out_dir);
+    let duration = format!("{SECONDS}s");
+    let args = [
+        "--phases",
+        "local,fleet",
+        "--duration",
+        &duration,
+        "--warmup",
+        "1s",
+    ];
+    let report = run_harness(&out_dir, &args);
     let _ = std::fs::remove_dir_all(&out_dir);
 
     let phases = report["phases"].as_array().expect("phases");
@@ -122,4 +134,70 @@ fn the_harness_reports_every_second_of_both_modes_within_the_bounds() {
         phases[0]["summary"]["redis"].is_null(),
         "local mode uses no store"
     );
+}
+
+/// The cluster run's length: a failover at 3 s takes 1.5-2 s, then a few seconds after.
+const CLUSTER_SECONDS: u64 = 9;
+
+#[test]
+fn the_harness_runs_a_fleet_on_a_cluster_through_a_failover() {
+    let suite = "fleet-harness/tests/smoke.rs (the harness on a Redis Cluster)";
+    if !retry_tests::redis_server::available(suite) || !redis_cli_available() {
+        return;
+    }
+    let out_dir =
+        std::env::temp_dir().join(format!("fleet-harness-cluster-{}", std::process::id()));
+    let duration = format!("{CLUSTER_SECONDS}s");
+    let args = [
+        "--phases",
+        "fleet+faults",
+        "--redis-cluster",
+        "--scopes",
+        "3",
+        "--fault",
+        "3s:failover",
+        "--duration",
+        &duration,
+        "--warmup",
+        "1s",
+    ];
+    let report = run_harness(&out_dir, &args);
+    let _ = std::fs::remove_dir_all(&out_dir);
+    assert_eq!(report["settings"]["cluster"], Value::Bool(true));
+    let phase = &report["phases"][0];
+    let episode = &phase["episodes"][0];
+    assert_eq!(episode["name"], "failover", "{episode}");
+    assert!(
+        episode["leases_live_after_s"].is_u64(),
+        "every lease live again after the promotion: {episode}"
+    );
+    let nodes = phase["nodes"].as_array().expect("the nodes' load");
+    assert!(nodes.len() >= 5, "six nodes, one killed: {nodes:?}");
+    let scripts: f64 = nodes.iter().map(|node| number(node, "scripts_per_s")).sum();
+    assert!(scripts > 0.0, "the masters ran the store script: {nodes:?}");
+    let last = &phase["rows"][CLUSTER_SECONDS as usize - 1];
+    assert_eq!(last["leases_live"].as_u64(), Some(PROCESSES), "{last}");
+    assert!(
+        last["store"].is_object(),
+        "the scope's state, read from its master: {last}"
+    );
+}
+
+/// Whether `redis-cli` runs (it makes the cluster); a failure when it does not and
+/// `RETRY_REQUIRE_REDIS=1`, a skip line otherwise.
+fn redis_cli_available() -> bool {
+    let found = Command::new("redis-cli")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success());
+    if !found {
+        assert!(
+            std::env::var("RETRY_REQUIRE_REDIS").as_deref() != Ok("1"),
+            "RETRY_REQUIRE_REDIS=1 but redis-cli is not on PATH (apt-get install redis-tools)"
+        );
+        eprintln!("note: skipped the harness's cluster smoke test: redis-cli is not on PATH");
+    }
+    found
 }

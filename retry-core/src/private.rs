@@ -31,9 +31,13 @@ pub use crate::strategy::retry_strategy::RetryStrategy;
 pub type FnStrategy = LazyLock<ConfiguredStrategy>;
 
 /// The strategy of a `#[retryable]` function without `strategy = ...`: its arguments applied to
-/// `preset`, in the process-wide scope `scope`. The macro checked every value at compile time;
-/// should the runtime still reject them, the error is logged and the defaults are used rather
-/// than panicking in a user's call.
+/// `preset`, in the process-wide scope `scope`, declared at the attribute (the generated call's
+/// place). The macro checked every value at compile time; should the runtime still reject them,
+/// the error is logged and the defaults are used rather than panicking in a user's call. A
+/// conflict with another declaration of the scope is logged too
+/// ([`ScopeConflict`](crate::scope::ScopeConflict)): the function has no error of its own to
+/// report it with at its first call.
+#[track_caller]
 pub fn default_strategy(
     scope: &str,
     preset: RetryPreset,
@@ -43,7 +47,8 @@ pub fn default_strategy(
         tracing::error!(target: "retry_core", scope, %error, "invalid #[retryable] configuration: using the defaults");
         RetryConfig::default()
     });
-    crate::strategy::strategy_for(config, scope)
+    let declared = crate::scope::ScopeDeclaration::Retryable(std::panic::Location::caller());
+    crate::strategy::configured::configured_in(config, scope, declared)
 }
 
 // ---- `#[retryable]`: checks that report at the user's tokens ----------------------------------

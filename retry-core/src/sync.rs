@@ -6,11 +6,11 @@ pub(crate) use std::sync::TryLockError;
 
 #[cfg(loom)]
 pub(crate) use loom::sync::{
-    Mutex,
-    atomic::{AtomicU32, AtomicU64, Ordering},
+    Mutex, MutexGuard,
+    atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicU64, AtomicUsize, Ordering},
 };
 #[cfg(not(loom))]
 pub(crate) use std::sync::{
-    Mutex,
-    atomic::{AtomicU32, AtomicU64, Ordering},
+    Mutex, MutexGuard,
+    atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicU64, AtomicUsize, Ordering},
 };

@@ -1,6 +1,7 @@
 //! The virtual clock every strategy of a run reads.
 
 use std::fmt;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -41,6 +42,11 @@ impl SimClock {
         );
         self.nanos.store(now, Ordering::Relaxed);
     }
+
+    /// The time now, in nanoseconds.
+    pub fn nanos(&self) -> Nanos {
+        self.nanos.load(Ordering::Relaxed)
+    }
 }
 
 impl Clock for SimClock {
@@ -54,5 +60,37 @@ impl fmt::Debug for SimClock {
         f.debug_struct("SimClock")
             .field("now", &self.now())
             .finish()
+    }
+}
+
+/// A process's own clock on the run's [`SimClock`]: zero when the process starts, as a real
+/// process's monotonic clock starts when it does (a scope made by a process that joins the
+/// fleet late is young then, not since the run's start). Before its start it reads zero.
+///
+/// ```
+/// use retry_core::clock::Clock;
+/// use retry_sim::clock::{OffsetClock, SimClock};
+/// use std::sync::Arc;
+/// let base = Arc::new(SimClock::new());
+/// let process = OffsetClock::new(base.clone(), 2_000_000_000);
+/// base.set(2_500_000_000);
+/// assert_eq!(process.now(), std::time::Duration::from_millis(500));
+/// ```
+#[derive(Debug)]
+pub struct OffsetClock {
+    base: Arc<SimClock>,
+    start: Nanos,
+}
+
+impl OffsetClock {
+    /// The clock of a process that starts at `start` on `base`.
+    pub fn new(base: Arc<SimClock>, start: Nanos) -> Self {
+        Self { base, start }
+    }
+}
+
+impl Clock for OffsetClock {
+    fn now(&self) -> Duration {
+        Duration::from_nanos(self.base.nanos().saturating_sub(self.start))
     }
 }

@@ -302,6 +302,7 @@ pub fn parse(text: &str, default_name: &str) -> Result<Scenario, String> {
             clients: 1,
             attempts: config.max_attempts,
             deadline: config.layers[0].deadline,
+            starts: &[],
         };
         strategy.build_layer(&build, &clock, 0)?;
     }

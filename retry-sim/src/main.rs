@@ -14,6 +14,7 @@ use clap::Parser;
 
 use retry_sim::fleet::arm::{DEFAULT_BETA_PPM, FleetTuning};
 use retry_sim::fleet::scenarios::FLEET_IDS;
+use retry_sim::fleet::sweep;
 use retry_sim::scenario::{IDS, Options, Scenario, builtin};
 use retry_sim::strategy::{BUILT_IN, StrategySpec};
 use retry_sim::time::from_duration;
@@ -24,7 +25,8 @@ use retry_sim::{config, goals, plot, report, runner};
 #[command(name = "retry-sim", version, about, long_about = None)]
 struct Cli {
     /// Scenarios to run, comma-separated (s0 … s6, or `all` for those; f1, f3, ff, or `fleet`
-    /// for those; fsweep).
+    /// for those; fsweep), or `shapes`: the shape sweep of fleet mode against local mode and
+    /// a static split (`--shapes`, `--first-shape`).
     #[arg(short, long, default_value = "all", value_delimiter = ',')]
     scenario: Vec<String>,
 
@@ -69,6 +71,23 @@ struct Cli {
     /// Fleet mode's sync interval, e.g. `1s`, `500ms` (the fleet scenarios' `+fleet` arms).
     #[arg(long, default_value = "1s", value_parser = parse_interval)]
     sync_interval: Duration,
+
+    /// The shape sweep's shapes: how many (seeds `--first-shape` onwards).
+    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    shapes: u32,
+
+    /// The shape sweep's first seed.
+    #[arg(long, default_value_t = 1)]
+    first_shape: u64,
+
+    /// The shape sweep on these seeds only, comma-separated (instead of `--shapes`).
+    #[arg(long, value_delimiter = ',')]
+    shape_seeds: Vec<u64>,
+
+    /// With `--shape-seeds`: write each shape's runs second by second to
+    /// `trace-<seed>-<arm>.csv` too.
+    #[arg(long)]
+    trace: bool,
 
     /// Run the service described in this TOML file instead of the built-in scenarios.
     #[arg(long)]
@@ -172,12 +191,60 @@ fn scenarios(cli: &Cli) -> Result<Vec<Scenario>, String> {
         .collect()
 }
 
+/// The shape sweep: its table and hardest shapes printed, with every shape's figures in
+/// `shapes.csv` and the table in `shapes.md`.
+fn run_shapes(cli: &Cli, threads: usize) -> Result<(), String> {
+    let seeds: Vec<u64> = if cli.shape_seeds.is_empty() {
+        (cli.first_shape..cli.first_shape + u64::from(cli.shapes)).collect()
+    } else {
+        cli.shape_seeds.clone()
+    };
+    eprintln!(
+        "retry-sim: {} shapes × 3 arms on {threads} thread(s)",
+        seeds.len()
+    );
+    let started = Instant::now();
+    let results = sweep::sweep(&seeds, threads)?;
+    let table = sweep::markdown(&results);
+    std::fs::create_dir_all(&cli.out)
+        .map_err(|e| format!("cannot create {}: {e}", cli.out.display()))?;
+    for (name, text) in [("shapes.md", &table), ("shapes.csv", &sweep::csv(&results))] {
+        let path = cli.out.join(name);
+        std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    if cli.trace {
+        for &seed in &seeds {
+            let shape = retry_sim::fleet::shape::Shape::draw(seed);
+            for (arm, name) in sweep::ARMS.iter().enumerate() {
+                let path = cli.out.join(format!("trace-{seed}-{name}.csv"));
+                std::fs::write(&path, sweep::trace(&shape, arm)?)
+                    .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            }
+        }
+    }
+    println!("{table}");
+    eprintln!(
+        "retry-sim: {} shapes in {:.1} s; every shape's figures in {}",
+        seeds.len(),
+        started.elapsed().as_secs_f64(),
+        cli.out.join("shapes.csv").display()
+    );
+    Ok(())
+}
+
 fn run(cli: &Cli) -> Result<(), String> {
-    let scenarios = scenarios(cli)?;
     let threads = cli.threads.map_or_else(
         || std::thread::available_parallelism().map_or(1, usize::from),
         |n| n as usize,
     );
+    if cli
+        .scenario
+        .iter()
+        .any(|id| id.trim().eq_ignore_ascii_case("shapes"))
+    {
+        return run_shapes(cli, threads);
+    }
+    let scenarios = scenarios(cli)?;
     let runs: usize = scenarios.iter().map(Scenario::runs).sum();
     eprintln!(
         "retry-sim: {} scenario(s), {runs} runs on {threads} thread(s)",

@@ -324,6 +324,8 @@ impl Recorder {
         };
         RunOutput {
             metrics,
+            arrivals: self.arrivals.clone(),
+            ok_by_arrival: self.ok_by_arrival.clone(),
             store_commands: self.store_commands.clone(),
             fleet_rate: self.fleet_rate.clone(),
             throttled: self.throttled.clone(),
@@ -520,6 +522,10 @@ pub struct RunOutput {
     pub attempts: Vec<u32>,
     /// Successful requests per 100 ms bin of completion.
     pub successes: Vec<u32>,
+    /// Requests arriving per 100 ms bin.
+    pub arrivals: Vec<u32>,
+    /// Successful requests per 100 ms bin of their arrival.
+    pub ok_by_arrival: Vec<u32>,
     /// Commands sent to the fleet's store per 100 ms bin.
     pub store_commands: Vec<u32>,
     /// 429 answers per 100 ms bin.

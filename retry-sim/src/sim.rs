@@ -19,10 +19,12 @@ use retry_core::{ErrorKind, RetryStrategy, Scope};
 use crate::baseline::{BaselineClient, Outcome};
 use crate::clock::SimClock;
 
-use crate::fault::{FaultSchedule, Phase};
+use crate::fault::{FaultKind, FaultSchedule, Phase};
 use crate::fleet::arm::{Arm, FleetTuning};
+use crate::fleet::process::{ArrivalStream, Ending, ProcessSpec};
+use crate::fleet::static_split::StaticSplit;
 use crate::fleet::store::{Delivery, Store, StoreConfig};
-use crate::fleet::sync::{FleetEvent, FleetRuntime};
+use crate::fleet::sync::{FleetEvent, FleetRuntime, ProcessLife};
 use crate::metrics::{Recorder, RunOutput, Windows};
 use crate::policy::{Failure, OursLoop, Policy, SimClassifier, Token};
 use crate::rng::Rng;
@@ -80,6 +82,10 @@ pub struct SimConfig {
     pub cancel_at_deadline: bool,
     /// The fleet's store, for the strategies that use one (a naive shared store, fleet mode).
     pub store: StoreConfig,
+    /// The clients one by one (the shape sweep's processes): each its own rate, arrivals and
+    /// life. Empty: `instances` alike clients at `rate` each, as `arrivals` says. With
+    /// processes, `rate`, `arrivals` and load spikes do not apply, and there is one layer.
+    pub processes: Vec<ProcessSpec>,
 }
 
 impl SimConfig {
@@ -106,6 +112,7 @@ impl SimConfig {
             horizon: 600 * SECOND,
             cancel_at_deadline: true,
             store: StoreConfig::default(),
+            processes: Vec::new(),
         }
     }
 
@@ -143,6 +150,17 @@ impl SimConfig {
         }
         if self.horizon < SECOND {
             return Err("the run must last at least 1 s".into());
+        }
+        if !self.processes.is_empty() {
+            if self.layers.len() != 1 || self.layers[0].instances as usize != self.processes.len() {
+                return Err(format!(
+                    "{} processes need one layer of as many clients",
+                    self.processes.len()
+                ));
+            }
+            for process in &self.processes {
+                process.validate()?;
+            }
         }
         self.store.validate()
     }
@@ -209,6 +227,14 @@ enum Event {
     },
     /// Fleet mode's sync tasks and store.
     Fleet(FleetEvent),
+    /// A request arrives at a process of [`SimConfig::processes`].
+    Arrive {
+        client: u32,
+    },
+    /// A process of [`SimConfig::processes`] joins or ends.
+    Life {
+        client: u32,
+    },
 }
 
 /// An event and its key `(time << 64) | sequence number`: one integer comparison orders
@@ -268,6 +294,8 @@ struct Call<'a> {
     /// Earliest time the next attempt may be sent (the last 429's `Retry-After`).
     not_before: Nanos,
     attempts: u32,
+    /// The static split's turn the next attempt has taken, if it waits for it.
+    turn: Option<Nanos>,
 }
 
 /// A FIFO of (time, call, tag) whose times are non-decreasing.
@@ -312,6 +340,10 @@ struct Engine<'a> {
     fleet: Option<FleetRuntime>,
     /// The events the fleet's runtime asks for, before they are scheduled.
     fleet_out: Vec<(Nanos, FleetEvent)>,
+    /// Each process's arrivals ([`SimConfig::processes`]).
+    streams: Vec<ArrivalStream>,
+    /// The oracle's static split of the server's limit.
+    split: Option<StaticSplit>,
 }
 
 /// Runs `strategy` under `config` with `seed`.
@@ -327,7 +359,7 @@ struct Engine<'a> {
 pub fn run(config: &SimConfig, strategy: &StrategySpec, seed: u64) -> Result<RunOutput, String> {
     config.validate()?;
     let arm = strategy.arm();
-    if arm.uses_store() && config.layers.len() > 1 {
+    if arm != Arm::PerProcess && config.layers.len() > 1 {
         return Err(format!(
             "strategy `{}`: a fleet arm runs with one layer of clients (the processes)",
             strategy.name
@@ -347,6 +379,7 @@ pub fn run(config: &SimConfig, strategy: &StrategySpec, seed: u64) -> Result<Run
     let clock = Arc::new(SimClock::new());
     let none = StrategySpec::no_retries();
     let mut policies = Vec::with_capacity(config.layers.len());
+    let starts: Vec<Nanos> = config.processes.iter().map(|p| p.joins).collect();
     for (index, layer) in config.layers.iter().enumerate() {
         let spec = if layer.retries { strategy } else { &none };
         let build = LayerBuild {
@@ -354,6 +387,7 @@ pub fn run(config: &SimConfig, strategy: &StrategySpec, seed: u64) -> Result<Run
             clients: layer.instances,
             attempts: config.max_attempts,
             deadline: layer.deadline,
+            starts: if index == 0 { &starts } else { &[] },
         };
         policies.push(spec.build_layer(&build, &clock, seed)?);
     }
@@ -413,6 +447,16 @@ pub fn run(config: &SimConfig, strategy: &StrategySpec, seed: u64) -> Result<Run
             .then(|| Store::new(config.store.clone(), Rng::stream(seed, STORE_STREAM))),
         fleet,
         fleet_out: Vec::new(),
+        streams: config
+            .processes
+            .iter()
+            .enumerate()
+            .map(|(i, p)| ArrivalStream::new(*p, Rng::stream(seed, PROCESS_STREAMS + i as u64)))
+            .collect(),
+        split: match arm {
+            Arm::StaticSplit => Some(static_split(config, &strategy.name)?),
+            _ => None,
+        },
     };
     if let Some(fleet) = engine.fleet.as_mut() {
         fleet.start(&mut engine.fleet_out);
@@ -457,8 +501,23 @@ fn fleet_runtime(
             Policy::Baseline(_) => None,
         })
         .collect();
+    // A process that leaves detaches once the calls it has have ended; one that crashes at once.
+    let drain = layer.deadline + layer.attempt_timeout;
+    let lives: Vec<ProcessLife> = config
+        .processes
+        .iter()
+        .map(|process| ProcessLife {
+            starts: process.joins,
+            stops: match process.ends {
+                Some((end, Ending::Leaves)) => end.saturating_add(drain),
+                Some((end, Ending::Crashes)) => end,
+                None => Nanos::MAX,
+            },
+        })
+        .collect();
     FleetRuntime::new(
         &scopes,
+        &lives,
         settings,
         tuning,
         config.store.clone(),
@@ -466,6 +525,30 @@ fn fleet_runtime(
         Rng::stream(seed, SYNC_STREAM),
     )
 }
+
+/// The oracle's split of the server's limit (the throttle's) over the run's processes.
+fn static_split(config: &SimConfig, strategy: &str) -> Result<StaticSplit, String> {
+    let throttle = config
+        .faults
+        .faults()
+        .iter()
+        .find_map(|fault| match fault.kind {
+            FaultKind::Throttle { rate, burst, .. } => Some((rate, burst)),
+            _ => None,
+        });
+    match throttle {
+        Some((limit, burst)) if !config.processes.is_empty() => {
+            Ok(StaticSplit::new(limit, burst, &config.processes, 0))
+        }
+        _ => Err(format!(
+            "strategy `{strategy}`: the static split shares a throttle's limit over the run's \
+             processes: both are needed"
+        )),
+    }
+}
+
+/// The first of the processes' own random streams (their arrivals).
+const PROCESS_STREAMS: u64 = 100;
 
 /// The random stream of the store's round trips.
 const STORE_STREAM: u64 = 6;
@@ -517,7 +600,7 @@ impl<'a> Engine<'a> {
                     return Permit::Refused;
                 }
                 match retry.next_wait(backoff) {
-                    None => Permit::Granted,
+                    None => self.split_turn(slot),
                     Some(wait) => Permit::Wait(from_duration(wait).max(1)),
                 }
             }
@@ -533,6 +616,67 @@ impl<'a> Engine<'a> {
                 }
             }
             None => Permit::Refused,
+        }
+    }
+
+    /// The static split's answer for an attempt its strategy lets go now: its turn in its
+    /// process's bucket (taken at its first ask), or a refusal when the turn would come after
+    /// the call's deadline. Without a split, at once.
+    fn split_turn(&mut self, slot: u32) -> Permit {
+        let now = self.now;
+        let Some(split) = self.split.as_mut() else {
+            return Permit::Granted;
+        };
+        let call = &mut self.calls[slot as usize];
+        let turn = match call.turn {
+            Some(turn) => turn,
+            None => {
+                let latest = call.started + self.config.layers[0].deadline;
+                match split.turn(call.instance as usize, now, latest) {
+                    Some(turn) => turn,
+                    None => return Permit::Refused,
+                }
+            }
+        };
+        if turn <= now {
+            call.turn = None;
+            Permit::Granted
+        } else {
+            call.turn = Some(turn);
+            Permit::Wait(turn - now)
+        }
+    }
+
+    /// A process of the plan joins or ends at `now`: the static split is shared again over
+    /// those alive; a process that crashed loses its calls (their callers see them fail).
+    fn life(&mut self, client: u32) {
+        let now = self.now;
+        if let Some(split) = self.split.as_mut() {
+            split.resize(&self.config.processes, now);
+        }
+        let crashed = self
+            .config
+            .processes
+            .get(client as usize)
+            .and_then(|p| p.ends)
+            == Some((now, Ending::Crashes));
+        if !crashed {
+            return;
+        }
+        for slot in 0..self.calls.len() as u32 {
+            let call = &mut self.calls[slot as usize];
+            if call.state != State::Free && call.layer == 0 && call.instance == client {
+                call.token = None;
+                self.finish(slot, Response::Timeout);
+            }
+        }
+    }
+
+    /// The next request of process `client` after one at `at`, if it gets one before the
+    /// horizon.
+    fn schedule_arrival(&mut self, client: u32, next: Option<Nanos>) {
+        if let Some(at) = next.filter(|&at| at < self.config.horizon) {
+            self.schedule(at, Event::Arrive { client });
         }
     }
 
@@ -554,6 +698,9 @@ impl<'a> Engine<'a> {
     }
 
     fn mean_gap(&self) -> Option<f64> {
+        if !self.config.processes.is_empty() {
+            return None;
+        }
         let total = self.config.rate * f64::from(self.config.layers[0].instances) * self.load;
         (total > 0.0).then(|| SECOND as f64 / total)
     }
@@ -577,6 +724,17 @@ impl<'a> Engine<'a> {
         }
         if let Some(first) = self.phases.first().copied() {
             self.enter_phase(first);
+        }
+        for client in 0..self.streams.len() as u32 {
+            let first = self.streams[client as usize].first();
+            self.schedule_arrival(client, first);
+            let process = self.config.processes[client as usize];
+            if process.joins > 0 {
+                self.schedule(process.joins, Event::Life { client });
+            }
+            if let Some((end, _)) = process.ends {
+                self.schedule(end, Event::Life { client });
+            }
         }
         match self.config.arrivals {
             Arrivals::Open => self.draw_arrival(),
@@ -711,6 +869,12 @@ impl<'a> Engine<'a> {
                     self.start_call(0, client, None);
                 }
             }
+            Event::Arrive { client } => {
+                let next = self.streams[client as usize].next_after(self.now);
+                self.schedule_arrival(client, next);
+                self.start_call(0, client, None);
+            }
+            Event::Life { client } => self.life(client),
         }
     }
 
@@ -760,6 +924,7 @@ impl<'a> Engine<'a> {
             backoff_pending: false,
             not_before: 0,
             attempts: 0,
+            turn: None,
         });
         (self.calls.len() - 1) as u32
     }
@@ -780,6 +945,7 @@ impl<'a> Engine<'a> {
         call.backoff_pending = true;
         call.not_before = 0;
         call.attempts = 0;
+        call.turn = None;
         let generation = call.generation;
         if layer == 0 {
             self.recorder.request(now, instance);

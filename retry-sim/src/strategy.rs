@@ -5,9 +5,10 @@ use std::fmt;
 use std::sync::Arc;
 
 use retry_core::adaptive::CongestionSignals;
+use retry_core::clock::SharedClock;
 use retry_core::{AdaptiveStrategy, RetryConfig, RetryMode, Scope, StandardStrategy};
 
-use crate::clock::SimClock;
+use crate::clock::{OffsetClock, SimClock};
 use crate::fleet::arm::{Arm, FleetTuning};
 
 use crate::baseline::{
@@ -65,6 +66,9 @@ pub enum QuotaSizing {
     /// One private scope per client (a process of the fleet), attached to the fleet: its
     /// process's sync task drives it from the store's lease ([`Arm::Fleet`]).
     Fleet(FleetTuning),
+    /// One private scope per client in standard mode, each behind the oracle's static share
+    /// of the server's limit ([`Arm::StaticSplit`]).
+    StaticSplit,
 }
 
 impl QuotaSizing {
@@ -80,6 +84,7 @@ impl QuotaSizing {
             Self::PerClient | Self::Shared => Arm::PerProcess,
             Self::NaiveStore => Arm::NaiveStore,
             Self::Fleet(tuning) => Arm::Fleet(tuning),
+            Self::StaticSplit => Arm::StaticSplit,
         }
     }
 
@@ -125,7 +130,7 @@ pub struct StrategySpec {
 
 /// What [`StrategySpec::build_layer`] needs to know about a layer.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct LayerBuild {
+pub struct LayerBuild<'a> {
     /// The layer's index (0: the clients).
     pub index: u32,
     /// Its clients or instances.
@@ -134,6 +139,9 @@ pub struct LayerBuild {
     pub attempts: u32,
     /// Per-call deadline.
     pub deadline: Nanos,
+    /// When each client starts, if not all at the run's start (a fleet's processes joining
+    /// late): each then reads its own clock, zero at its start ([`OffsetClock`]).
+    pub starts: &'a [Nanos],
 }
 
 /// The built-in strategy names, in table order.
@@ -196,6 +204,9 @@ impl StrategySpec {
         }
         if let Some(base) = name.strip_suffix(Arm::Fleet(FleetTuning::default()).suffix()) {
             return Self::named(base)?.on_arm(Arm::Fleet(FleetTuning::default()));
+        }
+        if let Some(base) = name.strip_suffix(Arm::StaticSplit.suffix()) {
+            return Self::named(base)?.on_arm(Arm::StaticSplit);
         }
         let baseline = |budget, backoff, retry_after| StrategyKind::Baseline {
             budget,
@@ -329,6 +340,17 @@ impl StrategySpec {
             Arm::PerProcess => QuotaSizing::PerClient,
             Arm::NaiveStore => QuotaSizing::NaiveStore,
             Arm::Fleet(tuning) => QuotaSizing::Fleet(tuning),
+            Arm::StaticSplit => QuotaSizing::StaticSplit,
+        };
+        // The split's bucket is its send rate: no adaptive limiter besides.
+        let config = if arm == Arm::StaticSplit {
+            config
+                .to_builder()
+                .mode(RetryMode::Standard)
+                .build()
+                .map_err(|error| error.to_string())?
+        } else {
+            config
         };
         Ok(Self {
             name: format!("{}{}", self.name, arm.suffix()),
@@ -389,7 +411,14 @@ impl StrategySpec {
             clients,
             attempts,
             deadline,
+            starts,
         } = *layer;
+        let clock_of = |client: u32| -> SharedClock {
+            match starts.get(client as usize) {
+                Some(&start) if start > 0 => Arc::new(OffsetClock::new(clock.clone(), start)),
+                _ => clock.clone(),
+            }
+        };
         let (layer, count) = (index, clients);
         let attempts = self.attempts(attempts);
         match &self.kind {
@@ -403,7 +432,7 @@ impl StrategySpec {
                 Ok((0..count)
                     .map(|client| {
                         let mut builder = StandardStrategy::builder(config.clone())
-                            .clock(clock.clone())
+                            .clock(clock_of(client))
                             .random(strategy_random(seed, u64::from(layer), u64::from(client)));
                         if let Some(scope) = &shared {
                             builder = builder.scope(scope.clone());
@@ -546,7 +575,7 @@ impl fmt::Display for StrategySpec {
                 if let Some(window) = config.quota_window() {
                     write!(
                         f,
-                        ", quota sized by traffic (one token per call of the last {window:?}, at least one whole call's retries, at most {}; at least {} while the scope is younger than {window:?}; a success gives back every retry it paid for; one whole call's retries after {window:?} without a retry asked)",
+                        ", quota sized by traffic (one token per call of the last {window:?}, at least one whole call's retries, at most {}; at least {} while the scope is younger than {window:?}; a success gives back every retry it paid for; what calls in flight hold lent while retried calls come back; one whole call's retries after {window:?} without a retry asked)",
                         config.quota_capacity(),
                         YOUNG_SCOPE_QUOTA.min(config.quota_capacity())
                     )?;
@@ -561,6 +590,10 @@ impl fmt::Display for StrategySpec {
                     QuotaSizing::Fleet(tuning) => write!(
                         f,
                         ", fleet mode: one private scope per process driven by the store's lease ({tuning})"
+                    ),
+                    QuotaSizing::StaticSplit => write!(
+                        f,
+                        ", one private scope per process behind its static share of the server's limit"
                     ),
                 }
             }

@@ -1,6 +1,9 @@
 //! Integration and compile-fail tests of `retry-core` and `retry-macros`, and the fixtures they
 //! share.
 
+pub mod fleet_acl;
+pub mod fleet_process;
+pub mod redis_cluster;
 pub mod redis_server;
 pub mod test_ca;
 

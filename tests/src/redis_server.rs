@@ -14,7 +14,7 @@
 //! recognised by the server's own refusal of the `tls-port` directive at start-up.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{self, BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -114,8 +114,13 @@ impl RedisServer {
 
     /// Starts a server on `port` (to restart one where its clients expect it).
     pub fn start_on(port: u16, args: &[&str]) -> Self {
+        Self::try_start_on(port, args).unwrap_or_else(|error| panic!("{error}"))
+    }
+
+    /// Starts a server on `port`: an error with the server's log if it exits at start-up.
+    pub fn try_start_on(port: u16, args: &[&str]) -> Result<Self, String> {
         Self::launch(port, owned(args), None)
-            .unwrap_or_else(|log| panic!("redis-server exited at start-up:\n{log}"))
+            .map_err(|log| format!("redis-server on port {port} exited at start-up:\n{log}"))
     }
 
     /// Starts a server on `port` with `args` and the TLS listener if any; its output (the log)
@@ -191,7 +196,8 @@ impl RedisServer {
         format!("rediss://{user}:{password}@127.0.0.1:{}/", self.tls_port())
     }
 
-    fn tls_port(&self) -> u16 {
+    /// The TLS listener's port (a server made by [`start_tls`](Self::start_tls)).
+    pub fn tls_port(&self) -> u16 {
         self.tls
             .as_ref()
             .map(|listener| listener.port)
@@ -359,7 +365,7 @@ fn skip_without_tls(suite: &str, log: &str) {
             "note: skipped the TLS Redis tests of {suite}: this redis-server was built without \
              TLS (Debian's redis-server has it; {REQUIRE_REDIS}=1 makes this a failure)\n"
         );
-        let _ = std::io::stderr().write_all(line.as_bytes());
+        let _ = io::stderr().write_all(line.as_bytes());
     });
 }
 
@@ -371,24 +377,26 @@ fn skip(suite: &str) {
             "note: skipped the Redis tests of {suite}: redis-server is not on PATH (install it \
              with `apt-get install redis-server`; {REQUIRE_REDIS}=1 makes this a failure)\n"
         );
-        let _ = std::io::stderr().write_all(line.as_bytes());
+        let _ = io::stderr().write_all(line.as_bytes());
     });
 }
 
 /// Sends a command to the server on `port` of 127.0.0.1 from a new connection (as the default
 /// user) and reads its reply: for a thread of the test's own, which cannot hold the server.
 pub fn command_at(port: u16, args: &[&str]) -> Resp {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connects to the server");
-    stream
-        .set_read_timeout(Some(REPLY_TIMEOUT))
-        .expect("a read timeout");
+    try_command_at(port, args)
+        .unwrap_or_else(|error| panic!("{args:?} to the server on port {port}: {error}"))
+}
+
+/// [`command_at`], an error when the server cannot be reached or answers no RESP.
+pub fn try_command_at(port: u16, args: &[&str]) -> io::Result<Resp> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port))?;
+    stream.set_read_timeout(Some(REPLY_TIMEOUT))?;
     let mut request = format!("*{}\r\n", args.len());
     for arg in args {
         request.push_str(&format!("${}\r\n{arg}\r\n", arg.len()));
     }
-    stream
-        .write_all(request.as_bytes())
-        .expect("the command is sent");
+    stream.write_all(request.as_bytes())?;
     read_reply(&mut BufReader::new(stream))
 }
 
@@ -400,31 +408,41 @@ pub fn free_port() -> u16 {
         .expect("a free port on 127.0.0.1")
 }
 
-fn read_reply(reader: &mut impl BufRead) -> Resp {
+fn read_reply(reader: &mut impl BufRead) -> io::Result<Resp> {
+    let invalid = |what: String| io::Error::new(io::ErrorKind::InvalidData, what);
     let mut line = String::new();
-    reader.read_line(&mut line).expect("a reply line");
+    reader.read_line(&mut line)?;
     let line = line.trim_end_matches("\r\n");
+    if line.is_empty() {
+        return Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            "the server closed the connection",
+        ));
+    }
     let (kind, rest) = line.split_at(1);
-    let number = || rest.parse::<i64>().expect("a number in the reply");
-    match kind {
+    let number = || {
+        rest.parse::<i64>()
+            .map_err(|_| invalid(format!("no number in {line:?}")))
+    };
+    Ok(match kind {
         "+" => Resp::Status(rest.to_owned()),
         "-" => Resp::Error(rest.to_owned()),
-        ":" => Resp::Int(number()),
-        "$" if number() < 0 => Resp::Bulk(None),
+        ":" => Resp::Int(number()?),
+        "$" if number()? < 0 => Resp::Bulk(None),
         "$" => {
-            let len = usize::try_from(number()).expect("a length");
+            let len = usize::try_from(number()?).map_err(|_| invalid(line.to_owned()))?;
             let mut data = vec![0; len + 2];
-            reader.read_exact(&mut data).expect("the bulk string");
+            reader.read_exact(&mut data)?;
             data.truncate(len);
             Resp::Bulk(Some(String::from_utf8_lossy(&data).into_owned()))
         }
-        "*" if number() < 0 => Resp::Array(Vec::new()),
-        "*" => (0..number())
+        "*" if number()? < 0 => Resp::Array(Vec::new()),
+        "*" => (0..number()?)
             .map(|_| read_reply(reader))
-            .collect::<Vec<_>>()
+            .collect::<io::Result<Vec<_>>>()?
             .into(),
-        other => panic!("unexpected reply type {other:?}"),
-    }
+        other => return Err(invalid(format!("unexpected reply type {other:?}"))),
+    })
 }
 
 impl From<Vec<Resp>> for Resp {

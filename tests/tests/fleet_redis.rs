@@ -3,27 +3,34 @@
 //! backend's errors and faults. Without `redis-server` on PATH these tests pass after one line
 //! saying they were skipped; with `RETRY_REQUIRE_REDIS=1` they fail instead.
 
+#[path = "fleet_redis/attach.rs"]
+mod attach;
 #[path = "fleet_redis/backend.rs"]
 mod backend;
 #[path = "fleet_redis/differential.rs"]
 mod differential;
 #[path = "fleet_redis/faults.rs"]
 mod faults;
+#[path = "fleet_redis/managed.rs"]
+mod managed;
 #[path = "fleet_redis/scope_faults.rs"]
 mod scope_faults;
 #[path = "fleet_redis/scopes.rs"]
 mod scopes;
 #[path = "fleet_redis/start.rs"]
 mod start;
+#[path = "fleet_redis/start_errors.rs"]
+mod start_errors;
 #[path = "fleet_redis/tls.rs"]
 mod tls;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use retry_core::fleet::protocol::{Lease, ProcessId, Reply, Report};
 use retry_core::fleet::redis::StoreOptions;
-use retry_core::fleet::{Fleet, FleetStats, FleetStatus};
-use retry_core::{ErrorKind, RetryConfig, RetryReason, RetryStrategy, Scope, StandardStrategy};
+use retry_core::fleet::{Fleet, FleetStatus};
+use retry_core::{ErrorKind, RetryReason, RetryStrategy, StandardStrategy};
+use retry_tests::fleet_process::{self, attached, fleet_stats};
 use retry_tests::redis_server::{RedisServer, Resp};
 
 /// The tests the skip line names.
@@ -40,41 +47,14 @@ const COMMAND_TIMEOUT: Duration = Duration::from_millis(50);
 /// test's time, far above the few intervals it takes).
 const PATIENCE: Duration = Duration::from_secs(10);
 
-/// A "process": a `Fleet` on `url` with the tests' interval, as process `id`.
+/// A "process": a `Fleet` on `url` with the tests' timing, as process `id`.
 async fn process(url: &str, id: u64) -> Fleet {
-    Fleet::connect(url)
-        .expect("a Redis URL")
-        .sync_interval(INTERVAL)
-        .command_timeout(COMMAND_TIMEOUT)
-        .process_id(ProcessId(id))
-        .start()
-        .await
-        .expect("starts")
+    fleet_process::start_process(url, id, INTERVAL, COMMAND_TIMEOUT).await
 }
 
-/// A private scope of `fleet` called `name` on `config`, and a strategy on it.
-fn attached(fleet: &Fleet, name: &str, config: &RetryConfig) -> StandardStrategy {
-    let scope = Scope::new(name, config);
-    fleet.attach_scope(&scope).expect("attaches");
-    StandardStrategy::builder(config.clone())
-        .scope(scope)
-        .build()
-}
-
-/// The scope's fleet figures (it is attached).
-fn fleet_stats(strategy: &StandardStrategy) -> FleetStats {
-    strategy.scope().stats().fleet.expect("attached")
-}
-
-/// Waits (sleeping on tokio, so that the sync tasks run) until `done` holds; panics naming
-/// `what` after [`PATIENCE`]. Returns how long it took.
-async fn wait_until(what: &str, mut done: impl FnMut() -> bool) -> Duration {
-    let start = Instant::now();
-    while !done() {
-        assert!(start.elapsed() < PATIENCE, "not {what} within {PATIENCE:?}");
-        tokio::time::sleep(Duration::from_millis(2)).await;
-    }
-    start.elapsed()
+/// Waits until `done` holds, at most [`PATIENCE`]; returns how long it took.
+async fn wait_until(what: &str, done: impl FnMut() -> bool) -> Duration {
+    fleet_process::wait_until(what, PATIENCE, done).await
 }
 
 /// Waits until the scope's status is `status`.

@@ -356,8 +356,8 @@ async fn equal_jitter(calls: &mut Calls) -> Result<(), StoreError> {
 async fn jitter_spreads_the_backoff() {
     // Twenty failing calls in a row: a scope with the classic fixed quota (100 retries), so
     // that every call gets its retry (the default quota holds one call's retries, then none
-    // until calls succeed).
-    Scope::named(
+    // until calls succeed), held so that the registry keeps it until the function's first call.
+    let _classic = Scope::named(
         "retryable-test-jitter",
         &RetryConfig::aws_classic().build().expect("valid"),
     );
@@ -367,6 +367,11 @@ async fn jitter_spreads_the_backoff() {
         equal_jitter(&mut calls).await.unwrap_err();
         gaps.extend(calls.gaps());
     }
+    let scope = Scope::lookup("retryable-test-jitter").expect("held");
+    assert!(
+        scope.config().quota_window().is_none(),
+        "the function's scope has the classic fixed quota"
+    );
     // Equal jitter: t/2 + U[0,1) * t/2 with t = 1 s (tokio's timer rounds up to the millisecond).
     for gap in &gaps {
         assert!(

@@ -25,7 +25,7 @@ use crate::phase_spec::Mode;
 use arrivals::Arrivals;
 use tally::Tally;
 
-pub use fleet::KEY_PREFIX;
+pub use fleet::{KEY_PREFIX, scope_names};
 
 /// How long an attempt may wait for the server's answer: far above a loopback round trip,
 /// so that a slow answer on a loaded machine is not mistaken for a fault.
@@ -58,6 +58,9 @@ pub struct ClientOptions {
     /// The scope's name.
     #[arg(long)]
     pub scope: String,
+    /// How many scopes (named as [`scope_names`] says); calls go to them in turn.
+    #[arg(long, default_value_t = 1)]
+    pub scopes: u32,
     /// Attempts per call.
     #[arg(long)]
     pub max_attempts: u32,
@@ -70,6 +73,10 @@ pub struct ClientOptions {
     /// The fleet's sync interval (fleet mode).
     #[arg(long, value_parser = parse_duration)]
     pub sync_interval: Option<Duration>,
+    /// Whether to watch the leases every few milliseconds, to report when they all became
+    /// live (phases with faults: the watching costs a client CPU in proportion to its scopes).
+    #[arg(long)]
+    pub watch_leases: bool,
 }
 
 /// Runs the client role to the end of its phase.
@@ -88,8 +95,11 @@ async fn run(options: ClientOptions) -> Result<(), String> {
         .max_wait(options.max_wait)
         .build()
         .map_err(|error| format!("client {}: {error}", options.index))?;
-    let link = fleet::join(&options, &config).await?;
-    let strategy = Arc::new(strategy_for(config, &options.scope));
+    let link = fleet::join(&options).await?;
+    let strategies: Arc<[ConfiguredStrategy]> = scope_names(&options.scope, options.scopes)
+        .iter()
+        .map(|name| strategy_for(config.clone(), name))
+        .collect();
     let client = reqwest::Client::builder()
         .timeout(ATTEMPT_TIMEOUT)
         .tcp_nodelay(true)
@@ -104,37 +114,43 @@ async fn run(options: ClientOptions) -> Result<(), String> {
         arrivals,
         origin,
         end,
-        strategy.clone(),
+        Arc::clone(&strategies),
         client,
         url,
         Arc::clone(&tally),
     ));
-    report_seconds(&tally, origin, options.seconds, &strategy, link.as_ref()).await
+    report_seconds(&tally, origin, options.seconds, &strategies, link.as_ref()).await
 }
 
-/// Starts a call at every arrival from `origin` to `end`, each in a task of its own.
+/// Starts a call at every arrival from `origin` to `end`, each in a task of its own, on the
+/// scopes in turn.
 async fn make_calls(
     mut arrivals: Arrivals,
     origin: Instant,
     end: Instant,
-    strategy: Arc<ConfiguredStrategy>,
+    strategies: Arc<[ConfiguredStrategy]>,
     client: reqwest::Client,
     url: Arc<str>,
     tally: Arc<Tally>,
 ) {
     let mut next = origin + arrivals.next_gap();
+    let mut turn = 0;
     while next < end {
         tokio::time::sleep_until(next).await;
         // Every arrival due by now starts now (the timer's granularity is a millisecond).
         let now = Instant::now();
         while next <= now && next < end {
-            let (strategy, client, url, tally) = (
-                Arc::clone(&strategy),
+            let (strategies, client, url, tally) = (
+                Arc::clone(&strategies),
                 client.clone(),
                 Arc::clone(&url),
                 Arc::clone(&tally),
             );
-            tokio::spawn(async move { call::call(&strategy, &client, &url, &tally).await });
+            let scope = turn % strategies.len();
+            turn += 1;
+            tokio::spawn(
+                async move { call::call(&strategies[scope], &client, &url, &tally).await },
+            );
             next += arrivals.next_gap();
         }
     }
@@ -145,14 +161,14 @@ async fn report_seconds(
     tally: &Tally,
     origin: Instant,
     seconds: u64,
-    strategy: &ConfiguredStrategy,
+    strategies: &[ConfiguredStrategy],
     link: Option<&fleet::FleetLink>,
 ) -> Result<(), String> {
     let mut out = std::io::stdout().lock();
     for second in 0..seconds {
         tokio::time::sleep_until(origin + Duration::from_secs(second + 1)).await;
         let mut counts = tally.take(second);
-        counts.fleet = link.map(|link| link.second(strategy));
+        counts.fleet = link.map(|link| link.second(strategies, origin));
         let line = serde_json::to_string(&counts).map_err(|error| error.to_string())?;
         writeln!(out, "{line}")
             .and_then(|()| out.flush())

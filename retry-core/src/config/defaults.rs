@@ -56,9 +56,10 @@ pub const SUCCESS_REWARD: u32 = aws_classic::SUCCESS_REWARD;
 /// so a lone call makes every attempt it asks for; at least [`YOUNG_SCOPE_QUOTA`] while the
 /// scope is younger than 60 s). A call that starts retrying after 60 s in which no call did
 /// finds one whole call's retries again, and a success gives back every retry its call paid
-/// for, so the quota drains only through calls that fail (a call refused a retry gets back
-/// what it paid unless one was already refunded since the scope's last success: at most one
-/// per client in an outage). A fleet's retries in an outage then follow its load, not its
+/// for, so the quota drains only through calls that fail (what calls in flight hold is lent to
+/// other retries while retried calls come back; a call refused a retry gets back what it paid
+/// unless one was already refunded since the scope's last success: at most one per client in
+/// an outage). A fleet's retries in an outage then follow its load, not its
 /// number of clients: at most `1 + 60 / (14 × 60) = 1.071` attempts per call over a 60 s
 /// outage, and one refused call's retries per client. Measured: S1 1.072 attempts per request
 /// over the outage, 1.000 from 10 s in; S4 1.072 / 1.072 / 1.069 with 10 / 100 / 1000 clients

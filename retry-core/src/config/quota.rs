@@ -51,7 +51,9 @@ pub enum Quota {
     /// The default: sized by the scope's own traffic. A retry finds at most one token per call
     /// the scope made in the last `quota_window` (60 s), at most `quota_capacity` (5000), so a
     /// fleet's retry budget follows its load, not its number of clients, and never less than
-    /// one whole call's retries, so a lone call makes every attempt it asks for.
+    /// one whole call's retries, so a lone call makes every attempt it asks for. What calls in
+    /// flight hold is lent while retried calls come back, so many calls retrying at once are
+    /// not refused for it ([`RetryConfig::quota_window`](crate::RetryConfig::quota_window)).
     #[default]
     Traffic,
 }

@@ -84,8 +84,9 @@ impl Default for RetryConfig {
     /// traffic — a retry finds at most one token per call of the last `quota_window`, at least
     /// one whole call's retries, at most `quota_capacity` — that does not grow with the number
     /// of clients. A scope younger than its window starts with the AWS SDKs' 500 tokens and is
-    /// capped no lower; a success gives back every retry its call paid for; a call refused a
-    /// retry while the scope's calls keep succeeding gets back what it paid; a call that starts
+    /// capped no lower; a success gives back every retry its call paid for; while retried calls
+    /// come back, a retry may borrow what the calls in flight hold; a call refused a retry
+    /// while the scope's calls keep succeeding gets back what it paid; a call that starts
     /// retrying after a window without any finds one whole call's retries. So a new scope, a
     /// caller whose retried calls succeed, or a call after a quiet window never gets fewer
     /// retries than `aws-2026` would.
@@ -205,6 +206,12 @@ impl RetryConfig {
     ///   old, so it never grants fewer retries than `aws-2026`;
     /// * a success gives back every retry cost its call paid (not only the last retry's): the
     ///   quota drains only through calls that fail, as in an outage;
+    /// * so what calls in flight hold is not spent yet: while the scope's retried calls come
+    ///   back (one succeeded since two in a row last failed; before any ended, while the scope
+    ///   is young), a retry may take the quota below zero by up to what they hold (at most
+    ///   `quota_capacity`), a debt that what comes back repays first. However many calls hold
+    ///   retries at once, a program whose calls succeed after retries is not refused; two
+    ///   retried calls failing in a row (an outage) stop the lending until one succeeds;
     /// * the first retry of a call, asked for when no call of the scope started retrying
     ///   (granted or refused) during the whole last `window`, finds at least the floor: a call
     ///   ten minutes after a failed one makes every attempt. A client in an outage asks at each

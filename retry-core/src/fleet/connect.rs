@@ -7,31 +7,30 @@ use std::time::Duration;
 
 use tokio::task::AbortHandle;
 
+use super::address::StoreAddress;
 use super::error::FleetError;
 use super::events;
 use super::keys::{DEFAULT_PREFIX, ScopeKeys, check_prefix};
-use super::lease::LeaseHolder;
 use super::options::FleetOptions;
-use super::protocol::{ProcessId, Settings};
+use super::protocol::ProcessId;
 use super::redis::{RedisStore, StoreOptions};
 use super::sync::Syncer;
 use super::tls::StoreTls;
-use crate::config::RetryConfig;
 use crate::scope::Scope;
 
 /// A process's membership of a fleet: a connection to the fleet's store (Redis or Valkey) and
 /// the task that syncs the process's fleet scopes with it, once per sync interval.
 ///
-/// Attach scopes at start-up, by name ([`attach`](Self::attach): the process-wide
-/// [`Scope::named`], so `#[retryable(scope = "...")]`, [`strategy_for`](crate::strategy_for)
-/// and `RetryLayer` on it all use the fleet scope) or as a scope you made
+/// Attach scopes at start-up, by name ([`attach`](Self::attach): the process-wide scope of that
+/// name, which `#[retryable(scope = "...")]`, [`strategy_for`](crate::strategy_for) and
+/// `RetryLayer` on it declare, before or after the declaration) or as a scope you made
 /// ([`attach_scope`](Self::attach_scope)). Keep the `Fleet` (or a clone) for as long as the
 /// process should sync: dropping the last one stops the task, and its scopes go back to local
 /// limits (at the safe share of the last fleet figures).
 ///
 /// ```no_run
 /// use retry_core::fleet::Fleet;
-/// use retry_core::{RetryConfig, retryable};
+/// use retry_core::retryable;
 /// use std::time::Duration;
 ///
 /// #[derive(Debug, thiserror::Error, retry_core::RetryInfo)]
@@ -50,8 +49,8 @@ use crate::scope::Scope;
 ///     .sync_interval(Duration::from_millis(500))
 ///     .start()
 ///     .await?;
-/// // The configuration `#[retryable(scope = "inventory")]` makes the scope with: the default.
-/// fleet.attach("inventory", &RetryConfig::default())?;
+/// // The scope `#[retryable(scope = "inventory")]` declares, with the attribute's settings.
+/// fleet.attach("inventory")?;
 /// stock(7).await.unwrap(); // decided locally, as always; synced in the background
 /// # Ok(()) }
 /// ```
@@ -81,7 +80,7 @@ impl Drop for FleetInner {
 #[derive(Debug, Clone)]
 #[must_use = "a FleetBuilder does nothing until `start` is awaited"]
 pub struct FleetBuilder {
-    url: String,
+    address: StoreAddress,
     prefix: String,
     options: FleetOptions,
     command_timeout: Option<Duration>,
@@ -90,10 +89,14 @@ pub struct FleetBuilder {
 }
 
 impl Fleet {
-    /// A fleet whose store is at `url`: `redis://[user[:password]@]host[:port][/db]`, or
-    /// `rediss://` (TLS, with the `fleet-tls` feature). AUTH and ACL users are given in the
-    /// URL. Only the URL is checked here (an error says what to write instead); nothing is
-    /// connected until [`start`](FleetBuilder::start).
+    /// A fleet whose store is at `url`: one node, `redis://[user[:password]@]host[:port][/db]`
+    /// (`rediss://` for TLS, with the `fleet-tls` feature), or a Redis Cluster,
+    /// `redis-cluster://[user[:password]@]host:port[?node=host:port&node=host:port]`
+    /// (`rediss-cluster://` for TLS): the URL's host and each `node` are seed nodes, the
+    /// cluster client finds the others (the spelling fred, the other async Redis client of the
+    /// Rust ecosystem, reads). AUTH and ACL users are given in the URL. Only the URL is
+    /// checked here (an error says what to write instead); nothing is connected until
+    /// [`start`](FleetBuilder::start).
     ///
     /// Over `rediss://` the server's certificate must chain to the system's root certificates,
     /// or to those given with
@@ -104,14 +107,40 @@ impl Fleet {
     /// ```
     /// use retry_core::fleet::{Fleet, FleetError};
     /// assert!(Fleet::connect("redis://app:secret@127.0.0.1:6379/0").is_ok());
+    /// let cluster = "redis-cluster://app:secret@10.0.0.1:7000?node=10.0.0.2:7000";
+    /// assert!(Fleet::connect(cluster).is_ok());
     /// let error = Fleet::connect("http://127.0.0.1:6379/").unwrap_err();
     /// assert!(matches!(error, FleetError::InvalidUrl { .. }));
     /// ```
     pub fn connect(url: &str) -> Result<FleetBuilder, FleetError> {
-        // Opening the client checks the URL and connects nothing.
-        RedisStore::open(url, StoreOptions::for_interval(Duration::from_secs(1)))?;
+        Self::builder(StoreAddress::parse(url)?)
+    }
+
+    /// A fleet whose store is the Redis Cluster of the nodes at `seeds`: `redis://host:port/`
+    /// (`rediss://` for TLS) each, with the same user and password; one is enough, the cluster
+    /// client finds the others. As [`connect`](Self::connect) with a `redis-cluster://` URL.
+    ///
+    /// ```
+    /// use retry_core::fleet::Fleet;
+    /// let builder = Fleet::connect_cluster(["redis://10.0.0.1:7000/", "redis://10.0.0.2:7000/"]);
+    /// assert!(builder.is_ok());
+    /// assert!(Fleet::connect_cluster(Vec::<String>::new()).is_err());
+    /// ```
+    pub fn connect_cluster<S: AsRef<str>>(
+        seeds: impl IntoIterator<Item = S>,
+    ) -> Result<FleetBuilder, FleetError> {
+        Self::builder(StoreAddress::cluster(seeds)?)
+    }
+
+    fn builder(address: StoreAddress) -> Result<FleetBuilder, FleetError> {
+        // Opening the clients checks the addresses and connects nothing.
+        RedisStore::open_address(
+            address.clone(),
+            StoreOptions::for_interval(Duration::from_secs(1)),
+            &StoreTls::default(),
+        )?;
         Ok(FleetBuilder {
-            url: url.to_owned(),
+            address,
             prefix: DEFAULT_PREFIX.to_owned(),
             options: FleetOptions::default(),
             command_timeout: None,
@@ -120,33 +149,41 @@ impl Fleet {
         })
     }
 
-    /// Attaches the process-wide scope called `name` ([`Scope::named`]) to the fleet, made
-    /// from `config` if no call made it yet; a scope calls already use is upgraded in place
-    /// (it must have been made from the same `config`). From the next sync (now, in the
-    /// background) its calls share the fleet's retry budget and limiter; until the first
-    /// lease they run on its local limits.
+    /// Attaches the process-wide scope called `name` to the fleet, before or after its
+    /// declaration: its settings are those of the declaration that made it
+    /// (`#[retryable(scope = "...")]`, [`strategy_for`](crate::strategy_for), `RetryLayer` on
+    /// such a strategy, [`Scope::named`]); the fleet never asks for them again. A scope
+    /// already declared is linked now (calls already using it are upgraded in place); one
+    /// declared later is linked at the first sync after its declaration (until then, and until
+    /// the first lease, it runs on its local limits). From then on its calls share the fleet's
+    /// retry budget and limiter.
     ///
-    /// Errors: a name the store's keys cannot hold (empty, or over 200 bytes: any other name
-    /// is encoded), a configuration a fleet cannot share (a fixed quota), a scope made from
-    /// another configuration, a scope already attached.
-    pub fn attach(&self, name: &str, config: &RetryConfig) -> Result<Scope, FleetError> {
+    /// A scope the fleet alone holds (no strategy, layer or handle of the program's) for its
+    /// `quota_window` is forgotten, and the fleet stops syncing it; the name stays attached, and
+    /// a scope declared under it again is linked again. [`scopes`](Self::scopes) lists the
+    /// scopes synced.
+    ///
+    /// Errors: a name the store's keys cannot hold (empty, or over 200 bytes: any other name is
+    /// encoded), a name attached already; for a scope already declared, a configuration a
+    /// fleet cannot share (a fixed quota) or a scope another `Fleet` syncs. The same problems
+    /// met when a scope is declared after its name was attached are logged as an ERROR event,
+    /// and the scope runs on its local limits.
+    ///
+    /// ```no_run
+    /// # async fn demo(fleet: retry_core::fleet::Fleet) -> Result<(), retry_core::fleet::FleetError> {
+    /// use retry_core::{RetryConfig, strategy_for};
+    /// fleet.attach("search")?; // before the declaration...
+    /// let search = strategy_for(RetryConfig::default(), "search"); // ...which sets it up
+    /// # Ok(()) }
+    /// ```
+    pub fn attach(&self, name: &str) -> Result<(), FleetError> {
         let keys = ScopeKeys::new(&self.inner.prefix, name)?;
-        let scope = Scope::named(name, config);
-        if scope.config() != config {
-            return Err(FleetError::InvalidSetting {
-                setting: "config",
-                reason: format!(
-                    "scope {name:?} was made from another configuration (by the first call or \
-                     attribute that used it): attach it with that configuration"
-                ),
-            });
-        }
-        self.attach_with_keys(&scope, keys)?;
-        Ok(scope)
+        self.inner.syncer.attach_name(keys)
     }
 
     /// Attaches `scope` (made with [`Scope::new`] or [`Scope::with_clock`], or a named one) to
-    /// the fleet under its name, with the configuration it was made from.
+    /// the fleet under its name, with the configuration it was made from. Dropped by the
+    /// program (the fleet alone holding it) for its `quota_window`, it is detached.
     ///
     /// ```no_run
     /// # async fn demo(fleet: retry_core::fleet::Fleet) -> Result<(), retry_core::fleet::FleetError> {
@@ -159,7 +196,13 @@ impl Fleet {
     /// ```
     pub fn attach_scope(&self, scope: &Scope) -> Result<(), FleetError> {
         let keys = ScopeKeys::new(&self.inner.prefix, scope.name())?;
-        self.attach_with_keys(scope, keys)
+        self.inner.syncer.attach_scope(scope, keys)
+    }
+
+    /// The names of the scopes the fleet syncs now, sorted: attached and declared, not
+    /// forgotten.
+    pub fn scopes(&self) -> Vec<String> {
+        self.inner.syncer.synced_names()
     }
 
     /// This process's identity in the fleet (random unless set with
@@ -173,16 +216,16 @@ impl Fleet {
         &self.inner.options
     }
 
-    /// The store's URL, without its password.
+    /// The store's URL, without its password (a cluster as one `redis-cluster://` URL).
     pub fn url(&self) -> &str {
         self.inner.syncer.store().url()
     }
 
-    fn attach_with_keys(&self, scope: &Scope, keys: ScopeKeys) -> Result<(), FleetError> {
-        let settings = Settings::from_config(scope.config(), &self.inner.options)?;
-        let holder = LeaseHolder::attach(scope, settings, self.inner.process)?;
-        self.inner.syncer.add(keys, holder);
-        Ok(())
+    /// The last error a sync met (of any scope), kept after later syncs succeed; `None` if
+    /// none failed yet. [`FleetStats::last_error`](super::FleetStats::last_error) has its kind
+    /// per scope.
+    pub fn last_error(&self) -> Option<FleetError> {
+        self.inner.syncer.last_error()
     }
 }
 
@@ -293,12 +336,19 @@ impl FleetBuilder {
         self
     }
 
-    /// Checks the options, connects to the store (within the command timeout), loads the store
-    /// script and starts the sync task on the current tokio runtime.
+    /// Checks the options, connects to the store (within the connect timeout; `AUTH` first),
+    /// sends `PING`, loads the store script, checks that the user may run the script's commands
+    /// on the prefix's keys, and starts the sync task on the current tokio runtime.
     ///
-    /// A refused user or password, a failed TLS handshake (an untrusted server certificate, a
-    /// refused client certificate), or a store that does not run scripts for this user, is an
-    /// error: it needs fixing, and a fleet scope must never stay local silently. A store that
+    /// What needs fixing is an error naming the fix, since a fleet scope must never stay local
+    /// silently: a refused user or password, or a store asking for a password the URL does not
+    /// give ([`Authentication`](FleetError::Authentication)); a failed TLS handshake (an
+    /// untrusted server certificate, a refused client certificate), or a scheme that does not
+    /// match the port, `rediss://` to plain text or `redis://` to TLS
+    /// ([`Tls`](FleetError::Tls): told from an unreachable store by one more connection, within
+    /// the connect timeout again); a user or store that does not run scripts
+    /// ([`NoScripting`](FleetError::NoScripting)); a user the ACL refuses the prefix's keys or
+    /// the script's commands on them ([`NoKeyAccess`](FleetError::NoKeyAccess)). A store that
     /// cannot be reached now is not: a warning is logged, the fleet starts, and its scopes run
     /// on their local limits ([`FleetStatus::Connecting`](super::FleetStatus::Connecting))
     /// until the store answers (the task reconnects with jittered backoff).
@@ -322,8 +372,8 @@ impl FleetBuilder {
             store_options.command_timeout = timeout;
             store_options.connect_timeout = timeout;
         }
-        let store = RedisStore::open_with_tls(&self.url, store_options, &self.tls)?;
-        match store.load_script().await {
+        let store = RedisStore::open_address(self.address, store_options, &self.tls)?;
+        match store.check_at_start(&self.prefix).await {
             Ok(()) => {}
             Err(
                 error @ (FleetError::Unreachable { .. }
@@ -333,7 +383,7 @@ impl FleetBuilder {
             ) => events::unreachable_at_start(store.url(), &error),
             Err(error) => return Err(error),
         }
-        let syncer = Arc::new(Syncer::new(store, interval));
+        let syncer = Arc::new(Syncer::new(store, interval, self.options, self.process));
         let task = tokio::spawn(Arc::clone(&syncer).run()).abort_handle();
         Ok(Fleet {
             inner: Arc::new(FleetInner {

@@ -53,8 +53,9 @@ impl std::error::Error for ProtocolError {}
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum FleetError {
-    /// The store's URL cannot be used (not a `redis://` or `rediss://` URL, or `rediss://`
-    /// without the `fleet-tls` feature).
+    /// The store's address cannot be used (not a `redis://`, `rediss://`, `redis-cluster://`
+    /// or `rediss-cluster://` URL, TLS without the `fleet-tls` feature, or cluster seed nodes
+    /// that disagree).
     InvalidUrl {
         /// What is wrong, and what to write instead.
         reason: String,
@@ -88,17 +89,20 @@ pub enum FleetError {
         /// The timeout that fired.
         after: Duration,
     },
-    /// The store refused the URL's user or password.
+    /// The store refused the URL's user or password, or asks for a password the URL does not
+    /// give.
     Authentication {
         /// The store's URL, without its password.
         url: String,
-        /// The store's message.
+        /// The store's message, and what to write.
         reason: String,
     },
     /// The TLS handshake with the store failed: its certificate does not chain to the roots
     /// the client trusts (the system's, or those given with
     /// [`FleetBuilder::tls_root_certificates`](super::FleetBuilder::tls_root_certificates)),
     /// does not name the URL's host, or expired; or the store refused the client certificate.
+    /// Or the URL's scheme does not match the port: `rediss://` to a port that speaks plain
+    /// text, `redis://` to one that expects TLS.
     Tls {
         /// The store's URL, without its password.
         url: String,
@@ -108,6 +112,16 @@ pub enum FleetError {
     /// The store does not run scripts for this user (`EVAL`/`EVALSHA` refused by its ACL,
     /// renamed or disabled): fleet mode needs `+@scripting`.
     NoScripting {
+        /// The store's message.
+        reason: String,
+    },
+    /// The store's ACL does not let the URL's user use the keys under the fleet's prefix, or
+    /// run on them the commands the store script runs
+    /// ([`SCRIPT_COMMANDS`](super::redis::SCRIPT_COMMANDS): Redis checks a script's commands
+    /// against its user too): fleet mode needs `~<prefix>*` and those commands.
+    NoKeyAccess {
+        /// The key prefix.
+        prefix: String,
         /// The store's message.
         reason: String,
     },
@@ -155,7 +169,7 @@ impl fmt::Display for FleetError {
             ),
             Self::Authentication { url, reason } => write!(
                 f,
-                "fleet store {url} refused the user or password of the URL: {reason}"
+                "fleet store {url} did not accept the URL's credentials: {reason}"
             ),
             Self::Tls { url, reason } => {
                 write!(f, "fleet store {url}: TLS handshake failed: {reason}")
@@ -165,6 +179,18 @@ impl fmt::Display for FleetError {
                 "fleet store does not run scripts for this user ({reason}): fleet mode needs \
                  EVAL and EVALSHA (ACL category +@scripting)"
             ),
+            Self::NoKeyAccess { prefix, reason } => {
+                write!(
+                    f,
+                    "fleet store does not let this user use the keys under {prefix:?} \
+                     ({reason}): grant the keys and the commands the store script runs on \
+                     them with `ACL SETUSER <user> ~{prefix}*"
+                )?;
+                for command in super::redis::SCRIPT_COMMANDS {
+                    write!(f, " +{}", command.to_ascii_lowercase())?;
+                }
+                write!(f, "`, or set the fleet's prefix to one the user may use")
+            }
             Self::ConnectionLost { url, reason } => write!(
                 f,
                 "fleet store {url} closed the connection during a command ({reason}); it will be \
@@ -186,6 +212,70 @@ impl fmt::Display for FleetError {
             ),
         }
     }
+}
+
+impl FleetError {
+    /// What kind of failure this is, without its details (what
+    /// [`FleetStats::last_error`](super::FleetStats::last_error) keeps).
+    ///
+    /// ```
+    /// use retry_core::fleet::{FleetError, FleetErrorKind};
+    /// let error = FleetError::NoScripting { reason: "NOPERM".into() };
+    /// assert_eq!(error.kind(), FleetErrorKind::NoScripting);
+    /// ```
+    pub fn kind(&self) -> FleetErrorKind {
+        match self {
+            Self::InvalidUrl { .. } => FleetErrorKind::InvalidUrl,
+            Self::InvalidKey { .. } => FleetErrorKind::InvalidKey,
+            Self::Unreachable { .. } => FleetErrorKind::Unreachable,
+            Self::ConnectionLost { .. } => FleetErrorKind::ConnectionLost,
+            Self::Timeout { .. } => FleetErrorKind::Timeout,
+            Self::Authentication { .. } => FleetErrorKind::Authentication,
+            Self::Tls { .. } => FleetErrorKind::Tls,
+            Self::NoScripting { .. } => FleetErrorKind::NoScripting,
+            Self::NoKeyAccess { .. } => FleetErrorKind::NoKeyAccess,
+            Self::InvalidSetting { .. } => FleetErrorKind::InvalidSetting,
+            Self::AlreadyAttached { .. } => FleetErrorKind::AlreadyAttached,
+            Self::Server { .. } => FleetErrorKind::Server,
+            Self::Protocol(_) => FleetErrorKind::Protocol,
+            Self::Reconnecting { .. } => FleetErrorKind::Reconnecting,
+        }
+    }
+}
+
+/// The kind of a [`FleetError`], one per variant, without its details: small enough for
+/// [`FleetStats`](super::FleetStats) to keep the last sync error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum FleetErrorKind {
+    /// [`FleetError::InvalidUrl`].
+    InvalidUrl,
+    /// [`FleetError::InvalidKey`].
+    InvalidKey,
+    /// [`FleetError::Unreachable`].
+    Unreachable,
+    /// [`FleetError::ConnectionLost`].
+    ConnectionLost,
+    /// [`FleetError::Timeout`].
+    Timeout,
+    /// [`FleetError::Authentication`].
+    Authentication,
+    /// [`FleetError::Tls`].
+    Tls,
+    /// [`FleetError::NoScripting`].
+    NoScripting,
+    /// [`FleetError::NoKeyAccess`].
+    NoKeyAccess,
+    /// [`FleetError::InvalidSetting`].
+    InvalidSetting,
+    /// [`FleetError::AlreadyAttached`].
+    AlreadyAttached,
+    /// [`FleetError::Server`].
+    Server,
+    /// [`FleetError::Protocol`].
+    Protocol,
+    /// [`FleetError::Reconnecting`].
+    Reconnecting,
 }
 
 impl std::error::Error for FleetError {

@@ -9,7 +9,10 @@
 //! * `warn` "fleet sync failed" (the error) at the first failure after a success, `debug` for
 //!   the next ones;
 //! * `warn` "fleet reply refused" (scope, the reply's error): out of the protocol's bounds, the
-//!   lease is left as it was.
+//!   lease is left as it was;
+//! * `error` "fleet scope not attached" (scope, the error) when a scope attached by name before
+//!   it was declared is declared with settings a fleet cannot share (a fixed quota), or is
+//!   attached to another fleet: once, until a scope of that name is linked.
 
 use super::error::FleetError;
 
@@ -66,5 +69,15 @@ pub(crate) fn reply_refused(scope: &str, error: &FleetError) {
         scope,
         %error,
         "fleet reply refused: the lease is left as it was"
+    );
+}
+
+/// A scope attached by name before its declaration could not be linked when it was declared.
+pub(crate) fn attach_refused(scope: &str, error: &FleetError) {
+    tracing::error!(
+        target: "retry_core",
+        scope,
+        %error,
+        "fleet scope not attached: it runs on its local limits"
     );
 }

@@ -28,6 +28,7 @@ pub const MAX_NAME_BYTES: usize = 200;
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ScopeKeys {
+    prefix: String,
     scope: String,
     state: String,
     procs: String,
@@ -52,11 +53,17 @@ impl ScopeKeys {
         let encoded = encode_scope(scope)?;
         let base = format!("{prefix}{{{encoded}}}:v{PROTOCOL_VERSION}:");
         Ok(Self {
+            prefix: prefix.to_owned(),
             scope: scope.to_owned(),
             state: format!("{base}state"),
             procs: format!("{base}procs"),
             seen: format!("{base}seen"),
         })
+    }
+
+    /// The prefix the keys are under.
+    pub fn prefix(&self) -> &str {
+        &self.prefix
     }
 
     /// The scope's name, as given.

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
+use super::error::FleetErrorKind;
 use super::status::FleetStats;
 use crate::clock::duration_to_nanos;
 use crate::quota::RetryBounds;
@@ -36,11 +37,13 @@ pub(crate) struct FleetLink {
     shown: Mutex<Shown>,
 }
 
-/// What the statistics show, and when the last successful sync started.
+/// What the statistics show, when the last successful sync started, and the last failed
+/// sync's error and start.
 #[derive(Debug, Default)]
 struct Shown {
     stats: FleetStats,
     synced_at: Option<Duration>,
+    failed: Option<(FleetErrorKind, Duration)>,
 }
 
 impl FleetLink {
@@ -111,11 +114,19 @@ impl FleetLink {
         update(&mut shown.stats);
     }
 
+    /// Notes a sync that started at `at` and failed with an error of `kind`.
+    pub(crate) fn note_error(&self, kind: FleetErrorKind, at: Duration) {
+        let mut shown = self.shown.lock().unwrap_or_else(PoisonError::into_inner);
+        shown.failed = Some((kind, at));
+    }
+
     /// The statistics at `now`.
     pub(crate) fn stats(&self, now: Duration) -> FleetStats {
         let shown = self.shown.lock().unwrap_or_else(PoisonError::into_inner);
         FleetStats {
             last_sync_age: shown.synced_at.map(|at| now.saturating_sub(at)),
+            last_error: shown.failed.map(|(kind, _)| kind),
+            last_error_age: shown.failed.map(|(_, at)| now.saturating_sub(at)),
             ..shown.stats
         }
     }

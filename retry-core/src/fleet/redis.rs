@@ -1,62 +1,55 @@
-//! The store on Redis (or Valkey): one connection per process, the store script run by
-//! `EVALSHA` (by `EVAL` when the server lost it), a connection timeout and a command timeout on
-//! every call, and reconnection with jittered backoff.
+//! The store on Redis (or Valkey): one node, or a Redis Cluster through redis-rs' cluster
+//! client; the store script run by `EVALSHA` (by `EVAL` where the server lost it), a
+//! connection timeout and a command timeout on every call, and reconnection with jittered
+//! backoff (the private `connection` module). A process's sync is one round trip per node:
+//! one pipeline to a single node, one per master of a cluster
+//! (the private `cluster` module).
 //!
 //! Hidden from the documentation: not part of the stable API. [`Fleet`](super::Fleet) uses it;
 //! the repository's tests and tools reach it to drive the store directly.
 
-use std::sync::{Mutex, PoisonError};
-use std::time::Duration;
+use redis::{Cmd, ErrorKind, RedisError, ServerErrorKind, Value};
 
-use redis::aio::MultiplexedConnection;
-use redis::{AsyncConnectionConfig, Client, Cmd, ErrorKind, RedisError, ServerErrorKind, Value};
-use tokio::time::Instant;
-
+use super::address::StoreAddress;
+use super::cluster::{ClusterConnections, Outcome, is_topology_change};
+use super::connection::{Connection, StoreConnection, classify, classify_keyed};
+use super::diagnose::{Listener, mismatch};
 use super::error::FleetError;
-use super::keys::ScopeKeys;
-use super::protocol::{Reply, ReplyItem, Report, Settings, encode_args};
-use super::reconnect::{Backoff, redact_url};
+use super::keys::{ScopeKeys, check_prefix};
+use super::protocol::{PROTOCOL_VERSION, Reply, ReplyItem, Report, Settings, encode_args};
+use super::slot_map::slot_of;
 use super::state_codec::decode_state;
+pub use super::store_options::StoreOptions;
 use super::store_state::StoreState;
 use super::tls::StoreTls;
 
 /// The store's step (`store.lua`), the same step as [`store_model`](super::store_model).
 pub const STORE_SCRIPT: &str = include_str!("store.lua");
 
-/// How a [`RedisStore`] waits and backs off.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct StoreOptions {
-    /// How long a connection (TCP, TLS, `AUTH`, `SELECT`) may take.
-    pub connect_timeout: Duration,
-    /// How long a command (a sync, a pipeline of syncs, a read) may take.
-    pub command_timeout: Duration,
-    /// The first reconnection delay; it doubles with each failure, jittered.
-    pub reconnect_base: Duration,
-    /// The longest reconnection delay: one sync interval.
-    pub reconnect_max: Duration,
-}
+/// The commands the store script runs on a scope's keys: with `EVALSHA`, `EVAL` and `SCRIPT
+/// LOAD`, every command a store's ACL must allow fleet mode (Redis checks a script's commands
+/// against its user too).
+pub const SCRIPT_COMMANDS: [&str; 11] = [
+    "HGET",
+    "HGETALL",
+    "HSET",
+    "HDEL",
+    "DEL",
+    "ZADD",
+    "ZCARD",
+    "ZRANGEBYSCORE",
+    "ZREM",
+    "PEXPIRE",
+    "TYPE",
+];
 
-impl StoreOptions {
-    /// The options for a sync interval: both timeouts a quarter of it (a sync that fails then
-    /// leaves three quarters of the interval before the next), reconnection from a twentieth
-    /// of it up to all of it.
-    ///
-    /// ```
-    /// use retry_core::fleet::redis::StoreOptions;
-    /// use std::time::Duration;
-    /// let options = StoreOptions::for_interval(Duration::from_secs(1));
-    /// assert_eq!(options.command_timeout, Duration::from_millis(250));
-    /// assert_eq!(options.reconnect_max, Duration::from_secs(1));
-    /// ```
-    pub fn for_interval(interval: Duration) -> Self {
-        Self {
-            connect_timeout: interval / 4,
-            command_timeout: interval / 4,
-            reconnect_base: interval / 20,
-            reconnect_max: interval,
-        }
-    }
-}
+/// The script [`RedisStore::check_keys`] runs: each of [`SCRIPT_COMMANDS`] on keys under the
+/// prefix that no scope has, leaving nothing behind.
+const ACCESS_CHECK_SCRIPT: &str = include_str!("access_check.lua");
+
+/// The hash tag of the keys [`ACCESS_CHECK_SCRIPT`] runs on: `%` followed by no hex digits is
+/// no scope name's encoding ([`encode_scope`](super::keys::encode_scope)).
+const ACCESS_CHECK_TAG: &str = "%key-check";
 
 /// A connection to the fleet's store, shared by every fleet scope of the process.
 ///
@@ -76,69 +69,133 @@ impl StoreOptions {
 /// ```
 #[derive(Debug)]
 pub struct RedisStore {
-    client: Client,
-    url: String,
-    options: StoreOptions,
+    address: StoreAddress,
+    connection: StoreConnection,
     script_sha: String,
-    link: Mutex<Link>,
-}
-
-/// The connection, or when the next attempt to make one is due.
-#[derive(Debug)]
-struct Link {
-    connection: Option<MultiplexedConnection>,
-    backoff: Backoff,
 }
 
 impl RedisStore {
-    /// Connects to the store at `url` (`redis://[user[:password]@]host[:port][/db]`, or
-    /// `rediss://` with the `fleet-tls` feature) and loads the store script, so that a wrong
-    /// URL, an unreachable server, a refused password and a server or user without scripting
-    /// are errors here, at start-up.
+    /// Connects to the store at `url` (`redis://[user[:password]@]host[:port][/db]`,
+    /// `redis-cluster://[user[:password]@]host:port[?node=host:port...]`, or `rediss://` and
+    /// `rediss-cluster://` with the `fleet-tls` feature) and loads the store script, so that a
+    /// wrong URL, an unreachable server, a refused password and a server or user without
+    /// scripting are errors here, at start-up.
     pub async fn connect(url: &str, options: StoreOptions) -> Result<Self, FleetError> {
         let store = Self::open(url, options)?;
         store.load_script().await?;
         Ok(store)
     }
 
-    /// The store at `url`, not connected yet: only the URL is checked (its scheme, its
-    /// syntax, TLS available for `rediss://`). The first call connects.
+    /// The store at `url` (one node's URL or a cluster's), not connected yet: only the URL is
+    /// checked (its scheme, its syntax, TLS available for `rediss://`). The first call
+    /// connects.
     pub fn open(url: &str, options: StoreOptions) -> Result<Self, FleetError> {
-        Self::open_with_tls(url, options, &StoreTls::default())
+        Self::open_address(StoreAddress::parse(url)?, options, &StoreTls::default())
     }
 
-    /// [`open`](Self::open), with the TLS material a `rediss://` connection trusts and
+    /// The store at `address`, with the TLS material a `rediss://` connection trusts and
     /// presents (checked here: bad PEM is an error naming the setting).
-    pub(crate) fn open_with_tls(
-        url: &str,
+    pub(crate) fn open_address(
+        address: StoreAddress,
         options: StoreOptions,
         tls: &StoreTls,
     ) -> Result<Self, FleetError> {
-        let client = open_client(url, tls)?;
+        let connection = StoreConnection::open(&address, options, tls)?;
         let script_sha = redis::Script::new(STORE_SCRIPT).get_hash().to_owned();
         Ok(Self {
-            client,
-            url: redact_url(url),
-            options,
+            address,
+            connection,
             script_sha,
-            link: Mutex::new(Link {
-                connection: None,
-                backoff: Backoff::new(options.reconnect_base, options.reconnect_max),
-            }),
         })
     }
 
-    /// Connects if needed and loads the store script (`SCRIPT LOAD`): a refused password and
-    /// a server or user without scripting are errors here.
+    /// Connects if needed, then sends `PING` (a store that asks for a password the URL does
+    /// not give says so here, before the 17.7 KB script meets Redis's limit on what an
+    /// unauthenticated client may send) and loads the store script (`SCRIPT LOAD`; on every
+    /// master of a cluster): a missing or refused password and a server or user without
+    /// scripting are errors here.
     pub async fn load_script(&self) -> Result<(), FleetError> {
+        match self.connection.request(&redis::cmd("PING"), "PING").await? {
+            Ok(_) => {}
+            Err(error) => {
+                return Err(self
+                    .connection
+                    .credentials_refused(&error)
+                    .unwrap_or_else(|| classify(error)));
+            }
+        }
         let mut load = redis::cmd("SCRIPT");
         load.arg("LOAD").arg(STORE_SCRIPT);
-        self.query(&load, "SCRIPT LOAD").await.map(drop)
+        self.connection.query(&load, "SCRIPT LOAD").await.map(drop)
     }
 
-    /// The store's URL, without its password.
+    /// Whether the URL's user may run the store script's commands ([`SCRIPT_COMMANDS`]) on
+    /// the keys under `prefix`: a script runs each on keys under it that no scope has, leaving
+    /// nothing behind (the ACL checks the keys before the script runs, and each command as it
+    /// runs). A refusal is a [`FleetError::NoKeyAccess`] saying what to grant.
+    pub async fn check_keys(&self, prefix: &str) -> Result<(), FleetError> {
+        check_prefix(prefix)?;
+        let base = format!("{prefix}{{{ACCESS_CHECK_TAG}}}:v{PROTOCOL_VERSION}:");
+        let mut check = redis::cmd("EVAL");
+        check
+            .arg(ACCESS_CHECK_SCRIPT)
+            .arg(3)
+            .arg(format!("{base}state"))
+            .arg(format!("{base}procs"))
+            .arg(format!("{base}seen"));
+        match self.connection.request(&check, "EVAL").await? {
+            Ok(_) => Ok(()),
+            Err(error) => Err(classify_keyed(error, prefix)),
+        }
+    }
+
+    /// The checks of a fleet's start: the script loaded, the prefix's keys usable. A
+    /// connection that failed is told apart from a scheme that does not match the port
+    /// (`rediss://` to plain text, `redis://` to TLS: a [`FleetError::Tls`] naming the scheme
+    /// to write) by one more connection, within the connect timeout.
+    pub(crate) async fn check_at_start(&self, prefix: &str) -> Result<(), FleetError> {
+        let checked = match self.load_script().await {
+            Ok(()) => self.check_keys(prefix).await,
+            Err(error) => Err(error),
+        };
+        let Err(error) = checked else {
+            return Ok(());
+        };
+        let may_be_the_scheme = matches!(
+            error,
+            FleetError::Unreachable { .. }
+                | FleetError::ConnectionLost { .. }
+                | FleetError::Timeout { .. }
+                | FleetError::Tls { .. }
+                | FleetError::Server { .. }
+        );
+        if !may_be_the_scheme {
+            return Err(error);
+        }
+        let node = self.address.first_node();
+        let url = self.url().to_owned();
+        match mismatch(node, self.connection.options().connect_timeout).await {
+            Some(Listener::PlainText) => Err(FleetError::Tls {
+                url,
+                reason: "the server on this port speaks plain text (it answered a plain-text \
+                         PING), not TLS: write redis:// for this port, or give the server's \
+                         TLS port"
+                    .into(),
+            }),
+            Some(Listener::Tls) => Err(FleetError::Tls {
+                url,
+                reason: "the server on this port expects TLS (it answered a TLS hello) and \
+                         closed the plain-text connection: write rediss:// (retry-core's \
+                         `fleet-tls` feature), or give the server's plain-text port"
+                    .into(),
+            }),
+            None => Err(error),
+        }
+    }
+
+    /// The store's address, without its password (a cluster as one `redis-cluster://` URL).
     pub fn url(&self) -> &str {
-        &self.url
+        self.connection.shown()
     }
 
     /// One sync of one scope: runs the store's step for `report` under `settings` and decodes
@@ -154,52 +211,131 @@ impl RedisStore {
         decode_reply(value, settings, report)
     }
 
-    /// Syncs several scopes in one round trip (a pipeline of `EVALSHA`s; those the server
-    /// lost the script for are sent again by `EVAL`). One result per scope, in order; the
-    /// outer error is the connection's (nothing was synced).
+    /// Syncs several scopes in one round trip per node: a pipeline of `EVALSHA`s to a single
+    /// node; to a cluster, one pipeline per master of the scopes' slots, all at once (those
+    /// the server lost the script for are sent again by `EVAL`). One result per scope, in
+    /// order; the outer error is the connection's (nothing was synced).
     pub async fn sync_many(
         &self,
         batch: &[(&ScopeKeys, &Settings, &Report)],
     ) -> Result<Vec<Result<Reply, FleetError>>, FleetError> {
-        let mut args = Vec::with_capacity(batch.len());
-        for (_, settings, report) in batch {
-            args.push(encode_args(settings, report));
-        }
-        let mut pipe = redis::pipe();
-        pipe.ignore_errors();
-        for ((keys, _, _), args) in batch.iter().zip(&args) {
-            if let Ok(args) = args {
-                pipe.add_command(self.evalsha(keys, args));
-            }
-        }
-        let sent = args.iter().filter(|args| args.is_ok()).count();
-        let mut answers = if sent == 0 {
-            Vec::new().into_iter()
-        } else {
-            self.pipeline(&pipe).await?.into_iter()
-        };
-        let mut results = Vec::with_capacity(batch.len());
-        for ((keys, settings, report), args) in batch.iter().zip(args) {
-            let args = match args {
-                Ok(args) => args,
-                Err(error) => {
-                    results.push(Err(error.into()));
-                    continue;
+        let args: Vec<Result<Vec<String>, FleetError>> = batch
+            .iter()
+            .map(|(_, settings, report)| encode_args(settings, report).map_err(FleetError::from))
+            .collect();
+        let sent: Vec<usize> = (0..batch.len()).filter(|&at| args[at].is_ok()).collect();
+        let mut answers: Vec<Option<Result<Value, FleetError>>> =
+            batch.iter().map(|_| None).collect();
+        if !sent.is_empty() {
+            let commands: Vec<Cmd> = sent
+                .iter()
+                .map(|&at| self.evalsha(batch[at].0, args[at].as_deref().unwrap_or(&[])))
+                .collect();
+            let answered = match self.connection.connection().await? {
+                Connection::Node(_) => self
+                    .run_on_node(&commands)
+                    .await?
+                    .into_iter()
+                    .map(Ok)
+                    .collect(),
+                Connection::Cluster(cluster) => {
+                    let keys: Vec<&ScopeKeys> = sent.iter().map(|&at| batch[at].0).collect();
+                    self.run_on_cluster(cluster, &commands, &keys).await
                 }
             };
-            let answer = answers.next().unwrap_or_else(|| {
-                Err(RedisError::from((
-                    ErrorKind::Parse,
-                    "the pipeline returned fewer replies than commands",
-                )))
-            });
-            let value = match answer {
-                Err(error) if is_noscript(&error) => self.query(&eval(keys, &args), "EVAL").await,
-                other => other.map_err(classify),
-            };
-            results.push(value.and_then(|value| decode_reply(value, settings, report)));
+            for (&at, answer) in sent.iter().zip(answered) {
+                let keys = batch[at].0;
+                let value = match answer {
+                    Ok(Ok(value)) => Ok(value),
+                    Ok(Err(error)) if is_noscript(&error) => {
+                        let args = args[at].as_deref().unwrap_or(&[]);
+                        self.connection.query(&eval(keys, args), "EVAL").await
+                    }
+                    Ok(Err(error)) => Err(classify_keyed(error, keys.prefix())),
+                    Err(error) => Err(error),
+                };
+                answers[at] = Some(value);
+            }
         }
-        Ok(results)
+        Ok(batch
+            .iter()
+            .zip(args)
+            .zip(answers)
+            .map(|(((_, settings, report), args), answer)| {
+                args?;
+                let value = answer.unwrap_or_else(|| Err(missing_reply()))?;
+                decode_reply(value, settings, report)
+            })
+            .collect())
+    }
+
+    /// Runs `commands` as one pipeline on the store's single node: one result per command (a
+    /// server error inner); the outer error is the connection's.
+    async fn run_on_node(
+        &self,
+        commands: &[Cmd],
+    ) -> Result<Vec<Result<Value, RedisError>>, FleetError> {
+        let mut pipe = redis::pipe();
+        pipe.ignore_errors();
+        for command in commands {
+            pipe.add_command(command.clone());
+        }
+        let mut answers = self.connection.pipeline(&pipe).await?.into_iter();
+        Ok(commands
+            .iter()
+            .map(|_| {
+                answers.next().unwrap_or_else(|| {
+                    Err(RedisError::from((
+                        ErrorKind::Parse,
+                        "the pipeline returned fewer replies than commands",
+                    )))
+                })
+            })
+            .collect())
+    }
+
+    /// Runs `commands` (one per scope of `keys`) on a cluster: one pipeline per master of the
+    /// scopes' slots (the slot map read first if a pipeline failed since), a scope alone where
+    /// its pipeline was refused lately. One result per command: the server's answer (its error
+    /// inner), or the error of the scope's connection or pipeline.
+    async fn run_on_cluster(
+        &self,
+        mut cluster: ClusterConnections,
+        commands: &[Cmd],
+        keys: &[&ScopeKeys],
+    ) -> Vec<Result<Result<Value, RedisError>, FleetError>> {
+        let timeout = self.connection.options().command_timeout;
+        let needs_map = self.connection.lock().grouping.needs_map();
+        if needs_map && let Ok(Ok(map)) = tokio::time::timeout(timeout, cluster.slot_map()).await {
+            self.connection.lock().grouping.set_map(map);
+        }
+        let slots: Vec<u16> = keys.iter().map(|keys| slot_of(keys.state())).collect();
+        let groups = self.connection.lock().grouping.plan(&slots);
+        let outcomes = cluster.run(commands, &slots, &groups, timeout).await;
+        self.connection
+            .lock()
+            .grouping
+            .note(&slots, &groups, &outcomes);
+        outcomes
+            .into_iter()
+            .map(|outcome| match outcome {
+                Outcome::Answered(answer) | Outcome::Redirected(answer) => {
+                    self.connection.settle(Ok(answer), "EVALSHA")
+                }
+                Outcome::Refused(error) if is_topology_change(&error) => Err(FleetError::Server {
+                    reason: format!(
+                        "the cluster refused the pipeline this scope shared ({error}): its \
+                         scripts may have run in part; the scope is synced alone next"
+                    ),
+                }),
+                Outcome::Refused(error) => match self.connection.settle(Ok(Err(error)), "pipeline")
+                {
+                    Ok(answer) => Ok(answer),
+                    Err(error) => Err(error),
+                },
+                Outcome::TimedOut => Err(self.connection.timeout("pipeline")),
+            })
+            .collect()
     }
 
     /// Reads a scope's state back (its `state` hash, `procs` hash and `seen` sorted set), every
@@ -213,7 +349,7 @@ impl RedisStore {
             .arg(0)
             .arg(-1)
             .arg("WITHSCORES");
-        let answers = self.pipeline(&pipe).await?;
+        let answers = self.connection.pipeline(&pipe).await?;
         let mut pairs = Vec::with_capacity(3);
         for answer in answers {
             pairs.push(string_pairs(answer.map_err(classify)?)?);
@@ -238,161 +374,17 @@ impl RedisStore {
     /// Runs the store script: `EVALSHA`, and `EVAL` (which caches the script again) if the
     /// server lost it.
     async fn run_script(&self, keys: &ScopeKeys, args: &[String]) -> Result<Value, FleetError> {
-        match self.request(&self.evalsha(keys, args), "EVALSHA").await? {
-            Ok(value) => Ok(value),
-            Err(error) if is_noscript(&error) => self.query(&eval(keys, args), "EVAL").await,
-            Err(error) => Err(classify(error)),
-        }
-    }
-
-    /// Runs one command within the command timeout, connecting first if needed.
-    async fn query(&self, cmd: &Cmd, operation: &'static str) -> Result<Value, FleetError> {
-        self.request(cmd, operation).await?.map_err(classify)
-    }
-
-    /// Runs one command within the command timeout, connecting first if needed: the outer
-    /// error is the connection's, the inner one the server's answer.
-    async fn request(
-        &self,
-        cmd: &Cmd,
-        operation: &'static str,
-    ) -> Result<Result<Value, RedisError>, FleetError> {
-        let mut connection = self.connection().await?;
-        let answer = tokio::time::timeout(
-            self.options.command_timeout,
-            cmd.query_async::<Value>(&mut connection),
-        )
-        .await;
-        self.settle(answer, operation)
-    }
-
-    /// Runs a pipeline within the command timeout, connecting first if needed; one result per
-    /// command.
-    async fn pipeline(
-        &self,
-        pipe: &redis::Pipeline,
-    ) -> Result<Vec<Result<Value, RedisError>>, FleetError> {
-        let mut connection = self.connection().await?;
-        let answer = tokio::time::timeout(
-            self.options.command_timeout,
-            pipe.query_async::<Vec<Result<Value, RedisError>>>(&mut connection),
-        )
-        .await;
-        self.settle(answer, "pipeline")?.map_err(classify)
-    }
-
-    /// The result of a command: a timeout or a broken connection drops the connection (the
-    /// next call makes a new one) and is the outer error; the server's errors are inner.
-    fn settle<T>(
-        &self,
-        answer: Result<Result<T, RedisError>, tokio::time::error::Elapsed>,
-        operation: &'static str,
-    ) -> Result<Result<T, RedisError>, FleetError> {
-        match answer {
-            Ok(Err(error)) if tls_failure(&error).is_some() => {
-                self.drop_connection();
-                Err(self.tls_error(&error))
-            }
-            Ok(Err(error))
-                if error.is_io_error()
-                    || error.is_connection_dropped()
-                    || error.is_unrecoverable_error() =>
-            {
-                self.drop_connection();
-                Err(FleetError::ConnectionLost {
-                    url: self.url.clone(),
-                    reason: error.to_string(),
-                })
-            }
-            Ok(answer) => Ok(answer),
-            Err(_) => {
-                self.drop_connection();
-                Err(FleetError::Timeout {
-                    operation,
-                    after: self.options.command_timeout,
-                })
-            }
-        }
-    }
-
-    /// The live connection, or a new one if the last attempt's backoff is over.
-    async fn connection(&self) -> Result<MultiplexedConnection, FleetError> {
+        match self
+            .connection
+            .request(&self.evalsha(keys, args), "EVALSHA")
+            .await?
         {
-            let link = self.lock();
-            if let Some(connection) = &link.connection {
-                return Ok(connection.clone());
+            Ok(value) => Ok(value),
+            Err(error) if is_noscript(&error) => {
+                self.connection.query(&eval(keys, args), "EVAL").await
             }
-            if let Some(retry_in) = link.backoff.wait_left(Instant::now()) {
-                return Err(FleetError::Reconnecting { retry_in });
-            }
+            Err(error) => Err(classify_keyed(error, keys.prefix())),
         }
-        let config = AsyncConnectionConfig::new()
-            .set_connection_timeout(None)
-            .set_response_timeout(None);
-        let attempt = tokio::time::timeout(
-            self.options.connect_timeout,
-            self.client
-                .get_multiplexed_async_connection_with_config(&config),
-        )
-        .await;
-        let mut link = self.lock();
-        match attempt {
-            Ok(Ok(connection)) => {
-                link.backoff.succeeded();
-                link.connection = Some(connection.clone());
-                Ok(connection)
-            }
-            Ok(Err(error)) => {
-                link.backoff.failed(Instant::now());
-                Err(self.connect_error(error))
-            }
-            Err(_) => {
-                link.backoff.failed(Instant::now());
-                Err(FleetError::Unreachable {
-                    url: self.url.clone(),
-                    reason: format!(
-                        "no connection within the connect timeout ({:?})",
-                        self.options.connect_timeout
-                    ),
-                })
-            }
-        }
-    }
-
-    fn connect_error(&self, error: RedisError) -> FleetError {
-        if tls_failure(&error).is_some() {
-            return self.tls_error(&error);
-        }
-        let refused_credentials = error.kind() == ErrorKind::AuthenticationFailed
-            || matches!(error.code(), Some("WRONGPASS" | "NOAUTH"));
-        if refused_credentials {
-            return FleetError::Authentication {
-                url: self.url.clone(),
-                reason: error.to_string(),
-            };
-        }
-        match classify(error) {
-            FleetError::Server { reason } => FleetError::Unreachable {
-                url: self.url.clone(),
-                reason,
-            },
-            other => other,
-        }
-    }
-
-    fn tls_error(&self, error: &RedisError) -> FleetError {
-        FleetError::Tls {
-            url: self.url.clone(),
-            reason: tls_failure(error).unwrap_or_else(|| error.to_string()),
-        }
-    }
-
-    fn drop_connection(&self) {
-        self.lock().connection = None;
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Link> {
-        self.link.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -402,60 +394,16 @@ fn eval(keys: &ScopeKeys, args: &[String]) -> Cmd {
     cmd
 }
 
-/// A TLS failure inside `error` (the certificates need fixing), as its message.
-fn tls_failure(error: &RedisError) -> Option<String> {
-    #[cfg(feature = "fleet-tls")]
-    return super::tls::failure(error);
-    #[cfg(not(feature = "fleet-tls"))]
-    {
-        let _ = error;
-        None
-    }
-}
-
-/// The client for `url`, which must be `redis://` or (with `fleet-tls`) `rediss://`, with the
-/// TLS material `tls` if any was given.
-fn open_client(url: &str, material: &StoreTls) -> Result<Client, FleetError> {
-    let shown = redact_url(url);
-    let tls = url.starts_with("rediss://");
-    if !(tls || url.starts_with("redis://")) {
-        return Err(FleetError::InvalidUrl {
-            reason: format!(
-                "{shown:?} is not a Redis URL: write redis://host:port/ or rediss://host:port/"
-            ),
-        });
-    }
-    if tls && !cfg!(feature = "fleet-tls") {
-        return Err(FleetError::InvalidUrl {
-            reason: format!(
-                "{shown:?} asks for TLS: enable retry-core's `fleet-tls` feature for rediss:// URLs"
-            ),
-        });
-    }
-    if material.is_set() {
-        return material.client(url, &shown);
-    }
-    Client::open(url).map_err(|error| FleetError::InvalidUrl {
-        reason: format!("{shown:?}: {error}"),
-    })
-}
-
-/// A server error as a fleet error: refused scripting, refused credentials, or another.
-fn classify(error: RedisError) -> FleetError {
-    let reason = error.to_string();
-    let detail = error.detail().unwrap_or_default().to_ascii_lowercase();
-    let scripting_refused = matches!(error.kind(), ErrorKind::Server(ServerErrorKind::NoPerm))
-        || (detail.contains("unknown command")
-            && ["eval", "script"].iter().any(|name| detail.contains(name)));
-    if scripting_refused {
-        return FleetError::NoScripting { reason };
-    }
-    FleetError::Server { reason }
-}
-
 /// Whether the server lost the script (flushed, restarted empty, failed over).
 fn is_noscript(error: &RedisError) -> bool {
     matches!(error.kind(), ErrorKind::Server(ServerErrorKind::NoScript))
+}
+
+/// The error of a pipeline that returned fewer results than scopes.
+fn missing_reply() -> FleetError {
+    FleetError::Server {
+        reason: "the pipeline returned fewer results than scopes".into(),
+    }
 }
 
 fn decode_reply(value: Value, settings: &Settings, report: &Report) -> Result<Reply, FleetError> {
@@ -514,7 +462,35 @@ fn string_pairs(value: Value) -> Result<Vec<(String, String)>, FleetError> {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeSet;
+    use std::time::Duration;
+
     use super::*;
+
+    /// The commands a script runs (`redis.call('NAME'`), upper case.
+    fn commands_of(script: &str) -> BTreeSet<String> {
+        script
+            .split("redis.call('")
+            .skip(1)
+            .filter_map(|rest| rest.split('\'').next())
+            .map(str::to_ascii_uppercase)
+            .collect()
+    }
+
+    #[test]
+    fn the_access_check_runs_every_command_the_store_script_runs() {
+        let store = commands_of(STORE_SCRIPT);
+        assert!(
+            !STORE_SCRIPT.contains("redis.pcall"),
+            "commands_of reads redis.call only"
+        );
+        let listed: BTreeSet<String> = SCRIPT_COMMANDS.iter().map(|c| (*c).to_owned()).collect();
+        assert_eq!(store, listed, "SCRIPT_COMMANDS lists what store.lua runs");
+        assert_eq!(commands_of(ACCESS_CHECK_SCRIPT), listed);
+        assert!(
+            crate::fleet::keys::encode_scope(ACCESS_CHECK_TAG).expect("valid") != ACCESS_CHECK_TAG
+        );
+    }
 
     fn unused_port() -> u16 {
         std::net::TcpListener::bind(("127.0.0.1", 0))
@@ -536,21 +512,5 @@ mod tests {
             assert!(matches!(error, FleetError::InvalidUrl { .. }), "{error}");
             assert!(error.to_string().contains("fleet-tls"), "{error}");
         }
-    }
-
-    #[test]
-    fn a_script_error_names_what_is_missing() {
-        let renamed = RedisError::from((
-            ErrorKind::Server(ServerErrorKind::ResponseError),
-            "An error was signalled by the server",
-            "unknown command 'EVALSHA', with args beginning with: ".to_owned(),
-        ));
-        assert!(matches!(classify(renamed), FleetError::NoScripting { .. }));
-        let other = RedisError::from((
-            ErrorKind::Server(ServerErrorKind::ResponseError),
-            "An error was signalled by the server",
-            "unknown command 'FOO'".to_owned(),
-        ));
-        assert!(matches!(classify(other), FleetError::Server { .. }));
     }
 }

@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use super::error::FleetErrorKind;
+
 /// Whether a fleet scope's calls follow the fleet's lease or local limits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FleetStatus {
@@ -33,6 +35,7 @@ pub enum FleetStatus {
 /// let stats = FleetStats::default();
 /// assert_eq!(stats.status, FleetStatus::Connecting);
 /// assert_eq!(stats.last_sync_age, None);
+/// assert_eq!(stats.last_error, None);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[non_exhaustive]
@@ -59,6 +62,13 @@ pub struct FleetStats {
     /// With [`FleetStatus::Conflict`]: the first setting that differs from the store's (the
     /// warning lists them all).
     pub conflict: Option<&'static str>,
+    /// The kind of the last error a sync of this scope met, kept after later syncs succeed
+    /// (compare [`last_error_age`](Self::last_error_age) with
+    /// [`last_sync_age`](Self::last_sync_age)); `None` if none failed. The whole error:
+    /// [`Fleet::last_error`](super::Fleet::last_error), and the `fleet sync failed` warning.
+    pub last_error: Option<FleetErrorKind>,
+    /// How long ago that sync started.
+    pub last_error_age: Option<Duration>,
 }
 
 impl Default for FleetStats {
@@ -72,6 +82,8 @@ impl Default for FleetStats {
             send_rate: None,
             last_sync_age: None,
             conflict: None,
+            last_error: None,
+            last_error_age: None,
         }
     }
 }

@@ -134,16 +134,24 @@ local function load_fleet()
   return fleet
 end
 
+-- A record as this script writes it, every value within the bounds the protocol puts on what
+-- a process reports (a value beyond them is garbage: no report could have led to it); nil
+-- otherwise.
 local function parse_record(text)
-  if type(text) ~= 'string' then
+  if type(text) ~= 'string' or #text > 80 then
     return nil
   end
   local lease, owed, rd, sd = string.match(text, '^(%d+):(%d+):(%d+):(%d+)$')
-  if lease == nil or #text > 80 then
+  if lease == nil then
     return nil
   end
-  return {lease = tonumber(lease), owed = tonumber(owed), retry_demand = tonumber(rd),
-          send_demand = tonumber(sd)}
+  local rec = {lease = tonumber(lease), owed = tonumber(owed), retry_demand = tonumber(rd),
+               send_demand = tonumber(sd)}
+  if rec.lease > MAX_TOKENS or rec.owed > MAX_TOKENS or rec.retry_demand > MAX_COUNT or
+      rec.send_demand > MAX_RATE then
+    return nil
+  end
+  return rec
 end
 
 local function record_text(rec)
@@ -429,7 +437,22 @@ local function cap_at(fleet, now)
   return math.min(base, s.most)
 end
 
+-- Whether each key is missing or of the type this script writes: a key of another type is a
+-- lost state, dropped and re-learned (the model's state lost).
+local function keys_of_their_types()
+  for key, kind in pairs({[STATE] = 'hash', [PROCS] = 'hash', [SEEN] = 'zset'}) do
+    local found = redis.call('TYPE', key)['ok']
+    if found ~= 'none' and found ~= kind then
+      return false
+    end
+  end
+  return true
+end
+
 -- 1. The clock; 2. expiry; 3. settings; 4. a missing state.
+if not keys_of_their_types() then
+  drop_all()
+end
 local fleet = load_fleet()
 if fleet == nil then
   drop_all()

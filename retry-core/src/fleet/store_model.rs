@@ -14,7 +14,10 @@
 //! 1. The store's clock: `now = max(stored now, reported now)`.
 //! 2. Expiry: up to [`EXPIRE_BATCH`] processes silent for longer than the lease leave, with
 //!    their leases and demands (their tokens are not credited to the pool: no report accounts
-//!    for them).
+//!    for them). A record out of the protocol's bounds (no report could have led to it: a
+//!    forged or corrupt one) is garbage: the state is lost, dropped and re-learned as in 4. So
+//!    is the reporting process's own record out of bounds, and in Redis a key of another type
+//!    than the script writes.
 //! 3. Settings: a report with other settings than the stored ones is a conflict (nothing else
 //!    applied), unless no process is live: then the state is dropped and made anew.
 //! 4. A missing state is made: a new fleet's pool is the young quota; a store that lost its
@@ -159,8 +162,10 @@ pub fn step(
     let mut fleet = match stored {
         Some(mut fleet) => {
             fleet.now_ms = now;
-            expire(state, &mut fleet, now - s.lease_ttl);
-            if fleet.settings == *settings {
+            if !expire(state, &mut fleet, now - s.lease_ttl) {
+                state.clear();
+                new_fleet(settings, &s, &r, now)
+            } else if fleet.settings == *settings {
                 fleet
             } else if !state.processes().is_empty() {
                 let stored_settings = fleet.settings;
@@ -175,7 +180,13 @@ pub fn step(
             new_fleet(settings, &s, &r, now)
         }
     };
-    let previous = state.record(report.process);
+    let mut previous = state.record(report.process);
+    if previous.is_some_and(|record| !record.in_bounds()) {
+        // Garbage: the state cannot account for it. Start anew, re-learning.
+        state.clear();
+        fleet = new_fleet(settings, &s, &r, now);
+        previous = None;
+    }
     r.send_demand = smoothed_demand(previous, r.send_demand);
     let counted = count_holding(&mut fleet, &s, &r, previous, now);
     let live =
@@ -279,15 +290,20 @@ impl Seen {
 }
 
 /// Removes up to [`EXPIRE_BATCH`] processes last seen before `cutoff`, with their leases and
-/// demands.
-fn expire(state: &mut StoreState, fleet: &mut FleetState, cutoff: i64) {
+/// demands. `false` if one of them holds garbage (the state cannot account for it).
+fn expire(state: &mut StoreState, fleet: &mut FleetState, cutoff: i64) -> bool {
     for id in state.silent_before(cutoff, EXPIRE_BATCH) {
-        if let Some(record) = state.remove_record(id) {
-            fleet.leased -= record.lease;
-            fleet.retry_demand -= record.retry_demand;
-            fleet.send_demand -= record.send_demand;
+        let Some(record) = state.remove_record(id) else {
+            continue;
+        };
+        if !record.in_bounds() {
+            return false;
         }
+        fleet.leased -= record.lease;
+        fleet.retry_demand -= record.retry_demand;
+        fleet.send_demand -= record.send_demand;
     }
+    true
 }
 
 /// A new state: a new fleet (the report knows no birth) or a store re-learning.

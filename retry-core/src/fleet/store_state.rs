@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::protocol::{ProcessId, Settings};
+use super::protocol::{MAX_COUNT, MAX_RATE, MAX_TOKENS, ProcessId, Settings};
 
 /// The store's state for one fleet scope, as [`store_model::step`](super::store_model::step)
 /// and the script keep it.
@@ -102,6 +102,27 @@ pub struct ProcessRecord {
     pub send_demand: i64,
     /// When it last reported, on the store's clock, Unix ms (the `seen` score).
     pub seen_ms: i64,
+}
+
+impl ProcessRecord {
+    /// Whether every value is within the bounds the protocol puts on what a process reports
+    /// (tokens at most [`MAX_TOKENS`], tokens asked for at most [`MAX_COUNT`], a send demand at
+    /// most [`MAX_RATE`], none negative): a record out of them is garbage, not data (no report
+    /// could have led to it: another client wrote it).
+    ///
+    /// ```
+    /// use retry_core::fleet::store_state::ProcessRecord;
+    /// let record = ProcessRecord { lease: 5, owed: 0, retry_demand: 1, send_demand: 60_000, seen_ms: 0 };
+    /// assert!(record.in_bounds());
+    /// assert!(!ProcessRecord { send_demand: 1 << 40, ..record }.in_bounds());
+    /// ```
+    pub fn in_bounds(&self) -> bool {
+        let within = |value: i64, most: u64| u64::try_from(value).is_ok_and(|value| value <= most);
+        within(self.lease, MAX_TOKENS)
+            && within(self.owed, MAX_TOKENS)
+            && within(self.retry_demand, MAX_COUNT)
+            && within(self.send_demand, MAX_RATE)
+    }
 }
 
 impl StoreState {

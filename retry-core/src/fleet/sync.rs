@@ -1,7 +1,10 @@
 //! The sync task: one tokio task per [`Fleet`](super::Fleet) (per process) for all its fleet
 //! scopes. Once per sync interval, jittered by ±10 % so that a fleet's processes spread their
-//! syncs, it builds every scope's report, sends them in one pipeline (one `EVALSHA` per scope)
-//! within the store's timeouts, and applies the replies. Calls never wait on it: they read the
+//! syncs, it builds every scope's report, sends them in one pipeline per node (one `EVALSHA`
+//! per scope; a cluster's scopes grouped by the master of their slot) within the store's
+//! timeouts, and applies the replies; a failed sync's error is kept (the scope's
+//! [`FleetStats::last_error`](super::FleetStats::last_error), the fleet's
+//! [`Fleet::last_error`](super::Fleet::last_error)). Calls never wait on it: they read the
 //! scopes' quotas, limiters and fleet links, which the task updates.
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -10,10 +13,14 @@ use std::time::{Duration, SystemTime};
 use tokio::sync::Notify;
 
 use super::error::FleetError;
+use super::events;
 use super::keys::ScopeKeys;
 use super::lease::LeaseHolder;
-use super::protocol::{Report, Settings};
+use super::meter::{FleetMeter, SyncResult};
+use super::options::FleetOptions;
+use super::protocol::{ProcessId, Report, Settings};
 use super::redis::RedisStore;
+use crate::scope::Scope;
 
 /// How far a sync interval is jittered either way, as a fraction of it.
 pub(crate) const INTERVAL_JITTER: f64 = 0.1;
@@ -24,8 +31,20 @@ pub(crate) const INTERVAL_JITTER: f64 = 0.1;
 pub(crate) struct Syncer {
     store: RedisStore,
     interval: Duration,
-    scopes: Mutex<Vec<Synced>>,
+    options: FleetOptions,
+    process: ProcessId,
+    scopes: Mutex<Scopes>,
     wake: Notify,
+    last_error: Mutex<Option<FleetError>>,
+}
+
+/// The scopes a fleet syncs, and the names attached to it.
+#[derive(Debug, Default)]
+struct Scopes {
+    /// The scopes synced: attached and live (declared, not forgotten).
+    synced: Vec<Synced>,
+    /// The names attached ([`Fleet::attach`](super::Fleet::attach)), declared or not.
+    names: Vec<AttachedName>,
 }
 
 /// One fleet scope: its keys and its holder.
@@ -33,17 +52,46 @@ pub(crate) struct Syncer {
 struct Synced {
     keys: ScopeKeys,
     holder: LeaseHolder,
+    meter: FleetMeter,
+    /// Since when the fleet's holder alone holds the scope, on its clock.
+    alone_since: Option<Duration>,
+}
+
+/// A name attached to the fleet: linked whenever a scope of that name is declared.
+#[derive(Debug)]
+struct AttachedName {
+    keys: ScopeKeys,
+    /// Whether its scope is synced now.
+    linked: bool,
+    /// Whether the scope declared under it could not be linked (logged once).
+    refused: bool,
 }
 
 impl Syncer {
-    /// A syncer of no scope yet.
-    pub(crate) fn new(store: RedisStore, interval: Duration) -> Self {
+    /// A syncer of no scope yet, for the fleet's `options` as process `process`.
+    pub(crate) fn new(
+        store: RedisStore,
+        interval: Duration,
+        options: FleetOptions,
+        process: ProcessId,
+    ) -> Self {
         Self {
             store,
             interval,
-            scopes: Mutex::new(Vec::new()),
+            options,
+            process,
+            scopes: Mutex::new(Scopes::default()),
             wake: Notify::new(),
+            last_error: Mutex::new(None),
         }
+    }
+
+    /// The last error a sync met.
+    pub(crate) fn last_error(&self) -> Option<FleetError> {
+        self.last_error
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// The store.
@@ -51,15 +99,67 @@ impl Syncer {
         &self.store
     }
 
-    /// Adds a scope, and has it synced now.
-    pub(crate) fn add(&self, keys: ScopeKeys, holder: LeaseHolder) {
-        self.lock().push(Synced { keys, holder });
+    /// Attaches the scope called `keys.scope()`: linked now if it is declared (an error if it
+    /// cannot be: a configuration a fleet cannot share, a scope attached to another fleet),
+    /// otherwise when it is.
+    pub(crate) fn attach_name(&self, keys: ScopeKeys) -> Result<(), FleetError> {
+        let mut scopes = self.lock();
+        if scopes.names.iter().any(|named| named.keys == keys) {
+            return Err(FleetError::AlreadyAttached {
+                scope: keys.scope().to_owned(),
+            });
+        }
+        let mut named = AttachedName {
+            keys,
+            linked: false,
+            refused: false,
+        };
+        if let Some(scope) = Scope::lookup(named.keys.scope()) {
+            let synced = self.link(&scope, named.keys.clone())?;
+            scopes.synced.push(synced);
+            named.linked = true;
+        }
+        scopes.names.push(named);
+        drop(scopes);
         self.wake.notify_one();
+        Ok(())
+    }
+
+    /// Attaches `scope` as it is (not by name), and has it synced now.
+    pub(crate) fn attach_scope(&self, scope: &Scope, keys: ScopeKeys) -> Result<(), FleetError> {
+        let synced = self.link(scope, keys)?;
+        self.lock().synced.push(synced);
+        self.wake.notify_one();
+        Ok(())
+    }
+
+    /// The names of the scopes synced now, sorted.
+    pub(crate) fn synced_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = (self.lock().synced.iter())
+            .map(|synced| synced.keys.scope().to_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// A holder of `scope` under its configuration's settings, and its meter.
+    fn link(&self, scope: &Scope, keys: ScopeKeys) -> Result<Synced, FleetError> {
+        let settings = Settings::from_config(scope.config(), &self.options)?;
+        let holder = LeaseHolder::attach(scope, settings, self.process)?;
+        Ok(Synced {
+            meter: FleetMeter::new(scope.name()),
+            keys,
+            holder,
+            alone_since: None,
+        })
     }
 
     /// Detaches every scope (their `Fleet` is gone).
     pub(crate) fn detach_all(&self) {
-        let detached: Vec<Synced> = self.lock().drain(..).collect();
+        let detached: Vec<Synced> = self.lock().synced.drain(..).collect();
+        for synced in &detached {
+            synced.meter.detached();
+        }
         drop(detached);
     }
 
@@ -75,45 +175,130 @@ impl Syncer {
         }
     }
 
-    /// One sync of every scope: one pipeline to the store, then each reply applied (or the
-    /// failure noted) by the scope's holder.
+    /// One sync of every scope: the attached names declared since linked, the scopes only the
+    /// fleet held for their window forgotten, then one pipeline to the store, and each reply
+    /// applied (or the failure noted) by the scope's holder.
     pub(crate) async fn sync_all(&self) {
         let wall_ms = unix_ms();
-        let batch: Vec<(ScopeKeys, Settings, Report)> = self
-            .lock()
-            .iter_mut()
-            .map(|synced| {
-                let now = synced.holder.scope().clock().now();
-                let report = synced.holder.report(now, wall_ms);
-                (synced.keys.clone(), *synced.holder.settings(), report)
-            })
-            .collect();
+        let batch: Vec<(ScopeKeys, Settings, Report, Duration)> = {
+            let mut scopes = self.lock();
+            self.link_declared(&mut scopes);
+            scopes.forget_idle();
+            scopes
+                .synced
+                .iter_mut()
+                .map(|synced| {
+                    let now = synced.holder.scope().clock().now();
+                    let report = synced.holder.report(now, wall_ms);
+                    (synced.keys.clone(), *synced.holder.settings(), report, now)
+                })
+                .collect()
+        };
         if batch.is_empty() {
             return;
         }
         let refs: Vec<(&ScopeKeys, &Settings, &Report)> = batch
             .iter()
-            .map(|(keys, settings, report)| (keys, settings, report))
+            .map(|(keys, settings, report, _)| (keys, settings, report))
             .collect();
         let results = self.store.sync_many(&refs).await;
         let mut scopes = self.lock();
-        for (index, (keys, _, report)) in batch.iter().enumerate() {
-            // Scopes are only ever appended (or all detached): the index finds the same one.
-            let Some(synced) = scopes.get_mut(index).filter(|synced| synced.keys == *keys) else {
+        for (index, (keys, _, report, started)) in batch.iter().enumerate() {
+            // Scopes are only removed here, before the batch, or all at once: the index finds
+            // the same one.
+            let Some(synced) = (scopes.synced.get_mut(index)).filter(|synced| synced.keys == *keys)
+            else {
                 continue;
             };
             let holder = &mut synced.holder;
             let now = holder.scope().clock().now();
-            match results.as_ref().map(|results| results.get(index)) {
-                Ok(Some(Ok(reply))) => holder.apply(reply, now),
-                Ok(Some(Err(error))) | Err(error) => holder.failed_with(report, error, now),
-                Ok(None) => holder.failed_with(report, &missing_reply(), now),
+            let missing;
+            let reply = match results.as_ref().map(|results| results.get(index)) {
+                Ok(Some(Ok(reply))) => Ok(reply),
+                Ok(Some(Err(error))) | Err(error) => Err(error),
+                Ok(None) => {
+                    missing = missing_reply();
+                    Err(&missing)
+                }
+            };
+            match reply {
+                Ok(reply) => holder.apply(reply, now),
+                Err(error) => {
+                    holder.failed_with(report, error, now);
+                    holder
+                        .scope()
+                        .fleet_link()
+                        .note_error(error.kind(), *started);
+                    *self
+                        .last_error
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner) = Some(error.clone());
+                }
+            }
+            synced
+                .meter
+                .synced(SyncResult::of(reply), &holder.stats(now));
+        }
+    }
+
+    /// Links the attached names whose scopes were declared since the last sync.
+    fn link_declared(&self, scopes: &mut Scopes) {
+        let Scopes { synced, names } = scopes;
+        for named in names.iter_mut().filter(|named| !named.linked) {
+            let Some(scope) = Scope::lookup(named.keys.scope()) else {
+                continue;
+            };
+            match self.link(&scope, named.keys.clone()) {
+                Ok(linked) => {
+                    synced.push(linked);
+                    named.linked = true;
+                    named.refused = false;
+                }
+                Err(error) if !named.refused => {
+                    named.refused = true;
+                    events::attach_refused(named.keys.scope(), &error);
+                }
+                Err(_) => {}
             }
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, Vec<Synced>> {
+    fn lock(&self) -> MutexGuard<'_, Scopes> {
         self.scopes.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Scopes {
+    /// Forgets the scopes the fleet alone has held for their window (their quota's window): the
+    /// registry forgets a named one, and its holder, dropped, detaches it. An attached name
+    /// is linked again when a scope of that name is declared again.
+    fn forget_idle(&mut self) {
+        let forgotten: Vec<Synced> = (self.synced)
+            .extract_if(.., Synced::forget_if_alone_for_its_window)
+            .collect();
+        for synced in &forgotten {
+            if let Some(named) = (self.names.iter_mut()).find(|named| named.keys == synced.keys) {
+                named.linked = false;
+            }
+            synced.meter.detached();
+        }
+    }
+}
+
+impl Synced {
+    /// Forgets the scope if the fleet's holder alone has held it for its window (its registry
+    /// forgets a named one; a named scope declared again meanwhile is held again and kept):
+    /// `true` if so, and the holder is to be dropped.
+    fn forget_if_alone_for_its_window(&mut self) -> bool {
+        let scope = self.holder.scope();
+        let now = scope.clock().now();
+        if scope.holders() > 1 {
+            self.alone_since = None;
+            return false;
+        }
+        let since = *self.alone_since.get_or_insert(now);
+        let window = Duration::from_millis(self.holder.settings().window_ms);
+        now.saturating_sub(since) >= window && scope.forget_held_only_by(1)
     }
 }
 

@@ -6,6 +6,7 @@
 use std::fmt;
 
 use redis::Client;
+use redis::cluster::ClusterClientBuilder;
 
 use super::error::FleetError;
 
@@ -47,31 +48,55 @@ impl StoreTls {
         self.root_certificates.is_some() || self.client_identity.is_some()
     }
 
-    /// The client for `url` (already checked to be a Redis URL) with this material: an error
-    /// naming the setting if the material is not usable PEM, or if it was given for a plain
-    /// `redis://` URL (it would be ignored).
-    pub(crate) fn client(&self, url: &str, shown: &str) -> Result<Client, FleetError> {
-        if !url.starts_with("rediss://") {
-            let setting = if self.root_certificates.is_some() {
-                "tls_root_certificates"
-            } else {
-                "tls_client_certificate"
-            };
-            return Err(FleetError::InvalidSetting {
-                setting,
-                reason: format!(
-                    "TLS certificates were given for {shown:?}, which does not use TLS: write \
-                     rediss:// to connect over TLS"
-                ),
-            });
+    /// The error for material given for a store that does not use TLS (it would be ignored):
+    /// names the setting and what to write.
+    pub(crate) fn without_tls_error(&self, shown: &str) -> FleetError {
+        let setting = if self.root_certificates.is_some() {
+            "tls_root_certificates"
+        } else {
+            "tls_client_certificate"
+        };
+        FleetError::InvalidSetting {
+            setting,
+            reason: format!(
+                "TLS certificates were given for {shown:?}, which does not use TLS: write \
+                 rediss:// (rediss-cluster:// for a cluster) to connect over TLS"
+            ),
         }
-        self.tls_client(url, shown)
     }
 
+    /// Checks the material the way rustls will use it: bad PEM, or a key that is not the
+    /// client certificate's, is an error naming the setting.
+    pub(crate) fn check(&self) -> Result<(), FleetError> {
+        #[cfg(feature = "fleet-tls")]
+        if self.is_set() {
+            check::material(self)?;
+        }
+        Ok(())
+    }
+
+    /// The client for one node's `url`, with this material if any.
+    pub(crate) fn client(&self, url: &str) -> redis::RedisResult<Client> {
+        #[cfg(feature = "fleet-tls")]
+        if self.is_set() {
+            return Client::build_with_tls(url, self.certificates());
+        }
+        Client::open(url)
+    }
+
+    /// A cluster client's builder with this material if any.
+    pub(crate) fn apply_to_cluster(&self, builder: ClusterClientBuilder) -> ClusterClientBuilder {
+        #[cfg(feature = "fleet-tls")]
+        if self.is_set() {
+            return builder.certs(self.certificates());
+        }
+        builder
+    }
+
+    /// The material as redis-rs takes it.
     #[cfg(feature = "fleet-tls")]
-    fn tls_client(&self, url: &str, shown: &str) -> Result<Client, FleetError> {
-        check::material(self)?;
-        let certificates = redis::TlsCertificates {
+    fn certificates(&self) -> redis::TlsCertificates {
+        redis::TlsCertificates {
             client_tls: self
                 .client_identity
                 .as_ref()
@@ -80,21 +105,7 @@ impl StoreTls {
                     client_key: identity.private_key.clone(),
                 }),
             root_cert: self.root_certificates.clone(),
-        };
-        Client::build_with_tls(url, certificates).map_err(|error| FleetError::InvalidUrl {
-            reason: format!("{shown:?}: {error}"),
-        })
-    }
-
-    #[cfg(not(feature = "fleet-tls"))]
-    fn tls_client(&self, _url: &str, shown: &str) -> Result<Client, FleetError> {
-        // Unreachable through the API (the setters exist with `fleet-tls` only), but an
-        // error rather than a silently plain client if it ever is.
-        Err(FleetError::InvalidUrl {
-            reason: format!(
-                "{shown:?} asks for TLS: enable retry-core's `fleet-tls` feature for rediss:// URLs"
-            ),
-        })
+        }
     }
 }
 

@@ -45,4 +45,31 @@ pub(crate) fn describe() {
         LIMITER_RATE,
         "The adaptive rate limiter's send rate, in sends per second, once it is engaged (updated when it may change)"
     );
+    describe_counter!(
+        FLEET_SYNCS,
+        Unit::Count,
+        "A fleet scope's syncs with the fleet's store, by result"
+    );
+    describe_gauge!(
+        FLEET_STATUS,
+        "A fleet scope's status: 1 for the status in force, 0 for the others"
+    );
+    describe_gauge!(
+        FLEET_LEASE_TOKENS,
+        Unit::Count,
+        "Tokens the fleet scope's last lease left the process"
+    );
+    describe_gauge!(
+        FLEET_RATE,
+        "The fleet's send rate at the last lease, in requests per second (0: not engaged)"
+    );
+    describe_gauge!(
+        FLEET_SHARE,
+        "This process's share of the fleet's send rate, in requests per second (0: not engaged)"
+    );
+    describe_gauge!(
+        FLEET_PROCESSES,
+        Unit::Count,
+        "The processes the fleet's store counted as live at the last lease"
+    );
 }

@@ -18,6 +18,12 @@
 //! | `retry.hedges.won` | `retry_hedges_won_total` | counter | calls | `scope` | when a hedge's answer ends its call |
 //! | `retry.hedges.cancelled` | `retry_hedges_cancelled_total` | counter | copies | `scope` | when a copy of a hedged call (its first attempt or a hedge) is dropped unanswered: another copy answered first, or the call was cancelled |
 //! | `retry.hedges.refused` | `retry_hedges_refused_total` | counter | hedges | `scope`, `refusal` | when a hedge due is not sent |
+//! | `retry.fleet.syncs` | `retry_fleet_syncs_total` | counter | syncs | `scope`, `result` | fleet mode: after each sync of a fleet scope |
+//! | `retry.fleet.status` | `retry_fleet_status` | gauge | 1 / 0 | `scope`, `status` | fleet mode: after each sync; 1 for the status in force, 0 for the others |
+//! | `retry.fleet.lease.tokens` | `retry_fleet_lease_tokens` | gauge | tokens | `scope` | fleet mode: after each sync; the tokens the last lease left the process |
+//! | `retry.fleet.rate` | `retry_fleet_rate` | gauge | sends/s | `scope` | fleet mode: after each sync; the fleet's send rate, 0 while the fleet limiter is not engaged |
+//! | `retry.fleet.share` | `retry_fleet_share` | gauge | sends/s | `scope` | fleet mode: after each sync; this process's share of the fleet's rate, 0 while not engaged |
+//! | `retry.fleet.processes` | `retry_fleet_processes` | gauge | processes | `scope` | fleet mode: after each sync; the live processes the store counted |
 //!
 //! Labels:
 //! * `scope`: the scope's [name](crate::Scope::name) (`#[retryable]`'s default is the function's
@@ -31,7 +37,29 @@
 //!   `not_idempotent`, `max_attempts`, `deadline`, `quota_exhausted`, `throttled`, `rate_limited`;
 //! * `reason`: the retried failure's [`ErrorKind`](crate::ErrorKind) name: `transient`, `timeout`,
 //!   `throttling`, `server`, `client` (what each means, and which failures carry it: `ErrorKind`'s
-//!   table; the same name as the `retry.attempt` span's `retry.reason`).
+//!   table; the same name as the `retry.attempt` span's `retry.reason`);
+//! * `result` (fleet mode): how a sync ended: `lease` (a lease granted), `conflict` (the store
+//!   keeps other settings for the scope), `refused` (a reply out of the protocol's bounds, the
+//!   lease left as it was), `failed` (no reply: the store unreachable, a timeout);
+//! * `status` (fleet mode): [`FleetStatus`](crate::fleet::FleetStatus)'s, in lower case:
+//!   `connecting`, `live`, `fallback`, `conflict`, `detached`.
+//!
+//! Fleet mode's metrics (features `fleet` and `metrics`) are recorded by the sync task once per
+//! sync interval, never by a call: a scope's handles are made when a fleet links it.
+//!
+//! # Series of forgotten scopes
+//!
+//! A named scope no one holds is forgotten once it has nothing to remember
+//! ([How long a named scope lives](crate::Scope#how-long-a-named-scope-lives)): its handles
+//! are dropped and its series are no longer recorded. The recorder keeps what it has: with
+//! `metrics-exporter-prometheus`, a series is rendered with its last value until the
+//! exporter's idle timeout removes it (`PrometheusBuilder::idle_timeout(MetricKindMask::ALL,
+//! Some(timeout))`: series not updated for that long are dropped from the scrape and from the
+//! exporter's memory); without one, the exporter keeps every series it ever saw. A program that
+//! names scopes at run time (per tenant, per host) should set one, a few scrape intervals long.
+//! A scope that comes back under the same name records into the same series (the recorder
+//! hands out the same counter; Prometheus's counters stay monotonic while the exporter keeps
+//! the series, and restart from 0 after it dropped it, which `rate()` reads as a reset).
 //!
 //! The names follow OpenTelemetry's naming guidelines: lower case, a `retry.` namespace and
 //! dot-separated levels, units as metadata (each metric is described to the recorder with its
@@ -81,7 +109,8 @@ pub(crate) mod describe;
 pub(crate) mod names;
 
 pub use names::{
-    ATTEMPTS, ATTEMPTS_PER_CALL, BACKOFF_DELAY, CALLS, LIMITER_RATE, LIMITER_WAIT, OUTCOME,
-    QUOTA_CAPACITY, QUOTA_LEVEL, REASON, RETRIES, SCOPE,
+    ATTEMPTS, ATTEMPTS_PER_CALL, BACKOFF_DELAY, CALLS, FLEET_LEASE_TOKENS, FLEET_PROCESSES,
+    FLEET_RATE, FLEET_SHARE, FLEET_STATUS, FLEET_SYNCS, LIMITER_RATE, LIMITER_WAIT, OUTCOME,
+    QUOTA_CAPACITY, QUOTA_LEVEL, REASON, RESULT, RETRIES, SCOPE, STATUS,
 };
 pub use names::{HEDGES_CANCELLED, HEDGES_REFUSED, HEDGES_SENT, HEDGES_WON, REFUSAL};

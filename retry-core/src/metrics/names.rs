@@ -22,6 +22,23 @@ pub const QUOTA_CAPACITY: &str = "retry.quota.capacity";
 /// Gauge: the adaptive rate limiter's send rate (tokens per second), by `scope`.
 pub const LIMITER_RATE: &str = "retry.limiter.rate";
 
+/// Counter: a fleet scope's syncs with the fleet's store, by `scope` and `result` (feature
+/// `fleet` too).
+pub const FLEET_SYNCS: &str = "retry.fleet.syncs";
+/// Gauge: a fleet scope's status, by `scope` and `status`: 1 for the status in force, 0 for the
+/// others.
+pub const FLEET_STATUS: &str = "retry.fleet.status";
+/// Gauge: the tokens a fleet scope's last lease left the process, by `scope`.
+pub const FLEET_LEASE_TOKENS: &str = "retry.fleet.lease.tokens";
+/// Gauge: the fleet's send rate at the last lease (requests per second; 0 while the fleet
+/// limiter is not engaged), by `scope`.
+pub const FLEET_RATE: &str = "retry.fleet.rate";
+/// Gauge: this process's share of the fleet's send rate (requests per second; 0 while the
+/// fleet limiter is not engaged), by `scope`.
+pub const FLEET_SHARE: &str = "retry.fleet.share";
+/// Gauge: the processes the store counted as live at the last lease, by `scope`.
+pub const FLEET_PROCESSES: &str = "retry.fleet.processes";
+
 /// Label: the scope's name ([`Scope::name`](crate::Scope::name)).
 pub const SCOPE: &str = "scope";
 /// Label of [`CALLS`]: how the call ended (`success`, `not_retryable`, `max_attempts`,
@@ -46,3 +63,10 @@ pub const HEDGES_REFUSED: &str = "retry.hedges.refused";
 /// ([`HedgeRefusal::as_str`](crate::hedge::HedgeRefusal::as_str): `not_idempotent`,
 /// `max_attempts`, `deadline`, `quota_exhausted`, `throttled`, `rate_limited`).
 pub const REFUSAL: &str = "refusal";
+
+/// Label of [`FLEET_SYNCS`]: how the sync ended (`lease`, `conflict`: the store keeps other
+/// settings, `refused`: a reply out of the protocol's bounds, `failed`: no reply).
+pub const RESULT: &str = "result";
+/// Label of [`FLEET_STATUS`]: the status (`connecting`, `live`, `fallback`, `conflict`,
+/// `detached`).
+pub const STATUS: &str = "status";

@@ -3,11 +3,13 @@
 
 use crate::clock::{SharedClock, duration_to_nanos};
 use crate::config::{ConfigError, is_valid_refill};
-use crate::sync::{AtomicU64, Ordering};
+use crate::sync::{AtomicI64, AtomicU64, Ordering};
 use std::fmt;
 
 /// The quota is kept in thousandths of a token so that a slow refill accumulates exactly.
 const MILLI: u64 = 1_000;
+/// [`MILLI`], for the signed level.
+const MILLI_I: i64 = MILLI as i64;
 const NANOS_PER_SEC: u128 = 1_000_000_000;
 
 /// The refill rate is kept in thousandths of a token per second as a fixed-point number with
@@ -64,10 +66,13 @@ impl RetryBounds {
 /// # Ok::<(), retry_core::ConfigError>(())
 /// ```
 pub struct RetryQuota {
-    /// Current level, in thousandths of a token.
-    level: AtomicU64,
+    /// Current level, in thousandths of a token; below zero only when a traffic-sized scope's
+    /// retry borrowed against what its calls in flight hold (see
+    /// [`try_acquire_within`](Self::try_acquire_within)): a debt that what comes back repays
+    /// first.
+    level: AtomicI64,
     /// Capacity, in thousandths of a token.
-    capacity: u64,
+    capacity: i64,
     /// Refill rate in thousandths of a token per second, fixed point with
     /// [`RATE_FRACTION_BITS`] fractional bits; 0 when refill is off.
     refill_rate: u128,
@@ -129,10 +134,10 @@ impl RetryQuota {
         refill_per_second: Option<f64>,
         clock: SharedClock,
     ) -> Self {
-        let capacity = u64::from(capacity) * MILLI;
+        let capacity = i64::from(capacity) * MILLI_I;
         let now = duration_to_nanos(clock.now());
         Self {
-            level: AtomicU64::new((u64::from(level) * MILLI).min(capacity)),
+            level: AtomicI64::new((i64::from(level) * MILLI_I).min(capacity)),
             capacity,
             refill_rate: refill_per_second.map_or(0, fixed_point_rate),
             refilled_until: AtomicU64::new(now),
@@ -155,27 +160,42 @@ impl RetryQuota {
     /// # Ok::<(), retry_core::ConfigError>(())
     /// ```
     pub fn try_acquire(&self, cost: u32) -> bool {
-        self.try_acquire_within(cost, RetryBounds::NONE).is_ok()
+        self.try_acquire_within(cost, RetryBounds::NONE, 0).is_ok()
     }
 
     /// [`try_acquire`](Self::try_acquire) from what `bounds` let a retry find: the level raised
     /// to `at_least` and lowered to `limit` (a traffic-sized scope's bounds: one token per call
-    /// of its last window; one whole call's retries after a quiet window). The level moves
-    /// only when the retry is paid; when it is not, the whole tokens the retry found.
-    pub(crate) fn try_acquire_within(&self, cost: u32, bounds: RetryBounds) -> Result<(), u32> {
+    /// of its last window; one whole call's retries after a quiet window), and `credit` tokens
+    /// more that the level may go below zero by (a traffic-sized scope's lending against what
+    /// its calls in flight hold, [`Lending`](super::lending::Lending)). The level moves only
+    /// when the retry is paid; when it is not, the whole tokens the retry found (0 when the
+    /// level is below zero).
+    pub(crate) fn try_acquire_within(
+        &self,
+        cost: u32,
+        bounds: RetryBounds,
+        credit: u32,
+    ) -> Result<(), u32> {
         self.refill();
-        let cost = u64::from(cost) * MILLI;
-        let (limit, at_least) = (
-            u64::from(bounds.limit) * MILLI,
-            u64::from(bounds.at_least) * MILLI,
-        );
-        let found = |level: u64| level.max(at_least).min(limit);
+        let milli = |tokens: u32| i64::from(tokens) * MILLI_I;
+        let (cost, credit) = (milli(cost), milli(credit));
+        let (limit, at_least) = (milli(bounds.limit), milli(bounds.at_least));
+        // A floor of 0 is none: it must not wipe out a debt.
+        let found = |level: i64| {
+            let raised = if at_least > 0 {
+                level.max(at_least)
+            } else {
+                level
+            };
+            raised.min(limit)
+        };
         self.level
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |level| {
-                found(level).checked_sub(cost)
+                let found = found(level);
+                (found + credit >= cost).then_some(found - cost)
             })
             .map(drop)
-            .map_err(|level| u32::try_from(found(level) / MILLI).unwrap_or(u32::MAX))
+            .map_err(|level| whole_tokens(found(level)))
     }
 
     /// Puts `amount` tokens back, never above capacity.
@@ -192,7 +212,7 @@ impl RetryQuota {
     #[inline]
     pub fn release(&self, amount: u32) {
         self.refill();
-        self.add(u64::from(amount) * MILLI);
+        self.add(i64::from(amount) * MILLI_I);
     }
 
     /// Takes up to `amount` whole tokens, as many as the bucket holds; returns how many it took
@@ -200,31 +220,32 @@ impl RetryQuota {
     #[cfg(feature = "fleet")]
     pub(crate) fn take_up_to(&self, amount: u32) -> u32 {
         self.refill();
-        let wanted = u64::from(amount) * MILLI;
+        let wanted = i64::from(amount) * MILLI_I;
+        // Whole tokens, of a level above zero only: a debt lends nothing.
+        let takable = |level: i64| (level.max(0) / MILLI_I * MILLI_I).min(wanted);
         let before = self
             .level
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |level| {
-                Some(level - (level / MILLI * MILLI).min(wanted))
+                Some(level - takable(level))
             })
             .unwrap_or_else(|level| level);
-        let taken = (before / MILLI * MILLI).min(wanted) / MILLI;
-        u32::try_from(taken).unwrap_or(u32::MAX)
+        whole_tokens(takable(before))
     }
 
-    /// The whole tokens in the bucket now.
+    /// The whole tokens in the bucket now (0 while a traffic-sized scope's retries have
+    /// borrowed beyond it).
     pub fn level(&self) -> u32 {
         self.refill();
-        let whole = self.level.load(Ordering::Acquire) / MILLI;
-        u32::try_from(whole).unwrap_or(u32::MAX)
+        whole_tokens(self.level.load(Ordering::Acquire))
     }
 
     /// The bucket's capacity in tokens.
     pub fn capacity(&self) -> u32 {
-        u32::try_from(self.capacity / MILLI).unwrap_or(u32::MAX)
+        whole_tokens(self.capacity)
     }
 
     #[inline]
-    fn add(&self, amount: u64) {
+    fn add(&self, amount: i64) {
         // A full bucket (the steady state of a healthy scope) is only read, never written, so
         // successes on many threads do not contend for its cache line.
         if self.level.load(Ordering::Acquire) >= self.capacity {
@@ -279,7 +300,8 @@ impl RetryQuota {
             .compare_exchange(since, until.min(now), Ordering::AcqRel, Ordering::Acquire)
             .is_ok()
         {
-            self.add(amount);
+            // Less than the capacity, in range.
+            self.add(i64::try_from(amount).unwrap_or(i64::MAX));
         }
     }
 
@@ -289,7 +311,7 @@ impl RetryQuota {
     /// down when the quota is read often.
     fn refill_over(&self, since: u64, elapsed: u64) -> (u64, u64) {
         let unit = NANOS_PER_SEC << RATE_FRACTION_BITS;
-        let full = self.capacity;
+        let full = self.capacity.unsigned_abs();
         let amount = u128::from(elapsed)
             .checked_mul(self.refill_rate)
             .map_or(u128::MAX, |product| product / unit);
@@ -305,6 +327,11 @@ impl RetryQuota {
             _ => (full, since.saturating_add(elapsed)),
         }
     }
+}
+
+/// The whole tokens in `level` thousandths (0 below zero).
+fn whole_tokens(level: i64) -> u32 {
+    u32::try_from(level.max(0) / MILLI_I).unwrap_or(u32::MAX)
 }
 
 impl fmt::Debug for RetryQuota {
@@ -333,6 +360,60 @@ mod tests {
             1.0 / (MILLI as f64 * (1u64 << RATE_FRACTION_BITS) as f64)
         );
         assert_eq!(fixed_point_rate(MIN_REFILL_PER_SECOND), 1);
+    }
+
+    /// A bucket of 100 tokens holding `level`, on a clock that does not move.
+    fn holding(level: u32) -> RetryQuota {
+        RetryQuota::starting_at(100, level, None, Arc::new(SteppingClock::default()))
+    }
+
+    #[test]
+    fn a_retry_borrows_up_to_its_credit_and_what_comes_back_repays_the_debt_first() {
+        let quota = holding(10);
+        // 10 tokens and 20 of credit pay for two retries of 14: -18, a debt.
+        assert_eq!(quota.try_acquire_within(14, RetryBounds::NONE, 20), Ok(()));
+        assert_eq!(quota.try_acquire_within(14, RetryBounds::NONE, 20), Ok(()));
+        assert_eq!(quota.level(), 0);
+        // A third would take it to -32, past the credit: refused, having found nothing.
+        assert_eq!(quota.try_acquire_within(14, RetryBounds::NONE, 20), Err(0));
+        // Without credit, a debt pays for nothing.
+        assert_eq!(quota.try_acquire_within(1, RetryBounds::NONE, 0), Err(0));
+        assert!(!quota.try_acquire(1));
+        // What comes back repays the debt before the level rises.
+        quota.release(14);
+        assert_eq!(quota.level(), 0);
+        quota.release(14);
+        assert_eq!(quota.level(), 10);
+    }
+
+    #[test]
+    fn a_floor_lifts_a_debt_and_no_floor_keeps_it() {
+        let quota = holding(0);
+        assert_eq!(quota.try_acquire_within(14, RetryBounds::NONE, 14), Ok(()));
+        // No floor (0): the debt of 14 stays; with a cap too.
+        let capped = RetryBounds {
+            limit: 50,
+            at_least: 0,
+        };
+        assert_eq!(quota.try_acquire_within(14, capped, 14), Err(0));
+        // A quiet window's floor of 28: the retry finds 28, whatever the debt.
+        let floor = RetryBounds {
+            limit: 50,
+            at_least: 28,
+        };
+        assert_eq!(quota.try_acquire_within(14, floor, 0), Ok(()));
+        assert_eq!(quota.level(), 14);
+    }
+
+    #[cfg(feature = "fleet")]
+    #[test]
+    fn a_fleet_takes_whole_tokens_above_zero_only() {
+        let quota = holding(5);
+        assert_eq!(quota.try_acquire_within(14, RetryBounds::NONE, 14), Ok(()));
+        assert_eq!(quota.take_up_to(10), 0, "a debt of 9 lends nothing");
+        quota.release(12);
+        assert_eq!(quota.take_up_to(10), 3);
+        assert_eq!(quota.level(), 0);
     }
 
     /// A clock set by hand that may step back, as tokio's does when a process-wide scope is
@@ -406,7 +487,7 @@ mod tests {
             let quota = RetryQuota::starting_at(100, 0, Some(rate), clock.clone());
             clock.set(Duration::from_secs(elapsed));
             assert_eq!(
-                (quota.level(), quota.level.load(Ordering::Acquire) % MILLI),
+                (quota.level(), quota.level.load(Ordering::Acquire) % MILLI_I),
                 (tokens, thousandths),
                 "{rate} tokens/s for {elapsed} s"
             );
@@ -456,6 +537,40 @@ mod loom_model {
         assert_eq!(race_two_retries(0, 4, 6, [6, 0]), (1, 2));
     }
 
+    /// Two retries race for a quota of 10 holding 10, each with a credit of 10: the first to
+    /// pay leaves 2, the second borrows to -6; with a credit of 5 the second is refused.
+    /// Whatever the interleaving, the level moves by what was paid.
+    #[test]
+    fn loom_racing_retries_borrow_within_their_credit() {
+        for (credit, paid, level) in [(10, 2, -6_000), (5, 1, 2_000)] {
+            loom::model(move || {
+                let quota = Arc::new(RetryQuota::starting_at(
+                    10,
+                    10,
+                    None,
+                    std::sync::Arc::new(ManualClock::new()),
+                ));
+                let retries: Vec<_> = (0..2)
+                    .map(|_| {
+                        let quota = Arc::clone(&quota);
+                        loom::thread::spawn(move || {
+                            quota
+                                .try_acquire_within(8, RetryBounds::NONE, credit)
+                                .is_ok()
+                        })
+                    })
+                    .collect();
+                let granted = retries
+                    .into_iter()
+                    .map(|retry| retry.join().expect("no panic"))
+                    .filter(|granted| *granted)
+                    .count();
+                assert_eq!(granted, paid);
+                assert_eq!(quota.level.load(Ordering::Acquire), level);
+            });
+        }
+    }
+
     /// Two retries costing `cost` race for a quota of 10 holding `level`, both capped at
     /// `limit`, each raising the level to its `at_least`: the retries paid and the level left,
     /// the same in every interleaving (checked by loom).
@@ -474,7 +589,7 @@ mod loom_model {
                 .map(|at_least| {
                     let quota = Arc::clone(&quota);
                     let bounds = RetryBounds { limit, at_least };
-                    loom::thread::spawn(move || quota.try_acquire_within(cost, bounds).is_ok())
+                    loom::thread::spawn(move || quota.try_acquire_within(cost, bounds, 0).is_ok())
                 })
                 .collect();
             let paid = retries

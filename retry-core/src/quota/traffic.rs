@@ -24,12 +24,18 @@
 //!   outage no call succeeds, so at most one refused call is refunded, and the quota drains
 //!   through failing calls as before.
 //!
+//! * a retry may borrow what the scope's calls in flight hold (their retries' costs, which come
+//!   back when they succeed) while its retried calls come back, or, before any has ended, while
+//!   the scope is young ([`Lending`]): the quota drains through calls that fail, not through
+//!   calls that are still running.
+//!
 //! A call reads the clock once, at its first retry: its later retries are sized from that
 //! reading and the traffic's last sample.
 
 use std::time::Duration;
 
 use super::bucket::RetryBounds;
+use super::lending::{Lending, RetriedCall};
 use super::request_rate::RequestRate;
 use crate::clock::duration_to_nanos;
 use crate::config::RetryConfig;
@@ -62,6 +68,11 @@ pub(crate) struct TrafficQuota {
     /// One more than the scope's success count when a refused call was last refunded; 0
     /// before any refund.
     refunded_at: AtomicU64,
+    /// Whether the scope was younger than its window at the last first retry of a call (1) or
+    /// not (0), for the later retries of calls (a plain store and load, as `later_limit`).
+    later_young: AtomicU32,
+    /// What the calls in flight hold, and whether it is lent.
+    lending: Lending,
     rate: RequestRate,
 }
 
@@ -84,6 +95,8 @@ impl TrafficQuota {
             last_first_retry: AtomicU64::new(born),
             later_limit: AtomicU32::new(young),
             refunded_at: AtomicU64::new(0),
+            later_young: AtomicU32::new(1),
+            lending: Lending::new(),
             rate: RequestRate::new(now, window),
         })
     }
@@ -105,6 +118,10 @@ impl TrafficQuota {
         let limit = self.limit_at(now, rate);
         if self.later_limit.load(Ordering::Relaxed) != limit {
             self.later_limit.store(limit, Ordering::Relaxed);
+        }
+        let young = u32::from(self.is_young(now));
+        if self.later_young.load(Ordering::Relaxed) != young {
+            self.later_young.store(young, Ordering::Relaxed);
         }
         RetryBounds {
             limit,
@@ -153,6 +170,30 @@ impl TrafficQuota {
         self.refunded_at.fetch_max(mark, Ordering::Relaxed) < mark
     }
 
+    /// What a retry may borrow beyond an empty quota ([`Lending::credit`]): at most
+    /// `quota_capacity`, young as the last first retry of a call found the scope (no clock
+    /// read).
+    pub(crate) fn credit(&self) -> u32 {
+        let young = self.later_young.load(Ordering::Relaxed) == 1;
+        self.lending.credit(young, self.most)
+    }
+
+    /// A retry of a call was paid `cost`: the call holds it until it ends.
+    pub(crate) fn hold(&self, cost: u32) {
+        self.lending.hold(cost);
+    }
+
+    /// A call that paid `paid` for retries ended as `call`.
+    pub(crate) fn end_retried_call(&self, paid: u32, call: RetriedCall) {
+        self.lending.end(paid, call);
+    }
+
+    /// What the scope's calls in flight hold.
+    #[cfg(test)]
+    pub(crate) fn held(&self) -> u64 {
+        self.lending.held()
+    }
+
     /// The bounds a retry would meet now, without counting one as asked for (for statistics).
     pub(crate) fn peek_bounds(
         &self,
@@ -181,8 +222,16 @@ impl TrafficQuota {
             let tokens = rate * self.window_secs;
             (tokens.min(f64::from(self.most)) as u32).max(self.floor)
         });
-        let young = now.saturating_sub(self.born) < self.window;
-        if young { sized.max(self.young) } else { sized }
+        if self.is_young(now) {
+            sized.max(self.young)
+        } else {
+            sized
+        }
+    }
+
+    /// Whether the scope is younger than its window at clock reading `now`.
+    fn is_young(&self, now: u64) -> bool {
+        now.saturating_sub(self.born) < self.window
     }
 
     /// Whether no retry was asked for in the whole `window` before `now`, the last at `last`

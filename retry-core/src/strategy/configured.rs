@@ -7,7 +7,8 @@ use crate::classify::RetryReason;
 use crate::config::{RetryConfig, RetryMode};
 use crate::hedge::{HedgeGrant, HedgeRefusal, ScopeHedging};
 use crate::load_shed::LoadShed;
-use crate::scope::Scope;
+use crate::scope::{Scope, ScopeDeclaration};
+use std::panic::Location;
 
 /// The strategy `config.mode()` names: standard or adaptive, chosen at run time (a
 /// configuration read from the environment) yet dispatched without a virtual call, so that the
@@ -30,7 +31,15 @@ pub enum ConfiguredStrategy {
     Adaptive(AdaptiveStrategy),
 }
 
-/// The strategy `config.mode()` names, in a process-wide [`Scope`] called `scope`.
+/// The strategy `config.mode()` names, in a process-wide [`Scope`] called `scope`: this call
+/// declares the scope (see [`Scope::named`]). Its [`SCOPE_SETTINGS`](crate::scope::SCOPE_SETTINGS)
+/// are the scope's if this call made it; if another declaration made it with other ones, the
+/// strategy uses the scope as it is and the [`ScopeConflict`](crate::scope::ScopeConflict),
+/// naming both declarations, is logged as an ERROR event (once for this place).
+///
+/// Keep the strategy (or the `RetryLayer` on it) for as long as its scope's state should
+/// carry over: a scope no strategy holds is forgotten once it has nothing to remember
+/// ([How long a named scope lives](Scope#how-long-a-named-scope-lives)).
 ///
 /// ```
 /// use retry_core::{RetryConfig, RetryMode, RetryStrategy, strategy_for};
@@ -38,8 +47,20 @@ pub enum ConfiguredStrategy {
 /// let strategy = strategy_for(config, "docs-strategy-for");
 /// assert_eq!(strategy.scope().name(), "docs-strategy-for");
 /// ```
+#[track_caller]
 pub fn strategy_for(config: RetryConfig, scope: &str) -> ConfiguredStrategy {
-    let scope = Scope::named(scope, &config);
+    let declared = ScopeDeclaration::StrategyFor(Location::caller());
+    configured_in(config, scope, declared)
+}
+
+/// The strategy `config.mode()` names, in the process-wide scope called `scope` as `declared`
+/// declares it.
+pub(crate) fn configured_in(
+    config: RetryConfig,
+    scope: &str,
+    declared: ScopeDeclaration,
+) -> ConfiguredStrategy {
+    let scope = Scope::declared(scope, &config, declared);
     let builder = StandardStrategy::builder(config).scope(scope);
     match builder.config().mode() {
         RetryMode::Adaptive => {

@@ -7,6 +7,8 @@ mod adaptive_tests;
 mod builder;
 pub(crate) mod configured;
 pub(crate) mod error;
+#[cfg(test)]
+mod lending_tests;
 pub(crate) mod retry_strategy;
 pub(crate) mod standard;
 mod token;
@@ -14,7 +16,6 @@ mod token;
 pub(crate) use adaptive::AdaptiveStrategy;
 pub use builder::StrategyBuilder;
 pub use configured::ConfiguredStrategy;
-pub(crate) use configured::strategy_for;
 pub(crate) use error::RetryError;
 pub(crate) use retry_strategy::RetryStrategy;
 pub use retry_strategy::SendPermit;

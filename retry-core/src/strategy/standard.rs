@@ -10,6 +10,7 @@ use crate::clock::Nanos;
 use crate::config::RetryConfig;
 use crate::hedge::{HedgeGrant, HedgeRefusal, ScopeHedging};
 use crate::observe;
+use crate::quota::RetriedCall;
 use crate::scope::Counter;
 use crate::scope::Scope;
 use crate::scope::outcome::CallOutcome;
@@ -21,7 +22,8 @@ use crate::scope::outcome::CallOutcome;
 /// * a retry takes its cost from the scope's quota (timeouts and throttling may cost more or
 ///   less); a success after retries returns the last retry's cost (with a `quota_window`, the
 ///   default: every retry's cost of the call, so that the quota drains only through calls that
-///   fail; and a call refused a retry gets its earlier retries' cost back, unless a refused
+///   fail, and while retried calls come back a retry may borrow what the calls in flight hold;
+///   a call refused a retry gets its earlier retries' cost back, unless a refused
 ///   call was already refunded since the scope's last success); a first-try success adds the
 ///   reward; no quota, no retry. With a `quota_window`, a retry finds at most one token per
 ///   call the scope made in that window (at least one whole call's retries; at least the AWS
@@ -132,16 +134,17 @@ impl StandardStrategy {
         permit_wait: impl FnOnce(Duration) -> Result<Duration, RetryError>,
     ) -> Result<RetryToken, RetryError> {
         self.count_failed_attempt(reason);
-        let sent = token.attempt;
+        let (sent, paid) = (token.attempt, token.paid);
         if token.attempt >= self.config.max_attempts() {
-            return Err(self.give_up(sent, RetryError::MaxAttemptsReached { attempts: sent }));
+            let error = RetryError::MaxAttemptsReached { attempts: sent };
+            return Err(self.give_up(sent, paid, error));
         }
         let delay = self
             .delay(token.attempt, token.delay(), reason)
-            .map_err(|error| self.give_up(sent, error))?;
-        let permit_wait = permit_wait(delay).map_err(|error| self.give_up(sent, error))?;
+            .map_err(|error| self.give_up(sent, paid, error))?;
+        let permit_wait = permit_wait(delay).map_err(|error| self.give_up(sent, paid, error))?;
         if let Some(error) = self.past_deadline(&token, delay.saturating_add(permit_wait)) {
-            return Err(self.give_up(sent, error));
+            return Err(self.give_up(sent, paid, error));
         }
         let cost = self.cost(reason.kind());
         if let Err(level) = self.scope.try_acquire_retry(cost, sent == 1) {
@@ -153,6 +156,7 @@ impl StandardStrategy {
             let backoff = self.config.long_polling().then_some(delay);
             return Err(self.give_up(
                 sent,
+                paid,
                 RetryError::QuotaExhausted {
                     cost,
                     level,
@@ -237,8 +241,17 @@ impl StandardStrategy {
         }
     }
 
-    /// The call ends in failure after `sent` attempts (each counted as it failed), for `error`.
-    fn give_up(&self, sent: u32, error: RetryError) -> RetryError {
+    /// The call ends in failure after `sent` attempts (each counted as it failed), its retries
+    /// having paid `paid`, for `error`: a refusal of the quota or of the rate limiter is the
+    /// client's own limit, no evidence that retried calls fail.
+    fn give_up(&self, sent: u32, paid: u32, error: RetryError) -> RetryError {
+        let call = match error {
+            RetryError::QuotaExhausted { .. } | RetryError::RateLimited { .. } => {
+                RetriedCall::Undecided
+            }
+            _ => RetriedCall::Failed,
+        };
+        self.scope.end_retried_call(paid, call);
         self.scope.count_failure();
         self.scope.meter().call_ended(CallOutcome::of(&error), sent);
         error
@@ -253,6 +266,8 @@ impl StandardStrategy {
     /// goes back to the quota.
     fn abandon_with(&self, token: RetryToken, outcome: CallOutcome) {
         let sent = token.attempt - 1;
+        self.scope
+            .end_retried_call(token.paid, RetriedCall::Undecided);
         self.scope.count_failure();
         self.scope.meter().call_ended(outcome, sent);
         self.scope.quota().release(token.retry_cost);
@@ -299,6 +314,7 @@ impl RetryStrategy for StandardStrategy {
 
     fn record_failure(&self, token: RetryToken) {
         // The last attempt: the strategy was not asked to retry it.
+        self.scope.end_retried_call(token.paid, RetriedCall::Failed);
         self.scope.count_unsuccessful_attempt();
         self.scope.count_failure();
         self.scope
@@ -308,6 +324,8 @@ impl RetryStrategy for StandardStrategy {
 
     fn record_cancelled(&self, token: RetryToken) {
         // The attempt in flight; those before it were counted as they failed.
+        self.scope
+            .end_retried_call(token.paid, RetriedCall::Undecided);
         self.scope.count_unsuccessful_attempt();
         self.scope.count_failure();
         self.scope
@@ -359,6 +377,7 @@ impl StandardStrategy {
     fn record_success_after_retries(&self, paid: u32, retry_cost: u32) {
         // The success counts its last attempt; the retries before it were counted as they failed.
         self.scope.count_retried_success();
+        self.scope.end_retried_call(paid, RetriedCall::Succeeded);
         // Retries that ended in a success did not storm: a traffic-sized quota gets all of them
         // back, so it drains only through calls that fail. A fixed quota keeps the AWS SDKs'
         // rule (and their published vectors): the last retry's cost.

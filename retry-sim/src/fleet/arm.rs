@@ -1,5 +1,6 @@
-//! The three ways a fleet of processes can hold its retry budget and its send rate, compared
-//! side by side: each process alone, a shared store asked on every request, and fleet mode.
+//! The ways a fleet of processes can hold its retry budget and its send rate, compared side by
+//! side: each process alone, a shared store asked on every request, fleet mode, and an oracle's
+//! static split of the server's limit.
 
 use std::fmt;
 
@@ -20,6 +21,12 @@ pub enum Arm {
     /// task per process drives from the store's lease (retry-core's process side and store
     /// step).
     Fleet(FleetTuning),
+    /// The oracle's static split, the reference of the shape sweep: each process in standard
+    /// mode (no adaptive limiter) behind a token bucket of its own at the server's limit times
+    /// its share of the fleet's demand among the processes alive (as a per-process `governor`
+    /// sized by hand with what only an oracle knows: the limit and every process's mean rate).
+    /// A call whose turn in its bucket would come after its deadline fails at once.
+    StaticSplit,
 }
 
 impl Arm {
@@ -35,12 +42,13 @@ impl Arm {
             Self::PerProcess => "",
             Self::NaiveStore => "+naive",
             Self::Fleet(_) => "+fleet",
+            Self::StaticSplit => "+split",
         }
     }
 
     /// Whether the arm talks to the store.
     pub fn uses_store(&self) -> bool {
-        !matches!(self, Self::PerProcess)
+        matches!(self, Self::NaiveStore | Self::Fleet(_))
     }
 }
 

@@ -9,8 +9,12 @@
 //! `retry-core`'s own process side.
 
 pub mod arm;
+pub mod process;
 pub mod recovery;
 pub mod scenarios;
+pub mod shape;
+pub mod static_split;
 pub mod store;
 pub mod store_fault;
+pub mod sweep;
 pub mod sync;

@@ -7,7 +7,7 @@ use retry_core::fleet::protocol::{ReplyItem, Report, Settings};
 use retry_core::fleet::store_model::step;
 use retry_core::fleet::store_state::StoreState;
 
-use super::store_fault::{StoreCondition, StoreFaults};
+use super::store_fault::{StoreCondition, StoreFaults, WriteFailure};
 use crate::rng::Rng;
 use crate::time::{MILLI, Nanos};
 
@@ -106,6 +106,8 @@ pub enum Answer {
     Reply(Vec<ReplyItem>),
     /// The script refused its arguments (a report or settings out of bounds).
     Error(ProtocolError),
+    /// The script failed at its first write (`OOM`, a partial write failure): nothing applied.
+    OutOfMemory,
 }
 
 /// The store: its network, its faults, one fleet scope's state and its script cache.
@@ -195,14 +197,28 @@ impl Store {
         }
     }
 
-    /// Executes a sync command: `EVALSHA` finds the script only if the store kept it; either
-    /// then runs `retry-core`'s store step on the scope's state and encodes its reply as the
-    /// script returns it.
-    pub fn execute(&mut self, command: Command, settings: &Settings, report: &Report) -> Answer {
+    /// Executes a sync command at `at`: `EVALSHA` finds the script only if the store kept it;
+    /// either then runs `retry-core`'s store step on the scope's state and encodes its reply as
+    /// the script returns it, unless the store's writes fail for the command then.
+    pub fn execute(
+        &mut self,
+        command: Command,
+        settings: &Settings,
+        report: &Report,
+        at: Nanos,
+    ) -> Answer {
         if command == Command::EvalSha && !self.script_loaded {
             return Answer::NoScript;
         }
         self.script_loaded = true;
+        let fails = match self.config.faults.write_failure(at, report.process.0) {
+            WriteFailure::None => false,
+            WriteFailure::Fails => true,
+            WriteFailure::FailsWithChance(share) => self.rng.chance(share),
+        };
+        if fails {
+            return Answer::OutOfMemory;
+        }
         match step(&mut self.state, settings, report) {
             Ok(reply) => Answer::Reply(reply.encode()),
             Err(error) => Answer::Error(error),

@@ -1,6 +1,7 @@
 //! What goes wrong with the fleet's store, and when: the faults the issue names (down, paused,
 //! slow, flushed, restarted empty), each on the run's timeline.
 
+use crate::rng::mix;
 use crate::time::{Nanos, secs};
 
 /// One kind of store fault.
@@ -23,6 +24,18 @@ pub enum StoreFaultKind {
     Flushed,
     /// The store is down for the fault's length, then comes back empty: no keys, no script.
     RestartedEmpty,
+    /// Writes fail for part of the fleet (Redis at `maxmemory` with `noeviction`: a script
+    /// fails with `OOM` at its first write, having written nothing, and whether a command
+    /// finds the memory over the limit depends on how much it would add): `share` of the
+    /// processes (a fixed subset, by their ids) see every sync fail, or, `per_command`, every
+    /// command fails with probability `share`. The rest are applied as usual.
+    PartialWrites {
+        /// The share of the processes (or of the commands) whose writes fail, in parts per
+        /// million.
+        share_ppm: u32,
+        /// Whether each command is drawn, rather than each process.
+        per_command: bool,
+    },
 }
 
 impl StoreFaultKind {
@@ -39,6 +52,7 @@ impl StoreFaultKind {
             Self::Slow { .. } => "slow",
             Self::Flushed => "flushed",
             Self::RestartedEmpty => "restarted empty",
+            Self::PartialWrites { .. } => "partial writes",
         }
     }
 
@@ -114,6 +128,17 @@ pub enum StoreCondition {
     PausedUntil(Nanos),
 }
 
+/// Whether a command's write fails.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum WriteFailure {
+    /// It is applied.
+    None,
+    /// It fails (`OOM`): it is one of the failing processes'.
+    Fails,
+    /// It fails with this probability.
+    FailsWithChance(f64),
+}
+
 /// The store's faults during one run.
 ///
 /// ```
@@ -164,6 +189,37 @@ impl StoreFaults {
             Some(resume) => StoreCondition::PausedUntil(resume),
             None => StoreCondition::Up,
         }
+    }
+
+    /// Whether a command of `process` executed at `at` fails to write (a partial write
+    /// failure: for a fixed subset of the processes, by a hash of their id, or per command).
+    ///
+    /// ```
+    /// use retry_sim::fleet::store_fault::*;
+    /// let kind = StoreFaultKind::PartialWrites { share_ppm: 500_000, per_command: false };
+    /// let faults = StoreFaults::new(vec![StoreFault::at(kind, 10.0, 5.0)]);
+    /// let failing = (1..=100).filter(|&p| faults.write_failure(11_000_000_000, p) == WriteFailure::Fails);
+    /// assert!((35..=65).contains(&failing.count()));
+    /// assert_eq!(faults.write_failure(16_000_000_000, 1), WriteFailure::None);
+    /// ```
+    pub fn write_failure(&self, at: Nanos, process: u64) -> WriteFailure {
+        for fault in self.faults.iter().filter(|f| f.covers(at)) {
+            if let StoreFaultKind::PartialWrites {
+                share_ppm,
+                per_command,
+            } = fault.kind
+            {
+                let share = f64::from(share_ppm) / 1e6;
+                if per_command {
+                    return WriteFailure::FailsWithChance(share);
+                }
+                let drawn = (mix(process ^ fault.start) >> 11) as f64 / (1u64 << 53) as f64;
+                if drawn < share {
+                    return WriteFailure::Fails;
+                }
+            }
+        }
+        WriteFailure::None
     }
 
     /// The round trip at `at`: a slow fault's, or `normal`.

@@ -75,15 +75,40 @@ struct Pending {
     awaited: bool,
 }
 
+/// When a process's sync task runs: from its process's start until its process is gone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProcessLife {
+    /// When the process starts: its first sync comes within an interval after.
+    pub starts: Nanos,
+    /// When its sync task stops (it crashed, or left and its calls ended); `Nanos::MAX`: never.
+    pub stops: Nanos,
+}
+
+impl ProcessLife {
+    /// A process there for the whole run.
+    pub const ALWAYS: Self = Self {
+        starts: 0,
+        stops: Nanos::MAX,
+    };
+}
+
 /// One process's sync task.
 #[derive(Debug)]
 struct SyncTask {
     holder: LeaseHolder,
+    life: ProcessLife,
     connected: bool,
     /// When the current sync started.
     started: Nanos,
     /// The report of the sync in progress.
     report: Option<Report>,
+}
+
+impl SyncTask {
+    /// The process's own clock at run time `now` (zero at its start).
+    fn local(&self, now: Nanos) -> std::time::Duration {
+        to_duration(now.saturating_sub(self.life.starts))
+    }
 }
 
 /// Fleet mode's processes and store during one run.
@@ -101,9 +126,11 @@ pub struct FleetRuntime {
 
 impl FleetRuntime {
     /// Attaches each process's scope to the fleet (process `i` is `ProcessId(i + 1)`), under
-    /// `settings`, talking to a store configured by `store`.
+    /// `settings`, talking to a store configured by `store`; `lives[i]` says when process `i`
+    /// syncs (all the run without).
     pub fn new(
         scopes: &[Scope],
+        lives: &[ProcessLife],
         settings: Settings,
         tuning: FleetTuning,
         store: StoreConfig,
@@ -116,6 +143,7 @@ impl FleetRuntime {
                 .map_err(|error| format!("attaching process {index}: {error}"))?;
             tasks.push(SyncTask {
                 holder,
+                life: lives.get(index).copied().unwrap_or(ProcessLife::ALWAYS),
                 connected: false,
                 started: 0,
                 report: None,
@@ -138,7 +166,8 @@ impl FleetRuntime {
     /// state losses.
     pub fn start(&mut self, out: &mut Vec<(Nanos, FleetEvent)>) {
         for process in 0..self.tasks.len() as u32 {
-            let at = (self.rng.next_f64() * self.tuning.sync_interval as f64) as Nanos;
+            let first = (self.rng.next_f64() * self.tuning.sync_interval as f64) as Nanos;
+            let at = self.tasks[process as usize].life.starts + first;
             out.push((at, FleetEvent::Sync { process }));
         }
         for at in self.store.config().faults.state_losses() {
@@ -177,7 +206,7 @@ impl FleetRuntime {
                 established,
             } => self.connected(now, process, established, recorder, out),
             FleetEvent::Execute { command } => {
-                self.execute(command);
+                self.execute(now, command);
                 if let Some(fleet) = self.store.state().fleet() {
                     recorder.fleet_rate(now, u64::try_from(fleet.fleet_rate).unwrap_or(0));
                 }
@@ -199,9 +228,13 @@ impl FleetRuntime {
     ) {
         let timeout = self.timeout();
         let task = &mut self.tasks[process as usize];
-        task.holder.tick(to_duration(now));
+        if now >= task.life.stops {
+            return;
+        }
+        let local = task.local(now);
+        task.holder.tick(local);
         task.started = now;
-        let report = task.holder.report(to_duration(now), wall_ms(now));
+        let report = task.holder.report(local, wall_ms(now));
         task.report = Some(report);
         if task.connected {
             self.send(now, process, Command::EvalSha, report, recorder, out);
@@ -285,13 +318,13 @@ impl FleetRuntime {
     }
 
     /// The store executes a command (its sender may have given up).
-    fn execute(&mut self, command: u64) {
+    fn execute(&mut self, now: Nanos, command: u64) {
         let Some(pending) = self.pending.get_mut(&command) else {
             return;
         };
         let answer = self
             .store
-            .execute(pending.command, &self.settings, &pending.report);
+            .execute(pending.command, &self.settings, &pending.report, now);
         if pending.awaited {
             pending.answer = Some(answer);
         } else {
@@ -323,6 +356,9 @@ impl FleetRuntime {
             }
             // The script refused the report: the store applied nothing.
             Some(Answer::Error(_)) => self.finish(now, process, Err(Fate::NotSent), out),
+            // An error reply, as the Redis backend classifies it: the report's fate unknown
+            // (the store applied nothing, but the process cannot tell).
+            Some(Answer::OutOfMemory) => self.finish(now, process, Err(Fate::Unknown), out),
             // Executed and answered is the only way here.
             None => self.finish(now, process, Err(Fate::Unknown), out),
         }
@@ -359,14 +395,15 @@ impl FleetRuntime {
         let Some(report) = task.report.take() else {
             return;
         };
+        let local = task.local(now);
         match result {
             Ok(reply) => {
-                task.holder.apply(&reply, to_duration(now));
+                task.holder.apply(&reply, local);
                 if let Reply::Lease(lease) = reply {
                     self.recovery.synced(now, process, lease.engaged);
                 }
             }
-            Err(fate) => task.holder.failed(&report, fate, to_duration(now)),
+            Err(fate) => task.holder.failed(&report, fate, local),
         }
         let jitter = 1.0 - SYNC_JITTER + 2.0 * SYNC_JITTER * self.rng.next_f64();
         let next = task.started + (self.tuning.sync_interval as f64 * jitter) as Nanos;

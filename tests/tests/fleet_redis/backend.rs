@@ -178,6 +178,70 @@ async fn a_corrupt_stored_state_is_dropped_and_relearned() {
 }
 
 #[tokio::test]
+async fn forged_records_and_keys_of_another_type_are_a_lost_state_relearned() {
+    let Some(server) = server(&[]) else { return };
+    let store = RedisStore::connect(&server.url(), options())
+        .await
+        .expect("connects");
+    let keys = ScopeKeys::new("retry:", "forged").expect("valid");
+    let settings = Settings::example();
+    let first = lease_of(
+        store
+            .sync_once(&keys, &settings, &report(1, 1_000))
+            .await
+            .expect("synced"),
+    );
+    let again = |now_ms| Report {
+        known_born_ms: first.born_ms,
+        held: 500,
+        send_demand: 60_000,
+        ..report(1, now_ms)
+    };
+    // Another client writes a record in the script's own form with a send demand no process
+    // could have reported (over MAX_RATE): garbage, not data.
+    server.command(&[
+        "HSET",
+        keys.procs(),
+        "0000000000000001",
+        "500:0:0:1000000000000",
+    ]);
+    let mut model = store.read_state(&keys).await.expect("readable");
+    let reply = store
+        .sync_once(&keys, &settings, &again(2_000))
+        .await
+        .expect("synced");
+    // The model, from the same forged state, gives the same reply and state.
+    assert_eq!(step(&mut model, &settings, &again(2_000)), Ok(reply));
+    let state = store.read_state(&keys).await.expect("readable");
+    assert_eq!(state, model);
+    let lease = lease_of(reply);
+    assert_eq!((lease.grant, lease.born_ms), (0, first.born_ms));
+    assert_eq!(state.fleet().expect("a state").send_demand, 60_000);
+    // Each of the three keys overwritten with a value of another type: the state is lost and
+    // re-learned, the sync is no error.
+    for (key, kind) in [
+        (keys.state(), "SET"),
+        (keys.procs(), "SET"),
+        (keys.seen(), "HSET"),
+    ] {
+        server.command(&["DEL", key]);
+        let written = if kind == "SET" {
+            server.command(&["SET", key, "garbage"])
+        } else {
+            server.command(&["HSET", key, "garbage", "1"])
+        };
+        assert!(!matches!(written, Resp::Error(_)), "{key}: {written:?}");
+        let reply = store
+            .sync_once(&keys, &settings, &again(3_000))
+            .await
+            .unwrap_or_else(|error| panic!("{key} as another type: {error}"));
+        let lease = lease_of(reply);
+        assert_eq!((lease.grant, lease.born_ms), (0, first.born_ms), "{key}");
+        assert!(store.read_state(&keys).await.is_ok(), "{key}");
+    }
+}
+
+#[tokio::test]
 async fn several_scopes_sync_in_one_pipeline_as_they_would_one_by_one() {
     let Some(server) = server(&[]) else { return };
     let store = RedisStore::connect(&server.url(), options())

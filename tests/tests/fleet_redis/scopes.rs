@@ -130,45 +130,26 @@ async fn a_scope_calls_already_use_is_upgraded_in_place() {
     assert!(before.stats().fleet.is_none());
 
     let fleet = process(&server.url(), 1).await;
-    let other = RetryConfig::builder()
-        .max_attempts(5)
-        .build()
-        .expect("valid");
-    let error = fleet
-        .attach("fleet-tests-upgrade", &other)
-        .expect_err("not the scope's configuration");
-    assert!(
-        matches!(
-            error,
-            FleetError::InvalidSetting {
-                setting: "config",
-                ..
-            }
-        ),
-        "{error}"
-    );
-    let scope = fleet
-        .attach("fleet-tests-upgrade", &stock_config())
-        .expect("attaches");
-    assert!(scope.same_as(&before), "the same scope, upgraded");
+    fleet.attach("fleet-tests-upgrade").expect("attaches");
+    assert_eq!(fleet.scopes(), ["fleet-tests-upgrade"], "linked at once");
     let again = fleet
-        .attach("fleet-tests-upgrade", &stock_config())
+        .attach("fleet-tests-upgrade")
         .expect_err("attached once");
     assert!(
         matches!(again, FleetError::AlreadyAttached { .. }),
         "{again}"
     );
     let strategy = strategy_for(stock_config(), "fleet-tests-upgrade");
-    assert!(strategy.scope().same_as(&scope));
+    assert!(strategy.scope().same_as(&before));
     wait_until("the upgraded scope live", || {
-        scope.stats().fleet.map(|stats| stats.status) == Some(FleetStatus::Live)
+        before.stats().fleet.map(|stats| stats.status) == Some(FleetStatus::Live)
     })
     .await;
     // The attribute's calls now go through the fleet scope: a retry is paid from the lease.
     FAILURES.store(1, Ordering::Relaxed);
-    let retries = scope.stats().retries;
+    let retries = before.stats().retries;
     assert_eq!(stock().await.expect("served on the retry"), 7);
-    assert_eq!(scope.stats().retries, retries + 1);
+    assert_eq!(before.stats().retries, retries + 1);
 }
 
 /// The `metrics` feature's quota gauges of a fleet scope say what its retries find, as its

@@ -13,9 +13,15 @@ use retry_tests::test_ca::TestCa;
 
 use super::{SUITE, add_acl_users, attached, fleet_stats, wait_for_status};
 
-/// The TLS tests' sync interval and command (and connection) timeout: room for a handshake on
-/// a busy machine, so that a refused one is told from a slow one.
-const TLS_INTERVAL: Duration = Duration::from_millis(250);
+/// The TLS tests' sync interval and command (and connection) timeout. A handshake that outlasts
+/// the connect timeout reads as an unreachable store, which `start` accepts (it logs a warning
+/// and the fleet starts): so the timeout must be far above any handshake, or a refused one is
+/// taken for a slow one and the test fails by the machine's load. In a debug build on 2 cores
+/// beside the other TLS tests, with the machine's load average at 8-10, a refused handshake took
+/// 73-148 ms alone and up to 404 ms in company, so 250 ms failed 8 runs in 20: 5 s is 12 times
+/// the worst seen. It costs a passing test nothing: a refusal answers at once, and an attach
+/// syncs at once rather than after an interval.
+const TLS_INTERVAL: Duration = Duration::from_secs(5);
 
 /// A TLS server presenting a certificate from `ca`, checking client certificates against it
 /// (required or not), or `None` without a TLS-capable `redis-server`.

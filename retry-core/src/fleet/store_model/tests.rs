@@ -746,3 +746,59 @@ fn a_process_the_store_forgot_still_reports_a_whole_interval() {
     assert_eq!(fleet(&state).admitted_rate, Some(500_000));
     assert_eq!(fleet(&state).w_max, 500_000);
 }
+
+/// Eight processes sending 60/s each at a 500/s limit (throttled in the first seconds): the
+/// state once the fleet limiter is engaged, and the fleet's rate then.
+fn engaged_fleet() -> (StoreState, u64) {
+    let (state, leases, _) = throttled_fleet(8, 6);
+    let rate = leases.last().expect("six seconds").fleet_rate;
+    assert!(rate > 400_000, "{rate}");
+    (state, rate)
+}
+
+#[test]
+fn forged_records_out_of_the_protocols_bounds_are_garbage_not_data() {
+    let (mut state, rate) = engaged_fleet();
+    let born = u64::try_from(fleet(&state).born_ms).expect("positive");
+    // Another client writes demands no process could have reported (beyond MAX_RATE) for
+    // every live process.
+    for id in 1..=8 {
+        let record = state.record(ProcessId(id)).expect("live");
+        state.put_record(
+            ProcessId(id),
+            ProcessRecord {
+                send_demand: 1_000_000_000_000,
+                retry_demand: 1_000_000_000_000,
+                ..record
+            },
+        );
+    }
+    // The processes go on reporting what they send and the fleet's rate they know.
+    for second in 7..=12 {
+        for id in 1..=8 {
+            let sending = Report {
+                known_born_ms: born,
+                sends: 60,
+                send_demand: 60_000,
+                known_fleet_rate: rate,
+                ..report(id, second * 1_000 + id * 100)
+            };
+            let lease = lease(&mut state, &sending);
+            assert!(lease.engaged, "{second} s, process {id}");
+            // Each keeps about an eighth of what the fleet knew, never the 0.5/s floor.
+            assert!(
+                lease.send_rate >= rate / 8 * 9 / 10,
+                "{second} s, process {id}: {} of {rate}",
+                lease.send_rate
+            );
+            assert!(lease.fleet_rate <= rate, "{}", lease.fleet_rate);
+        }
+    }
+    let fleet = fleet(&state);
+    assert_eq!(
+        u64::try_from(fleet.born_ms).ok(),
+        Some(born),
+        "re-learned, the fleet's age kept"
+    );
+    assert!(fleet.send_demand <= 8 * 60_000, "{}", fleet.send_demand);
+}

@@ -1,0 +1,447 @@
+//! The shape sweep: every shape ([`Shape::draw`]) run in local mode, fleet mode and the
+//! oracle's static split side by side, each judged on the goals after its warm-up, and the
+//! goals' worst, 5th percentile and median over the shapes.
+//!
+//! The goals (per shape, from [`WARM_UP`](super::shape::WARM_UP) after the limit starts):
+//! * **admitted**: what the server admitted (attempts sent less those answered 429), over what
+//!   it could have: the sum over the seconds of `min(offered, limit)`, the offered calls of
+//!   each second times the attempts a call makes at the shape's 5xx rate: ≥ 0.95 in 95 % of
+//!   the shapes, ≥ 0.90 in all;
+//! * **429 share**: 429s over attempts sent: ≤ 1 % (≤ 2 % in the worst shape);
+//! * **busiest second**: the most attempts sent in one second, over the limit: ≤ 1.10;
+//! * **successes**: calls that succeeded, fleet mode's over local mode's and over the static
+//!   split's in the same shape: ≥ 0.99 each;
+//! * **cold start** (shapes that start cold): seconds until a second admitted at least 0.9 of
+//!   `min(offered, limit)`: ≤ 15 s.
+
+use std::fmt::Write as _;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use super::shape::{Shape, Start};
+use crate::metrics::{BIN, BINS_PER_SECOND, RunOutput};
+use crate::sim::run;
+use crate::time::{Nanos, SECOND};
+
+/// The arms, in table order.
+pub const ARMS: [&str; 3] = ["local", "fleet", "split"];
+
+/// What one run of one shape measured.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct ArmResult {
+    /// Admitted over `min(offered, limit)`, summed over the measured seconds.
+    pub admitted: f64,
+    /// 429s over attempts sent.
+    pub share_429: f64,
+    /// The most attempts sent in one second, over the limit.
+    pub busiest: f64,
+    /// Calls arriving in the measured window that succeeded.
+    pub successes: u64,
+    /// Calls arriving in the measured window.
+    pub calls: u64,
+    /// Seconds from the limit's start until a second admitted 0.9 of `min(offered, limit)`
+    /// (NaN for a steady start).
+    pub cold_start: f64,
+}
+
+/// One shape's three runs: local, fleet, split.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShapeResult {
+    /// The shape.
+    pub shape: Shape,
+    /// Its runs, in [`ARMS`] order.
+    pub arms: [ArmResult; 3],
+}
+
+impl ShapeResult {
+    /// Fleet mode's successes over local mode's.
+    pub fn fleet_over_local(&self) -> f64 {
+        ratio(self.arms[1].successes, self.arms[0].successes)
+    }
+
+    /// Fleet mode's successes over the split's.
+    pub fn fleet_over_split(&self) -> f64 {
+        ratio(self.arms[1].successes, self.arms[2].successes)
+    }
+}
+
+fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 { 1.0 } else { a as f64 / b as f64 }
+}
+
+/// Measures one run of `shape`.
+pub fn measure(shape: &Shape, output: &RunOutput) -> ArmResult {
+    let (from, to) = shape.measured();
+    let per_call = shape.attempts_per_call();
+    let second = |series: &[u32], s: usize| -> u64 {
+        series
+            .iter()
+            .skip(s * BINS_PER_SECOND)
+            .take(BINS_PER_SECOND)
+            .map(|&v| u64::from(v))
+            .sum()
+    };
+    let seconds = |from: Nanos, to: Nanos| (from / SECOND) as usize..(to / SECOND) as usize;
+    let ideal = |s: usize| (second(&output.arrivals, s) as f64 * per_call).min(shape.limit);
+    let admitted_in =
+        |s: usize| second(&output.attempts, s).saturating_sub(second(&output.throttled, s)) as f64;
+    let (mut admitted, mut could, mut sent, mut throttled, mut busiest) = (0.0, 0.0, 0, 0, 0);
+    for s in seconds(from, to) {
+        admitted += admitted_in(s);
+        could += ideal(s);
+        sent += second(&output.attempts, s);
+        throttled += second(&output.throttled, s);
+        busiest = busiest.max(second(&output.attempts, s));
+    }
+    let bins = (from / BIN) as usize..(to / BIN) as usize;
+    let sum = |series: &[u32]| -> u64 {
+        series
+            .get(bins.clone())
+            .map_or(0, |bins| bins.iter().map(|&v| u64::from(v)).sum())
+    };
+    let cold_start = match shape.start {
+        Start::Cold => seconds(0, to)
+            .find(|&s| admitted_in(s) >= 0.9 * ideal(s) && ideal(s) > 0.0)
+            .map_or((to / SECOND) as f64, |s| (s + 1) as f64),
+        Start::Steady => f64::NAN,
+    };
+    ArmResult {
+        admitted: if could > 0.0 { admitted / could } else { 1.0 },
+        share_429: if sent > 0 {
+            throttled as f64 / sent as f64
+        } else {
+            0.0
+        },
+        busiest: busiest as f64 / shape.limit,
+        successes: sum(&output.ok_by_arrival),
+        calls: sum(&output.arrivals),
+        cold_start,
+    }
+}
+
+/// Runs the shapes of `seeds` on `threads` threads; results in seed order.
+pub fn sweep(seeds: &[u64], threads: usize) -> Result<Vec<ShapeResult>, String> {
+    let shapes: Vec<Shape> = seeds.iter().map(|&seed| Shape::draw(seed)).collect();
+    let mut tasks: Vec<(usize, usize)> = (0..shapes.len())
+        .flat_map(|s| (0..ARMS.len()).map(move |a| (s, a)))
+        .collect();
+    // The costliest first, for a balanced finish: cost ~ offered load × processes' syncs.
+    let cost = |&(s, _): &(usize, usize)| {
+        let shape = &shapes[s];
+        shape.limit * shape.load
+            + shape.processes.len() as f64 * SECOND as f64 / shape.sync_interval as f64
+    };
+    tasks.sort_by(|a, b| cost(b).total_cmp(&cost(a)));
+    let results = Mutex::new(vec![[ArmResult::default(); 3]; shapes.len()]);
+    let error = Mutex::new(None::<String>);
+    let next = AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for _ in 0..threads.max(1) {
+            scope.spawn(|| {
+                while let Some(&(s, a)) = tasks.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    let shape = &shapes[s];
+                    let outcome = shape.strategies().and_then(|strategies| {
+                        run(&shape.config(), &strategies[a], shape.seed)
+                            .map(|output| measure(shape, &output))
+                    });
+                    match outcome {
+                        Ok(result) => {
+                            results.lock().unwrap_or_else(|e| e.into_inner())[s][a] = result;
+                        }
+                        Err(message) => {
+                            let mut error = error.lock().unwrap_or_else(|e| e.into_inner());
+                            error.get_or_insert(format!("shape {}: {message}", shape.seed));
+                            next.store(tasks.len(), Ordering::Relaxed);
+                        }
+                    }
+                }
+            });
+        }
+    });
+    if let Some(message) = error.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        return Err(message);
+    }
+    let results = results.into_inner().unwrap_or_else(|e| e.into_inner());
+    Ok(shapes
+        .into_iter()
+        .zip(results)
+        .map(|(shape, arms)| ShapeResult { shape, arms })
+        .collect())
+}
+
+/// One goal of the sweep: how to read it off a shape's result for an arm, and its bounds.
+#[derive(Debug, Clone, Copy)]
+pub struct Goal {
+    /// Its name in the table.
+    pub name: &'static str,
+    /// Whether more is better.
+    pub higher_is_better: bool,
+    /// The bound 95 % of the shapes meet, if any.
+    pub most_shapes: Option<f64>,
+    /// The bound every shape meets.
+    pub every_shape: f64,
+    /// The value for arm `arm` of a shape (NaN when it does not apply).
+    pub value: fn(&ShapeResult, usize) -> f64,
+}
+
+impl Goal {
+    /// Whether `value` meets the bound `bound`.
+    fn meets(&self, value: f64, bound: f64) -> bool {
+        value.is_nan()
+            || if self.higher_is_better {
+                value >= bound
+            } else {
+                value <= bound
+            }
+    }
+}
+
+/// The goals, in table order.
+pub const GOALS: [Goal; 6] = [
+    Goal {
+        name: "admitted / min(offered, limit)",
+        higher_is_better: true,
+        most_shapes: Some(0.95),
+        every_shape: 0.90,
+        value: |r, a| r.arms[a].admitted,
+    },
+    Goal {
+        name: "429 share",
+        higher_is_better: false,
+        most_shapes: Some(0.01),
+        every_shape: 0.02,
+        value: |r, a| r.arms[a].share_429,
+    },
+    Goal {
+        name: "busiest second / limit",
+        higher_is_better: false,
+        most_shapes: None,
+        every_shape: 1.10,
+        value: |r, a| r.arms[a].busiest,
+    },
+    Goal {
+        name: "successes / local mode's",
+        higher_is_better: true,
+        most_shapes: None,
+        every_shape: 0.99,
+        value: |r, a| ratio(r.arms[a].successes, r.arms[0].successes),
+    },
+    Goal {
+        name: "successes / the split's",
+        higher_is_better: true,
+        most_shapes: None,
+        every_shape: 0.99,
+        value: |r, a| ratio(r.arms[a].successes, r.arms[2].successes),
+    },
+    Goal {
+        name: "cold start: s to 0.9 of min(offered, limit)",
+        higher_is_better: false,
+        most_shapes: None,
+        every_shape: 15.0,
+        value: |r, a| r.arms[a].cold_start,
+    },
+];
+
+/// The worst, the 5th percentile from the worst end, and the median of `values` (NaNs
+/// ignored), for a goal where more is better or not.
+pub fn worst_p5_median(values: &[f64], higher_is_better: bool) -> (f64, f64, f64) {
+    let mut sorted: Vec<f64> = values.iter().copied().filter(|v| !v.is_nan()).collect();
+    if sorted.is_empty() {
+        return (f64::NAN, f64::NAN, f64::NAN);
+    }
+    sorted.sort_by(f64::total_cmp);
+    if !higher_is_better {
+        sorted.reverse();
+    }
+    let at = |q: f64| sorted[((sorted.len() - 1) as f64 * q).round() as usize];
+    (sorted[0], at(0.05), at(0.5))
+}
+
+/// Whether fleet mode meets every goal over `results`.
+pub fn fleet_meets_goals(results: &[ShapeResult]) -> bool {
+    GOALS.iter().all(|goal| {
+        let values: Vec<f64> = results.iter().map(|r| (goal.value)(r, 1)).collect();
+        let (worst, p5, _) = worst_p5_median(&values, goal.higher_is_better);
+        goal.meets(worst, goal.every_shape)
+            && goal.most_shapes.is_none_or(|bound| goal.meets(p5, bound))
+    })
+}
+
+/// The sweep's table (worst / 5 % / median of every goal, local, fleet and split side by side)
+/// and the hardest shapes for fleet mode: the worst of each goal, and every shape that misses
+/// a goal.
+pub fn markdown(results: &[ShapeResult]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "| goal (bound: 95 % of shapes / every shape) | local: worst / 5 % / median | fleet: worst / 5 % / median | split: worst / 5 % / median | fleet meets |"
+    );
+    let _ = writeln!(out, "|---|---|---|---|---|");
+    for goal in &GOALS {
+        let mut cells = Vec::new();
+        let mut met = true;
+        for arm in 0..ARMS.len() {
+            let values: Vec<f64> = results.iter().map(|r| (goal.value)(r, arm)).collect();
+            let (worst, p5, median) = worst_p5_median(&values, goal.higher_is_better);
+            cells.push(format!("{} / {} / {}", fmt(worst), fmt(p5), fmt(median)));
+            if arm == 1 {
+                met = goal.meets(worst, goal.every_shape)
+                    && goal.most_shapes.is_none_or(|bound| goal.meets(p5, bound));
+            }
+        }
+        let sign = if goal.higher_is_better { "≥" } else { "≤" };
+        let bound = match goal.most_shapes {
+            Some(most) => format!("{sign} {most} / {sign} {}", goal.every_shape),
+            None => format!("{sign} {}", goal.every_shape),
+        };
+        let _ = writeln!(
+            out,
+            "| {} ({bound}) | {} | {} | {} | {} |",
+            goal.name,
+            cells[0],
+            cells[1],
+            cells[2],
+            if met { "yes" } else { "**no**" }
+        );
+    }
+    let _ = writeln!(out, "\nHardest shapes for fleet mode:\n");
+    let mut listed = Vec::new();
+    for goal in &GOALS {
+        let worst = results
+            .iter()
+            .filter(|r| !(goal.value)(r, 1).is_nan())
+            .min_by(|a, b| {
+                let (a, b) = ((goal.value)(a, 1), (goal.value)(b, 1));
+                if goal.higher_is_better {
+                    a.total_cmp(&b)
+                } else {
+                    b.total_cmp(&a)
+                }
+            });
+        if let Some(worst) = worst {
+            let _ = writeln!(
+                out,
+                "* worst {}: {} — {}",
+                goal.name,
+                fmt((goal.value)(worst, 1)),
+                describe(worst)
+            );
+            listed.push(worst.shape.seed);
+        }
+    }
+    let missing: Vec<&ShapeResult> = results
+        .iter()
+        .filter(|r| {
+            GOALS
+                .iter()
+                .any(|goal| !goal.meets((goal.value)(r, 1), goal.every_shape))
+        })
+        .collect();
+    let _ = writeln!(
+        out,
+        "\nShapes where fleet mode misses a per-shape bound: {} of {}\n",
+        missing.len(),
+        results.len()
+    );
+    for result in missing.iter().filter(|r| !listed.contains(&r.shape.seed)) {
+        let _ = writeln!(out, "* {}", describe(result));
+    }
+    out
+}
+
+/// One run's seconds, comma-separated with a header: requests offered, attempts sent, 429s,
+/// successes (by arrival) and the fleet's rate (the store's last step in the second).
+pub fn trace(shape: &Shape, arm: usize) -> Result<String, String> {
+    let strategies = shape.strategies()?;
+    let output = run(&shape.config(), &strategies[arm], shape.seed)?;
+    let mut out = String::from("second,offered,sent,throttled,ok,fleet_rate\n");
+    let (_, to) = shape.measured();
+    for s in 0..(to / SECOND) as usize {
+        let bins = s * BINS_PER_SECOND..(s + 1) * BINS_PER_SECOND;
+        let sum = |series: &[u32]| -> u64 {
+            series
+                .get(bins.clone())
+                .map_or(0, |b| b.iter().map(|&v| u64::from(v)).sum())
+        };
+        let rate = output
+            .fleet_rate
+            .get(bins.clone())
+            .and_then(|b| b.iter().rev().find(|&&v| v > 0))
+            .map_or(0.0, |&v| f64::from(v) / 1e3);
+        let _ = writeln!(
+            out,
+            "{s},{},{},{},{},{rate:.1}",
+            sum(&output.arrivals),
+            sum(&output.attempts),
+            sum(&output.throttled),
+            sum(&output.ok_by_arrival)
+        );
+    }
+    Ok(out)
+}
+
+/// Every shape's figures, one line each, comma-separated, with a header.
+pub fn csv(results: &[ShapeResult]) -> String {
+    let mut out = String::from("seed,shape");
+    for arm in ARMS {
+        for field in [
+            "admitted",
+            "share_429",
+            "busiest",
+            "successes",
+            "calls",
+            "cold_start",
+        ] {
+            let _ = write!(out, ",{arm}_{field}");
+        }
+    }
+    out.push('\n');
+    for result in results {
+        let _ = write!(
+            out,
+            "{},\"{}\"",
+            result.shape.seed,
+            result.shape.to_string().replace('"', "'")
+        );
+        for r in &result.arms {
+            let _ = write!(
+                out,
+                ",{:.5},{:.5},{:.4},{},{},{}",
+                r.admitted, r.share_429, r.busiest, r.successes, r.calls, r.cold_start
+            );
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// A shape and its three arms' figures, on one line.
+pub fn describe(result: &ShapeResult) -> String {
+    let arm = |a: usize| {
+        let r = &result.arms[a];
+        format!(
+            "{} admitted {:.3}, 429 {:.4}, busiest {:.3}, ok {}{}",
+            ARMS[a],
+            r.admitted,
+            r.share_429,
+            r.busiest,
+            r.successes,
+            if r.cold_start.is_nan() {
+                String::new()
+            } else {
+                format!(", cold {} s", r.cold_start)
+            }
+        )
+    };
+    format!("{} [{}; {}; {}]", result.shape, arm(1), arm(0), arm(2))
+}
+
+fn fmt(value: f64) -> String {
+    if value.is_nan() {
+        "–".to_owned()
+    } else if value.abs() >= 10.0 {
+        format!("{value:.1}")
+    } else {
+        format!("{value:.4}")
+    }
+}
