@@ -589,7 +589,16 @@ async fn two_hundred_calls_share_one_scope_and_its_books_add_up() {
 
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn a_percentile_hedges_once_the_scope_has_its_samples() {
-    let strategy = standard(3);
+    // A fixed quota, full from the start: the default's level grows by a first-try success's
+    // reward up to a cap sized by the traffic, and a hedge waits until it holds half that cap.
+    let config = RetryConfig::builder()
+        .max_attempts(3)
+        .initial_backoff(10 * MS)
+        .jitter(Jitter::None)
+        .quota(Quota::Fixed(500))
+        .build()
+        .expect("a valid config");
+    let strategy = StandardStrategy::new(config);
     let p95 = Hedging::at_percentile(95.0).unwrap();
     let copies = Copies::default();
     // 200 calls: 190 answer in 10 ms, 10 in 50 ms. None hedges: the percentile is unknown.
@@ -730,8 +739,9 @@ impl Client {
             .await
     }
 
-    /// Hedged at the scope's p90: the first attempt takes `took`, a hedge 10 ms.
-    #[retryable(hedge_after = "p90", scope = "hedging-attribute-p90")]
+    /// Hedged at the scope's p90: the first attempt takes `took`, a hedge 10 ms. A fixed quota,
+    /// full from the start (see `a_percentile_hedges_once_the_scope_has_its_samples`).
+    #[retryable(hedge_after = "p90", scope = "hedging-attribute-p90", quota = 500)]
     async fn at_p90(&self, took: Duration) -> Result<u32, Failure> {
         let hedge = attempt::current().is_some_and(|at| at.is_hedge());
         let took = if hedge { 10 * MS } else { took };

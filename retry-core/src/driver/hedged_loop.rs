@@ -172,8 +172,6 @@ pub struct HedgedLoop<S: RetryStrategy, C, H, L = NeverShed> {
     /// Whether the call sends no more hedges (one was refused, or a copy was throttled).
     stopped: bool,
     delay: Delay,
-    /// The quota taken by the call's hedges that did not end it: kept charged when it succeeds.
-    forfeited: u32,
     /// Why the next attempt is a retry (the kind of the failure before it); `None` before the
     /// first retry.
     retried_for: Option<ErrorKind>,
@@ -204,7 +202,6 @@ impl<S: RetryStrategy, C, H> HedgedLoop<S, C, H> {
             first_sent: None,
             stopped: false,
             delay: Delay::Unread,
-            forfeited: 0,
             retried_for: None,
             waited: Duration::ZERO,
             linger: None,
@@ -233,7 +230,6 @@ impl<S: RetryStrategy, C, H, L> HedgedLoop<S, C, H, L> {
             first_sent: self.first_sent,
             stopped: self.stopped,
             delay: self.delay,
-            forfeited: self.forfeited,
             retried_for: self.retried_for,
             waited: self.waited,
             linger: self.linger,
@@ -490,9 +486,6 @@ impl<S: RetryStrategy, C, H, L> HedgedLoop<S, C, H, L> {
             // A failure says nothing of the service's latency.
             self.first_sent = None;
         }
-        if answered.hedge {
-            self.forfeited = self.forfeited.saturating_add(answered.cost);
-        }
         if self.flight.copies.len() > 0 {
             self.flight
                 .strategy
@@ -555,9 +548,6 @@ impl<S: RetryStrategy, C, H, L> HedgedLoop<S, C, H, L> {
             self.flight
                 .strategy
                 .record_copy_cancelled(&copy_token(loser));
-            if loser.hedge {
-                self.forfeited = self.forfeited.saturating_add(loser.cost);
-            }
             if let Some(hedging) = hedging {
                 hedging.meter().cancelled();
             }
@@ -575,10 +565,11 @@ impl<S: RetryStrategy, C, H, L> HedgedLoop<S, C, H, L> {
         let Some(mut token) = RetryToken::take(&mut self.flight.token) else {
             return;
         };
-        // The winner's send time for the limiter; its cost alone comes back on a success (with
-        // the retries' under a traffic-sized quota's rule): a hedge that lost stays charged.
+        // The winner's send time for the limiter. The token's `paid` holds every retry and hedge
+        // of the call, as the strategy settles them: a success under a traffic-sized quota gives
+        // them all back; under a fixed quota, the winner's cost alone (the AWS SDKs' last retry),
+        // so a hedge that lost stays charged there.
         token.sent_at = answered.sent_at;
-        token.paid = token.paid.saturating_sub(self.forfeited);
         token.retry_cost = answered.cost;
         let attempts = token.attempt();
         if success {

@@ -7,6 +7,8 @@
 pub(crate) mod attempt_timeout;
 pub(crate) mod blocking;
 pub(crate) mod hedged;
+#[cfg(test)]
+mod hedged_lending_tests;
 mod hedged_loop;
 pub(crate) mod hedged_retry;
 #[cfg(test)]

@@ -35,11 +35,15 @@
 //!   limiter), and the retry may be hedged in turn. Retries and hedges share `max_attempts` and
 //!   the deadline (`timeout`); the backoff's exponent counts the attempts sent, hedges included
 //!   (a call that sent two copies backs off as one that retried once).
-//! * **Charged like retries**: a hedge takes the retry cost from the scope's quota, and only
-//!   while the quota keeps at least half its capacity after paying (gRPC's retry throttling stops
-//!   hedges at half its token bucket, gRFC A6): hedges never take the tokens retries need in an
-//!   outage. Its cost comes back if its answer ends the call in success, as a retry's does; a
-//!   hedge that lost was load for nothing and stays charged. In adaptive mode a hedge takes a
+//! * **Charged like retries**: a hedge takes the retry cost from the scope's quota, from what
+//!   the quota holds (never borrowed against the calls in flight, as the default quota lets a
+//!   retry do), and only while the quota keeps at least half its cap after paying (gRPC's retry
+//!   throttling stops hedges at half its token bucket, gRFC A6): hedges never take the tokens
+//!   retries need in an outage. Its cost is then part of its call's account, as a retry's, and
+//!   settled the same way when the call ends: with the default quota (a `quota_window`) a call
+//!   that succeeds gets back every retry and hedge it paid, and one that fails keeps them spent;
+//!   with a fixed quota (the AWS SDKs' rule) a success gives back its last attempt's cost, the
+//!   winner's, so a hedge that lost stays charged there. In adaptive mode a hedge takes a
 //!   send permit from the scope's rate limiter, never waits for one, and takes one only while
 //!   nobody waits and the bucket stays at least half full: a scope held to its rate (throttled)
 //!   does not hedge. A hedge counts as an attempt sent in the scope's stats, its quota in fleet

@@ -7,8 +7,8 @@ use crate::clock::Nanos;
 
 /// A hedge the strategy granted
 /// ([`RetryStrategy::acquire_hedge`](crate::RetryStrategy::acquire_hedge)): what it took from the
-/// scope's retry quota, which comes back only if the hedge's answer ends the call in success (a
-/// hedge that lost was load for nothing).
+/// scope's retry quota, part of the call's account from then on: settled with the call's retries
+/// when it ends (see [the module's rules](crate::hedge)).
 ///
 /// ```
 /// use retry_core::hedge::HedgeGrant;

@@ -341,6 +341,42 @@ impl Scope {
         paid
     }
 
+    /// Takes `cost` from the quota for a hedge ([`hedge`](crate::hedge)): only from what the
+    /// quota holds within the bounds a retry would meet now (no credit against the calls in
+    /// flight, no quiet window's floor, which only a retry claims), and only if half the cap is
+    /// left after paying (gRFC A6's throttling of hedges). Paid, its call holds it as it holds
+    /// a retry's cost ([`end_retried_call`](Self::end_retried_call) or
+    /// [`return_hedge`](Self::return_hedge) lets it go). Off the success path: it reads the
+    /// clock. `Err` with the whole tokens the hedge found when it is not paid for.
+    pub(crate) fn try_acquire_hedge(&self, cost: u32) -> Result<(), u32> {
+        let inner = &self.inner;
+        if !inner.retried.load(Ordering::Relaxed) {
+            inner.retried.store(true, Ordering::Relaxed);
+        }
+        let local = || match &inner.traffic_quota {
+            Some(traffic) => traffic.peek_bounds(|| inner.clock.now(), || self.calls_ended()),
+            None => RetryBounds::NONE,
+        };
+        let bounds = RetryBounds {
+            at_least: 0,
+            ..self.within_lease(|| Some(inner.clock.now()), local)
+        };
+        let keep = inner.quota.capacity().min(bounds.limit) / 2;
+        let paid = inner.quota.try_acquire_keeping(cost, bounds, keep);
+        inner.counters.add_tokens(cost, paid.is_ok());
+        if let (Ok(()), Some(traffic)) = (paid, &inner.traffic_quota) {
+            traffic.hold(cost);
+        }
+        paid
+    }
+
+    /// A hedge paid `cost` and was not sent (the rate limiter refused it): its cost goes back to
+    /// the quota, and its call no longer holds it (no evidence of how retried calls end).
+    pub(crate) fn return_hedge(&self, cost: u32) {
+        self.end_retried_call(cost, RetriedCall::Undecided);
+        self.inner.quota.release(cost);
+    }
+
     /// What a retry may borrow beyond an empty quota: with a `quota_window`, what the scope's
     /// calls in flight hold while they come back ([`TrafficQuota::credit`]); nothing for a
     /// scope whose fleet lease (or its fallback) sets its bounds.

@@ -210,33 +210,32 @@ impl StandardStrategy {
             return Err(HedgeRefusal::Deadline);
         }
         let cost = self.config.retry_cost();
-        self.pay_hedge(cost, token.attempt == 1)?;
+        self.pay_hedge(cost)?;
         Ok(HedgeGrant::charged(cost))
     }
 
-    /// Takes a hedge's `cost` from the quota (`first`: the call's first hedge or retry), only if
-    /// the quota keeps half its cap after paying: gRPC's retry throttling stops hedges at half its
-    /// token bucket (gRFC A6), so that hedges never take what retries need in an outage. Free
-    /// when the cost is 0 (`Quota::Off`).
-    fn pay_hedge(&self, cost: u32, first: bool) -> Result<(), HedgeRefusal> {
+    /// Takes a hedge's `cost` from the quota ([`Scope::try_acquire_hedge`]): only from what the
+    /// quota holds, never borrowed against the calls in flight, and only if the quota keeps half
+    /// its cap after paying: gRPC's retry throttling stops hedges at half its token bucket
+    /// (gRFC A6), so that hedges never take what retries need in an outage. The cost is then
+    /// part of the call's account, as a retry's: the driver adds it to the token's `paid`, and
+    /// every end of the call settles it as it settles the retries' (a success under a
+    /// `quota_window` gives it back, as the last attempt's cost under a fixed quota when the
+    /// hedge won; a failure keeps it). Free when the cost is 0 (`Quota::Off`).
+    fn pay_hedge(&self, cost: u32) -> Result<(), HedgeRefusal> {
         if cost == 0 {
             return Ok(());
         }
-        let (level, cap) = self.scope.quota_gauges();
-        if level < cost.saturating_add(cap / 2) {
-            return Err(HedgeRefusal::QuotaExhausted);
-        }
-        if self.scope.try_acquire_retry(cost, first).is_err() {
-            return Err(HedgeRefusal::QuotaExhausted);
-        }
+        let paid = self.scope.try_acquire_hedge(cost);
         self.report_quota();
-        Ok(())
+        paid.map_err(|_| HedgeRefusal::QuotaExhausted)
     }
 
-    /// A hedge granted by the quota that the rate limiter then refused: its cost goes back.
+    /// A hedge granted by the quota that the rate limiter then refused: its cost goes back, and
+    /// its call no longer holds it.
     pub(crate) fn return_hedge(&self, grant: HedgeGrant) {
         if grant.cost > 0 {
-            self.scope.quota().release(grant.cost);
+            self.scope.return_hedge(grant.cost);
             self.report_quota();
         }
     }
