@@ -30,8 +30,9 @@ use tower::{Layer, Service, ServiceExt};
 retry_bench::retryable_ops!();
 
 /// The paths this program can run.
-const PATHS: [&str; 7] = [
+const PATHS: [&str; 8] = [
     "plain",
+    "tokio-retry",
     "standard",
     "adaptive",
     "layer",
@@ -39,6 +40,16 @@ const PATHS: [&str; 7] = [
     "retries-classic",
     "retries-default",
 ];
+
+/// tokio-retry's strategy as the `success_path` benchmark group builds it: exponential backoff
+/// from `INITIAL_BACKOFF`, capped, jittered, `MAX_ATTEMPTS - 1` retries.
+fn tokio_retry_strategy() -> impl Iterator<Item = std::time::Duration> {
+    tokio_retry::strategy::ExponentialBackoff::from_millis(2)
+        .factor(retry_bench::INITIAL_BACKOFF.as_millis() as u64 / 2)
+        .max_delay(retry_bench::MAX_BACKOFF)
+        .map(tokio_retry::strategy::jitter)
+        .take(retry_bench::MAX_ATTEMPTS as usize - 1)
+}
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
@@ -68,6 +79,14 @@ fn main() -> ExitCode {
                 "standard" => retry(&standard, || op(i)).await,
                 "adaptive" => retry(&adaptive, || op(i)).await,
                 "retryable" => op_retryable(i).await,
+                "tokio-retry" => {
+                    tokio_retry::RetryIf::start(
+                        tokio_retry_strategy(),
+                        || op(i),
+                        retry_bench::BenchError::is_retryable,
+                    )
+                    .await
+                }
                 "layer" => match layer.ready().await {
                     Ok(service) => service.call(i).await,
                     Err(error) => Err(error),
