@@ -25,6 +25,8 @@ use crate::fleet::process::{ArrivalStream, Ending, ProcessSpec};
 use crate::fleet::static_split::StaticSplit;
 use crate::fleet::store::{Delivery, Store, StoreConfig};
 use crate::fleet::sync::{FleetEvent, FleetRuntime, ProcessLife};
+use crate::hedge::ours::OursBudget;
+use crate::hedge::{Answer, CallHedge, Due, HedgeSpec, Hedger, Verdict};
 use crate::metrics::{Recorder, RunOutput, Windows};
 use crate::policy::{Failure, OursLoop, Policy, SimClassifier, Token};
 use crate::rng::Rng;
@@ -86,6 +88,9 @@ pub struct SimConfig {
     /// life. Empty: `instances` alike clients at `rate` each, as `arrivals` says. With
     /// processes, `rate`, `arrivals` and load spikes do not apply, and there is one layer.
     pub processes: Vec<ProcessSpec>,
+    /// Without a timed fault, the seconds before the metrics' window opens; `None`: 10 s, or a
+    /// tenth of the horizon if shorter. (A hedging arm at a percentile needs its samples first.)
+    pub warmup: Option<Nanos>,
 }
 
 impl SimConfig {
@@ -113,12 +118,29 @@ impl SimConfig {
             cancel_at_deadline: true,
             store: StoreConfig::default(),
             processes: Vec::new(),
+            warmup: None,
         }
     }
 
     /// The windows metrics are computed over.
+    ///
+    /// ```
+    /// use retry_sim::{sim::SimConfig, time::SECOND};
+    /// let mut config = SimConfig::new();
+    /// config.warmup = Some(60 * SECOND);
+    /// assert_eq!(config.windows().window, (60 * SECOND, 600 * SECOND));
+    /// ```
     pub fn windows(&self) -> Windows {
-        Windows::new(&self.faults, self.horizon)
+        let mut windows = Windows::new(&self.faults, self.horizon);
+        if let Some(warmup) = self.warmup
+            && self.faults.window().is_none()
+        {
+            let open = warmup.min(self.horizon);
+            windows.window.0 = open;
+            windows.late.0 = open;
+            windows.baseline.0 = open;
+        }
+        windows
     }
 
     /// Checks the numbers, for configurations that come from users.
@@ -147,6 +169,16 @@ impl SimConfig {
         }
         if self.max_attempts == 0 {
             return Err("max_attempts must be at least 1".into());
+        }
+        if self.warmup.is_some_and(|warmup| warmup >= self.horizon) {
+            return Err("the warm-up must end before the arrivals do (`duration`)".into());
+        }
+        if self.warmup.is_some() && self.faults.window().is_some() {
+            return Err(
+                "a warm-up applies to a run without a timed fault (the metrics' window is then \
+                 the fault's)"
+                    .into(),
+            );
         }
         if self.horizon < SECOND {
             return Err("the run must last at least 1 s".into());
@@ -235,6 +267,11 @@ enum Event {
     Life {
         client: u32,
     },
+    /// A call's hedge is due (stale unless `timer` is still the call's hedge timer).
+    Hedge {
+        call: u32,
+        timer: u32,
+    },
 }
 
 /// An event and its key `(time << 64) | sequence number`: one integer comparison orders
@@ -296,6 +333,22 @@ struct Call<'a> {
     attempts: u32,
     /// The static split's turn the next attempt has taken, if it waits for it.
     turn: Option<Nanos>,
+    /// The attempts in flight, their epochs and send times: the one sent, and its copies
+    /// when the call hedges.
+    flights: Vec<(u32, Nanos)>,
+    /// The epoch of the attempt whose copies are in flight (a later epoch is a hedge).
+    first_copy: u32,
+    /// The call's hedging state.
+    hedge: CallHedge,
+    /// Bumped whenever a hedge is scheduled: a `Hedge` event of an older timer is stale.
+    hedge_timer: u32,
+}
+
+impl Call<'_> {
+    /// Whether the attempt `epoch` (or its copy) is in flight, its answer awaited.
+    fn awaits(&self, epoch: u32) -> bool {
+        self.state == State::InFlight && self.flights.iter().any(|&(e, _)| e == epoch)
+    }
 }
 
 /// A FIFO of (time, call, tag) whose times are non-decreasing.
@@ -344,6 +397,10 @@ struct Engine<'a> {
     streams: Vec<ArrivalStream>,
     /// The oracle's static split of the server's limit.
     split: Option<StaticSplit>,
+    /// The clients' hedging (empty when the strategy does not hedge).
+    hedgers: Vec<Hedger>,
+    /// Whether the attempt timeout cuts every attempt (a hedging policy may have none).
+    cut_attempts: bool,
 }
 
 /// Runs `strategy` under `config` with `seed`.
@@ -362,6 +419,12 @@ pub fn run(config: &SimConfig, strategy: &StrategySpec, seed: u64) -> Result<Run
     if arm != Arm::PerProcess && config.layers.len() > 1 {
         return Err(format!(
             "strategy `{}`: a fleet arm runs with one layer of clients (the processes)",
+            strategy.name
+        ));
+    }
+    if strategy.hedge.is_some() && config.layers.len() > 1 {
+        return Err(format!(
+            "strategy `{}`: hedging is simulated with one layer of clients",
             strategy.name
         ));
     }
@@ -394,6 +457,10 @@ pub fn run(config: &SimConfig, strategy: &StrategySpec, seed: u64) -> Result<Run
     let fleet = match arm {
         Arm::Fleet(tuning) => Some(fleet_runtime(config, strategy, tuning, &policies[0], seed)?),
         _ => None,
+    };
+    let hedgers = match strategy.hedge {
+        Some(hedge) => hedgers(config, strategy, hedge, &policies[0])?,
+        None => Vec::new(),
     };
     let mut scopes: Vec<Scope> = Vec::new();
     let mut ours = Vec::with_capacity(policies.len());
@@ -457,6 +524,8 @@ pub fn run(config: &SimConfig, strategy: &StrategySpec, seed: u64) -> Result<Run
             Arm::StaticSplit => Some(static_split(config, &strategy.name)?),
             _ => None,
         },
+        hedgers,
+        cut_attempts: strategy.hedge.is_none_or(|hedge| hedge.cuts_attempts()),
     };
     if let Some(fleet) = engine.fleet.as_mut() {
         fleet.start(&mut engine.fleet_out);
@@ -475,6 +544,36 @@ pub fn run(config: &SimConfig, strategy: &StrategySpec, seed: u64) -> Result<Run
         output.metrics.fleet_recovery = fleet.recovery_secs(end);
     }
     Ok(output)
+}
+
+/// The hedging of each client of the first layer: `retry-core`'s charged to the client's
+/// scope, with its retry cost, `max_attempts` and deadline.
+fn hedgers(
+    config: &SimConfig,
+    strategy: &StrategySpec,
+    hedge: HedgeSpec,
+    clients: &[Policy],
+) -> Result<Vec<Hedger>, String> {
+    let HedgeSpec::Ours(_) = hedge else {
+        return clients.iter().map(|_| hedge.client(None)).collect();
+    };
+    let layer = &config.layers[0];
+    let retry = strategy.layer_config(strategy.attempts(config.max_attempts), layer.deadline)?;
+    clients
+        .iter()
+        .map(|client| {
+            let budget = match client {
+                Policy::Ours(_, scope) => Some(OursBudget {
+                    scope: scope.clone(),
+                    retry_cost: retry.retry_cost(),
+                    max_attempts: retry.max_attempts(),
+                    deadline: layer.deadline,
+                }),
+                Policy::Baseline(_) => None,
+            };
+            hedge.client(budget)
+        })
+        .collect()
 }
 
 /// Fleet mode's runtime: each client of the layer (a process) attached to the fleet with the
@@ -758,8 +857,7 @@ impl<'a> Engine<'a> {
             // stays stale: epochs and generations only grow.
             for (index, lane) in self.timeouts.iter_mut().enumerate() {
                 while let Some(&(t, slot, epoch)) = lane.entries.front() {
-                    let call = &self.calls[slot as usize];
-                    if call.epoch != epoch || call.state != State::InFlight {
+                    if !self.calls[slot as usize].awaits(epoch) {
                         lane.entries.pop_front();
                         continue;
                     }
@@ -859,6 +957,12 @@ impl<'a> Engine<'a> {
                     self.schedule_fleet();
                 }
             }
+            Event::Hedge { call, timer } => {
+                let slot = &self.calls[call as usize];
+                if slot.state == State::InFlight && slot.hedge_timer == timer {
+                    self.hedge_due(call);
+                }
+            }
             Event::Phase { index } => {
                 if let Some(phase) = self.phases.get(index as usize).copied() {
                     self.enter_phase(phase);
@@ -925,6 +1029,10 @@ impl<'a> Engine<'a> {
             not_before: 0,
             attempts: 0,
             turn: None,
+            flights: Vec::with_capacity(1),
+            first_copy: 0,
+            hedge: CallHedge::Off,
+            hedge_timer: 0,
         });
         (self.calls.len() - 1) as u32
     }
@@ -946,6 +1054,7 @@ impl<'a> Engine<'a> {
         call.not_before = 0;
         call.attempts = 0;
         call.turn = None;
+        call.hedge = CallHedge::Off;
         let generation = call.generation;
         if layer == 0 {
             self.recorder.request(now, instance);
@@ -1011,11 +1120,30 @@ impl<'a> Engine<'a> {
         if call.attempts > 1 && now < call.not_before {
             self.recorder.retry_after_violations += 1;
         }
-        let (layer, epoch) = (call.layer as usize, call.epoch);
-        let timeout = now.saturating_add(self.config.layers[layer].attempt_timeout);
-        self.timeouts[layer]
-            .entries
-            .push_back((timeout, slot, epoch));
+        let epoch = call.epoch;
+        call.flights.clear();
+        call.flights.push((epoch, now));
+        call.first_copy = epoch;
+        if let Some(hedger) = self.hedgers.get_mut(call.instance as usize) {
+            // A timer of the call's previous attempt is stale now.
+            call.hedge_timer = call.hedge_timer.wrapping_add(1);
+            if let Some(at) = hedger.start(&mut call.hedge, now) {
+                self.set_hedge_timer(slot, at);
+            }
+        }
+        self.put(slot, epoch);
+    }
+
+    /// Sends the attempt `(slot, epoch)` on: to the next layer, or to the server.
+    fn put(&mut self, slot: u32, epoch: u32) {
+        let now = self.now;
+        let layer = self.calls[slot as usize].layer as usize;
+        if self.cut_attempts {
+            let timeout = now.saturating_add(self.config.layers[layer].attempt_timeout);
+            self.timeouts[layer]
+                .entries
+                .push_back((timeout, slot, epoch));
+        }
         if layer + 1 < self.config.layers.len() {
             let instances = self.config.layers[layer + 1].instances;
             let instance = self.route_rng.below(u64::from(instances)) as u32;
@@ -1037,14 +1165,91 @@ impl<'a> Engine<'a> {
         }
     }
 
+    /// Schedules the call's next hedge at `at` (any earlier one is dropped).
+    fn set_hedge_timer(&mut self, slot: u32, at: Nanos) {
+        let call = &mut self.calls[slot as usize];
+        call.hedge_timer = call.hedge_timer.wrapping_add(1);
+        let timer = call.hedge_timer;
+        self.schedule(at, Event::Hedge { call: slot, timer });
+    }
+
+    /// A hedge of the call is due: sent if its client's hedging lets it, or refused (and a
+    /// call with nothing in flight and no hedge left fails).
+    fn hedge_due(&mut self, slot: u32) {
+        let now = self.now;
+        let call = &mut self.calls[slot as usize];
+        let Some(hedger) = self.hedgers.get_mut(call.instance as usize) else {
+            return;
+        };
+        match hedger.due(&mut call.hedge, now) {
+            Due::Send(next) => {
+                self.recorder.hedge(now, true);
+                if let Some(at) = next {
+                    self.set_hedge_timer(slot, at);
+                }
+                let call = &mut self.calls[slot as usize];
+                call.epoch = call.epoch.wrapping_add(1);
+                if now < call.not_before {
+                    self.recorder.retry_after_violations += 1;
+                }
+                let epoch = call.epoch;
+                call.flights.push((epoch, now));
+                self.put(slot, epoch);
+            }
+            Due::Refused => {
+                self.recorder.hedge(now, false);
+                if call.flights.is_empty() {
+                    self.finish(slot, Response::Unavailable);
+                }
+            }
+        }
+    }
+
     /// Delivers a response to the attempt `(slot, epoch)`; `false` when nobody waits for it
     /// any more (the attempt timed out or the call was cancelled).
     fn respond(&mut self, slot: u32, epoch: u32, response: Response) -> bool {
-        let call = &self.calls[slot as usize];
-        if call.epoch != epoch || call.state != State::InFlight {
+        let call = &mut self.calls[slot as usize];
+        if !call.awaits(epoch) {
             return false;
         }
-        self.handle(slot, response);
+        if call.hedge == CallHedge::Off {
+            self.handle(slot, response);
+            return true;
+        }
+        // One copy of a hedged attempt answered: its client's hedging says what it means.
+        let now = self.now;
+        let index = call.flights.iter().position(|&(e, _)| e == epoch);
+        let sent = index.map_or(now, |index| call.flights.swap_remove(index).1);
+        let answer = match response {
+            Response::Ok => Answer::Ok {
+                latency: now - sent,
+            },
+            Response::Throttled(after) => Answer::Failed {
+                pushback: Some(after),
+            },
+            Response::Timeout => Answer::TimedOut,
+            Response::ServerError | Response::Unavailable => Answer::Failed { pushback: None },
+        };
+        if let Response::Throttled(after) = response {
+            call.not_before = now.saturating_add(after);
+        }
+        let in_flight = call.flights.len();
+        let hedge = epoch != call.first_copy;
+        let verdict = match self.hedgers.get_mut(call.instance as usize) {
+            Some(hedger) => hedger.answer(&mut call.hedge, answer, hedge, in_flight, now),
+            None => Verdict::Final,
+        };
+        match verdict {
+            Verdict::Final => {
+                if response == Response::Ok && epoch != call.first_copy {
+                    self.recorder.hedge_won(call.started);
+                }
+                call.flights.clear();
+                self.handle(slot, response);
+            }
+            Verdict::Wait => {}
+            Verdict::SendAt(at) => self.set_hedge_timer(slot, at),
+        }
         true
     }
 
