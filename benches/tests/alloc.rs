@@ -22,8 +22,9 @@ use retry_bench::{
     success_config, zero_backoff_config,
 };
 use retry_core::backoff::Jitter;
+use retry_core::hedge::Hedging;
 use retry_core::tower::RetryLayer;
-use retry_core::{RetryStrategy, retry, retryable};
+use retry_core::{Retry, RetryStrategy, retry, retryable};
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 use tower::{Layer, Service, ServiceExt};
 
@@ -62,6 +63,12 @@ async fn allocating_op(x: u64) -> Result<Vec<u64>, BenchError> {
 /// A `#[retryable]` fn that nothing else calls: its first call builds its static strategy.
 #[retryable(max_attempts = 3, scope = "alloc-test-fresh")]
 async fn fresh_retryable(x: u64) -> Result<u64, BenchError> {
+    op(x).await
+}
+
+/// A hedged `#[retryable]` fn: its first attempt answers at once, long before the hedge delay.
+#[retryable(max_attempts = 3, hedge_after = "1s", scope = "alloc-test-hedged")]
+async fn hedged_retryable(x: u64) -> Result<u64, BenchError> {
     op(x).await
 }
 
@@ -225,6 +232,54 @@ fn main() {
         }
     });
     assert_eq!(retry_layer_adaptive, 0, "RetryLayer, adaptive mode");
+
+    // Hedging on, the first attempt answering before the delay (the common case of a hedged
+    // call): Retry::hedge, a #[retryable(hedge_after = ...)] fn and the hedged RetryLayer. The
+    // scope's hedging state is made on its first hedged call (the warm-up).
+    let hedging = Hedging::after(Duration::from_secs(1)).unwrap_or_else(|error| panic!("{error}"));
+    let hedged_strategy = standard(success_config());
+    let hedged_call = |i| {
+        runtime.block_on(async {
+            match Retry::new(&hedged_strategy).hedge(hedging) {
+                Ok(hedged) => hedged.run(|| op(i)).await,
+                Err(error) => panic!("{error}"),
+            }
+        })
+    };
+    assert_eq!(hedged_call(0), Ok(0));
+    let hedged_api = fewest_allocations(|| {
+        for i in 0..CALLS {
+            assert_eq!(hedged_call(i), Ok(i));
+        }
+    });
+    assert_eq!(
+        hedged_api, 0,
+        "Retry::hedge answered before the delay: {hedged_api} allocations in {CALLS} calls"
+    );
+    assert_eq!(runtime.block_on(hedged_retryable(0)), Ok(0));
+    let hedged_macro = fewest_allocations(|| {
+        for i in 0..CALLS {
+            assert_eq!(runtime.block_on(hedged_retryable(i)), Ok(i));
+        }
+    });
+    assert_eq!(
+        hedged_macro, 0,
+        "#[retryable(hedge_after)]: {hedged_macro} allocations in {CALLS} calls"
+    );
+    let mut hedged_layer = RetryLayer::new(standard(success_config()))
+        .idempotent(true)
+        .hedge(hedging)
+        .layer(tower::service_fn(op));
+    assert_eq!(runtime.block_on(call_ready(&mut hedged_layer, 0)), Ok(0));
+    let hedged_layer_path = allocations(|| {
+        for i in 0..CALLS {
+            assert_eq!(runtime.block_on(call_ready(&mut hedged_layer, i)), Ok(i));
+        }
+    });
+    // The hedged call's state is boxed (one allocation per call), for information.
+    println!(
+        "hedged RetryLayer, answered before the delay: {hedged_layer_path} allocations in {CALLS} calls"
+    );
 
     // The counter sees allocations made inside the wrapped operation: one per call.
     let inside = allocations(|| {

@@ -152,6 +152,7 @@ pub mod driver;
 #[cfg_attr(docsrs, doc(cfg(feature = "fleet")))]
 pub mod fleet;
 pub mod guide;
+pub mod hedge;
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod http;

@@ -109,3 +109,44 @@ pub(crate) fn attempt_span(
         retry.scope = scope,
     )
 }
+
+/// The span of `attempt`, a hedge sent `delay` after the copy before it: a child of the current
+/// span, marked `retry.hedge = true`. A hedge has no `retry.reason`: it answers no failure.
+#[cold]
+#[inline(never)]
+pub(crate) fn hedge_span(attempt: Attempt, delay: Duration, scope: Option<&str>) -> tracing::Span {
+    tracing::info_span!(
+        target: "retry_core",
+        "retry.attempt",
+        http.request.resend_count = i64::from(attempt.resend_count()),
+        retry.attempt = i64::from(attempt.number()),
+        retry.hedge = true,
+        retry.delay = delay.as_secs_f64(),
+        retry.scope = scope,
+    )
+}
+
+/// The event of a hedge sent as attempt `attempt`, `delay` after the copy before it.
+#[cold]
+#[inline(never)]
+pub(crate) fn hedging(scope: Option<&str>, attempt: u32, delay: Duration) {
+    tracing::debug!(
+        target: "retry_core",
+        scope = scope.unwrap_or(""),
+        attempt,
+        delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+        "hedging: the copy in flight has not answered"
+    );
+}
+
+/// The event of a hedge due but not sent, for `refusal`.
+#[cold]
+#[inline(never)]
+pub(crate) fn not_hedged(scope: Option<&str>, refusal: crate::hedge::HedgeRefusal) {
+    tracing::debug!(
+        target: "retry_core",
+        scope = scope.unwrap_or(""),
+        refusal = refusal.as_str(),
+        "{refusal}"
+    );
+}

@@ -6,6 +6,7 @@
 //! compile instead of relying on helpers whose meaning may have changed (thiserror's scheme).
 
 use std::fmt::Debug;
+use std::future::Future;
 use std::ops::ControlFlow;
 
 pub use std::sync::LazyLock;
@@ -277,6 +278,42 @@ impl<T: RetryInfo + ?Sized> WrappedError for T {
     fn wrapped_fault(&self) -> crate::info::Fault {
         self.fault()
     }
+}
+
+// ---- `#[retryable(hedge_after = ...)]` --------------------------------------------------------
+
+pub use crate::driver::{NeverShed, ShedLoad};
+pub use crate::hedge::HedgeDelay;
+
+/// A `#[retryable(hedge_after = ..., max_hedges = ...)]` call: the copies made by `operation`
+/// (each an attempt of the function's body, cut by `attempt_timeout` when given), run as
+/// [`Retry::hedge`](crate::Retry::hedge) runs them. The macro checked `delay` and `max_hedges`
+/// with the runtime's rules, and spans this function at the error type (`E: Debug` is reported
+/// there, once).
+pub fn hedged<S, C, H, L, F, Fut, T, E>(
+    strategy: S,
+    classifier: C,
+    on_retry: H,
+    shedding: L,
+    (delay, max_hedges): (HedgeDelay, u32),
+    operation: F,
+) -> impl Future<Output = Result<T, E>>
+where
+    S: RetryStrategy,
+    C: ClassifyRetry<T, E>,
+    H: OnRetry<E>,
+    L: crate::driver::ShedInto<E>,
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, E>>,
+    E: DebugError,
+{
+    let hedging = crate::hedge::Hedging::checked_by_macro(delay, max_hedges);
+    let call = crate::driver::HedgedLoop::new(strategy, classifier, on_retry, hedging)
+        .with_shedding(shedding);
+    Settled::new(async move {
+        let (outcome, _, linger) = crate::driver::hedged::Hedged::new(call, operation).await;
+        (outcome, linger)
+    })
 }
 
 /// `#[retry(with = path)]` of `#[derive(RetryInfo)]`: what the user's function says of the

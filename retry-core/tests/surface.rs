@@ -37,9 +37,9 @@ const ROOT: [&str; 24] = [
 ];
 
 /// The public modules, one per concept.
-const MODULES: [&str; 16] = [
+const MODULES: [&str; 17] = [
     "adaptive", "attempt", "backoff", "classify", "clock", "config", "driver", "fleet", "guide",
-    "http", "metrics", "quota", "scope", "strategy", "tonic", "tower",
+    "hedge", "http", "metrics", "quota", "scope", "strategy", "tonic", "tower",
 ];
 
 fn lib_rs() -> String {

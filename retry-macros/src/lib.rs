@@ -153,6 +153,8 @@ pub fn derive_retry_info(input: TokenStream) -> TokenStream {
 /// | `on_retry` | path of a `fn(&RetryEvent<'_, E>)` | |
 /// | `shed` | `true`: in adaptive mode, a call whose first attempt's send permit is expected after its deadline (`timeout`) or later than `max_wait` fails at once with `E::from(LoadShed)`, nothing sent (needs `mode = "adaptive"` with `timeout` or `max_wait`, or a `strategy`; `E: From<LoadShed>`) | `false`: the first attempt is always made |
 /// | `idempotent` | `true`: an error that may have reached the server (`RetrySafety::Maybe`, e.g. a timeout after the request was sent) is retried; `false`: it never is (`retry_core::classify::Idempotency`) | undeclared: retried only when its fault is the server's |
+/// | `hedge_after` | `"50ms"` (longer than zero) or `"p95"` (a percentile of the scope's measured latency, strictly between 0 and 100): when no copy has answered this long after the last was sent, another copy of the call is sent, charged to the scope like a retry; the first answer that ends the call wins and the others are dropped (`retry_core::guide::hedging`). Declares the call idempotent | no hedging |
+/// | `max_hedges` | 1 to 4: the most hedges a call sends; hedges and retries share `max_attempts` | 1 |
 /// | `crate` | path of `retry_core`, e.g. `"::retry_core"` or a re-export | `"::retry_core"` |
 ///
 /// Every value is checked at compile time with the runtime's parsing rules, and the values
@@ -169,9 +171,13 @@ pub fn derive_retry_info(input: TokenStream) -> TokenStream {
 /// | `max_wait` needs `mode = "adaptive"` | standard mode never waits for a send permit: the bound would be ignored |
 /// | `shed = true` needs `mode = "adaptive"` with `timeout` or `max_wait`, or a `strategy` | a call is shed only when its permit is expected past one of those limits |
 /// | `attempt_timeout` needs an `async fn` | a blocking attempt cannot be cut short |
+/// | `max_hedges` needs `hedge_after` | without a delay no hedge is sent: the count would be ignored |
+/// | `hedge_after` excludes `idempotent = false` | a hedge sends the request again while the first copy may still be processed |
+/// | `hedge_after` needs an `async fn` without `&mut self` or `&mut` arguments | two copies run at once: a blocking call cannot, and they cannot share a mutable borrow |
 ///
-/// Every other pair of arguments compiles, on an `async fn` and on a blocking `fn` (the test
-/// suite builds and runs each pair).
+/// Every other pair of arguments compiles, on an `async fn` and (but for `attempt_timeout`,
+/// `hedge_after` and `max_hedges`) on a blocking `fn` (the test suite builds and runs each
+/// pair).
 ///
 /// * Without `strategy`, the function's strategy is built once, on its first call, in the
 ///   process-wide scope named by `scope` (default: `concat!(module_path!(), "::", name)`, so two

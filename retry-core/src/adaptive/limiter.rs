@@ -169,6 +169,35 @@ impl ClientRateLimiter {
         }
     }
 
+    /// A send permit for a hedge, granted only when the limiter can spare one at `now`: when it
+    /// is off, or when nobody waits for a permit and its bucket stays at least half full after
+    /// this one. Never queues (a hedge does not wait): `false` is a refusal. A scope held to its
+    /// rate (throttled: its bucket drained) sends no hedge; one sending below its rate does.
+    ///
+    /// ```
+    /// use retry_core::adaptive::ClientRateLimiter;
+    /// use std::time::Duration;
+    /// let limiter = ClientRateLimiter::new(Duration::ZERO);
+    /// assert!(limiter.try_acquire_spare(Duration::ZERO)); // off: every caller is granted
+    /// limiter.record_response(true, Duration::ZERO, Duration::ZERO); // on, its bucket empty
+    /// assert!(!limiter.try_acquire_spare(Duration::ZERO));
+    /// ```
+    pub fn try_acquire_spare(&self, now: Duration) -> bool {
+        if !self.enabled.load(Ordering::Acquire) {
+            return true;
+        }
+        let mut state = self.lock();
+        let now = state.time.at(now);
+        state.restart_if_provisional(now);
+        state.refill(now);
+        state.line.expire(now);
+        let spare = state.line.len() == 0 && state.capacity - PERMIT >= state.max_capacity / 2.0;
+        if spare {
+            state.capacity -= PERMIT;
+        }
+        spare
+    }
+
     /// Gives up the place `ticket` holds (a cancelled waiter); [`Ticket::NONE`] is ignored.
     pub(crate) fn give_up(&self, ticket: Ticket) {
         if let Some(number) = ticket.number() {

@@ -21,7 +21,7 @@ use super::number::Attempt;
 #[cfg(feature = "attempt-context")]
 std::thread_local! {
     /// The attempt running on this thread, packed ([`Attempt::pack`]); 0 outside every attempt.
-    static CURRENT: Cell<u64> = const { Cell::new(0) };
+    static CURRENT: Cell<u128> = const { Cell::new(0) };
 }
 
 /// The attempt the calling code runs in: inside the closure (or the future it returns) under
@@ -80,7 +80,7 @@ pub(crate) fn mark(attempt: Attempt) -> Mark {
 /// unwinding through the attempt restores it too).
 #[cfg(feature = "attempt-context")]
 struct Entered {
-    previous: u64,
+    previous: u128,
 }
 
 #[cfg(feature = "attempt-context")]

@@ -37,6 +37,8 @@ pub struct Attempt {
     number: u32,
     /// `max_attempts`, 0 when the strategy does not tell it.
     max: u32,
+    /// Whether the attempt is a hedge: sent while another copy of the call was in flight.
+    hedge: bool,
 }
 
 impl Attempt {
@@ -46,6 +48,16 @@ impl Attempt {
         Self {
             number,
             max: max.unwrap_or(0),
+            hedge: false,
+        }
+    }
+
+    /// Attempt `number` of a call allowed `max` attempts, a hedge when `hedge`.
+    #[inline(always)]
+    pub(crate) fn copy(number: u32, max: Option<u32>, hedge: bool) -> Self {
+        Self {
+            hedge,
+            ..Self::new(number, max)
         }
     }
 
@@ -64,16 +76,40 @@ impl Attempt {
     }
 
     /// How many times the request was sent before this attempt: OpenTelemetry's
-    /// `http.request.resend_count` (0 for the first attempt).
+    /// `http.request.resend_count` (0 for the first attempt; hedges count, as they are sent).
     #[inline]
     pub fn resend_count(self) -> u32 {
         self.number.saturating_sub(1)
     }
 
-    /// Whether this attempt is a retry (not the call's first attempt).
+    /// Whether this attempt is a retry: sent after the call's copies in flight failed (not the
+    /// call's first attempt, not a hedge).
     #[inline]
     pub fn is_retry(self) -> bool {
-        self.number > 1
+        self.number > 1 && !self.hedge
+    }
+
+    /// Whether this attempt is a hedge ([`hedge`](crate::hedge)): a copy of the request sent
+    /// while another copy was in flight and had not answered within the hedge delay.
+    ///
+    /// ```
+    /// use retry_core::driver::{HedgedLoop, NoHook};
+    /// use retry_core::hedge::Hedging;
+    /// use retry_core::{RetryConfig, StandardStrategy};
+    /// use retry_core::classify::RetryInfoClassifier;
+    ///
+    /// let strategy = StandardStrategy::new(RetryConfig::default());
+    /// let hedging = Hedging::after(std::time::Duration::from_millis(50)).unwrap();
+    /// let mut call = HedgedLoop::new(&strategy, RetryInfoClassifier, NoHook, hedging);
+    /// assert_eq!(call.next_wait(true), None);
+    /// let first = call.attempt().unwrap();
+    /// let hedge = call.try_hedge().unwrap();
+    /// assert_eq!((first.is_hedge(), first.is_retry()), (false, false));
+    /// assert_eq!((hedge.number(), hedge.is_hedge(), hedge.is_retry()), (2, true, false));
+    /// ```
+    #[inline]
+    pub fn is_hedge(self) -> bool {
+        self.hedge
     }
 
     /// The value of the AWS SDKs' `amz-sdk-request` header for this attempt:
@@ -90,31 +126,38 @@ impl Attempt {
     /// numbered from 1).
     #[cfg(feature = "attempt-context")]
     #[inline(always)]
-    pub(super) fn pack(self) -> u64 {
-        (u64::from(self.number) << 32) | u64::from(self.max)
+    pub(super) fn pack(self) -> u128 {
+        (u128::from(self.hedge) << 64) | (u128::from(self.number) << 32) | u128::from(self.max)
     }
 
     /// The attempt [`pack`](Self::pack) made, `None` for 0.
     #[cfg(feature = "attempt-context")]
     #[inline]
-    pub(super) fn unpack(word: u64) -> Option<Self> {
-        let number = u32::try_from(word >> 32)
-            .ok()
-            .filter(|&number| number != 0)?;
+    pub(super) fn unpack(word: u128) -> Option<Self> {
+        let number = ((word >> 32) & u128::from(u32::MAX)) as u32;
+        if number == 0 {
+            return None;
+        }
         Some(Self {
             number,
-            max: (word & u64::from(u32::MAX)) as u32,
+            max: (word & u128::from(u32::MAX)) as u32,
+            hedge: word >> 64 != 0,
         })
     }
 }
 
-/// `attempt 2 of 3` (`attempt 2` when the most attempts is unknown).
+/// `attempt 2 of 3` (`attempt 2` when the most attempts is unknown; `attempt 2 of 3, a hedge`
+/// for a hedge).
 impl fmt::Display for Attempt {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.max() {
-            Some(max) => write!(f, "attempt {} of {max}", self.number),
-            None => write!(f, "attempt {}", self.number),
+            Some(max) => write!(f, "attempt {} of {max}", self.number)?,
+            None => write!(f, "attempt {}", self.number)?,
         }
+        if self.hedge {
+            f.write_str(", a hedge")?;
+        }
+        Ok(())
     }
 }
 
@@ -129,6 +172,8 @@ mod tests {
             Attempt::new(1, Some(3)),
             Attempt::new(7, None),
             Attempt::new(u32::MAX, Some(u32::MAX)),
+            Attempt::copy(2, Some(3), true),
+            Attempt::copy(u32::MAX, Some(u32::MAX), true),
         ] {
             assert_eq!(Attempt::unpack(attempt.pack()), Some(attempt));
         }
@@ -146,5 +191,10 @@ mod tests {
         assert_eq!(unbounded.to_string(), "attempt 1");
         assert_eq!((unbounded.max(), unbounded.resend_count()), (None, 0));
         assert_eq!(Attempt::new(1, Some(0)).max(), None);
+        let hedge = Attempt::copy(2, Some(3), true);
+        assert_eq!((hedge.is_hedge(), hedge.is_retry()), (true, false));
+        assert_eq!(hedge.resend_count(), 1);
+        assert_eq!(hedge.to_string(), "attempt 2 of 3, a hedge");
+        assert!(!second.is_hedge());
     }
 }

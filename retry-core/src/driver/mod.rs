@@ -6,6 +6,13 @@
 // `Settled` and `cut_after` are the generated code's, reached by `__private` through the modules.
 pub(crate) mod attempt_timeout;
 pub(crate) mod blocking;
+pub(crate) mod hedged;
+#[cfg(test)]
+mod hedged_lending_tests;
+mod hedged_loop;
+pub(crate) mod hedged_retry;
+#[cfg(test)]
+mod hedged_tests;
 pub(crate) mod hook;
 pub(crate) mod linger;
 mod ready;
@@ -15,6 +22,8 @@ mod shed;
 mod sleeper;
 
 pub use attempt_timeout::{AttemptLimit, AttemptTimeout, NoAttemptTimeout, with_attempt_timeout};
+pub use hedged_loop::{HedgedLoop, Next};
+pub use hedged_retry::HedgedRetry;
 pub(crate) use hook::RetryEvent;
 pub use hook::{NoHook, OnRetry};
 pub use linger::Linger;

@@ -7,6 +7,7 @@
 //! * [`adaptive`]: adaptive mode's client-side rate limiter, and where it departs from the AWS
 //!   SDKs' adaptive retry.
 //! * [`load_shedding`]: refusing a call that could only be sent after its deadline.
+//! * [`hedging`]: a second copy of a slow idempotent request, charged like a retry.
 //! * [`blocking`]: `#[retryable]` on a plain `fn`, and blocking retries in tests.
 //! * [`layers`]: retrying at one layer only, and `#[tracing::instrument]` beside `#[retryable]`.
 //! * [`dyn_errors`]: `anyhow::Error`, `Box<dyn Error>` and foreign error types.
@@ -27,6 +28,9 @@ pub mod adaptive {}
 
 #[doc = include_str!("load_shedding.md")]
 pub mod load_shedding {}
+
+#[doc = include_str!("hedging.md")]
+pub mod hedging {}
 
 #[doc = include_str!("blocking.md")]
 pub mod blocking {}

@@ -14,6 +14,10 @@
 //! | `retry.quota.level` | `retry_quota_level` | gauge | tokens | `scope` | when the scope is made, then on the retry path: a retry granted or refused, a call that retried ending, an unsent retry given back; never in a scope without a quota (`Quota::Off`) |
 //! | `retry.quota.capacity` | `retry_quota_capacity` | gauge | tokens | `scope` | with `retry.quota.level` |
 //! | `retry.limiter.rate` | `retry_limiter_rate` | gauge | sends/s | `scope` | once the adaptive limiter is engaged: when it learns of a throttle or a timeout, and when an attempt waits for a permit; never in standard mode, nor in adaptive mode before the limiter engages (no rate is applied then) |
+//! | `retry.hedges.sent` | `retry_hedges_sent_total` | counter | hedges | `scope` | when a hedge is sent ([`hedge`](crate::hedge)); registered on the scope's first hedged call, never in a scope that does not hedge |
+//! | `retry.hedges.won` | `retry_hedges_won_total` | counter | calls | `scope` | when a hedge's answer ends its call |
+//! | `retry.hedges.cancelled` | `retry_hedges_cancelled_total` | counter | copies | `scope` | when a copy of a hedged call (its first attempt or a hedge) is dropped unanswered: another copy answered first, or the call was cancelled |
+//! | `retry.hedges.refused` | `retry_hedges_refused_total` | counter | hedges | `scope`, `refusal` | when a hedge due is not sent |
 //! | `retry.fleet.syncs` | `retry_fleet_syncs_total` | counter | syncs | `scope`, `result` | fleet mode: after each sync of a fleet scope |
 //! | `retry.fleet.status` | `retry_fleet_status` | gauge | 1 / 0 | `scope`, `status` | fleet mode: after each sync; 1 for the status in force, 0 for the others |
 //! | `retry.fleet.lease.tokens` | `retry_fleet_lease_tokens` | gauge | tokens | `scope` | fleet mode: after each sync; the tokens the last lease left the process |
@@ -29,6 +33,8 @@
 //!   in the logs: `max_attempts`, `quota_exhausted`, `deadline`, `retry_after_too_long`,
 //!   `rate_limited`; `shed` (refused before the first attempt: load shedding); `cancelled`
 //!   (dropped before the call's outcome was known);
+//! * `refusal`: why a hedge was not sent, [`HedgeRefusal::as_str`](crate::hedge::HedgeRefusal::as_str):
+//!   `not_idempotent`, `max_attempts`, `deadline`, `quota_exhausted`, `throttled`, `rate_limited`;
 //! * `reason`: the retried failure's [`ErrorKind`](crate::ErrorKind) name: `transient`, `timeout`,
 //!   `throttling`, `server`, `client` (what each means, and which failures carry it: `ErrorKind`'s
 //!   table; the same name as the `retry.attempt` span's `retry.reason`);
@@ -107,3 +113,4 @@ pub use names::{
     FLEET_RATE, FLEET_SHARE, FLEET_STATUS, FLEET_SYNCS, LIMITER_RATE, LIMITER_WAIT, OUTCOME,
     QUOTA_CAPACITY, QUOTA_LEVEL, REASON, RESULT, RETRIES, SCOPE, STATUS,
 };
+pub use names::{HEDGES_CANCELLED, HEDGES_REFUSED, HEDGES_SENT, HEDGES_WON, REFUSAL};

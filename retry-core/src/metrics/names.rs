@@ -48,6 +48,22 @@ pub const OUTCOME: &str = "outcome";
 /// (`transient`, `timeout`, `throttling`, `server`, `client`; `ErrorKind`'s table says which
 /// failures carry each).
 pub const REASON: &str = "reason";
+
+/// Counter: hedges sent (copies of a request whose copy in flight had not answered within the
+/// hedge delay), by `scope`.
+pub const HEDGES_SENT: &str = "retry.hedges.sent";
+/// Counter: hedged calls whose answer came from a hedge, by `scope`.
+pub const HEDGES_WON: &str = "retry.hedges.won";
+/// Counter: copies of hedged calls dropped unanswered, because another copy answered first or
+/// the call was cancelled, by `scope`.
+pub const HEDGES_CANCELLED: &str = "retry.hedges.cancelled";
+/// Counter: hedges not sent, by `scope` and `refusal`.
+pub const HEDGES_REFUSED: &str = "retry.hedges.refused";
+/// Label of [`HEDGES_REFUSED`]: why the hedge was not sent
+/// ([`HedgeRefusal::as_str`](crate::hedge::HedgeRefusal::as_str): `not_idempotent`,
+/// `max_attempts`, `deadline`, `quota_exhausted`, `throttled`, `rate_limited`).
+pub const REFUSAL: &str = "refusal";
+
 /// Label of [`FLEET_SYNCS`]: how the sync ended (`lease`, `conflict`: the store keeps other
 /// settings, `refused`: a reply out of the protocol's bounds, `failed`: no reply).
 pub const RESULT: &str = "result";

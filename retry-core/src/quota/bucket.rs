@@ -176,9 +176,29 @@ impl RetryQuota {
         bounds: RetryBounds,
         credit: u32,
     ) -> Result<(), u32> {
+        self.take_within(cost, bounds, -i64::from(credit))
+    }
+
+    /// Takes `cost` for a hedge from what `bounds` let it find, only if `keep` tokens are left
+    /// after paying: a hedge pays from what the quota holds, never from a credit, and leaves
+    /// half the cap to the retries (gRFC A6). Checked and paid in one step, so that hedges
+    /// racing on many threads never take the level below `keep` together. When it is not paid,
+    /// the whole tokens the hedge found.
+    pub(crate) fn try_acquire_keeping(
+        &self,
+        cost: u32,
+        bounds: RetryBounds,
+        keep: u32,
+    ) -> Result<(), u32> {
+        self.take_within(cost, bounds, i64::from(keep))
+    }
+
+    /// Takes `cost` from the level `bounds` let a draw find if at least `least_after` tokens
+    /// (below zero: a debt that much deep) are left after paying.
+    fn take_within(&self, cost: u32, bounds: RetryBounds, least_after: i64) -> Result<(), u32> {
         self.refill();
         let milli = |tokens: u32| i64::from(tokens) * MILLI_I;
-        let (cost, credit) = (milli(cost), milli(credit));
+        let (cost, least_after) = (milli(cost), least_after * MILLI_I);
         let (limit, at_least) = (milli(bounds.limit), milli(bounds.at_least));
         // A floor of 0 is none: it must not wipe out a debt.
         let found = |level: i64| {
@@ -192,7 +212,7 @@ impl RetryQuota {
         self.level
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |level| {
                 let found = found(level);
-                (found + credit >= cost).then_some(found - cost)
+                (found - cost >= least_after).then_some(found - cost)
             })
             .map(drop)
             .map_err(|level| whole_tokens(found(level)))

@@ -17,6 +17,7 @@ use crate::adaptive::ClientRateLimiter;
 use crate::clock::{SharedClock, TokioClock};
 use crate::config::defaults::QUOTA_WINDOW;
 use crate::config::{Quota, RetryConfig};
+use crate::hedge::{HedgeCell, ScopeHedging};
 use crate::quota::{RetriedCall, RetryBounds, RetryQuota, TrafficQuota};
 use crate::sync::{AtomicBool, AtomicUsize, Ordering};
 
@@ -73,6 +74,8 @@ pub(crate) struct ScopeInner {
     traffic_quota: Option<TrafficQuota>,
     /// The scope's metric handles (feature `metrics`; empty without it).
     meter: Meter,
+    /// Hedging's state (its calls' latency histogram), made on the scope's first hedged call.
+    hedging: HedgeCell,
     /// The configuration the scope was made from: what a fleet attaches it with, and what
     /// another declaration of its name is checked against.
     config: RetryConfig,
@@ -338,6 +341,42 @@ impl Scope {
         paid
     }
 
+    /// Takes `cost` from the quota for a hedge ([`hedge`](crate::hedge)): only from what the
+    /// quota holds within the bounds a retry would meet now (no credit against the calls in
+    /// flight, no quiet window's floor, which only a retry claims), and only if half the cap is
+    /// left after paying (gRFC A6's throttling of hedges). Paid, its call holds it as it holds
+    /// a retry's cost ([`end_retried_call`](Self::end_retried_call) or
+    /// [`return_hedge`](Self::return_hedge) lets it go). Off the success path: it reads the
+    /// clock. `Err` with the whole tokens the hedge found when it is not paid for.
+    pub(crate) fn try_acquire_hedge(&self, cost: u32) -> Result<(), u32> {
+        let inner = &self.inner;
+        if !inner.retried.load(Ordering::Relaxed) {
+            inner.retried.store(true, Ordering::Relaxed);
+        }
+        let local = || match &inner.traffic_quota {
+            Some(traffic) => traffic.peek_bounds(|| inner.clock.now(), || self.calls_ended()),
+            None => RetryBounds::NONE,
+        };
+        let bounds = RetryBounds {
+            at_least: 0,
+            ..self.within_lease(|| Some(inner.clock.now()), local)
+        };
+        let keep = inner.quota.capacity().min(bounds.limit) / 2;
+        let paid = inner.quota.try_acquire_keeping(cost, bounds, keep);
+        inner.counters.add_tokens(cost, paid.is_ok());
+        if let (Ok(()), Some(traffic)) = (paid, &inner.traffic_quota) {
+            traffic.hold(cost);
+        }
+        paid
+    }
+
+    /// A hedge paid `cost` and was not sent (the rate limiter refused it): its cost goes back to
+    /// the quota, and its call no longer holds it (no evidence of how retried calls end).
+    pub(crate) fn return_hedge(&self, cost: u32) {
+        self.end_retried_call(cost, RetriedCall::Undecided);
+        self.inner.quota.release(cost);
+    }
+
     /// What a retry may borrow beyond an empty quota: with a `quota_window`, what the scope's
     /// calls in flight hold while they come back ([`TrafficQuota::credit`]); nothing for a
     /// scope whose fleet lease (or its fallback) sets its bounds.
@@ -522,6 +561,16 @@ impl Scope {
         &self.inner.meter
     }
 
+    /// The scope's hedging state: made now when `make` and none exists yet (the scope's first
+    /// hedged call); `None` for a scope none of whose calls hedged, when not `make`.
+    pub(crate) fn hedging(&self, make: bool) -> Option<&ScopeHedging> {
+        let inner = &self.inner;
+        match make {
+            true => Some(inner.hedging.get_or_init(&inner.name, &inner.clock)),
+            false => inner.hedging.get(),
+        }
+    }
+
     /// Counts a call that ended in failure (its attempts are counted one by one).
     pub(crate) fn count_failure(&self) {
         self.count(Counter::Failure);
@@ -552,6 +601,7 @@ impl ScopeInner {
             traffic_quota,
             clock,
             meter: Meter::new(name, config.quota() != Quota::Off),
+            hedging: HedgeCell::default(),
             config: config.clone(),
             retried: AtomicBool::new(false),
             holders: AtomicUsize::new(0),

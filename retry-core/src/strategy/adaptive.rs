@@ -7,6 +7,7 @@ use crate::adaptive::{CongestionSignals, Response, Ticket, TicketAdmission, idle
 use crate::classify::RetryReason;
 use crate::clock::Nanos;
 use crate::config::RetryConfig;
+use crate::hedge::{HedgeGrant, HedgeRefusal, ScopeHedging};
 use crate::load_shed::{LoadShed, ShedReason};
 use crate::scope::Counter;
 use crate::scope::Scope;
@@ -306,6 +307,17 @@ impl AdaptiveStrategy {
         self.report_rate();
     }
 
+    /// Feeds the limiter an attempt sent at `sent_at` that failed for `reason` (a retryable
+    /// failure): a timeout or a throttle, as [`congestion`](Self::congestion) judges it.
+    fn record_failed_attempt(&self, sent_at: Nanos, reason: &RetryReason) {
+        let congested = self.congestion.is_congestion(reason.kind());
+        if congested && reason.kind() == crate::classify::ErrorKind::Timeout {
+            self.record_timeout(sent_at);
+        } else {
+            self.record_response(sent_at, congested, false);
+        }
+    }
+
     /// The scope's count of calls ended, which the limiter counts its sampled idle responses
     /// with, while it is off (`was_enabled` false); once on, it is fed every response.
     fn calls_ended_while_off(&self, was_enabled: bool) -> Option<u64> {
@@ -345,12 +357,7 @@ impl RetryStrategy for AdaptiveStrategy {
         token: RetryToken,
         reason: &RetryReason,
     ) -> Result<RetryToken, RetryError> {
-        let congested = self.congestion.is_congestion(reason.kind());
-        if congested && reason.kind() == crate::classify::ErrorKind::Timeout {
-            self.record_timeout(token.sent_at);
-        } else {
-            self.record_response(token.sent_at, congested, false);
-        }
+        self.record_failed_attempt(token.sent_at, reason);
         self.standard
             .refresh_with_permit_wait(token, reason, |delay| self.permit_wait(delay))
     }
@@ -404,6 +411,39 @@ impl RetryStrategy for AdaptiveStrategy {
 
     fn scope_name(&self) -> Option<&str> {
         Some(self.scope().name())
+    }
+
+    /// Standard mode's rules, then a spare permit from the rate limiter, taken at once or not at
+    /// all (its quota given back then).
+    fn acquire_hedge(&self, token: &RetryToken) -> Result<HedgeGrant, HedgeRefusal> {
+        let hedging = self.scope_hedging().ok_or(HedgeRefusal::NoHedgeDue)?;
+        let mut grant = self.standard.grant_hedge(token, hedging)?;
+        let limiter = self.scope().limiter();
+        if !limiter.is_enabled() {
+            // Sent while the limiter is off: no clock read, as a first attempt's.
+            return Ok(grant);
+        }
+        let now = self.standard.now();
+        if !limiter.try_acquire_spare(now) {
+            self.standard.return_hedge(grant);
+            return Err(HedgeRefusal::RateLimited);
+        }
+        grant.sent_at = now.into();
+        Ok(grant)
+    }
+
+    fn record_copy_failure(&self, copy: &RetryToken, reason: &RetryReason) {
+        self.record_failed_attempt(copy.sent_at, reason);
+        self.standard.record_copy_failure(copy, reason);
+    }
+
+    fn record_copy_cancelled(&self, copy: &RetryToken) {
+        self.scope().limiter().give_up(copy.ticket);
+        self.standard.record_copy_cancelled(copy);
+    }
+
+    fn scope_hedging(&self) -> Option<&ScopeHedging> {
+        self.standard.scope_hedging()
     }
 }
 

@@ -5,6 +5,7 @@ use super::{
 };
 use crate::classify::RetryReason;
 use crate::config::{RetryConfig, RetryMode};
+use crate::hedge::{HedgeGrant, HedgeRefusal, ScopeHedging};
 use crate::load_shed::LoadShed;
 use crate::scope::{Scope, ScopeDeclaration};
 use std::panic::Location;
@@ -149,5 +150,21 @@ impl RetryStrategy for ConfiguredStrategy {
 
     fn scope_name(&self) -> Option<&str> {
         Some(self.scope().name())
+    }
+
+    fn acquire_hedge(&self, token: &RetryToken) -> Result<HedgeGrant, HedgeRefusal> {
+        dispatch!(self.acquire_hedge(token))
+    }
+
+    fn record_copy_failure(&self, copy: &RetryToken, reason: &RetryReason) {
+        dispatch!(self.record_copy_failure(copy, reason))
+    }
+
+    fn record_copy_cancelled(&self, copy: &RetryToken) {
+        dispatch!(self.record_copy_cancelled(copy))
+    }
+
+    fn scope_hedging(&self) -> Option<&ScopeHedging> {
+        dispatch!(self.scope_hedging())
     }
 }

@@ -6,6 +6,7 @@ use std::time::Duration;
 use super::error::RetryError;
 use super::token::RetryToken;
 use crate::classify::RetryReason;
+use crate::hedge::{HedgeGrant, HedgeRefusal, ScopeHedging};
 use crate::load_shed::LoadShed;
 
 /// Whether an attempt may be sent now.
@@ -200,6 +201,69 @@ pub trait RetryStrategy: Send + Sync + fmt::Debug {
     fn scope_name(&self) -> Option<&str> {
         None
     }
+
+    /// Hedging ([`hedge`](crate::hedge)): whether another copy of the call may be sent now,
+    /// while `token`'s attempt (the last copy sent) is in flight, and what it cost; asked by the
+    /// hedging drivers when a hedge is due. A refused hedge is not sent and the call goes on.
+    /// On a grant the driver counts the hedge as the call's next attempt (`token.attempt() + 1`).
+    ///
+    /// Ours refuse a hedge past `max_attempts` (hedges and retries share it), past the deadline,
+    /// while a throttle pauses the scope's hedges, when the quota cannot pay the retry cost and
+    /// keep half its capacity, and in adaptive mode when the rate limiter has no spare permit
+    /// (see the [module](crate::hedge)'s rules). Default: granted free of charge while the call
+    /// has attempts left under [`max_attempts`](Self::max_attempts): a strategy without a budget
+    /// has nothing to charge.
+    ///
+    /// ```
+    /// use retry_core::hedge::HedgeRefusal;
+    /// use retry_core::{RetryConfig, RetryStrategy, StandardStrategy};
+    /// let strategy = StandardStrategy::new(RetryConfig::builder().max_attempts(2).build().unwrap());
+    /// let token = strategy.acquire_initial_token();
+    /// let hedge = strategy.acquire_hedge(&token).unwrap();
+    /// assert_eq!(hedge.cost(), 14); // the default retry cost, out of the quota
+    /// let hedged = token.next_attempt(std::time::Duration::ZERO, hedge.cost());
+    /// assert_eq!(strategy.acquire_hedge(&hedged), Err(HedgeRefusal::MaxAttempts));
+    /// # strategy.record_success(hedged);
+    /// ```
+    fn acquire_hedge(&self, token: &RetryToken) -> Result<HedgeGrant, HedgeRefusal> {
+        match self.max_attempts() {
+            Some(max) if token.attempt() >= max => Err(HedgeRefusal::MaxAttempts),
+            _ => Ok(HedgeGrant::free()),
+        }
+    }
+
+    /// Hedging: a copy of the call answered with a retryable failure, for `reason`, while
+    /// another copy is in flight; the call goes on. `copy` is that copy's token (its attempt
+    /// number; the token of the call is the driver's). Ours count the copy as an attempt sent
+    /// (and a throttle, which pauses the scope's hedges), and in adaptive mode feed the answer
+    /// to the rate limiter, as [`refresh_retry_token`](Self::refresh_retry_token) does. Default:
+    /// nothing to record.
+    fn record_copy_failure(&self, copy: &RetryToken, reason: &RetryReason) {
+        let _ = (copy, reason);
+    }
+
+    /// Hedging: a copy of the call was dropped unanswered, because another copy ended the call
+    /// or the call was cancelled (the copy in the call's own token is settled as the call is).
+    /// Ours count it as an attempt sent. Default: nothing to record.
+    fn record_copy_cancelled(&self, copy: &RetryToken) {
+        let _ = copy;
+    }
+
+    /// Hedging: the state the strategy's scope keeps for its hedged calls (made on the first
+    /// call: a scope whose calls never hedge has none), which measures the latency a
+    /// [`HedgeDelay::Percentile`](crate::hedge::HedgeDelay::Percentile) is read from, pauses the
+    /// scope's hedges after a throttle and counts them in the metrics. Default: `None`, and then
+    /// a percentile is never known (the calls are not hedged by percentile; a fixed delay
+    /// works), nothing is paused and nothing counted.
+    ///
+    /// ```
+    /// use retry_core::{RetryConfig, RetryStrategy, StandardStrategy};
+    /// let strategy = StandardStrategy::new(RetryConfig::default());
+    /// assert_eq!(strategy.scope_hedging().map(|hedging| hedging.samples()), Some(0));
+    /// ```
+    fn scope_hedging(&self) -> Option<&ScopeHedging> {
+        None
+    }
 }
 
 macro_rules! delegate_strategy {
@@ -244,6 +308,18 @@ macro_rules! delegate_strategy {
             }
             fn scope_name(&self) -> Option<&str> {
                 (**self).scope_name()
+            }
+            fn acquire_hedge(&self, token: &RetryToken) -> Result<HedgeGrant, HedgeRefusal> {
+                (**self).acquire_hedge(token)
+            }
+            fn record_copy_failure(&self, copy: &RetryToken, reason: &RetryReason) {
+                (**self).record_copy_failure(copy, reason)
+            }
+            fn record_copy_cancelled(&self, copy: &RetryToken) {
+                (**self).record_copy_cancelled(copy)
+            }
+            fn scope_hedging(&self) -> Option<&ScopeHedging> {
+                (**self).scope_hedging()
             }
         }
     )*};

@@ -8,6 +8,7 @@ use crate::backoff::{Backoff, RandomSource};
 use crate::classify::{ErrorKind, RetryReason};
 use crate::clock::Nanos;
 use crate::config::RetryConfig;
+use crate::hedge::{HedgeGrant, HedgeRefusal, ScopeHedging};
 use crate::observe;
 use crate::quota::RetriedCall;
 use crate::scope::Counter;
@@ -132,10 +133,7 @@ impl StandardStrategy {
         reason: &RetryReason,
         permit_wait: impl FnOnce(Duration) -> Result<Duration, RetryError>,
     ) -> Result<RetryToken, RetryError> {
-        self.scope.count_unsuccessful_attempt();
-        if reason.kind().is_throttling() {
-            self.scope.count(Counter::Throttle);
-        }
+        self.count_failed_attempt(reason);
         let (sent, paid) = (token.attempt, token.paid);
         if token.attempt >= self.config.max_attempts() {
             let error = RetryError::MaxAttemptsReached { attempts: sent };
@@ -180,6 +178,66 @@ impl StandardStrategy {
             permit_wait: Nanos::ZERO,
             ..token
         })
+    }
+
+    /// An attempt answered with a retryable failure for `reason`: counted as sent, and as a
+    /// throttle when it is one. A throttle, a `Retry-After` or gRPC pushback pauses the hedges of
+    /// a scope that hedges (the retry path: a scope none of whose calls hedge pays one load).
+    fn count_failed_attempt(&self, reason: &RetryReason) {
+        self.scope.count_unsuccessful_attempt();
+        if reason.kind().is_throttling() {
+            self.scope.count(Counter::Throttle);
+        }
+        if (reason.kind().is_throttling() || reason.retry_after().is_some())
+            && let Some(hedging) = self.scope.hedging(false)
+        {
+            hedging.throttled(reason.retry_after());
+        }
+    }
+
+    /// [`acquire_hedge`](RetryStrategy::acquire_hedge): the pause, `max_attempts`, the
+    /// deadline, then the quota (see [`pay_hedge`](Self::pay_hedge)).
+    pub(crate) fn grant_hedge(
+        &self,
+        token: &RetryToken,
+        hedging: &ScopeHedging,
+    ) -> Result<HedgeGrant, HedgeRefusal> {
+        hedging.check_pause()?;
+        if token.attempt >= self.config.max_attempts() {
+            return Err(HedgeRefusal::MaxAttempts);
+        }
+        if self.past_deadline(token, Duration::ZERO).is_some() {
+            return Err(HedgeRefusal::Deadline);
+        }
+        let cost = self.config.retry_cost();
+        self.pay_hedge(cost)?;
+        Ok(HedgeGrant::charged(cost))
+    }
+
+    /// Takes a hedge's `cost` from the quota ([`Scope::try_acquire_hedge`]): only from what the
+    /// quota holds, never borrowed against the calls in flight, and only if the quota keeps half
+    /// its cap after paying: gRPC's retry throttling stops hedges at half its token bucket
+    /// (gRFC A6), so that hedges never take what retries need in an outage. The cost is then
+    /// part of the call's account, as a retry's: the driver adds it to the token's `paid`, and
+    /// every end of the call settles it as it settles the retries' (a success under a
+    /// `quota_window` gives it back, as the last attempt's cost under a fixed quota when the
+    /// hedge won; a failure keeps it). Free when the cost is 0 (`Quota::Off`).
+    fn pay_hedge(&self, cost: u32) -> Result<(), HedgeRefusal> {
+        if cost == 0 {
+            return Ok(());
+        }
+        let paid = self.scope.try_acquire_hedge(cost);
+        self.report_quota();
+        paid.map_err(|_| HedgeRefusal::QuotaExhausted)
+    }
+
+    /// A hedge granted by the quota that the rate limiter then refused: its cost goes back, and
+    /// its call no longer holds it.
+    pub(crate) fn return_hedge(&self, grant: HedgeGrant) {
+        if grant.cost > 0 {
+            self.scope.return_hedge(grant.cost);
+            self.report_quota();
+        }
     }
 
     /// The call ends in failure after `sent` attempts (each counted as it failed), its retries
@@ -290,6 +348,24 @@ impl RetryStrategy for StandardStrategy {
 
     fn scope_name(&self) -> Option<&str> {
         Some(self.scope.name())
+    }
+
+    fn acquire_hedge(&self, token: &RetryToken) -> Result<HedgeGrant, HedgeRefusal> {
+        let hedging = self.scope_hedging().ok_or(HedgeRefusal::NoHedgeDue)?;
+        self.grant_hedge(token, hedging)
+    }
+
+    fn record_copy_failure(&self, _copy: &RetryToken, reason: &RetryReason) {
+        self.count_failed_attempt(reason);
+    }
+
+    fn record_copy_cancelled(&self, _copy: &RetryToken) {
+        // Sent, and not the call's success: an attempt, as a cancelled call's is.
+        self.scope.count_unsuccessful_attempt();
+    }
+
+    fn scope_hedging(&self) -> Option<&ScopeHedging> {
+        self.scope.hedging(true)
     }
 }
 

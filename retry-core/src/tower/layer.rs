@@ -279,6 +279,17 @@ impl<S, C, P, L> RetryLayer<S, C, P, L> {
     pub fn strategy(&self) -> &S {
         &self.strategy
     }
+
+    /// The layer's settings, for the hedged layer that wraps it.
+    pub(super) fn parts(&self) -> (&S, &C, &P, &L, Option<Idempotency>) {
+        (
+            &self.strategy,
+            &self.classifier,
+            &self.copy,
+            &self.shedding,
+            self.idempotency,
+        )
+    }
 }
 
 impl<Svc, S, C, P, L> Layer<Svc> for RetryLayer<S, C, P, L>

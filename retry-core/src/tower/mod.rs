@@ -20,6 +20,11 @@
 //! `attempt-context`, each attempt runs in its context (`attempt::current()`) and an
 //! `http::Request` carries its [`Attempt`](crate::attempt::Attempt) in its extensions.
 //!
+//! Hedging ([`hedge`](crate::hedge)): [`RetryLayer::hedge`] makes a [`HedgedRetryLayer`], which
+//! sends another copy of an idempotent request (declared, or inferred from its method) when no
+//! copy has answered within the delay, charged to the scope like a retry; the first answer wins
+//! and the other copies' futures are dropped. Other requests are retried as by [`RetryLayer`].
+//!
 //! Load shedding is opt-in, as for `#[retryable(shed = true)]` and
 //! [`Retry::shed_load`](crate::Retry::shed_load): with [`RetryLayer::shed_load`] a call whose first
 //! attempt's permit is expected after its deadline or later than `max_wait` fails at once with
@@ -33,6 +38,8 @@
 mod buffer_body;
 mod copy_request;
 mod future;
+mod hedged;
+mod hedged_copies;
 mod layer;
 mod layer_errors;
 mod permit_wait;
@@ -43,6 +50,7 @@ mod shared;
 pub use buffer_body::{BoxError, BufferBody, BufferBodyLayer, BufferedRequest};
 pub use copy_request::{CloneRequest, CopyRequest};
 pub use future::ResponseFuture;
+pub use hedged::{HedgedResponseFuture, HedgedRetryLayer, HedgedRetryService};
 pub use layer::RetryLayer;
 pub use request_info::RequestInfo;
 pub use service::RetryService;

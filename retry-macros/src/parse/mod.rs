@@ -1,7 +1,7 @@
 //! The runtime's small value parsers, kept in the macro crate.
 //!
 //! `#[retryable]` checks its values at compile time with the rules `retry-core` applies at run
-//! time: duration strings (`duration`), the names of modes, jitters and presets (`mode`,
+//! time: duration strings (`duration`), hedge delays (`hedge`), the names of modes, jitters and presets (`mode`,
 //! `jitter`, `preset`, read by `name`), quotas (`quota`) and the presets' backoff numbers
 //! (`defaults`). A proc-macro crate cannot depend on the runtime it generates code for (the
 //! runtime depends on it), so each file here is a copy of its runtime counterpart, as
@@ -11,6 +11,7 @@
 
 pub(crate) mod defaults;
 pub(crate) mod duration;
+pub(crate) mod hedge;
 pub(crate) mod jitter;
 pub(crate) mod mode;
 mod name;

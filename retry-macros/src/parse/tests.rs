@@ -8,7 +8,7 @@ use proptest::prelude::*;
 
 use std::time::Duration;
 
-use super::{defaults, duration, jitter, mode, preset, quota};
+use super::{defaults, duration, hedge, jitter, mode, preset, quota};
 
 /// What parsing one input gave: the value or the error message.
 type Outcome<T> = Result<T, String>;
@@ -476,5 +476,76 @@ fn every_presets_backoff_is_the_runtimes() {
              the copy, or `#[retryable(preset = \"{preset}\")]` checks `initial_backoff <= \
              max_backoff` and caps the throttling backoff against the wrong numbers"
         );
+    }
+}
+
+// ---- hedge delays ------------------------------------------------------------------------
+
+const HEDGE_COPY: &str = "retry-macros/src/parse/hedge.rs";
+const HEDGE_RUNTIME: &str = "retry-core/src/hedge/policy.rs";
+
+fn check_hedge_delay(input: &str) {
+    let copy = outcome(|| hedge::parse_hedge_delay(input));
+    let runtime = outcome(|| {
+        input
+            .parse::<retry_core::hedge::HedgeDelay>()
+            .map(|delay| match delay {
+                retry_core::hedge::HedgeDelay::After(delay) => hedge::HedgeDelay::After(delay),
+                retry_core::hedge::HedgeDelay::Percentile(p) => hedge::HedgeDelay::Percentile(p),
+            })
+    });
+    assert_same(HEDGE_COPY, HEDGE_RUNTIME, input, copy, runtime);
+}
+
+#[test]
+fn hedge_delays_parse_the_same() {
+    for input in [
+        "50ms",
+        " 1.5s ",
+        "0ms",
+        "0s",
+        "50",
+        "",
+        "p",
+        "P95",
+        "p95",
+        "p99.9",
+        "p0.1",
+        "p0",
+        "p100",
+        "p150",
+        "p-5",
+        "p9 5",
+        "p95%",
+        "p.5",
+        "p5.",
+        "p1.2.3",
+        "pinf",
+        "pNaN",
+        "p 95",
+        "pp95",
+        "-5ms",
+        "2 years",
+        "p99.99999",
+        "p00095",
+        "p1e2",
+    ] {
+        check_hedge_delay(input);
+    }
+}
+
+#[test]
+fn max_hedges_is_the_runtimes() {
+    assert_eq!(
+        hedge::MAX_HEDGES,
+        retry_core::hedge::MAX_HEDGES,
+        "sync {HEDGE_COPY} with retry-core/src/hedge/limits.rs"
+    );
+}
+
+proptest! {
+    #[test]
+    fn any_hedge_delay_parses_the_same(input in "[pP ]?[0-9.a-z%-]{0,8}") {
+        check_hedge_delay(&input);
     }
 }

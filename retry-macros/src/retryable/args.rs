@@ -33,12 +33,14 @@ pub(crate) enum Key {
     OnRetry,
     Shed,
     Idempotent,
+    HedgeAfter,
+    MaxHedges,
     Crate,
 }
 
 impl Key {
     /// Every argument, in the order the documentation lists them.
-    pub(crate) const ALL: [Key; 19] = [
+    pub(crate) const ALL: [Key; 21] = [
         Key::Preset,
         Key::MaxAttempts,
         Key::Mode,
@@ -57,6 +59,8 @@ impl Key {
         Key::OnRetry,
         Key::Shed,
         Key::Idempotent,
+        Key::HedgeAfter,
+        Key::MaxHedges,
         Key::Crate,
     ];
 
@@ -74,6 +78,11 @@ impl Key {
         Key::LongPolling,
         Key::Scope,
     ];
+
+    /// The arguments that need an `async fn`: a blocking attempt cannot be cut short, nor run
+    /// beside a hedge. (The pass test's generator skips their blocking form.)
+    #[cfg(test)]
+    pub(crate) const ASYNC_ONLY: [Key; 3] = [Key::AttemptTimeout, Key::HedgeAfter, Key::MaxHedges];
 
     /// The name written in the attribute.
     pub(crate) fn name(self) -> &'static str {
@@ -96,6 +105,8 @@ impl Key {
             Key::OnRetry => "on_retry",
             Key::Shed => "shed",
             Key::Idempotent => "idempotent",
+            Key::HedgeAfter => "hedge_after",
+            Key::MaxHedges => "max_hedges",
             Key::Crate => "crate",
         }
     }
@@ -121,6 +132,8 @@ impl Key {
             Key::OnRetry => "on_retry = log_retry",
             Key::Shed => "shed = true",
             Key::Idempotent => "idempotent = true",
+            Key::HedgeAfter => "hedge_after = \"p95\"",
+            Key::MaxHedges => "max_hedges = 2",
             Key::Crate => "crate = \"::retry_core\"",
         }
     }

@@ -56,6 +56,7 @@ use super::item::{BodyKind, FnShape, RetryableFn};
 use super::lower::{ClassifierSource, Config, Setting, StrategySource};
 use super::receiver;
 use crate::diagnostics::Errors;
+use crate::parse::hedge::HedgeDelay;
 use crate::parse::quota::Quota;
 use crate::runtime::private_module;
 use crate::spans::{parenthesized, respan, span_range, strip_type, user_amp};
@@ -131,6 +132,34 @@ pub(crate) fn expand(function: &RetryableFn, shape: &FnShape, config: &Config) -
         quote!(return #outcome;)
     };
 
+    if let Some(hedging) = &config.hedging {
+        let copy = attempt_future(function, shape, config, &receiver, &private, &types.pinned);
+        let hedged = respan(quote!(#private::hedged), first, last);
+        let shedding = match config.shed {
+            Some((first, last)) => respan(quote!(#private::ShedLoad), first, last),
+            None => quote!(#private::NeverShed),
+        };
+        let policy = hedge_policy(hedging, &private);
+        let looped = quote! {
+            #strategy
+            #classifier
+            #hook
+            #hedged(
+                #strategy_local,
+                #classifier_local,
+                #hook_local,
+                #shedding,
+                #policy,
+                || {
+                    #again
+                    #(#bindings)*
+                    #copy
+                },
+            )
+            .await
+        };
+        return finish_fn(function, shape, sig, looped);
+    }
     let looped = quote! {
         #strategy
         #classifier
@@ -157,6 +186,17 @@ pub(crate) fn expand(function: &RetryableFn, shape: &FnShape, config: &Config) -
     } else {
         looped
     };
+    finish_fn(function, shape, sig, looped)
+}
+
+/// The function with its signature `sig` and the body `looped` (in `#[async_trait]`'s boxed
+/// future when the body was one).
+fn finish_fn(
+    function: &RetryableFn,
+    shape: &FnShape,
+    sig: syn::Signature,
+    looped: TokenStream,
+) -> TokenStream {
     let body = match &shape.body {
         BodyKind::AsyncTrait(body) => {
             let box_pin = &body.box_pin;
@@ -167,7 +207,6 @@ pub(crate) fn expand(function: &RetryableFn, shape: &FnShape, config: &Config) -
         }
         BodyKind::Async | BodyKind::Blocking => looped,
     };
-
     let attrs = &function.attrs;
     let vis = &function.vis;
     quote! {
@@ -176,6 +215,22 @@ pub(crate) fn expand(function: &RetryableFn, shape: &FnShape, config: &Config) -
             #body
         }
     }
+}
+
+/// `(HedgeDelay::..., max_hedges)`: the hedging of `hedge_after` and `max_hedges`.
+fn hedge_policy(hedging: &(HedgeDelay, u32, Span), private: &TokenStream) -> TokenStream {
+    let (delay, max_hedges, _) = hedging;
+    let delay = match delay {
+        HedgeDelay::After(after) => {
+            let after = duration(*after, private);
+            quote!(#private::HedgeDelay::After(#after))
+        }
+        HedgeDelay::Percentile(percentile) => {
+            let percentile = proc_macro2::Literal::f64_suffixed(*percentile);
+            quote!(#private::HedgeDelay::Percentile(#percentile))
+        }
+    };
+    quote!((#delay, #max_hedges))
 }
 
 /// The wait before each attempt: `ready().await` (`wait_blocking()` in a blocking function),
@@ -550,7 +605,26 @@ fn attempt(
     private: &TokenStream,
     output: &Type,
 ) -> TokenStream {
-    let body = match &shape.body {
+    let body = body_group(function, shape, receiver);
+    let outcome = local("__retry_outcome");
+    let pin_output = pin_output(output);
+    let retry = local("__retry");
+    if let BodyKind::Blocking = shape.body {
+        // A closure, so that `return` and `?` end the attempt, not the call; run in the
+        // attempt's context.
+        return quote! {
+            let #outcome = #retry.in_attempt_blocking(|| { #pin_output #body });
+        };
+    }
+    let attempt = cut(config, private, quote!(async { #pin_output #body }));
+    // Polled in the attempt's context (and a retry's span).
+    quote!(let #outcome = #retry.in_attempt(#attempt).await;)
+}
+
+/// The user's body in braces located at the user's (the receiver's `self` renamed when each
+/// attempt has its own).
+fn body_group(function: &RetryableFn, shape: &FnShape, receiver: &receiver::Receiver) -> Group {
+    match &shape.body {
         BodyKind::AsyncTrait(body) => {
             let mut group = Group::new(Delimiter::Brace, receiver.async_trait_stmts(&body.stmts));
             group.set_span(generated_at(body.span));
@@ -561,10 +635,14 @@ fn attempt(
             group.set_span(generated_at(function.body_span));
             group
         }
-    };
+    }
+}
+
+/// `if false { return <a value of type output>; }`: fixes the attempt's output type to the
+/// declared return type before the body is checked.
+fn pin_output(output: &Type) -> TokenStream {
     let fake = local("__retry_fake_return");
-    let outcome = local("__retry_outcome");
-    let pin_output = quote! {
+    quote! {
         #[allow(
             unreachable_code,
             clippy::diverging_sub_expression,
@@ -577,17 +655,28 @@ fn attempt(
             let #fake: #output = loop {};
             return #fake;
         }
-    };
-    let retry = local("__retry");
-    if let BodyKind::Blocking = shape.body {
-        // A closure, so that `return` and `?` end the attempt, not the call; run in the
-        // attempt's context.
-        return quote! {
-            let #outcome = #retry.in_attempt_blocking(|| { #pin_output #body });
-        };
     }
-    let block = quote!(async { #pin_output #body });
-    let attempt = match config.attempt_timeout {
+}
+
+/// One copy of a hedged call: the body as an `async move` block that owns what the closure
+/// around it gives each copy (its arguments' clones, its `self`), cut by `attempt_timeout` when
+/// given; its output type pinned to `output`.
+fn attempt_future(
+    function: &RetryableFn,
+    shape: &FnShape,
+    config: &Config,
+    receiver: &receiver::Receiver,
+    private: &TokenStream,
+    output: &Type,
+) -> TokenStream {
+    let body = body_group(function, shape, receiver);
+    let pin_output = pin_output(output);
+    cut(config, private, quote!(async move { #pin_output #body }))
+}
+
+/// `block`, cut after `attempt_timeout` when given.
+fn cut(config: &Config, private: &TokenStream, block: TokenStream) -> TokenStream {
+    match config.attempt_timeout {
         Some((timeout, (first, last))) => {
             let timeout = duration(timeout, private);
             // `E: From<Elapsed>` is required here, spanned at `attempt_timeout = "..."`.
@@ -605,9 +694,7 @@ fn attempt(
             }
         }
         None => block,
-    };
-    // Polled in the attempt's context (and a retry's span).
-    quote!(let #outcome = #retry.in_attempt(#attempt).await;)
+    }
 }
 
 /// A span located at the user's `braces` but belonging to the expansion: the braces the

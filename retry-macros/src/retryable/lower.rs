@@ -10,6 +10,7 @@ use syn::{Expr, ExprPath, LitStr};
 use super::args::{Args, Key};
 use super::value::Values;
 use crate::parse::defaults;
+use crate::parse::hedge::HedgeDelay;
 use crate::parse::jitter::Jitter;
 use crate::parse::mode::RetryMode;
 use crate::parse::preset::RetryPreset;
@@ -28,6 +29,9 @@ pub(crate) struct Config {
     pub(crate) attempt_timeout: Option<(Duration, (Span, Span))>,
     /// `shed = true`: the first and last spans of the argument.
     pub(crate) shed: Option<(Span, Span)>,
+    /// `hedge_after = "..."` (and `max_hedges`, 1 when not given), with the span of the
+    /// `hedge_after` key.
+    pub(crate) hedging: Option<(HedgeDelay, u32, Span)>,
     /// `idempotent = true | false`: the call's declared idempotency.
     pub(crate) idempotent: Option<bool>,
     /// Whether a call may have to sleep after its last attempt before returning its error (a
@@ -87,6 +91,10 @@ pub(crate) fn lower(args: &Args, values: Values) -> Config {
         .get(Key::Shed)
         .filter(|_| values.shed == Some(true))
         .map(|arg| (arg.ident.span(), span_range(&arg.value).1));
+    let hedging = values
+        .hedge_after
+        .zip(args.get(Key::HedgeAfter))
+        .map(|(delay, arg)| (delay, values.max_hedges.unwrap_or(1), arg.ident.span()));
     let lingers = values.long_polling == Some(true) || values.strategy.is_some();
     let strategy = match values.strategy {
         Some(strategy) => StrategySource::Expr(strategy),
@@ -108,6 +116,7 @@ pub(crate) fn lower(args: &Args, values: Values) -> Config {
         on_retry: values.on_retry,
         attempt_timeout,
         shed,
+        hedging,
         idempotent: values.idempotent,
         lingers,
     }

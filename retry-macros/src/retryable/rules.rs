@@ -7,6 +7,9 @@
 //!   permit, and standard mode never waits for one (the runtime would accept and ignore it);
 //! * `shed = true` needs a limit to shed on: adaptive mode with a `timeout` or a `max_wait`, or
 //!   a given `strategy` (whose configuration only the run time knows);
+//! * `max_hedges` needs `hedge_after` (how long to wait before each hedge);
+//! * `hedge_after` excludes `idempotent = false`: a hedge sends the request again while the
+//!   first copy may still be processed;
 //! * `initial_backoff <= max_backoff` once the preset fills in the one not given (the runtime's
 //!   own check, done at compile time).
 //!
@@ -29,6 +32,36 @@ pub(crate) fn check(args: &Args, values: &Values, errors: &mut Errors) {
     backoff_order(args, values, errors);
     max_wait_needs_adaptive(args, values, errors);
     shed_needs_a_limit(args, values, errors);
+    max_hedges_needs_hedge_after(args, errors);
+    hedging_needs_idempotence(args, values, errors);
+}
+
+/// `max_hedges` says how many hedges a call sends; without `hedge_after` it sends none, so the
+/// value would be accepted and ignored.
+fn max_hedges_needs_hedge_after(args: &Args, errors: &mut Errors) {
+    if let (Some(max_hedges), None) = (args.get(Key::MaxHedges), args.get(Key::HedgeAfter)) {
+        errors.push(error_at(
+            max_hedges,
+            "`max_hedges` needs `hedge_after`, the delay before each hedge: add e.g. \
+             `hedge_after = \"p95\"` or `hedge_after = \"50ms\"`, or remove `max_hedges`",
+        ));
+    }
+}
+
+/// A hedge is the request sent again while the first copy may still be processed: a call
+/// declared not idempotent cannot be hedged. Reported at `hedge_after`.
+fn hedging_needs_idempotence(args: &Args, values: &Values, errors: &mut Errors) {
+    let Some(hedge_after) = args.get(Key::HedgeAfter) else {
+        return;
+    };
+    if values.idempotent == Some(false) {
+        errors.push(error_at(
+            hedge_after,
+            "`hedge_after` sends the request again while the first copy may still be \
+             processed, and this call is declared `idempotent = false`: remove `hedge_after`, \
+             or declare `idempotent = true` if repeating the request is safe",
+        ));
+    }
 }
 
 /// The mode of the function's own strategy: `None` with a given `strategy` (its mode is the

@@ -13,6 +13,7 @@ use syn::{Expr, ExprPath, Lit, LitInt, LitStr};
 use super::args::{Arg, Args, Key};
 use crate::diagnostics::Errors;
 use crate::parse::duration::parse_duration;
+use crate::parse::hedge::{HedgeDelay, MAX_HEDGES, parse_hedge_delay};
 use crate::parse::jitter::Jitter;
 use crate::parse::mode::RetryMode;
 use crate::parse::preset::RetryPreset;
@@ -44,6 +45,10 @@ pub(crate) struct Values {
     pub(crate) shed: Option<bool>,
     /// `idempotent = true | false`.
     pub(crate) idempotent: Option<bool>,
+    /// `hedge_after = "50ms" | "p95"`.
+    pub(crate) hedge_after: Option<HedgeDelay>,
+    /// `max_hedges = N`, 1 to [`MAX_HEDGES`].
+    pub(crate) max_hedges: Option<u32>,
     /// `crate = "..."`: the path, located at the string.
     pub(crate) krate: Option<TokenStream>,
 }
@@ -89,6 +94,8 @@ pub(crate) fn parse(args: &Args, errors: &mut Errors) -> Values {
             }
             Key::Shed => boolean(arg).map(|value| v.shed = Some(value)),
             Key::Idempotent => boolean(arg).map(|value| v.idempotent = Some(value)),
+            Key::HedgeAfter => hedge_after(arg).map(|value| v.hedge_after = Some(value)),
+            Key::MaxHedges => max_hedges(arg).map(|value| v.max_hedges = Some(value)),
             Key::Crate => crate_path(arg).map(|value| v.krate = Some(value)),
         };
         if let Err(error) = read {
@@ -187,6 +194,69 @@ fn max_attempts(arg: &Arg) -> syn::Result<u32> {
         ));
     }
     Ok(value)
+}
+
+/// `hedge_after = "50ms" | "p95"`, with the runtime's rules and messages.
+fn hedge_after(arg: &Arg) -> syn::Result<HedgeDelay> {
+    let Some(Lit::Str(lit)) = literal(arg) else {
+        let hint = match literal(arg) {
+            Some(Lit::Int(int)) => format!(
+                "`hedge_after = \"{}ms\"` for a fixed delay, or `hedge_after = \"p{}\"` for a \
+                 percentile of the scope's latency",
+                int.base10_digits(),
+                int.base10_digits()
+            ),
+            _ => "`hedge_after = \"50ms\"` or `hedge_after = \"p95\"`".to_owned(),
+        };
+        return Err(syn::Error::new_spanned(
+            &arg.value,
+            format!(
+                "`hedge_after` takes a string, a delay or a percentile, found {}: write {hint}",
+                describe(&arg.value)
+            ),
+        ));
+    };
+    parse_hedge_delay(&lit.value())
+        .map_err(|error| syn::Error::new(lit.span(), format!("`hedge_after`: {error}")))
+}
+
+/// `max_hedges = N`, 1 <= N <= [`MAX_HEDGES`].
+fn max_hedges(arg: &Arg) -> syn::Result<u32> {
+    let range = format!(
+        "`max_hedges` is a whole number from 1 to {MAX_HEDGES} (gRPC's hedging policy sends at \
+         most {} copies of a request)",
+        MAX_HEDGES + 1
+    );
+    let Some(Lit::Int(lit)) = literal(arg) else {
+        let hint = match literal(arg) {
+            Some(Lit::Str(lit)) => format!("max_hedges = {}", lit.value().trim()),
+            _ => arg.key.example().to_owned(),
+        };
+        return Err(syn::Error::new_spanned(
+            &arg.value,
+            format!("{range}, found {}: write `{hint}`", describe(&arg.value)),
+        ));
+    };
+    if !matches!(lit.suffix(), "" | "u32") {
+        return Err(syn::Error::new(
+            lit.span(),
+            format!(
+                "`max_hedges` is a `u32`: write `max_hedges = {}` without the `{}` suffix",
+                lit.base10_digits(),
+                lit.suffix()
+            ),
+        ));
+    }
+    match lit.base10_parse::<u32>() {
+        Ok(value) if (1..=MAX_HEDGES).contains(&value) => Ok(value),
+        _ => Err(syn::Error::new(
+            lit.span(),
+            format!(
+                "{range}, got {}: write e.g. `max_hedges = 2`, or leave it out for one hedge",
+                lit.base10_digits()
+            ),
+        )),
+    }
 }
 
 /// `quota = "off" | "traffic" | N`, N >= 1 tokens, unquoted.
