@@ -6,14 +6,20 @@
 //! [`SimClock`] was set to the event's time. `retry-core`'s strategies are driven by the real
 //! `RetryLoop` ([`policy`](crate::policy)): `try_shed` when a call starts, `next_wait` until
 //! the attempt may be sent (the simulator sleeping each wait in virtual time), `finish` with
-//! each outcome; a call cancelled at the caller's deadline drops its loop.
+//! each outcome; a call cancelled at the caller's deadline drops its loop. A hedged call of
+//! theirs is driven by the real `HedgedLoop` the same way, plus a timer for each hedge it
+//! asks for (`hedge_wait`, then `try_hedge`) and each copy's outcome handed to `finish` with
+//! the copy's attempt.
 
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
 use std::sync::Arc;
 
+use retry_core::attempt::Attempt;
+use retry_core::driver::{HedgedLoop, Next};
 use retry_core::fleet::FleetOptions;
 use retry_core::fleet::protocol::Settings;
+use retry_core::hedge::{HedgeRefusal, Hedging};
 use retry_core::{ErrorKind, RetryStrategy, Scope};
 
 use crate::baseline::{BaselineClient, Outcome};
@@ -25,7 +31,6 @@ use crate::fleet::process::{ArrivalStream, Ending, ProcessSpec};
 use crate::fleet::static_split::StaticSplit;
 use crate::fleet::store::{Delivery, Store, StoreConfig};
 use crate::fleet::sync::{FleetEvent, FleetRuntime, ProcessLife};
-use crate::hedge::ours::OursBudget;
 use crate::hedge::{Answer, CallHedge, Due, HedgeSpec, Hedger, Verdict};
 use crate::metrics::{Recorder, RunOutput, Windows};
 use crate::policy::{Failure, OursLoop, Policy, SimClassifier, Token};
@@ -333,9 +338,8 @@ struct Call<'a> {
     attempts: u32,
     /// The static split's turn the next attempt has taken, if it waits for it.
     turn: Option<Nanos>,
-    /// The attempts in flight, their epochs and send times: the one sent, and its copies
-    /// when the call hedges.
-    flights: Vec<(u32, Nanos)>,
+    /// The attempts in flight: the one sent, and its copies when the call hedges.
+    flights: Vec<Flight>,
     /// The epoch of the attempt whose copies are in flight (a later epoch is a hedge).
     first_copy: u32,
     /// The call's hedging state.
@@ -344,10 +348,20 @@ struct Call<'a> {
     hedge_timer: u32,
 }
 
+/// One copy of a call's attempt in flight.
+#[derive(Debug, Clone, Copy)]
+struct Flight {
+    epoch: u32,
+    sent: Nanos,
+    /// The copy's attempt, as a hedged call's `HedgedLoop` numbered it (`None` for the other
+    /// loops, which have one attempt in flight).
+    attempt: Option<Attempt>,
+}
+
 impl Call<'_> {
     /// Whether the attempt `epoch` (or its copy) is in flight, its answer awaited.
     fn awaits(&self, epoch: u32) -> bool {
-        self.state == State::InFlight && self.flights.iter().any(|&(e, _)| e == epoch)
+        self.state == State::InFlight && self.flights.iter().any(|f| f.epoch == epoch)
     }
 }
 
@@ -397,8 +411,12 @@ struct Engine<'a> {
     streams: Vec<ArrivalStream>,
     /// The oracle's static split of the server's limit.
     split: Option<StaticSplit>,
-    /// The clients' hedging (empty when the strategy does not hedge).
+    /// The baseline clients' hedging (empty when the strategy does not hedge, or hedges with
+    /// `retry-core`).
     hedgers: Vec<Hedger>,
+    /// `retry-core`'s hedging, which each call's `HedgedLoop` runs, when the strategy hedges
+    /// with it.
+    hedging: Option<Hedging>,
     /// Whether the attempt timeout cuts every attempt (a hedging policy may have none).
     cut_attempts: bool,
 }
@@ -458,9 +476,10 @@ pub fn run(config: &SimConfig, strategy: &StrategySpec, seed: u64) -> Result<Run
         Arm::Fleet(tuning) => Some(fleet_runtime(config, strategy, tuning, &policies[0], seed)?),
         _ => None,
     };
-    let hedgers = match strategy.hedge {
-        Some(hedge) => hedgers(config, strategy, hedge, &policies[0])?,
-        None => Vec::new(),
+    let (hedgers, hedging) = match strategy.hedge {
+        Some(HedgeSpec::Ours(spec)) => (Vec::new(), Some(spec.hedging)),
+        Some(hedge) => (policies[0].iter().filter_map(|_| hedge.client()).collect(), None),
+        None => (Vec::new(), None),
     };
     let mut scopes: Vec<Scope> = Vec::new();
     let mut ours = Vec::with_capacity(policies.len());
@@ -525,6 +544,7 @@ pub fn run(config: &SimConfig, strategy: &StrategySpec, seed: u64) -> Result<Run
             _ => None,
         },
         hedgers,
+        hedging,
         cut_attempts: strategy.hedge.is_none_or(|hedge| hedge.cuts_attempts()),
     };
     if let Some(fleet) = engine.fleet.as_mut() {
@@ -544,36 +564,6 @@ pub fn run(config: &SimConfig, strategy: &StrategySpec, seed: u64) -> Result<Run
         output.metrics.fleet_recovery = fleet.recovery_secs(end);
     }
     Ok(output)
-}
-
-/// The hedging of each client of the first layer: `retry-core`'s charged to the client's
-/// scope, with its retry cost, `max_attempts` and deadline.
-fn hedgers(
-    config: &SimConfig,
-    strategy: &StrategySpec,
-    hedge: HedgeSpec,
-    clients: &[Policy],
-) -> Result<Vec<Hedger>, String> {
-    let HedgeSpec::Ours(_) = hedge else {
-        return clients.iter().map(|_| hedge.client(None)).collect();
-    };
-    let layer = &config.layers[0];
-    let retry = strategy.layer_config(strategy.attempts(config.max_attempts), layer.deadline)?;
-    clients
-        .iter()
-        .map(|client| {
-            let budget = match client {
-                Policy::Ours(_, scope) => Some(OursBudget {
-                    scope: scope.clone(),
-                    retry_cost: retry.retry_cost(),
-                    max_attempts: retry.max_attempts(),
-                    deadline: layer.deadline,
-                }),
-                Policy::Baseline(_) => None,
-            };
-            hedge.client(budget)
-        })
-        .collect()
 }
 
 /// Fleet mode's runtime: each client of the layer (a process) attached to the fleet with the
@@ -674,11 +664,16 @@ impl<'a> Engine<'a> {
         match ours[layer as usize].get(instance as usize) {
             Some(strategy) => {
                 let strategy: &'a (dyn RetryStrategy + 'static) = strategy.as_ref();
-                Token::Ours(OursLoop::new(
-                    strategy,
-                    SimClassifier,
-                    retry_core::driver::NoHook,
-                ))
+                let hook = retry_core::driver::NoHook;
+                match self.hedging {
+                    Some(hedging) => Token::Hedged(Box::new(HedgedLoop::new(
+                        strategy,
+                        SimClassifier,
+                        hook,
+                        hedging,
+                    ))),
+                    None => Token::Ours(OursLoop::new(strategy, SimClassifier, hook)),
+                }
             }
             None => {
                 Token::Baseline(self.baselines[layer as usize][instance as usize].start(self.now))
@@ -699,6 +694,15 @@ impl<'a> Engine<'a> {
                     return Permit::Refused;
                 }
                 match retry.next_wait(backoff) {
+                    None => self.split_turn(slot),
+                    Some(wait) => Permit::Wait(from_duration(wait).max(1)),
+                }
+            }
+            Some(Token::Hedged(hedged)) => {
+                if call.attempts == 0 && hedged.try_shed().is_some() {
+                    return Permit::Refused;
+                }
+                match hedged.next_wait(backoff) {
                     None => self.split_turn(slot),
                     Some(wait) => Permit::Wait(from_duration(wait).max(1)),
                 }
@@ -1122,8 +1126,27 @@ impl<'a> Engine<'a> {
         }
         let epoch = call.epoch;
         call.flights.clear();
-        call.flights.push((epoch, now));
         call.first_copy = epoch;
+        if let Some(Token::Hedged(hedged)) = call.token.as_mut() {
+            // The attempt `next_wait` let go; a timer of the call's previous attempt is stale.
+            let (attempt, wait) = (hedged.attempt(), hedged.hedge_wait());
+            call.flights.push(Flight {
+                epoch,
+                sent: now,
+                attempt,
+            });
+            call.hedge_timer = call.hedge_timer.wrapping_add(1);
+            if let Some(wait) = wait {
+                self.set_hedge_timer(slot, now.saturating_add(from_duration(wait)));
+            }
+            self.put(slot, epoch);
+            return;
+        }
+        call.flights.push(Flight {
+            epoch,
+            sent: now,
+            attempt: None,
+        });
         if let Some(hedger) = self.hedgers.get_mut(call.instance as usize) {
             // A timer of the call's previous attempt is stale now.
             call.hedge_timer = call.hedge_timer.wrapping_add(1);
@@ -1178,6 +1201,10 @@ impl<'a> Engine<'a> {
     fn hedge_due(&mut self, slot: u32) {
         let now = self.now;
         let call = &mut self.calls[slot as usize];
+        if let Some(Token::Hedged(_)) = call.token {
+            self.hedge_ours(slot);
+            return;
+        }
         let Some(hedger) = self.hedgers.get_mut(call.instance as usize) else {
             return;
         };
@@ -1193,7 +1220,11 @@ impl<'a> Engine<'a> {
                     self.recorder.retry_after_violations += 1;
                 }
                 let epoch = call.epoch;
-                call.flights.push((epoch, now));
+                call.flights.push(Flight {
+                    epoch,
+                    sent: now,
+                    attempt: None,
+                });
                 self.put(slot, epoch);
             }
             Due::Refused => {
@@ -1205,6 +1236,78 @@ impl<'a> Engine<'a> {
         }
     }
 
+    /// A hedge of a call that `retry-core`'s `HedgedLoop` drives is due: the loop charges it
+    /// and gives its attempt, sent now (and the next hedge's timer armed), or refuses it.
+    fn hedge_ours(&mut self, slot: u32) {
+        let now = self.now;
+        let call = &mut self.calls[slot as usize];
+        let Some(Token::Hedged(hedged)) = call.token.as_mut() else {
+            return;
+        };
+        let attempt = match hedged.try_hedge() {
+            Ok(attempt) => attempt,
+            // No hedge was due (the call stopped hedging since the timer was armed): nothing
+            // refused, as the runtime's drivers count it.
+            Err(HedgeRefusal::NoHedgeDue) => return,
+            Err(_) => {
+                self.recorder.hedge(now, false);
+                return;
+            }
+        };
+        let next = hedged.hedge_wait();
+        call.epoch = call.epoch.wrapping_add(1);
+        let epoch = call.epoch;
+        call.flights.push(Flight {
+            epoch,
+            sent: now,
+            attempt: Some(attempt),
+        });
+        let early = now < call.not_before;
+        self.recorder.hedge(now, true);
+        if early {
+            self.recorder.retry_after_violations += 1;
+        }
+        if let Some(wait) = next {
+            self.set_hedge_timer(slot, now.saturating_add(from_duration(wait)));
+        }
+        self.put(slot, epoch);
+    }
+
+    /// A copy of a call that `retry-core`'s `HedgedLoop` drives answered: the loop says what
+    /// it means (the call's answer, its retry, or wait for the other copies).
+    fn respond_ours_hedged(&mut self, slot: u32, epoch: u32, response: Response) {
+        let now = self.now;
+        let call = &mut self.calls[slot as usize];
+        let Some(index) = call.flights.iter().position(|f| f.epoch == epoch) else {
+            return;
+        };
+        let flight = call.flights.swap_remove(index);
+        let (Some(Token::Hedged(hedged)), Some(attempt)) = (call.token.as_mut(), flight.attempt)
+        else {
+            return;
+        };
+        let outcome = match response {
+            Response::Ok => Ok(()),
+            failed => Err(failed.failure()),
+        };
+        match hedged.finish(attempt, &outcome) {
+            Next::Wait => {
+                if let Response::Throttled(after) = response {
+                    call.not_before = now.saturating_add(after);
+                }
+            }
+            Next::Return => {
+                call.flights.clear();
+                if response == Response::Ok && attempt.is_hedge() {
+                    let started = call.started;
+                    self.recorder.hedge_won(started);
+                }
+                self.decided(slot, response, false, true);
+            }
+            Next::Retry => self.decided(slot, response, true, true),
+        }
+    }
+
     /// Delivers a response to the attempt `(slot, epoch)`; `false` when nobody waits for it
     /// any more (the attempt timed out or the call was cancelled).
     fn respond(&mut self, slot: u32, epoch: u32, response: Response) -> bool {
@@ -1212,14 +1315,18 @@ impl<'a> Engine<'a> {
         if !call.awaits(epoch) {
             return false;
         }
+        if let Some(Token::Hedged(_)) = call.token {
+            self.respond_ours_hedged(slot, epoch, response);
+            return true;
+        }
         if call.hedge == CallHedge::Off {
             self.handle(slot, response);
             return true;
         }
         // One copy of a hedged attempt answered: its client's hedging says what it means.
         let now = self.now;
-        let index = call.flights.iter().position(|&(e, _)| e == epoch);
-        let sent = index.map_or(now, |index| call.flights.swap_remove(index).1);
+        let index = call.flights.iter().position(|f| f.epoch == epoch);
+        let sent = index.map_or(now, |index| call.flights.swap_remove(index).sent);
         let answer = match response {
             Response::Ok => Answer::Ok {
                 latency: now - sent,
@@ -1234,9 +1341,8 @@ impl<'a> Engine<'a> {
             call.not_before = now.saturating_add(after);
         }
         let in_flight = call.flights.len();
-        let hedge = epoch != call.first_copy;
         let verdict = match self.hedgers.get_mut(call.instance as usize) {
-            Some(hedger) => hedger.answer(&mut call.hedge, answer, hedge, in_flight, now),
+            Some(hedger) => hedger.answer(&mut call.hedge, answer, in_flight, now),
             None => Verdict::Final,
         };
         match verdict {
@@ -1282,6 +1388,8 @@ impl<'a> Engine<'a> {
                 };
                 retry.finish(&outcome).is_continue()
             }
+            // Its copies' answers go to `respond_ours_hedged`.
+            Some(Token::Hedged(_)) => return,
             Some(Token::Baseline(_)) => {
                 let Some(Token::Baseline(token)) = call.token.take() else {
                     return;
@@ -1308,6 +1416,14 @@ impl<'a> Engine<'a> {
                 }
             }
         };
+        self.decided(slot, response, retried, ours);
+    }
+
+    /// The call's loop decided on the attempt's `response`: the call ends with it, or its
+    /// retry (`retried`) starts its backoff. `ours`: a loop of `retry-core`.
+    fn decided(&mut self, slot: u32, response: Response, retried: bool, ours: bool) {
+        let now = self.now;
+        let call = &mut self.calls[slot as usize];
         if let Response::Throttled(after) = response {
             call.not_before = now.saturating_add(after);
         }

@@ -546,8 +546,10 @@ impl StrategySpec {
     }
 
     /// This strategy with `retry-core`'s hedging `hedge`, named `name`: a strategy of
-    /// `retry-core` in standard mode with a private scope per client (adaptive mode's hedges
-    /// take a spare permit from the rate limiter, which the simulator does not model yet).
+    /// `retry-core` in standard mode with a private scope per client. The runtime's
+    /// `HedgedLoop`, which runs the arm's calls, hedges in adaptive mode and in a shared scope
+    /// too; no hedging arm is measured there yet, so those are refused rather than reported
+    /// without a test of their figures.
     fn hedged(mut self, name: &str, hedge: HedgeSpec) -> Result<Self, String> {
         match &self.kind {
             StrategyKind::Ours {
@@ -557,7 +559,8 @@ impl StrategySpec {
             } if config.mode() != RetryMode::Adaptive => {}
             _ => {
                 return Err(format!(
-                    "strategy `{name}`: retry-core's hedging is simulated over a strategy of                      retry-core in standard mode with a scope per client, which `{}` is not",
+                    "strategy `{name}`: retry-core's hedging is simulated over a strategy of \
+                     retry-core in standard mode with a scope per client, which `{}` is not",
                     self.name
                 ));
             }

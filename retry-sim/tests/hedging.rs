@@ -238,7 +238,7 @@ fn ours_hedging_names_are_checked() {
         ("aws-2026-shared+hedge-p95", "scope per client"),
         ("hedge-p100", "strictly between 0 and 100"),
         ("hedge-0ms", "longer than zero"),
-        ("hedge-10msx9", "max_hedges must be 1 to 4"),
+        ("hedge-10msx9", "max_hedges must be between 1 and 4"),
     ] {
         let error = StrategySpec::named(name).unwrap_err();
         assert!(error.contains(expected), "{name}: {error}");

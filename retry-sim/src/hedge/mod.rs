@@ -1,16 +1,18 @@
 //! Hedged requests: a copy of an attempt still in flight, sent after a delay; the first
 //! answer wins ("The Tail at Scale", Dean and Barroso, CACM 2013).
 //!
-//! A strategy that hedges carries a [`HedgeSpec`]; each simulated client gets a [`Hedger`]
-//! (its per-client state: tower's latency histogram, gRPC's token count), and each call a
-//! [`CallHedge`]. The event loop asks the hedger three things: when a call's first hedge is
+//! A strategy that hedges carries a [`HedgeSpec`]. `retry-core`'s hedging ([`ours`]) is the
+//! runtime's own `HedgedLoop`, which the event loop drives for each call in place of the
+//! `RetryLoop` ([`policy`](crate::policy)). For the baselines each simulated client gets a
+//! [`Hedger`] (its per-client state: tower's latency histogram, gRPC's token count), and each
+//! call a [`CallHedge`]. The event loop asks the hedger three things: when a call's first hedge is
 //! due once its attempt is sent ([`Hedger::start`]), whether a due hedge is sent
 //! ([`Hedger::due`]), and what a copy's answer means for the call ([`Hedger::answer`]): the
 //! call's answer, wait for the other copies, or send the next copy at some time. A call's
 //! answer then goes to its retry loop as an unhedged attempt's would.
 //!
 //! [`ours`]: `retry-core`'s hedging, a fixed or percentile delay, charged to the client's
-//! quota like a retry. The baselines: [`tower`]'s `hedge` middleware and [`grpc`]'s
+//! quota like a retry by the runtime itself. The baselines: [`tower`]'s `hedge` middleware and [`grpc`]'s
 //! `hedgingPolicy`; the built-in scenarios that compare them are in [`scenarios`].
 
 pub mod goals;
@@ -18,7 +20,6 @@ pub mod grpc;
 pub mod ours;
 pub mod report;
 pub mod scenarios;
-pub mod scope_latency;
 pub mod tower;
 
 use std::fmt;
@@ -26,7 +27,7 @@ use std::fmt;
 use crate::time::{MILLI, Nanos, SECOND};
 
 use grpc::{GrpcCall, GrpcHedging, GrpcHedgingSpec, GrpcNext};
-use ours::{OursBudget, OursCall, OursHedgeSpec, OursHedging};
+use ours::OursHedgeSpec;
 use tower::{TowerHedge, TowerHedgeSpec};
 
 /// How a strategy hedges.
@@ -41,23 +42,22 @@ pub enum HedgeSpec {
 }
 
 impl HedgeSpec {
-    /// A client's hedging state, fresh; `budget` is what the client's `retry-core` strategy
-    /// charges its hedges to, which [`HedgeSpec::Ours`] needs (an error without it).
+    /// A baseline client's hedging state, fresh; `None` for [`HedgeSpec::Ours`], whose calls
+    /// the runtime's `HedgedLoop` hedges.
     ///
     /// ```
-    /// use retry_sim::hedge::{HedgeSpec, tower::TowerHedgeSpec};
+    /// use retry_sim::hedge::{HedgeSpec, ours::OursHedgeSpec, tower::TowerHedgeSpec};
     /// let spec = HedgeSpec::Tower(TowerHedgeSpec { percentile: 0.95, min_data_points: 10, period: 1 });
-    /// assert!(spec.client(None).is_ok());
+    /// assert!(spec.client().is_some());
+    /// let ours = HedgeSpec::Ours(OursHedgeSpec::parse("p95").unwrap());
+    /// assert!(ours.client().is_none());
     /// ```
-    pub fn client(&self, budget: Option<OursBudget>) -> Result<Hedger, String> {
-        Ok(match *self {
-            HedgeSpec::Tower(spec) => Hedger::Tower(TowerHedge::new(spec)),
-            HedgeSpec::Grpc(spec) => Hedger::Grpc(GrpcHedging::new(spec)),
-            HedgeSpec::Ours(spec) => Hedger::Ours(Box::new(OursHedging::new(
-                spec,
-                budget.ok_or("retry-core's hedging needs a client of retry-core's strategies")?,
-            ))),
-        })
+    pub fn client(&self) -> Option<Hedger> {
+        match *self {
+            HedgeSpec::Tower(spec) => Some(Hedger::Tower(TowerHedge::new(spec))),
+            HedgeSpec::Grpc(spec) => Some(Hedger::Grpc(GrpcHedging::new(spec))),
+            HedgeSpec::Ours(_) => None,
+        }
     }
 
     /// Whether the layer's attempt timeout cuts each copy: a client's per-attempt timeout
@@ -95,18 +95,16 @@ impl fmt::Display for HedgeSpec {
     }
 }
 
-/// One client's hedging state.
+/// One baseline client's hedging state.
 #[derive(Debug, Clone)]
 pub enum Hedger {
     /// tower's `hedge` layer.
     Tower(TowerHedge),
     /// A gRPC channel's hedging policy.
     Grpc(GrpcHedging),
-    /// `retry-core`'s hedging, charged to the client's scope.
-    Ours(Box<OursHedging>),
 }
 
-/// One call's hedging state.
+/// One call's hedging state under a baseline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum CallHedge {
     /// Not hedging.
@@ -116,8 +114,6 @@ pub enum CallHedge {
     Tower,
     /// Under a gRPC hedging policy.
     Grpc(GrpcCall),
-    /// Under `retry-core`'s hedging.
-    Ours(OursCall),
 }
 
 /// What one copy of a call's attempt answered.
@@ -172,17 +168,6 @@ impl Hedger {
                 *call = CallHedge::Grpc(state);
                 grpc.first_hedge(&state, now)
             }
-            Hedger::Ours(ours) => {
-                let state = match call {
-                    CallHedge::Ours(state) => {
-                        ours.retry_sent(state);
-                        *state
-                    }
-                    _ => ours.start(now),
-                };
-                *call = CallHedge::Ours(state);
-                ours.next_due(&state, now)
-            }
         }
     }
 
@@ -197,22 +182,16 @@ impl Hedger {
                     Due::Refused
                 }
             }
-            (Hedger::Ours(ours), CallHedge::Ours(call)) => match ours.acquire(call, now) {
-                Ok(()) => Due::Send(ours.next_due(call, now)),
-                Err(_) => Due::Refused,
-            },
             // A call started under another hedger never meets this one.
             _ => Due::Refused,
         }
     }
 
-    /// A copy of the call answered at `now` (`hedge`: a hedge's, not the attempt the call
-    /// sent); `in_flight` other copies still wait for theirs.
+    /// A copy of the call answered at `now`; `in_flight` other copies still wait for theirs.
     pub fn answer(
         &mut self,
         call: &mut CallHedge,
         answer: Answer,
-        hedge: bool,
         in_flight: usize,
         now: Nanos,
     ) -> Verdict {
@@ -235,9 +214,6 @@ impl Hedger {
                     GrpcNext::Wait => Verdict::Wait,
                     GrpcNext::SendAt(at) => Verdict::SendAt(at),
                 }
-            }
-            (Hedger::Ours(ours), CallHedge::Ours(call)) => {
-                ours.answer(call, answer, hedge, in_flight, now)
             }
             _ => Verdict::Final,
         }
