@@ -86,8 +86,7 @@ impl ClassifyRetry<(), Failure> for SimClassifier {
 pub type OursLoop<'a> = RetryLoop<'a, dyn RetryStrategy, SimClassifier, NoHook>;
 
 /// The loop of one hedged call of a `retry-core` client.
-pub type HedgedOursLoop<'a> =
-    HedgedLoop<&'a (dyn RetryStrategy + 'static), SimClassifier, NoHook>;
+pub type HedgedOursLoop<'a> = HedgedLoop<&'a (dyn RetryStrategy + 'static), SimClassifier, NoHook>;
 
 /// One call's retry state.
 pub enum Token<'a> {

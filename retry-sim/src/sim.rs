@@ -478,7 +478,10 @@ pub fn run(config: &SimConfig, strategy: &StrategySpec, seed: u64) -> Result<Run
     };
     let (hedgers, hedging) = match strategy.hedge {
         Some(HedgeSpec::Ours(spec)) => (Vec::new(), Some(spec.hedging)),
-        Some(hedge) => (policies[0].iter().filter_map(|_| hedge.client()).collect(), None),
+        Some(hedge) => (
+            policies[0].iter().filter_map(|_| hedge.client()).collect(),
+            None,
+        ),
         None => (Vec::new(), None),
     };
     let mut scopes: Vec<Scope> = Vec::new();

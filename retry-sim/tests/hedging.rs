@@ -245,3 +245,27 @@ fn ours_hedging_names_are_checked() {
     }
     assert!(StrategySpec::named("aws-2026+hedge-p99x2").is_ok());
 }
+
+/// The arm's calls run the runtime's `HedgedLoop`: hedges and the first attempt share
+/// `max_attempts`. On the paper's shape (body median 3 ms) with up to 4 hedges 1 ms apart,
+/// `max_attempts = 2` leaves one hedge per call (0.98 a request; the second hedge due, 0.78 a
+/// request, is refused), while 5 lets a call send all four (2.23 a request).
+#[test]
+fn ours_hedges_share_max_attempts_with_the_first_attempt() {
+    let mut config = tail(20);
+    config.max_attempts = 2;
+    let one_each = metrics(&config, "hedge-1msx4", 1);
+    config.max_attempts = 5;
+    let four_each = metrics(&config, "hedge-1msx4", 1);
+    assert!(
+        (0.9..=1.0).contains(&one_each.hedges) && one_each.hedges_refused > 0.5,
+        "max_attempts 2: {} hedges/request, {} refused",
+        one_each.hedges,
+        one_each.hedges_refused
+    );
+    assert!(
+        four_each.hedges >= 2.0,
+        "max_attempts 5: {} hedges/request",
+        four_each.hedges
+    );
+}

@@ -55,7 +55,10 @@ impl OursHedgeSpec {
             Some((delay, count))
                 if !count.is_empty() && count.bytes().all(|b| b.is_ascii_digit()) =>
             {
-                (delay, count.parse::<u32>().map_err(|e| format!("`{text}`: {e}"))?)
+                (
+                    delay,
+                    count.parse::<u32>().map_err(|e| format!("`{text}`: {e}"))?,
+                )
             }
             _ => (text, 1),
         };
