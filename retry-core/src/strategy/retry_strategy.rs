@@ -208,9 +208,13 @@ pub trait RetryStrategy: Send + Sync + fmt::Debug {
     /// On a grant the driver counts the hedge as the call's next attempt (`token.attempt() + 1`).
     ///
     /// Ours refuse a hedge past `max_attempts` (hedges and retries share it), past the deadline,
-    /// while a throttle pauses the scope's hedges, when the quota cannot pay the retry cost and
-    /// keep half its capacity, and in adaptive mode when the rate limiter has no spare permit
-    /// (see the [module](crate::hedge)'s rules). Default: granted free of charge while the call
+    /// while a throttle pauses the scope's hedges, when the quota cannot pay the retry cost from
+    /// what it holds (a hedge is never lent against the calls in flight) and keep half its cap,
+    /// and in adaptive mode when the rate limiter has no spare permit (see the
+    /// [module](crate::hedge)'s rules). A granted cost is part of the call's account from then on,
+    /// as a retry's: the token of the hedge's attempt carries it in what the call paid
+    /// ([`RetryToken::next_attempt`]), and the call's end settles it. Default: granted free of
+    /// charge while the call
     /// has attempts left under [`max_attempts`](Self::max_attempts): a strategy without a budget
     /// has nothing to charge.
     ///
