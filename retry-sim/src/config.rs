@@ -13,6 +13,7 @@ use retry_core::{RetryConfig, RetryMode, RetryPreset};
 use serde::Deserialize;
 
 use crate::fault::{Fault, FaultKind, FaultSchedule};
+use crate::latency::{SlowPeriods, TailLatency};
 use crate::scenario::{Scenario, Variant};
 use crate::server::{ServerConfig, ServiceTime};
 use crate::sim::{Arrivals, LayerConfig, SimConfig};
@@ -27,6 +28,9 @@ pub struct FileConfig {
     pub name: Option<String>,
     /// How long clients send requests (default `"600s"`).
     pub duration: Option<String>,
+    /// Without a timed fault, how long before the metrics' window opens (default: 10 s, or a
+    /// tenth of `duration` if shorter): a hedging arm at a percentile needs its samples first.
+    pub warmup: Option<String>,
     /// Seeds (default 20).
     pub seeds: Option<u32>,
     /// The service.
@@ -54,12 +58,92 @@ pub struct ServiceSection {
     pub workers: Option<u32>,
     /// Queue length (default 500).
     pub queue: Option<u32>,
-    /// Mean (exponential), value (constant) or median (lognormal) service time (default `"50ms"`).
+    /// Mean (exponential), value (constant) or median (lognormal; tail: of the fast answers)
+    /// service time (default `"50ms"`).
     pub service_time: Option<String>,
-    /// `exponential` (default), `constant` or `lognormal`.
+    /// `exponential` (default), `constant`, `lognormal` or `tail`.
     pub distribution: Option<String>,
-    /// Shape of the lognormal distribution (default 0.5).
+    /// Shape of the lognormal distribution (tail: of the fast answers; default 0.5).
     pub sigma: Option<f64>,
+    /// Tail: probability that an answer is slow, independently for every attempt.
+    pub slow_share: Option<f64>,
+    /// Tail: median of the slow answers.
+    pub slow_time: Option<String>,
+    /// Tail: shape of the slow answers' lognormal (default 0.8).
+    pub slow_sigma: Option<f64>,
+    /// Tail: replicas with slow periods (without it, none).
+    pub slow_replicas: Option<u32>,
+    /// Tail: share of the time each replica is slow.
+    pub slow_period_share: Option<f64>,
+    /// Tail: mean length of a replica's slow period.
+    pub slow_period_length: Option<String>,
+    /// Tail: factor on the time of an answer a slow replica serves.
+    pub slow_period_factor: Option<f64>,
+}
+
+impl ServiceSection {
+    /// Whether a key of the tail distribution is set.
+    fn has_tail_keys(&self) -> bool {
+        self.slow_share.is_some()
+            || self.slow_time.is_some()
+            || self.slow_sigma.is_some()
+            || self.slow_replicas.is_some()
+            || self.slow_period_share.is_some()
+            || self.slow_period_length.is_some()
+            || self.slow_period_factor.is_some()
+    }
+
+    /// The tail distribution these keys describe, its fast answers' median `body_median`.
+    fn tail(&self, body_median: Nanos) -> Result<TailLatency, String> {
+        let slow_share = self
+            .slow_share
+            .ok_or("`service.slow_share` is required with distribution = \"tail\"")?;
+        let slow_median = match &self.slow_time {
+            Some(_) => nanos("service.slow_time", &self.slow_time, Duration::ZERO)?,
+            None => {
+                return Err("`service.slow_time` is required with distribution = \"tail\"".into());
+            }
+        };
+        let slow_periods = match self.slow_replicas {
+            None if self.slow_period_share.is_some()
+                || self.slow_period_length.is_some()
+                || self.slow_period_factor.is_some() =>
+            {
+                return Err(
+                    "`service.slow_period_*` need `service.slow_replicas` (the replicas that go \
+                     through slow periods)"
+                        .into(),
+                );
+            }
+            None => None,
+            Some(replicas) => Some(SlowPeriods {
+                replicas,
+                share: self
+                    .slow_period_share
+                    .ok_or("`service.slow_period_share` is required with `slow_replicas`")?,
+                mean_length: nanos(
+                    "service.slow_period_length",
+                    &self.slow_period_length,
+                    Duration::from_secs(5),
+                )?,
+                factor: self
+                    .slow_period_factor
+                    .ok_or("`service.slow_period_factor` is required with `slow_replicas`")?,
+            }),
+        };
+        let shape = TailLatency {
+            body_median,
+            body_sigma: self.sigma.unwrap_or(0.5),
+            slow_share,
+            slow_median,
+            slow_sigma: self.slow_sigma.unwrap_or(0.8),
+            slow_periods,
+        };
+        shape
+            .validate()
+            .map_err(|error| format!("`service`: {error}"))?;
+        Ok(shape)
+    }
 }
 
 /// `[clients]`.
@@ -201,8 +285,17 @@ pub fn parse(text: &str, default_name: &str) -> Result<Scenario, String> {
     let file: FileConfig = toml::from_str(text).map_err(|error| error.to_string())?;
     let mut config = SimConfig::new();
     config.horizon = nanos("duration", &file.duration, Duration::from_secs(600))?;
+    if file.warmup.is_some() {
+        config.warmup = Some(nanos("warmup", &file.warmup, Duration::ZERO)?);
+    }
 
     let service = &file.service;
+    let distribution = service.distribution.as_deref().unwrap_or("exponential");
+    if distribution != "tail" && service.has_tail_keys() {
+        return Err(format!(
+            "`service.slow_*` keys describe distribution = \"tail\", not `{distribution}`"
+        ));
+    }
     let time = nanos(
         "service.service_time",
         &service.service_time,
@@ -211,16 +304,17 @@ pub fn parse(text: &str, default_name: &str) -> Result<Scenario, String> {
     config.server = ServerConfig {
         workers: service.workers.unwrap_or(50),
         queue: service.queue.unwrap_or(500),
-        service: match service.distribution.as_deref().unwrap_or("exponential") {
+        service: match distribution {
             "exponential" => ServiceTime::Exponential { mean: time },
             "constant" => ServiceTime::Constant { value: time },
             "lognormal" => ServiceTime::LogNormal {
                 median: time,
                 sigma: service.sigma.unwrap_or(0.5),
             },
+            "tail" => ServiceTime::Tail(service.tail(time)?),
             other => {
                 return Err(format!(
-                    "`service.distribution`: unknown `{other}`, expected exponential, constant or lognormal"
+                    "`service.distribution`: unknown `{other}`, expected exponential, constant, lognormal or tail"
                 ));
             }
         },
@@ -516,5 +610,6 @@ fn parse_strategy(i: usize, section: &StrategySection) -> Result<StrategySpec, S
             congestion,
         },
         max_attempts: section.max_attempts,
+        hedge: None,
     })
 }

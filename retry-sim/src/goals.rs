@@ -323,6 +323,7 @@ pub fn check(results: &[ScenarioResult]) -> Vec<GoalRow> {
         }
     }
     fleet_goals(&mut c);
+    c.rows.extend(crate::hedge::goals::check(results));
     c.rows
 }
 
@@ -439,7 +440,8 @@ pub fn goals_markdown(results: &[ScenarioResult]) -> String {
         return String::new();
     }
     let mut out = String::from(
-        "## Goals\n\nMean ± 95 % CI half-width over the seeds; *met* compares the mean with the target.\n\n\
+        "## Goals\n\nMean ± 95 % CI half-width over the seeds; *met* compares the mean with the target (the \
+         worst seed's figure where the goal names it).\n\n\
          | goal | where | strategy | measured | target | met |\n|---|---|---|---:|---|---|\n",
     );
     for row in rows {

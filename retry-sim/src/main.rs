@@ -15,6 +15,7 @@ use clap::Parser;
 use retry_sim::fleet::arm::{DEFAULT_BETA_PPM, FleetTuning};
 use retry_sim::fleet::scenarios::FLEET_IDS;
 use retry_sim::fleet::sweep;
+use retry_sim::hedge::scenarios::HEDGE_IDS;
 use retry_sim::scenario::{IDS, Options, Scenario, builtin};
 use retry_sim::strategy::{BUILT_IN, StrategySpec};
 use retry_sim::time::from_duration;
@@ -25,13 +26,14 @@ use retry_sim::{config, goals, plot, report, runner};
 #[command(name = "retry-sim", version, about, long_about = None)]
 struct Cli {
     /// Scenarios to run, comma-separated (s0 … s6, or `all` for those; f1, f3, ff, or `fleet`
-    /// for those; fsweep), or `shapes`: the shape sweep of fleet mode against local mode and
-    /// a static split (`--shapes`, `--first-shape`).
+    /// for those; fsweep; h1, hs1, hs3, or `hedge` for those), or `shapes`: the shape sweep of
+    /// fleet mode against local mode and a static split (`--shapes`, `--first-shape`).
     #[arg(short, long, default_value = "all", value_delimiter = ',')]
     scenario: Vec<String>,
 
     /// Strategies to compare, comma-separated, or `all` (the ten built-ins). Also:
-    /// adaptive-2026, aws-2026-shared.
+    /// adaptive-2026, aws-2026-shared; hedging: hedge-<delay> (retry-core's, over `default`;
+    /// <strategy>+hedge-<delay> over another), tower-hedge-p<percentile>, grpc-hedging-<delay>.
     #[arg(long, default_value = "all", value_delimiter = ',')]
     strategy: Vec<String>,
 
@@ -181,6 +183,8 @@ fn scenarios(cli: &Cli) -> Result<Vec<Scenario>, String> {
             ids.extend(IDS);
         } else if id.eq_ignore_ascii_case("fleet") {
             ids.extend(FLEET_IDS);
+        } else if id.eq_ignore_ascii_case("hedge") {
+            ids.extend(HEDGE_IDS);
         } else if !id.is_empty() {
             ids.push(id);
         }

@@ -2,6 +2,7 @@
 //! the metrics derived from them.
 
 use crate::fault::FaultSchedule;
+use crate::log_histogram::LogHistogram;
 use crate::time::{MILLI, Nanos, SECOND};
 
 /// Width of a time bin: 100 ms.
@@ -111,6 +112,14 @@ impl Histogram {
     }
 }
 
+/// Hedges in a run's window.
+#[derive(Debug, Clone, Copy, Default)]
+struct HedgeCounts {
+    sent: u64,
+    refused: u64,
+    won: u64,
+}
+
 /// Counters of one run, filled by the event loop.
 #[derive(Debug, Clone)]
 pub struct Recorder {
@@ -135,6 +144,10 @@ pub struct Recorder {
     /// Worker time on the other attempts.
     wasted_busy: Vec<u64>,
     latency: Histogram,
+    /// The same latencies in 1 % bins, for the hedging tables' percentiles.
+    fine_latency: LogHistogram,
+    /// Hedges sent, refused, and successful requests a hedge answered, in the window.
+    hedges: HedgeCounts,
     client_requests: Vec<u32>,
     client_successes: Vec<u32>,
     /// Retries sent sooner than the `Retry-After` of the 429 they follow.
@@ -162,6 +175,8 @@ impl Recorder {
             useful_busy: vec![0; bins],
             wasted_busy: vec![0; bins],
             latency: Histogram::new(),
+            fine_latency: LogHistogram::new(),
+            hedges: HedgeCounts::default(),
             client_requests: vec![0; clients as usize],
             client_successes: vec![0; clients as usize],
             retry_after_violations: 0,
@@ -199,6 +214,26 @@ impl Recorder {
         if self.in_window(started) {
             self.client_successes[client as usize] += 1;
             self.latency.record(at - started);
+            self.fine_latency.record(at - started);
+        }
+    }
+
+    /// A hedge (a copy of an attempt in flight) was sent at `at`, or refused by the client's
+    /// budget when `sent` is false.
+    pub fn hedge(&mut self, at: Nanos, sent: bool) {
+        if self.in_window(at) {
+            if sent {
+                self.hedges.sent += 1;
+            } else {
+                self.hedges.refused += 1;
+            }
+        }
+    }
+
+    /// A hedge answered the successful request that started at `started`.
+    pub fn hedge_won(&mut self, started: Nanos) {
+        if self.in_window(started) {
+            self.hedges.won += 1;
         }
     }
 
@@ -304,6 +339,12 @@ impl Recorder {
             t90: t90.0,
             t90_censored: t90.1,
             p99_latency_ms: self.latency.quantile_ms(0.99),
+            p50_ms: self.fine_latency.quantile_ms(0.5),
+            p99_ms: self.fine_latency.quantile_ms(0.99),
+            p999_ms: self.fine_latency.quantile_ms(0.999),
+            hedges: ratio(self.hedges.sent, requests),
+            hedges_refused: ratio(self.hedges.refused, requests),
+            hedges_won: ratio(self.hedges.won, Self::sum32(&self.ok_by_arrival, w.window)),
             retry_after_violations: self.retry_after_violations as f64,
             share_429: ratio(
                 Self::sum32(&self.throttled, w.window),
@@ -486,6 +527,18 @@ pub struct RunMetrics {
     pub t90_censored: bool,
     /// p99 latency of the window's successful requests, ms.
     pub p99_latency_ms: f64,
+    /// p50 latency of the window's successful requests, ms, from 1 % bins.
+    pub p50_ms: f64,
+    /// p99 latency of the window's successful requests, ms, from 1 % bins.
+    pub p99_ms: f64,
+    /// p99.9 latency of the window's successful requests, ms, from 1 % bins.
+    pub p999_ms: f64,
+    /// Hedges sent per request, over the window (0 without hedging).
+    pub hedges: f64,
+    /// Hedges the client's budget refused per request, over the window.
+    pub hedges_refused: f64,
+    /// Share of the window's successful requests a hedge answered.
+    pub hedges_won: f64,
     /// Retries sent before the `Retry-After` they were given.
     pub retry_after_violations: f64,
     /// Share of the window's attempts answered 429.

@@ -1,15 +1,21 @@
 //! One simulated client's retry behavior: `retry-core`'s real strategies, driven by the real
-//! `RetryLoop` (the loop `retry`, `Retry` and `#[retryable]` run), or a baseline modelled here.
+//! `RetryLoop` (the loop `retry`, `Retry` and `#[retryable]` run) or, when the strategy hedges,
+//! the real `HedgedLoop` (the loop `Retry::hedge` and `#[retryable(hedge_after = ...)]` run), or
+//! a baseline modelled here.
 //!
 //! The simulator keeps the time: it asks the loop for its next wait
 //! ([`RetryLoop::next_wait`]), sleeps it in virtual time, and hands each attempt's outcome to
 //! [`RetryLoop::finish`], which takes every decision (attempts, quota, deadline, `max_wait`,
 //! `Retry-After`). A call starts with [`RetryLoop::try_shed`] (adaptive mode may shed it); a
 //! call cancelled at its deadline drops its loop, which settles its token as a dropped
-//! `retry(..)` future does. What the simulator measures is therefore what users run.
+//! `retry(..)` future does. A hedged call is driven the same way through
+//! [`HedgedLoop`]'s synchronous API: the simulator arms a timer for
+//! [`HedgedLoop::hedge_wait`] after each copy it sends, asks [`HedgedLoop::try_hedge`] when it
+//! fires, and hands each copy's outcome to [`HedgedLoop::finish`] with the copy's attempt. What
+//! the simulator measures is therefore what users run.
 
 use retry_core::classify::ClassifierPriority;
-use retry_core::driver::{NoHook, RetryLoop};
+use retry_core::driver::{HedgedLoop, NoHook, RetryLoop};
 use retry_core::{ClassifyRetry, ErrorKind, RetryAction, RetryReason, RetryStrategy, Scope};
 
 use crate::baseline::{BaseToken, BaselineClient};
@@ -79,10 +85,15 @@ impl ClassifyRetry<(), Failure> for SimClassifier {
 /// The loop of one call of a `retry-core` client.
 pub type OursLoop<'a> = RetryLoop<'a, dyn RetryStrategy, SimClassifier, NoHook>;
 
+/// The loop of one hedged call of a `retry-core` client.
+pub type HedgedOursLoop<'a> = HedgedLoop<&'a (dyn RetryStrategy + 'static), SimClassifier, NoHook>;
+
 /// One call's retry state.
 pub enum Token<'a> {
     /// `retry-core`'s loop (which holds the token and the place in the limiter's line).
     Ours(OursLoop<'a>),
+    /// `retry-core`'s hedged loop (the token, its copies in flight and their payments).
+    Hedged(Box<HedgedOursLoop<'a>>),
     /// A baseline's token.
     Baseline(BaseToken),
 }
@@ -91,6 +102,7 @@ impl std::fmt::Debug for Token<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Token::Ours(_) => f.write_str("Token::Ours"),
+            Token::Hedged(_) => f.write_str("Token::Hedged"),
             Token::Baseline(token) => f.debug_tuple("Token::Baseline").field(token).finish(),
         }
     }

@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 
 use crate::fault::FaultKind;
+use crate::hedge::report as hedge_report;
 use crate::metrics::RunMetrics;
 use crate::runner::{Cell, ScenarioResult};
 use crate::stats::Summary;
@@ -189,6 +190,14 @@ pub fn scenario_markdown(result: &ScenarioResult) -> String {
         };
         match calibration {
             Some(p) => calibration_table(&mut out, result, v, p),
+            None if hedge_report::hedges(result) => {
+                // H1 has no fault for the standard table's columns to tell apart.
+                if scenario.id != "h1" {
+                    standard_table(&mut out, result, v);
+                    out.push('\n');
+                }
+                hedge_report::hedge_table(&mut out, result, v);
+            }
             None => standard_table(&mut out, result, v),
         }
         out.push('\n');

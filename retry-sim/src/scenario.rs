@@ -113,6 +113,9 @@ pub fn builtin(id: &str, options: &Options) -> Result<Scenario, String> {
     if id.starts_with('f') {
         return crate::fleet::scenarios::builtin(id, options);
     }
+    if id.starts_with('h') {
+        return crate::hedge::scenarios::builtin(id, options);
+    }
     let base = |default_secs: f64| {
         let mut config = SimConfig::new();
         let horizon = options
@@ -297,9 +300,11 @@ pub fn builtin(id: &str, options: &Options) -> Result<Scenario, String> {
         ),
         other => {
             return Err(format!(
-                "unknown scenario `{other}`: expected one of {}, `all`, {} or `fleet`",
+                "unknown scenario `{other}`: expected one of {}, `all`, {} or `fleet`, {} or \
+                 `hedge`",
                 IDS.join(", "),
-                crate::fleet::scenarios::FLEET_IDS.join(", ")
+                crate::fleet::scenarios::FLEET_IDS.join(", "),
+                crate::hedge::scenarios::HEDGE_IDS.join(", ")
             ));
         }
     };

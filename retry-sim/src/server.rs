@@ -4,6 +4,7 @@
 use std::collections::VecDeque;
 
 use crate::fault::Phase;
+use crate::latency::{ReplicaPhases, TailLatency};
 use crate::rng::Rng;
 use crate::time::{MILLI, Nanos, SECOND};
 
@@ -27,6 +28,9 @@ pub enum ServiceTime {
         /// Standard deviation of the logarithm.
         sigma: f64,
     },
+    /// A long tail: most answers fast, a few slow, optionally slow replicas
+    /// ([`TailLatency`]).
+    Tail(TailLatency),
 }
 
 impl ServiceTime {
@@ -42,6 +46,7 @@ impl ServiceTime {
             ServiceTime::Exponential { mean } => secs(mean),
             ServiceTime::Constant { value } => secs(value),
             ServiceTime::LogNormal { median, sigma } => secs(median) * (sigma * sigma / 2.0).exp(),
+            ServiceTime::Tail(shape) => shape.mean_secs(),
         }
     }
 
@@ -53,9 +58,13 @@ impl ServiceTime {
                 let value = median as f64 * (sigma * rng.normal()).exp();
                 value.min(3600.0 * SECOND as f64) as Nanos
             }
+            ServiceTime::Tail(shape) => shape.sample(rng),
         }
     }
 }
+
+/// The random stream of a tail's slow replicas, forked from the service times' seed.
+const REPLICA_STREAM: u64 = 1;
 
 /// The service's shape.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -132,6 +141,8 @@ pub struct Server {
     last_refill: Nanos,
     service_rng: Rng,
     fail_rng: Rng,
+    /// The slow periods of a [`ServiceTime::Tail`] with slow replicas.
+    replicas: Option<ReplicaPhases>,
 }
 
 impl Server {
@@ -144,6 +155,17 @@ impl Server {
     /// ```
     pub fn new(config: ServerConfig, service_rng: Rng, fail_rng: Rng) -> Self {
         let phase = crate::fault::FaultSchedule::default().phases()[0];
+        // A stream of its own for the replicas, forked without drawing from the service's.
+        let replicas = match config.service {
+            ServiceTime::Tail(TailLatency {
+                slow_periods: Some(periods),
+                ..
+            }) => Some(ReplicaPhases::new(
+                periods,
+                Rng::stream(service_rng.clone().next_u64(), REPLICA_STREAM),
+            )),
+            _ => None,
+        };
         Self {
             config,
             phase,
@@ -154,6 +176,7 @@ impl Server {
             last_refill: 0,
             service_rng,
             fail_rng,
+            replicas,
         }
     }
 
@@ -235,7 +258,10 @@ impl Server {
 
     fn start(&mut self, now: Nanos) -> Admission {
         self.busy += 1;
-        let service = self.config.service.sample(&mut self.service_rng);
+        let mut service = self.config.service.sample(&mut self.service_rng);
+        if let Some(replicas) = self.replicas.as_mut() {
+            service = replicas.stretch(service, now);
+        }
         let fail = self.fail_rng.chance(self.phase.fail_probability);
         Admission::Started {
             done_at: now.saturating_add(service),

@@ -6,14 +6,20 @@
 //! [`SimClock`] was set to the event's time. `retry-core`'s strategies are driven by the real
 //! `RetryLoop` ([`policy`](crate::policy)): `try_shed` when a call starts, `next_wait` until
 //! the attempt may be sent (the simulator sleeping each wait in virtual time), `finish` with
-//! each outcome; a call cancelled at the caller's deadline drops its loop.
+//! each outcome; a call cancelled at the caller's deadline drops its loop. A hedged call of
+//! theirs is driven by the real `HedgedLoop` the same way, plus a timer for each hedge it
+//! asks for (`hedge_wait`, then `try_hedge`) and each copy's outcome handed to `finish` with
+//! the copy's attempt.
 
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
 use std::sync::Arc;
 
+use retry_core::attempt::Attempt;
+use retry_core::driver::{HedgedLoop, Next};
 use retry_core::fleet::FleetOptions;
 use retry_core::fleet::protocol::Settings;
+use retry_core::hedge::{HedgeRefusal, Hedging};
 use retry_core::{ErrorKind, RetryStrategy, Scope};
 
 use crate::baseline::{BaselineClient, Outcome};
@@ -25,6 +31,7 @@ use crate::fleet::process::{ArrivalStream, Ending, ProcessSpec};
 use crate::fleet::static_split::StaticSplit;
 use crate::fleet::store::{Delivery, Store, StoreConfig};
 use crate::fleet::sync::{FleetEvent, FleetRuntime, ProcessLife};
+use crate::hedge::{Answer, CallHedge, Due, HedgeSpec, Hedger, Verdict};
 use crate::metrics::{Recorder, RunOutput, Windows};
 use crate::policy::{Failure, OursLoop, Policy, SimClassifier, Token};
 use crate::rng::Rng;
@@ -86,6 +93,9 @@ pub struct SimConfig {
     /// life. Empty: `instances` alike clients at `rate` each, as `arrivals` says. With
     /// processes, `rate`, `arrivals` and load spikes do not apply, and there is one layer.
     pub processes: Vec<ProcessSpec>,
+    /// Without a timed fault, the seconds before the metrics' window opens; `None`: 10 s, or a
+    /// tenth of the horizon if shorter. (A hedging arm at a percentile needs its samples first.)
+    pub warmup: Option<Nanos>,
 }
 
 impl SimConfig {
@@ -113,12 +123,29 @@ impl SimConfig {
             cancel_at_deadline: true,
             store: StoreConfig::default(),
             processes: Vec::new(),
+            warmup: None,
         }
     }
 
     /// The windows metrics are computed over.
+    ///
+    /// ```
+    /// use retry_sim::{sim::SimConfig, time::SECOND};
+    /// let mut config = SimConfig::new();
+    /// config.warmup = Some(60 * SECOND);
+    /// assert_eq!(config.windows().window, (60 * SECOND, 600 * SECOND));
+    /// ```
     pub fn windows(&self) -> Windows {
-        Windows::new(&self.faults, self.horizon)
+        let mut windows = Windows::new(&self.faults, self.horizon);
+        if let Some(warmup) = self.warmup
+            && self.faults.window().is_none()
+        {
+            let open = warmup.min(self.horizon);
+            windows.window.0 = open;
+            windows.late.0 = open;
+            windows.baseline.0 = open;
+        }
+        windows
     }
 
     /// Checks the numbers, for configurations that come from users.
@@ -147,6 +174,16 @@ impl SimConfig {
         }
         if self.max_attempts == 0 {
             return Err("max_attempts must be at least 1".into());
+        }
+        if self.warmup.is_some_and(|warmup| warmup >= self.horizon) {
+            return Err("the warm-up must end before the arrivals do (`duration`)".into());
+        }
+        if self.warmup.is_some() && self.faults.window().is_some() {
+            return Err(
+                "a warm-up applies to a run without a timed fault (the metrics' window is then \
+                 the fault's)"
+                    .into(),
+            );
         }
         if self.horizon < SECOND {
             return Err("the run must last at least 1 s".into());
@@ -235,6 +272,11 @@ enum Event {
     Life {
         client: u32,
     },
+    /// A call's hedge is due (stale unless `timer` is still the call's hedge timer).
+    Hedge {
+        call: u32,
+        timer: u32,
+    },
 }
 
 /// An event and its key `(time << 64) | sequence number`: one integer comparison orders
@@ -296,6 +338,31 @@ struct Call<'a> {
     attempts: u32,
     /// The static split's turn the next attempt has taken, if it waits for it.
     turn: Option<Nanos>,
+    /// The attempts in flight: the one sent, and its copies when the call hedges.
+    flights: Vec<Flight>,
+    /// The epoch of the attempt whose copies are in flight (a later epoch is a hedge).
+    first_copy: u32,
+    /// The call's hedging state.
+    hedge: CallHedge,
+    /// Bumped whenever a hedge is scheduled: a `Hedge` event of an older timer is stale.
+    hedge_timer: u32,
+}
+
+/// One copy of a call's attempt in flight.
+#[derive(Debug, Clone, Copy)]
+struct Flight {
+    epoch: u32,
+    sent: Nanos,
+    /// The copy's attempt, as a hedged call's `HedgedLoop` numbered it (`None` for the other
+    /// loops, which have one attempt in flight).
+    attempt: Option<Attempt>,
+}
+
+impl Call<'_> {
+    /// Whether the attempt `epoch` (or its copy) is in flight, its answer awaited.
+    fn awaits(&self, epoch: u32) -> bool {
+        self.state == State::InFlight && self.flights.iter().any(|f| f.epoch == epoch)
+    }
 }
 
 /// A FIFO of (time, call, tag) whose times are non-decreasing.
@@ -344,6 +411,14 @@ struct Engine<'a> {
     streams: Vec<ArrivalStream>,
     /// The oracle's static split of the server's limit.
     split: Option<StaticSplit>,
+    /// The baseline clients' hedging (empty when the strategy does not hedge, or hedges with
+    /// `retry-core`).
+    hedgers: Vec<Hedger>,
+    /// `retry-core`'s hedging, which each call's `HedgedLoop` runs, when the strategy hedges
+    /// with it.
+    hedging: Option<Hedging>,
+    /// Whether the attempt timeout cuts every attempt (a hedging policy may have none).
+    cut_attempts: bool,
 }
 
 /// Runs `strategy` under `config` with `seed`.
@@ -362,6 +437,12 @@ pub fn run(config: &SimConfig, strategy: &StrategySpec, seed: u64) -> Result<Run
     if arm != Arm::PerProcess && config.layers.len() > 1 {
         return Err(format!(
             "strategy `{}`: a fleet arm runs with one layer of clients (the processes)",
+            strategy.name
+        ));
+    }
+    if strategy.hedge.is_some() && config.layers.len() > 1 {
+        return Err(format!(
+            "strategy `{}`: hedging is simulated with one layer of clients",
             strategy.name
         ));
     }
@@ -394,6 +475,14 @@ pub fn run(config: &SimConfig, strategy: &StrategySpec, seed: u64) -> Result<Run
     let fleet = match arm {
         Arm::Fleet(tuning) => Some(fleet_runtime(config, strategy, tuning, &policies[0], seed)?),
         _ => None,
+    };
+    let (hedgers, hedging) = match strategy.hedge {
+        Some(HedgeSpec::Ours(spec)) => (Vec::new(), Some(spec.hedging)),
+        Some(hedge) => (
+            policies[0].iter().filter_map(|_| hedge.client()).collect(),
+            None,
+        ),
+        None => (Vec::new(), None),
     };
     let mut scopes: Vec<Scope> = Vec::new();
     let mut ours = Vec::with_capacity(policies.len());
@@ -457,6 +546,9 @@ pub fn run(config: &SimConfig, strategy: &StrategySpec, seed: u64) -> Result<Run
             Arm::StaticSplit => Some(static_split(config, &strategy.name)?),
             _ => None,
         },
+        hedgers,
+        hedging,
+        cut_attempts: strategy.hedge.is_none_or(|hedge| hedge.cuts_attempts()),
     };
     if let Some(fleet) = engine.fleet.as_mut() {
         fleet.start(&mut engine.fleet_out);
@@ -575,11 +667,16 @@ impl<'a> Engine<'a> {
         match ours[layer as usize].get(instance as usize) {
             Some(strategy) => {
                 let strategy: &'a (dyn RetryStrategy + 'static) = strategy.as_ref();
-                Token::Ours(OursLoop::new(
-                    strategy,
-                    SimClassifier,
-                    retry_core::driver::NoHook,
-                ))
+                let hook = retry_core::driver::NoHook;
+                match self.hedging {
+                    Some(hedging) => Token::Hedged(Box::new(HedgedLoop::new(
+                        strategy,
+                        SimClassifier,
+                        hook,
+                        hedging,
+                    ))),
+                    None => Token::Ours(OursLoop::new(strategy, SimClassifier, hook)),
+                }
             }
             None => {
                 Token::Baseline(self.baselines[layer as usize][instance as usize].start(self.now))
@@ -600,6 +697,15 @@ impl<'a> Engine<'a> {
                     return Permit::Refused;
                 }
                 match retry.next_wait(backoff) {
+                    None => self.split_turn(slot),
+                    Some(wait) => Permit::Wait(from_duration(wait).max(1)),
+                }
+            }
+            Some(Token::Hedged(hedged)) => {
+                if call.attempts == 0 && hedged.try_shed().is_some() {
+                    return Permit::Refused;
+                }
+                match hedged.next_wait(backoff) {
                     None => self.split_turn(slot),
                     Some(wait) => Permit::Wait(from_duration(wait).max(1)),
                 }
@@ -758,8 +864,7 @@ impl<'a> Engine<'a> {
             // stays stale: epochs and generations only grow.
             for (index, lane) in self.timeouts.iter_mut().enumerate() {
                 while let Some(&(t, slot, epoch)) = lane.entries.front() {
-                    let call = &self.calls[slot as usize];
-                    if call.epoch != epoch || call.state != State::InFlight {
+                    if !self.calls[slot as usize].awaits(epoch) {
                         lane.entries.pop_front();
                         continue;
                     }
@@ -859,6 +964,12 @@ impl<'a> Engine<'a> {
                     self.schedule_fleet();
                 }
             }
+            Event::Hedge { call, timer } => {
+                let slot = &self.calls[call as usize];
+                if slot.state == State::InFlight && slot.hedge_timer == timer {
+                    self.hedge_due(call);
+                }
+            }
             Event::Phase { index } => {
                 if let Some(phase) = self.phases.get(index as usize).copied() {
                     self.enter_phase(phase);
@@ -925,6 +1036,10 @@ impl<'a> Engine<'a> {
             not_before: 0,
             attempts: 0,
             turn: None,
+            flights: Vec::with_capacity(1),
+            first_copy: 0,
+            hedge: CallHedge::Off,
+            hedge_timer: 0,
         });
         (self.calls.len() - 1) as u32
     }
@@ -946,6 +1061,7 @@ impl<'a> Engine<'a> {
         call.not_before = 0;
         call.attempts = 0;
         call.turn = None;
+        call.hedge = CallHedge::Off;
         let generation = call.generation;
         if layer == 0 {
             self.recorder.request(now, instance);
@@ -1011,11 +1127,49 @@ impl<'a> Engine<'a> {
         if call.attempts > 1 && now < call.not_before {
             self.recorder.retry_after_violations += 1;
         }
-        let (layer, epoch) = (call.layer as usize, call.epoch);
-        let timeout = now.saturating_add(self.config.layers[layer].attempt_timeout);
-        self.timeouts[layer]
-            .entries
-            .push_back((timeout, slot, epoch));
+        let epoch = call.epoch;
+        call.flights.clear();
+        call.first_copy = epoch;
+        if let Some(Token::Hedged(hedged)) = call.token.as_mut() {
+            // The attempt `next_wait` let go; a timer of the call's previous attempt is stale.
+            let (attempt, wait) = (hedged.attempt(), hedged.hedge_wait());
+            call.flights.push(Flight {
+                epoch,
+                sent: now,
+                attempt,
+            });
+            call.hedge_timer = call.hedge_timer.wrapping_add(1);
+            if let Some(wait) = wait {
+                self.set_hedge_timer(slot, now.saturating_add(from_duration(wait)));
+            }
+            self.put(slot, epoch);
+            return;
+        }
+        call.flights.push(Flight {
+            epoch,
+            sent: now,
+            attempt: None,
+        });
+        if let Some(hedger) = self.hedgers.get_mut(call.instance as usize) {
+            // A timer of the call's previous attempt is stale now.
+            call.hedge_timer = call.hedge_timer.wrapping_add(1);
+            if let Some(at) = hedger.start(&mut call.hedge, now) {
+                self.set_hedge_timer(slot, at);
+            }
+        }
+        self.put(slot, epoch);
+    }
+
+    /// Sends the attempt `(slot, epoch)` on: to the next layer, or to the server.
+    fn put(&mut self, slot: u32, epoch: u32) {
+        let now = self.now;
+        let layer = self.calls[slot as usize].layer as usize;
+        if self.cut_attempts {
+            let timeout = now.saturating_add(self.config.layers[layer].attempt_timeout);
+            self.timeouts[layer]
+                .entries
+                .push_back((timeout, slot, epoch));
+        }
         if layer + 1 < self.config.layers.len() {
             let instances = self.config.layers[layer + 1].instances;
             let instance = self.route_rng.below(u64::from(instances)) as u32;
@@ -1037,14 +1191,174 @@ impl<'a> Engine<'a> {
         }
     }
 
+    /// Schedules the call's next hedge at `at` (any earlier one is dropped).
+    fn set_hedge_timer(&mut self, slot: u32, at: Nanos) {
+        let call = &mut self.calls[slot as usize];
+        call.hedge_timer = call.hedge_timer.wrapping_add(1);
+        let timer = call.hedge_timer;
+        self.schedule(at, Event::Hedge { call: slot, timer });
+    }
+
+    /// A hedge of the call is due: sent if its client's hedging lets it, or refused (and a
+    /// call with nothing in flight and no hedge left fails).
+    fn hedge_due(&mut self, slot: u32) {
+        let now = self.now;
+        let call = &mut self.calls[slot as usize];
+        if let Some(Token::Hedged(_)) = call.token {
+            self.hedge_ours(slot);
+            return;
+        }
+        let Some(hedger) = self.hedgers.get_mut(call.instance as usize) else {
+            return;
+        };
+        match hedger.due(&mut call.hedge, now) {
+            Due::Send(next) => {
+                self.recorder.hedge(now, true);
+                if let Some(at) = next {
+                    self.set_hedge_timer(slot, at);
+                }
+                let call = &mut self.calls[slot as usize];
+                call.epoch = call.epoch.wrapping_add(1);
+                if now < call.not_before {
+                    self.recorder.retry_after_violations += 1;
+                }
+                let epoch = call.epoch;
+                call.flights.push(Flight {
+                    epoch,
+                    sent: now,
+                    attempt: None,
+                });
+                self.put(slot, epoch);
+            }
+            Due::Refused => {
+                self.recorder.hedge(now, false);
+                if call.flights.is_empty() {
+                    self.finish(slot, Response::Unavailable);
+                }
+            }
+        }
+    }
+
+    /// A hedge of a call that `retry-core`'s `HedgedLoop` drives is due: the loop charges it
+    /// and gives its attempt, sent now (and the next hedge's timer armed), or refuses it.
+    fn hedge_ours(&mut self, slot: u32) {
+        let now = self.now;
+        let call = &mut self.calls[slot as usize];
+        let Some(Token::Hedged(hedged)) = call.token.as_mut() else {
+            return;
+        };
+        let attempt = match hedged.try_hedge() {
+            Ok(attempt) => attempt,
+            // No hedge was due (the call stopped hedging since the timer was armed): nothing
+            // refused, as the runtime's drivers count it.
+            Err(HedgeRefusal::NoHedgeDue) => return,
+            Err(_) => {
+                self.recorder.hedge(now, false);
+                return;
+            }
+        };
+        let next = hedged.hedge_wait();
+        call.epoch = call.epoch.wrapping_add(1);
+        let epoch = call.epoch;
+        call.flights.push(Flight {
+            epoch,
+            sent: now,
+            attempt: Some(attempt),
+        });
+        let early = now < call.not_before;
+        self.recorder.hedge(now, true);
+        if early {
+            self.recorder.retry_after_violations += 1;
+        }
+        if let Some(wait) = next {
+            self.set_hedge_timer(slot, now.saturating_add(from_duration(wait)));
+        }
+        self.put(slot, epoch);
+    }
+
+    /// A copy of a call that `retry-core`'s `HedgedLoop` drives answered: the loop says what
+    /// it means (the call's answer, its retry, or wait for the other copies).
+    fn respond_ours_hedged(&mut self, slot: u32, epoch: u32, response: Response) {
+        let now = self.now;
+        let call = &mut self.calls[slot as usize];
+        let Some(index) = call.flights.iter().position(|f| f.epoch == epoch) else {
+            return;
+        };
+        let flight = call.flights.swap_remove(index);
+        let (Some(Token::Hedged(hedged)), Some(attempt)) = (call.token.as_mut(), flight.attempt)
+        else {
+            return;
+        };
+        let outcome = match response {
+            Response::Ok => Ok(()),
+            failed => Err(failed.failure()),
+        };
+        match hedged.finish(attempt, &outcome) {
+            Next::Wait => {
+                if let Response::Throttled(after) = response {
+                    call.not_before = now.saturating_add(after);
+                }
+            }
+            Next::Return => {
+                call.flights.clear();
+                if response == Response::Ok && attempt.is_hedge() {
+                    let started = call.started;
+                    self.recorder.hedge_won(started);
+                }
+                self.decided(slot, response, false, true);
+            }
+            Next::Retry => self.decided(slot, response, true, true),
+        }
+    }
+
     /// Delivers a response to the attempt `(slot, epoch)`; `false` when nobody waits for it
     /// any more (the attempt timed out or the call was cancelled).
     fn respond(&mut self, slot: u32, epoch: u32, response: Response) -> bool {
-        let call = &self.calls[slot as usize];
-        if call.epoch != epoch || call.state != State::InFlight {
+        let call = &mut self.calls[slot as usize];
+        if !call.awaits(epoch) {
             return false;
         }
-        self.handle(slot, response);
+        if let Some(Token::Hedged(_)) = call.token {
+            self.respond_ours_hedged(slot, epoch, response);
+            return true;
+        }
+        if call.hedge == CallHedge::Off {
+            self.handle(slot, response);
+            return true;
+        }
+        // One copy of a hedged attempt answered: its client's hedging says what it means.
+        let now = self.now;
+        let index = call.flights.iter().position(|f| f.epoch == epoch);
+        let sent = index.map_or(now, |index| call.flights.swap_remove(index).sent);
+        let answer = match response {
+            Response::Ok => Answer::Ok {
+                latency: now - sent,
+            },
+            Response::Throttled(after) => Answer::Failed {
+                pushback: Some(after),
+            },
+            Response::Timeout => Answer::TimedOut,
+            Response::ServerError | Response::Unavailable => Answer::Failed { pushback: None },
+        };
+        if let Response::Throttled(after) = response {
+            call.not_before = now.saturating_add(after);
+        }
+        let in_flight = call.flights.len();
+        let verdict = match self.hedgers.get_mut(call.instance as usize) {
+            Some(hedger) => hedger.answer(&mut call.hedge, answer, in_flight, now),
+            None => Verdict::Final,
+        };
+        match verdict {
+            Verdict::Final => {
+                if response == Response::Ok && epoch != call.first_copy {
+                    self.recorder.hedge_won(call.started);
+                }
+                call.flights.clear();
+                self.handle(slot, response);
+            }
+            Verdict::Wait => {}
+            Verdict::SendAt(at) => self.set_hedge_timer(slot, at),
+        }
         true
     }
 
@@ -1077,6 +1391,8 @@ impl<'a> Engine<'a> {
                 };
                 retry.finish(&outcome).is_continue()
             }
+            // Its copies' answers go to `respond_ours_hedged`.
+            Some(Token::Hedged(_)) => return,
             Some(Token::Baseline(_)) => {
                 let Some(Token::Baseline(token)) = call.token.take() else {
                     return;
@@ -1103,6 +1419,14 @@ impl<'a> Engine<'a> {
                 }
             }
         };
+        self.decided(slot, response, retried, ours);
+    }
+
+    /// The call's loop decided on the attempt's `response`: the call ends with it, or its
+    /// retry (`retried`) starts its backoff. `ours`: a loop of `retry-core`.
+    fn decided(&mut self, slot: u32, response: Response, retried: bool, ours: bool) {
+        let now = self.now;
+        let call = &mut self.calls[slot as usize];
         if let Response::Throttled(after) = response {
             call.not_before = now.saturating_add(after);
         }

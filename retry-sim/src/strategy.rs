@@ -10,6 +10,7 @@ use retry_core::{AdaptiveStrategy, RetryConfig, RetryMode, Scope, StandardStrate
 
 use crate::clock::{OffsetClock, SimClock};
 use crate::fleet::arm::{Arm, FleetTuning};
+use crate::hedge::{HedgeSpec, scenarios as hedging};
 
 use crate::baseline::{
     BackoffSpec, BaselineClient, BudgetKind, FinagleBudget, GrpcThrottle, RetryAfterUse,
@@ -126,6 +127,8 @@ pub struct StrategySpec {
     pub kind: StrategyKind,
     /// Attempts per call, when it fixes its own (no retries: 1); `None` takes the scenario's.
     pub max_attempts: Option<u32>,
+    /// How it hedges, if it does.
+    pub hedge: Option<HedgeSpec>,
 }
 
 /// What [`StrategySpec::build_layer`] needs to know about a layer.
@@ -159,12 +162,18 @@ pub const BUILT_IN: [&str; 10] = [
 ];
 
 /// More built-in strategies, not run by default.
-pub const EXTRA: [&str; 5] = [
+pub const EXTRA: [&str; 11] = [
     "default-adaptive",
     "adaptive-2026",
     "aws-2026-shared",
     "adaptive-timeouts",
     "adaptive-latency",
+    hedging::OURS_FIXED,
+    hedging::OURS_P95,
+    hedging::OURS_FIXED_S1,
+    hedging::TOWER,
+    hedging::GRPC,
+    hedging::GRPC_S1,
 ];
 
 /// What a traffic-sized scope younger than its window starts with and finds at least, as
@@ -224,6 +233,23 @@ impl StrategySpec {
                     .map_err(|error| error.to_string())
             };
         let ours = |config, quota| with_signals(config, quota, CongestionSignals::default());
+        if let Some(parsed) = hedging::ours(name) {
+            let (base, hedge) = parsed?;
+            return Self::named(base)?.hedged(name, hedge);
+        }
+        if let Some(hedge) = hedging::baseline(name) {
+            // tower's and gRPC's hedging do not retry: one attempt and its copies.
+            return Ok(Self {
+                name: name.to_owned(),
+                kind: baseline(
+                    BudgetSpec::Unlimited,
+                    BackoffSpec::NONE,
+                    RetryAfterUse::Ignore,
+                ),
+                max_attempts: Some(1),
+                hedge: Some(hedge?),
+            });
+        }
         let mut max_attempts = None;
         let kind = match name {
             "none" => {
@@ -309,6 +335,7 @@ impl StrategySpec {
             name: name.to_owned(),
             kind,
             max_attempts,
+            hedge: None,
         })
     }
 
@@ -360,6 +387,7 @@ impl StrategySpec {
                 congestion,
             },
             max_attempts: self.max_attempts,
+            hedge: self.hedge,
         })
     }
 
@@ -385,6 +413,7 @@ impl StrategySpec {
                 retry_after: RetryAfterUse::Ignore,
             },
             max_attempts: Some(1),
+            hedge: None,
         }
     }
 
@@ -516,6 +545,31 @@ impl StrategySpec {
             .map_err(|error| format!("strategy `{}`: {error}", self.name))
     }
 
+    /// This strategy with `retry-core`'s hedging `hedge`, named `name`: a strategy of
+    /// `retry-core` in standard mode with a private scope per client. The runtime's
+    /// `HedgedLoop`, which runs the arm's calls, hedges in adaptive mode and in a shared scope
+    /// too; no hedging arm is measured there yet, so those are refused rather than reported
+    /// without a test of their figures.
+    fn hedged(mut self, name: &str, hedge: HedgeSpec) -> Result<Self, String> {
+        match &self.kind {
+            StrategyKind::Ours {
+                config,
+                quota: QuotaSizing::PerClient,
+                ..
+            } if config.mode() != RetryMode::Adaptive => {}
+            _ => {
+                return Err(format!(
+                    "strategy `{name}`: retry-core's hedging is simulated over a strategy of \
+                     retry-core in standard mode with a scope per client, which `{}` is not",
+                    self.name
+                ));
+            }
+        }
+        name.clone_into(&mut self.name);
+        self.hedge = Some(hedge);
+        Ok(self)
+    }
+
     /// A one-line description for reports.
     ///
     /// ```
@@ -523,7 +577,10 @@ impl StrategySpec {
     /// assert!(spec.describe().contains("maxTokens 10"));
     /// ```
     pub fn describe(&self) -> String {
-        self.to_string()
+        match &self.hedge {
+            Some(hedge) => format!("{self}; {hedge}"),
+            None => self.to_string(),
+        }
     }
 }
 

@@ -8,6 +8,9 @@ pub type Nanos = u64;
 /// One millisecond.
 pub const MILLI: Nanos = 1_000_000;
 
+/// One microsecond.
+pub const MICRO: Nanos = 1_000;
+
 /// One second.
 pub const SECOND: Nanos = 1_000_000_000;
 

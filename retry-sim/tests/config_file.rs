@@ -137,3 +137,54 @@ fn a_strategy_of_ones_own_chooses_its_congestion_signals() {
         CongestionSignals::ThrottlingTimeoutsAndLatency
     );
 }
+
+#[test]
+fn a_long_tail_is_described_by_its_keys() {
+    use retry_sim::latency::TailLatency;
+    use retry_sim::server::ServiceTime;
+    let scenario = config::parse(
+        "[service]\ndistribution = \"tail\"\nservice_time = \"3ms\"\nsigma = 0.5\n\
+         slow_share = 0.012\nslow_time = \"600ms\"\nslow_sigma = 0.8",
+        "t",
+    )
+    .unwrap();
+    assert_eq!(
+        scenario.variants[0].config.server.service,
+        ServiceTime::Tail(TailLatency::paper())
+    );
+    let error = |text: &str| config::parse(text, "t").unwrap_err();
+    let stray = error("[service]\nslow_share = 0.01");
+    assert!(stray.contains("distribution = \"tail\""), "{stray}");
+    let missing = error("[service]\ndistribution = \"tail\"\nslow_share = 0.01");
+    assert!(
+        missing.contains("`service.slow_time` is required"),
+        "{missing}"
+    );
+    let share = error("[service]\ndistribution = \"tail\"\nslow_share = 2.0\nslow_time = \"1s\"");
+    assert!(
+        share.contains("`slow_share` must be between 0 and 1"),
+        "{share}"
+    );
+    let periods = error(
+        "[service]\ndistribution = \"tail\"\nslow_share = 0.01\nslow_time = \"1s\"\n\
+         slow_period_factor = 3.0",
+    );
+    assert!(periods.contains("`service.slow_replicas`"), "{periods}");
+    let hedge = error("[[strategies]]\nname = \"tower-hedge-p200\"");
+    assert!(hedge.contains("tower-hedge-p95"), "{hedge}");
+}
+
+#[test]
+fn a_warmup_opens_the_window_of_a_run_without_a_fault() {
+    use retry_sim::time::SECOND;
+    let scenario = config::parse("duration = \"90s\"\nwarmup = \"30s\"", "w").unwrap();
+    let windows = scenario.variants[0].config.windows();
+    assert_eq!(windows.window, (30 * SECOND, 90 * SECOND));
+    let error = |text: &str| config::parse(text, "w").unwrap_err();
+    let late = error("duration = \"90s\"\nwarmup = \"90s\"");
+    assert!(late.contains("before the arrivals do"), "{late}");
+    let fault = error(
+        "warmup = \"30s\"\n[[faults]]\nkind = \"outage\"\nstart = \"120s\"\nduration = \"60s\"",
+    );
+    assert!(fault.contains("without a timed fault"), "{fault}");
+}
