@@ -272,7 +272,9 @@ impl LeaseHolder {
     }
 
     /// The store answered the report in flight with `reply` at `now`: a lease moves the quota by its grant
-    /// (giving back what it asks for, to report as returned), lifts the local traffic sizing
+    /// (giving back what it asks for, to report as returned, but never the young scope's
+    /// tokens while the scope is younger than its window: a process starting cold keeps what
+    /// local mode would let it spend), lifts the local traffic sizing
     /// while it lasts, and sets the limiter to the process's share of the fleet's rate when
     /// the fleet limiter is engaged (see [`FleetStats::send_rate`] for the rules); it lasts
     /// from the report until the lease's length. A conflict is warned of once and leaves the
@@ -388,7 +390,12 @@ impl LeaseHolder {
             grant if grant > 0 => quota.release(u32::try_from(grant).unwrap_or(u32::MAX)),
             grant if grant < 0 => {
                 let asked = u32::try_from(grant.unsigned_abs()).unwrap_or(u32::MAX);
-                let taken = quota.take_up_to(asked);
+                // A young scope keeps what local mode lets it spend (the store, which cannot
+                // account for those tokens, asks a newcomer for them all).
+                let spare = quota
+                    .level()
+                    .saturating_sub(self.scope.young_quota_at(now));
+                let taken = quota.take_up_to(asked.min(spare));
                 self.returned = self.returned.saturating_add(u64::from(taken));
             }
             _ => {}

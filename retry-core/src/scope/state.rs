@@ -386,6 +386,16 @@ impl Scope {
             .map_or(0, TrafficQuota::held)
     }
 
+    /// The tokens local mode lets the scope hold whatever its traffic at `now`: the young
+    /// scope's while it is younger than its `quota_window`, 0 after (or without a window).
+    #[cfg(feature = "fleet")]
+    pub(crate) fn young_quota_at(&self, now: Duration) -> u32 {
+        self.inner
+            .traffic_quota
+            .as_ref()
+            .map_or(0, |traffic| traffic.young_at(now))
+    }
+
     /// The whole tokens a retry finds in the quota now.
     pub(crate) fn quota_level(&self) -> u32 {
         self.peek_bounds().found(self.inner.quota.level())

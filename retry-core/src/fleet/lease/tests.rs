@@ -141,9 +141,12 @@ fn a_lone_process_gets_the_young_fleet_and_is_live() {
 #[test]
 fn tokens_are_granted_spent_and_given_back_without_being_counted_twice() {
     let mut fleet = Fleet::new(2);
+    // Scopes older than their window (a young one keeps the young scope's tokens: see
+    // `a_process_starting_cold_keeps_the_young_scopes_quota`).
+    fleet.advance_ms(60_000);
     fleet.sync(0);
     // The second process: its fair share of the fleet's 500 is 250, but the pool is empty: it
-    // starts with nothing and gives back the young scope's 500 it held locally.
+    // starts with nothing and gives back the 500 it held locally.
     let lease = fleet.sync(1);
     assert_eq!(lease.grant, -500);
     assert_eq!(fleet.level(1), 0);
@@ -653,4 +656,38 @@ fn a_throttled_attempt_is_reported_sent_with_its_throttle_not_when_its_call_ends
     fleet.advance_ms(1_000);
     let report = fleet.sync_report(0);
     assert_eq!((report.sends, report.throttles), (1, 0));
+}
+
+#[test]
+fn a_process_starting_cold_keeps_the_young_scopes_quota() {
+    let mut fleet = Fleet::new(2);
+    fleet.sync(0);
+    // The second process joins a fleet whose pool the first holds: the store asks for the
+    // young scope's 500 back (it cannot account for them), but local mode would let a young
+    // scope spend them: it keeps them while it is younger than its window.
+    let lease = fleet.sync(1);
+    assert_eq!(lease.grant, -500);
+    assert_eq!(fleet.level(1), 500);
+    // Every retry local mode grants a young scope: 35 calls failing twice, 14 tokens each.
+    for call in 0..35 {
+        let strategy = &fleet.processes[1].strategy;
+        let token = strategy.acquire_initial_token();
+        let token = strategy
+            .refresh_retry_token(token, &RetryReason::error(ErrorKind::Transient))
+            .unwrap_or_else(|_| panic!("retry of call {call} refused"));
+        strategy.record_failure(token);
+    }
+    fleet.advance_ms(1_000);
+    fleet.sync(1);
+    assert_eq!(fleet.level(1), 500 - 35 * 14);
+    // Once older than its window, the lease is all it holds: a grant is applied whole.
+    fleet.advance_ms(60_000);
+    fleet.sync(0);
+    let before = fleet.level(1);
+    let lease = fleet.sync(1);
+    assert!(lease.grant < 0, "{lease:?}");
+    assert_eq!(
+        i64::from(fleet.level(1)),
+        (i64::from(before) + lease.grant).max(0)
+    );
 }
