@@ -30,7 +30,7 @@ use retry_core::fleet::protocol::{Lease, ProcessId, Reply, Report};
 use retry_core::fleet::redis::StoreOptions;
 use retry_core::fleet::{Fleet, FleetStatus};
 use retry_core::{ErrorKind, RetryReason, RetryStrategy, StandardStrategy};
-use retry_tests::fleet_process::{self, attached, fleet_stats};
+use retry_tests::fleet_process::{self, attached, attached_old, fleet_stats};
 use retry_tests::redis_server::{RedisServer, Resp};
 
 /// The tests the skip line names.
