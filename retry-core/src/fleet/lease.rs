@@ -271,10 +271,10 @@ impl LeaseHolder {
         .saturated()
     }
 
-    /// The store answered the report in flight with `reply` at `now`: a lease moves the quota by its grant
-    /// (giving back what it asks for, to report as returned, but never the young scope's
-    /// tokens while the scope is younger than its window: a process starting cold keeps what
-    /// local mode would let it spend), lifts the local traffic sizing
+    /// The store answered the report in flight with `reply` at `now`: a lease moves the quota
+    /// by its grant (giving back what it asks for, to report as returned, but never below what
+    /// local mode would let the process spend: see [`kept_tokens`](Self::kept_tokens)), lifts
+    /// the local traffic sizing
     /// while it lasts, and sets the limiter to the process's share of the fleet's rate when
     /// the fleet limiter is engaged (see [`FleetStats::send_rate`] for the rules); it lasts
     /// from the report until the lease's length. A conflict is warned of once and leaves the
@@ -390,11 +390,7 @@ impl LeaseHolder {
             grant if grant > 0 => quota.release(u32::try_from(grant).unwrap_or(u32::MAX)),
             grant if grant < 0 => {
                 let asked = u32::try_from(grant.unsigned_abs()).unwrap_or(u32::MAX);
-                // A young scope keeps what local mode lets it spend (the store, which cannot
-                // account for those tokens, asks a newcomer for them all).
-                let spare = quota
-                    .level()
-                    .saturating_sub(self.scope.young_quota_at(now));
+                let spare = quota.level().saturating_sub(self.kept_tokens(lease, now));
                 let taken = quota.take_up_to(asked.min(spare));
                 self.returned = self.returned.saturating_add(u64::from(taken));
             }
@@ -435,6 +431,30 @@ impl LeaseHolder {
         });
         if was != FleetStatus::Live {
             events::lease_live(self.scope.name(), tokens, lease.live);
+        }
+    }
+
+    /// The tokens a negative grant leaves the process at `now`, so that fleet mode never
+    /// refuses a retry local mode would grant unless the fleet is failing:
+    /// * while the fleet is not failing ([`Lease::fleet_failing`]: its tokens at least half
+    ///   its cap), the most a retry would find under the scope's local rules for its own
+    ///   traffic: one token per call of its last `quota_window`, at least one whole call's
+    ///   retries, at least the young scope's tokens while younger than its window. The
+    ///   process's own failed retries still spend them, as in local mode; only the store does
+    ///   not take them;
+    /// * while it is failing, the young scope's tokens while the scope is younger than its
+    ///   window (a process starting cold has local mode's young-scope quota whatever the
+    ///   fleet), none after: the fleet's budget, spent by failures across the fleet, is what
+    ///   the store shares.
+    ///
+    /// The store cannot account for the tokens kept (it counts what it leased): it asks for
+    /// them again at the next sync, and the fleet may hold up to its processes' local quotas
+    /// beyond its cap while it is healthy, as local mode would.
+    fn kept_tokens(&self, lease: &Lease, now: Duration) -> u32 {
+        if lease.fleet_failing() {
+            self.scope.young_quota_at(now)
+        } else {
+            self.scope.local_limit_at(now)
         }
     }
 

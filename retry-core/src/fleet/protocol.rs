@@ -438,10 +438,41 @@ pub struct Lease {
     pub share_ppm: u64,
     /// The process's send rate, `fleet_rate × share_ppm / PPM` rounded down.
     pub send_rate: u64,
+    /// The fleet's retry tokens after this report, at most the cap (`..=cap`): the pool and
+    /// what the store counts its processes to hold. Successes pay tokens back, failed retries
+    /// spend them: far below the cap, failures across the fleet have spent its budget (see
+    /// [`Lease::fleet_failing`]).
+    pub fleet_tokens: u64,
+}
+
+/// The fleet counts as failing when its tokens are below this share of its cap, in parts per
+/// million: half. Each success pays its retries back (and a first-try success a reward), so a
+/// fleet whose calls mostly succeed holds about its cap; half of it spent means failed retries
+/// across the fleet outpaced its successes by half a window's budget (500 tokens of a young
+/// fleet: 36 failed calls' retries at the AWS SDKs' cost of 14 more than were paid back).
+pub const FAILING_BELOW_PPM: u64 = 500_000;
+
+impl Lease {
+    /// Whether the fleet's reports say its upstream is failing: its tokens below
+    /// [`FAILING_BELOW_PPM`] of its cap. While it is not, a process keeps what local mode
+    /// would let it spend ([`LeaseHolder`](super::lease::LeaseHolder)).
+    ///
+    /// ```
+    /// use retry_core::fleet::protocol::Lease;
+    /// let lease = Lease { grant: 0, cap: 1_000, live: 2, born_ms: 0, now_ms: 0,
+    ///                     engaged: false, fleet_rate: 0, share_ppm: 0, send_rate: 0,
+    ///                     fleet_tokens: 499 };
+    /// assert!(lease.fleet_failing());
+    /// assert!(!Lease { fleet_tokens: 500, ..lease }.fleet_failing());
+    /// ```
+    pub fn fleet_failing(&self) -> bool {
+        u128::from(self.fleet_tokens) * u128::from(PPM)
+            < u128::from(self.cap) * u128::from(FAILING_BELOW_PPM)
+    }
 }
 
 /// What the script returns for a lease, the protocol version first: `[1, 0, grant, cap, live,
-/// born_ms, now_ms, engaged, fleet_rate, share_ppm, send_rate]`; for a conflict: `[1, 1,
+/// born_ms, now_ms, engaged, fleet_rate, share_ppm, send_rate, fleet_tokens]`; for a conflict: `[1, 1,
 /// stored settings]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ReplyItem {
@@ -456,7 +487,7 @@ const CODE_LEASE: i64 = 0;
 /// The reply code of a conflict.
 const CODE_CONFLICT: i64 = 1;
 /// The number of items of a lease reply.
-const LEASE_ITEMS: usize = 11;
+const LEASE_ITEMS: usize = 12;
 
 impl Reply {
     /// The script's return array for this reply (what [`decode`](Self::decode) reads): what a
@@ -483,6 +514,7 @@ impl Reply {
                 int(lease.fleet_rate),
                 int(lease.share_ppm),
                 int(lease.send_rate),
+                int(lease.fleet_tokens),
             ],
             Self::Conflict(settings) => vec![
                 version,
@@ -501,7 +533,7 @@ impl Reply {
     /// use retry_core::fleet::protocol::{Reply, ReplyItem::Int, Report, Settings};
     /// let report = Report { now_ms: 1_000, held: 10, ..Report::default() };
     /// let items = [Int(1), Int(0), Int(90), Int(500), Int(2), Int(1_000), Int(1_000),
-    ///              Int(0), Int(0), Int(0), Int(0)];
+    ///              Int(0), Int(0), Int(0), Int(0), Int(500)];
     /// let Reply::Lease(lease) = Reply::decode(&items, &Settings::example(), &report).unwrap()
     /// else { unreachable!() };
     /// assert_eq!(lease.grant, 90);
@@ -567,6 +599,7 @@ fn decode_lease(
     let share_ppm = bounded_item(items, 9, "share_ppm", 0, if engaged { PPM } else { 0 })?;
     let expected_rate = fleet_rate * share_ppm / PPM;
     let send_rate = bounded_item(items, 10, "send_rate", expected_rate, expected_rate)?;
+    let fleet_tokens = bounded_item(items, 11, "fleet_tokens", 0, cap)?;
     Ok(Lease {
         grant,
         cap,
@@ -577,6 +610,7 @@ fn decode_lease(
         fleet_rate,
         share_ppm,
         send_rate,
+        fleet_tokens,
     })
 }
 

@@ -7,8 +7,8 @@
 -- KEYS: the scope's state hash, procs hash (id -> "lease:owed:retry_demand:send_demand") and
 -- seen sorted set (id -> last seen, ms). All three share one hash tag (one cluster slot).
 -- ARGV: protocol version, process id, the report's numbers, the settings (protocol.rs).
--- Returns {1, 0, grant, cap, live, born, now, engaged, fleet_rate, share_ppm, send_rate} for a
--- lease, {1, 1, stored settings} for a conflict.
+-- Returns {1, 0, grant, cap, live, born, now, engaged, fleet_rate, share_ppm, send_rate,
+-- fleet_tokens} for a lease, {1, 1, stored settings} for a conflict.
 
 local STATE, PROCS, SEEN = KEYS[1], KEYS[2], KEYS[3]
 
@@ -552,4 +552,4 @@ redis.call('PEXPIRE', PROCS, key_ttl)
 redis.call('PEXPIRE', SEEN, key_ttl)
 
 return {1, 0, held_after - r.held, cap, live, fleet.born, now, fleet.engaged, fleet.fleet_rate,
-  share_ppm, send_rate}
+  share_ppm, send_rate, math.min(fleet.pool + fleet.leased, cap)}

@@ -632,6 +632,7 @@ fn budget_step(
         fleet_rate: unsigned(fleet.fleet_rate),
         share_ppm: unsigned(share_ppm),
         send_rate: unsigned(send_rate),
+        fleet_tokens: unsigned((fleet.pool + fleet.leased).min(cap)),
     };
     let record = ProcessRecord {
         lease: counted + from_pool.max(0),
