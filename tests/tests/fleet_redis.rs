@@ -11,6 +11,8 @@ mod backend;
 mod differential;
 #[path = "fleet_redis/faults.rs"]
 mod faults;
+#[path = "fleet_redis/garbage.rs"]
+mod garbage;
 #[path = "fleet_redis/managed.rs"]
 mod managed;
 #[path = "fleet_redis/scope_faults.rs"]

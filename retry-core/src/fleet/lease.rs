@@ -19,7 +19,7 @@ use std::time::Duration;
 use super::error::FleetError;
 use super::events;
 use super::link::{FleetLink, Mode};
-use super::protocol::{Lease, MIN_FLEET_RATE, ProcessId, Reply, Report, Settings};
+use super::protocol::{Dropped, Lease, MIN_FLEET_RATE, ProcessId, Reply, Report, Settings};
 use super::scope_settings::FINGERPRINTED;
 use super::status::{FleetStats, FleetStatus};
 use crate::scope::{Scope, ScopeTotals};
@@ -124,6 +124,11 @@ pub struct LeaseHolder {
     /// Successes after retries counted before their success was (the two totals are read one
     /// after the other, while calls end): taken from the next reports' first-try successes.
     retried_ahead: u64,
+    /// Syncs whose store dropped garbage ([`FleetStats::garbage_dropped`]).
+    garbage_dropped: u64,
+    /// Whether the last lease said the store dropped garbage (so that a run of them logs one
+    /// warning).
+    dropping: bool,
 }
 
 /// The counts of one report.
@@ -217,6 +222,8 @@ impl LeaseHolder {
             status: FleetStatus::Connecting,
             failing: false,
             retried_ahead: 0,
+            garbage_dropped: 0,
+            dropping: false,
         })
     }
 
@@ -385,6 +392,7 @@ impl LeaseHolder {
     }
 
     fn take_lease(&mut self, lease: &Lease, sent_at: Duration, now: Duration) {
+        self.note_dropped(lease.dropped);
         let quota = self.scope.quota();
         match lease.grant {
             grant if grant > 0 => quota.release(u32::try_from(grant).unwrap_or(u32::MAX)),
@@ -426,12 +434,25 @@ impl LeaseHolder {
                 live_processes: lease.live,
                 fleet_rate: lease.engaged.then(|| lease.fleet_rate as f64 / MILLI),
                 send_rate: self.rate,
+                garbage_dropped: self.garbage_dropped,
                 ..FleetStats::default()
             };
         });
         if was != FleetStatus::Live {
             events::lease_live(self.scope.name(), tokens, lease.live);
         }
+    }
+
+    /// The store dropped `dropped` in this sync: counted, and warned of once per run of syncs
+    /// that drop garbage (a forger writing at every sync interval logs once until a clean
+    /// sync; each is counted).
+    fn note_dropped(&mut self, dropped: Dropped) {
+        let dropping = dropped != Dropped::Nothing;
+        if dropping {
+            self.garbage_dropped = self.garbage_dropped.saturating_add(1);
+            events::garbage_dropped(self.scope.name(), dropped.as_str(), !self.dropping);
+        }
+        self.dropping = dropping;
     }
 
     /// The tokens a negative grant leaves the process at `now`, so that fleet mode never

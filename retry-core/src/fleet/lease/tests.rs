@@ -8,7 +8,7 @@ use crate::classify::{ErrorKind, RetryReason};
 use crate::clock::{Clock, ManualClock};
 use crate::config::RetryConfig;
 use crate::fleet::options::FleetOptions;
-use crate::fleet::protocol::Lease;
+use crate::fleet::protocol::{Dropped, Lease};
 use crate::fleet::store_model::step;
 use crate::fleet::store_state::StoreState;
 use crate::strategy::{RetryStrategy, StandardStrategy};
@@ -568,6 +568,7 @@ fn engaged_lease(live: u64, fleet_rate: f64, send_rate: f64) -> Lease {
         share_ppm: (send_rate / fleet_rate * 1e6) as u64,
         send_rate: (send_rate * 1_000.0) as u64,
         fleet_tokens: 500,
+        dropped: Dropped::Nothing,
     }
 }
 
@@ -806,4 +807,33 @@ fn a_fleet_failing_everywhere_still_refuses() {
     assert_eq!(first_retries(&fleet.processes[0].strategy, 10), 0);
     let local = first_retries(&twin, 10);
     assert!(local >= 8, "local mode granted {local} retries");
+}
+
+#[test]
+fn every_sync_whose_store_dropped_garbage_is_counted() {
+    let mut fleet = Fleet::new(1);
+    let lease = fleet.sync(0);
+    assert_eq!(fleet.stats(0).garbage_dropped, 0);
+    let drops = [
+        Dropped::ProcessRecord,
+        Dropped::State,
+        Dropped::Nothing,
+        Dropped::ProcessRecord,
+    ];
+    for dropped in drops {
+        let (now, wall_ms) = (fleet.now(), fleet.wall_ms());
+        let holder = &mut fleet.processes[0].holder;
+        holder.report(now, wall_ms);
+        let reply = Reply::Lease(Lease {
+            grant: 0,
+            dropped,
+            ..lease
+        });
+        holder.apply(&reply, now);
+    }
+    let stats = fleet.stats(0);
+    assert_eq!(
+        (stats.garbage_dropped, stats.status),
+        (3, FleetStatus::Live)
+    );
 }

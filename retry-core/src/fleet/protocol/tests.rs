@@ -12,6 +12,7 @@ fn lease_items() -> Vec<ReplyItem> {
         share_ppm: 500_000,
         send_rate: 225_000,
         fleet_tokens: 400,
+        dropped: Dropped::ProcessRecord,
     })
     .encode()
 }
@@ -87,6 +88,9 @@ fn a_hostile_reply_cannot_give_a_negative_share_or_a_rate_out_of_bounds() {
     // The fleet's tokens within 0..=cap.
     assert_eq!(refused(11, Int(501)), "fleet_tokens");
     assert_eq!(refused(11, Int(-1)), "fleet_tokens");
+    // What was dropped: 0, 1 or 2.
+    assert_eq!(refused(12, Int(3)), "dropped");
+    assert_eq!(refused(12, Int(-1)), "dropped");
 }
 
 #[test]
@@ -98,7 +102,7 @@ fn a_reply_of_another_shape_or_version_is_an_error_not_a_panic() {
         "version"
     );
     assert_eq!(decode(&[Int(1), Int(7)]).expect_err("code").field(), "code");
-    let short = &lease_items()[..11];
+    let short = &lease_items()[..12];
     assert_eq!(decode(short).expect_err("short").field(), "reply length");
 }
 
