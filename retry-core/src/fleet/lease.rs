@@ -279,9 +279,10 @@ impl LeaseHolder {
     }
 
     /// The store answered the report in flight with `reply` at `now`: a lease moves the quota
-    /// by its grant (giving back what it asks for, to report as returned, but never below what
-    /// local mode would let the process spend: see [`kept_tokens`](Self::kept_tokens)), lifts
-    /// the local traffic sizing
+    /// by its grant (giving back what it asks for, to report as returned, but never what local
+    /// mode would let the process's retries find for its own traffic while the fleet is not
+    /// failing, [`Lease::fleet_failing`], nor a young scope's tokens), lifts the local traffic
+    /// sizing
     /// while it lasts, and sets the limiter to the process's share of the fleet's rate when
     /// the fleet limiter is engaged (see [`FleetStats::send_rate`] for the rules); it lasts
     /// from the report until the lease's length. A conflict is warned of once and leaves the
