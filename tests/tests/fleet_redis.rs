@@ -11,6 +11,8 @@ mod backend;
 mod differential;
 #[path = "fleet_redis/faults.rs"]
 mod faults;
+#[path = "fleet_redis/garbage.rs"]
+mod garbage;
 #[path = "fleet_redis/managed.rs"]
 mod managed;
 #[path = "fleet_redis/scope_faults.rs"]
@@ -30,7 +32,7 @@ use retry_core::fleet::protocol::{Lease, ProcessId, Reply, Report};
 use retry_core::fleet::redis::StoreOptions;
 use retry_core::fleet::{Fleet, FleetStatus};
 use retry_core::{ErrorKind, RetryReason, RetryStrategy, StandardStrategy};
-use retry_tests::fleet_process::{self, attached, fleet_stats};
+use retry_tests::fleet_process::{self, attached, attached_old, fleet_stats};
 use retry_tests::redis_server::{RedisServer, Resp};
 
 /// The tests the skip line names.

@@ -20,7 +20,7 @@ use retry_core::fleet::redis::{RedisStore, StoreOptions};
 use retry_core::fleet::{Fleet, FleetErrorKind, FleetStatus};
 use retry_core::{ErrorKind, RetryConfig, RetryReason, RetryStrategy, StandardStrategy, retry};
 use retry_tests::fleet_acl::{assert_only_client_setinfo_refused, least_privileged_user};
-use retry_tests::fleet_process::{self, attached, fleet_stats};
+use retry_tests::fleet_process::{self, attached, attached_old, fleet_stats};
 use retry_tests::redis_cluster::RedisCluster;
 use retry_tests::redis_server::Resp;
 use tokio::sync::{Mutex, MutexGuard};
@@ -93,12 +93,13 @@ async fn calls_carry_on(strategy: &StandardStrategy, fault: &str) {
 }
 
 /// Two processes with a live scope `orders` each, their tokens settled (the young fleet's 500
-/// in two fair shares).
+/// in two fair shares). The scopes are older than their window, so that what they hold is
+/// what the store leases them (a young scope keeps the young scope's 500 whatever the lease).
 async fn live_pair(url: &str) -> (Fleet, Fleet, StandardStrategy, StandardStrategy) {
     let config = RetryConfig::default();
     let (one, two) = (process(url, 1).await, process(url, 2).await);
-    let first = attached(&one, "orders", &config);
-    let second = attached(&two, "orders", &config);
+    let first = attached_old(&one, "orders", &config);
+    let second = attached_old(&two, "orders", &config);
     wait_until("a fair share each", || {
         fleet_stats(&first).status == FleetStatus::Live
             && fleet_stats(&second).status == FleetStatus::Live

@@ -10,6 +10,10 @@
 //!   the next ones;
 //! * `warn` "fleet reply refused" (scope, the reply's error): out of the protocol's bounds, the
 //!   lease is left as it was;
+//! * `warn` "fleet store dropped garbage" (scope, what: `a process record` or `the scope's
+//!   state`) when a sync's store met a stored value no process could have written and dropped
+//!   it (the state is re-learned from the processes' reports): once per run of such syncs,
+//!   `debug` for the next ones of the run;
 //! * `error` "fleet scope not attached" (scope, the error) when a scope attached by name before
 //!   it was declared is declared with settings a fleet cannot share (a fixed quota), or is
 //!   attached to another fleet: once, until a scope of that name is linked.
@@ -70,6 +74,23 @@ pub(crate) fn reply_refused(scope: &str, error: &FleetError) {
         %error,
         "fleet reply refused: the lease is left as it was"
     );
+}
+
+/// The store dropped garbage (`what`) while syncing `scope`; `first`: the first of a run of
+/// such syncs.
+pub(crate) fn garbage_dropped(scope: &str, what: &'static str, first: bool) {
+    if first {
+        tracing::warn!(
+            target: "retry_core",
+            scope,
+            what,
+            "fleet store dropped garbage: a stored value no process could have written (out of \
+             the protocol's bounds, or not in the store script's form); the fleet's state is \
+             re-learned from the processes' reports"
+        );
+    } else {
+        tracing::debug!(target: "retry_core", scope, what, "fleet store dropped garbage");
+    }
 }
 
 /// A scope attached by name before its declaration could not be linked when it was declared.

@@ -19,7 +19,7 @@ use std::time::Duration;
 use super::error::FleetError;
 use super::events;
 use super::link::{FleetLink, Mode};
-use super::protocol::{Lease, MIN_FLEET_RATE, ProcessId, Reply, Report, Settings};
+use super::protocol::{Dropped, Lease, MIN_FLEET_RATE, ProcessId, Reply, Report, Settings};
 use super::scope_settings::FINGERPRINTED;
 use super::status::{FleetStats, FleetStatus};
 use crate::scope::{Scope, ScopeTotals};
@@ -124,6 +124,11 @@ pub struct LeaseHolder {
     /// Successes after retries counted before their success was (the two totals are read one
     /// after the other, while calls end): taken from the next reports' first-try successes.
     retried_ahead: u64,
+    /// Syncs whose store dropped garbage ([`FleetStats::garbage_dropped`]).
+    garbage_dropped: u64,
+    /// Whether the last lease said the store dropped garbage (so that a run of them logs one
+    /// warning).
+    dropping: bool,
 }
 
 /// The counts of one report.
@@ -217,6 +222,8 @@ impl LeaseHolder {
             status: FleetStatus::Connecting,
             failing: false,
             retried_ahead: 0,
+            garbage_dropped: 0,
+            dropping: false,
         })
     }
 
@@ -271,8 +278,11 @@ impl LeaseHolder {
         .saturated()
     }
 
-    /// The store answered the report in flight with `reply` at `now`: a lease moves the quota by its grant
-    /// (giving back what it asks for, to report as returned), lifts the local traffic sizing
+    /// The store answered the report in flight with `reply` at `now`: a lease moves the quota
+    /// by its grant (giving back what it asks for, to report as returned, but never what local
+    /// mode would let the process's retries find for its own traffic while the fleet is not
+    /// failing, [`Lease::fleet_failing`], nor a young scope's tokens), lifts the local traffic
+    /// sizing
     /// while it lasts, and sets the limiter to the process's share of the fleet's rate when
     /// the fleet limiter is engaged (see [`FleetStats::send_rate`] for the rules); it lasts
     /// from the report until the lease's length. A conflict is warned of once and leaves the
@@ -383,12 +393,14 @@ impl LeaseHolder {
     }
 
     fn take_lease(&mut self, lease: &Lease, sent_at: Duration, now: Duration) {
+        self.note_dropped(lease.dropped);
         let quota = self.scope.quota();
         match lease.grant {
             grant if grant > 0 => quota.release(u32::try_from(grant).unwrap_or(u32::MAX)),
             grant if grant < 0 => {
                 let asked = u32::try_from(grant.unsigned_abs()).unwrap_or(u32::MAX);
-                let taken = quota.take_up_to(asked);
+                let spare = quota.level().saturating_sub(self.kept_tokens(lease, now));
+                let taken = quota.take_up_to(asked.min(spare));
                 self.returned = self.returned.saturating_add(u64::from(taken));
             }
             _ => {}
@@ -423,11 +435,48 @@ impl LeaseHolder {
                 live_processes: lease.live,
                 fleet_rate: lease.engaged.then(|| lease.fleet_rate as f64 / MILLI),
                 send_rate: self.rate,
+                garbage_dropped: self.garbage_dropped,
                 ..FleetStats::default()
             };
         });
         if was != FleetStatus::Live {
             events::lease_live(self.scope.name(), tokens, lease.live);
+        }
+    }
+
+    /// The store dropped `dropped` in this sync: counted, and warned of once per run of syncs
+    /// that drop garbage (a forger writing at every sync interval logs once until a clean
+    /// sync; each is counted).
+    fn note_dropped(&mut self, dropped: Dropped) {
+        let dropping = dropped != Dropped::Nothing;
+        if dropping {
+            self.garbage_dropped = self.garbage_dropped.saturating_add(1);
+            events::garbage_dropped(self.scope.name(), dropped.as_str(), !self.dropping);
+        }
+        self.dropping = dropping;
+    }
+
+    /// The tokens a negative grant leaves the process at `now`, so that fleet mode never
+    /// refuses a retry local mode would grant unless the fleet is failing:
+    /// * while the fleet is not failing ([`Lease::fleet_failing`]: its tokens at least half
+    ///   its cap), the most a retry would find under the scope's local rules for its own
+    ///   traffic: one token per call of its last `quota_window`, at least one whole call's
+    ///   retries, at least the young scope's tokens while younger than its window. The
+    ///   process's own failed retries still spend them, as in local mode; only the store does
+    ///   not take them;
+    /// * while it is failing, the young scope's tokens while the scope is younger than its
+    ///   window (a process starting cold has local mode's young-scope quota whatever the
+    ///   fleet), none after: the fleet's budget, spent by failures across the fleet, is what
+    ///   the store shares.
+    ///
+    /// The store cannot account for the tokens kept (it counts what it leased): it asks for
+    /// them again at the next sync, and the fleet may hold up to its processes' local quotas
+    /// beyond its cap while it is healthy, as local mode would.
+    fn kept_tokens(&self, lease: &Lease, now: Duration) -> u32 {
+        if lease.fleet_failing() {
+            self.scope.young_quota_at(now)
+        } else {
+            self.scope.local_limit_at(now)
         }
     }
 

@@ -71,6 +71,8 @@ pub(crate) struct FleetMeter {
     fleet_rate: metrics::Gauge,
     share: metrics::Gauge,
     processes: metrics::Gauge,
+    /// `retry.fleet.garbage`: set to [`FleetStats::garbage_dropped`] after each sync.
+    garbage: metrics::Counter,
 }
 
 /// Without the feature: nothing to report to.
@@ -96,7 +98,8 @@ impl FleetMeter {
             lease_tokens: gauge!(FLEET_LEASE_TOKENS, SCOPE => scope.clone()),
             fleet_rate: gauge!(FLEET_RATE, SCOPE => scope.clone()),
             share: gauge!(FLEET_SHARE, SCOPE => scope.clone()),
-            processes: gauge!(FLEET_PROCESSES, SCOPE => scope),
+            processes: gauge!(FLEET_PROCESSES, SCOPE => scope.clone()),
+            garbage: counter!(FLEET_GARBAGE, SCOPE => scope),
         }
     }
 
@@ -110,6 +113,7 @@ impl FleetMeter {
         self.share.set(stats.send_rate.unwrap_or(0.0));
         // Live processes are few enough for a double's 53 bits.
         self.processes.set(stats.live_processes as f64);
+        self.garbage.absolute(stats.garbage_dropped);
     }
 
     /// The scope is detached: its status shows it, the other gauges as they were.

@@ -209,7 +209,11 @@
 //!   warning; the lease stays as it was). In the store, a process's record out of the
 //!   protocol's bounds ([`store_state::ProcessRecord::in_bounds`]: another client wrote it)
 //!   or a key of another type than the script writes is a lost state: dropped and re-learned
-//!   (the rate the processes knew adopted, the fleet's age kept).
+//!   (the rate the processes knew adopted, the fleet's age kept). The reply of the sync that
+//!   dropped it says so ([`protocol::Lease::dropped`]): the process warns (`fleet store dropped
+//!   garbage`, naming the scope and what, once per run of such syncs), counts it
+//!   ([`FleetStats::garbage_dropped`], the `retry.fleet.garbage` counter) and goes on serving
+//!   on its lease.
 //!
 //! # The protocol, in a few lines
 //! * A [`Report`](protocol::Report) (per process and scope, since its last sync): calls ended,
@@ -235,7 +239,12 @@
 //!   demand (smoothed over four reports).
 //! * A [`Reply`](protocol::Reply): the grant (tokens to add or give back), the fleet's cap, the
 //!   live processes, whether the fleet limiter is engaged, the fleet's rate and the process's
-//!   share of it; or a conflict with the stored settings. Every value is checked against its
+//!   share of it, the fleet's tokens (below half the cap, the fleet counts as failing), and the
+//!   garbage the step dropped; or a conflict with the stored settings. A negative grant never
+//!   takes what the process's local rules would let its retries find for its own traffic
+//!   (the young scope's 500 while young) unless the fleet is failing, and never a young
+//!   scope's 500: fleet mode refuses no retry local mode would grant while the fleet's calls
+//!   mostly succeed ([`lease::LeaseHolder`]). Every value is checked against its
 //!   bounds when decoded: a corrupt or hostile store cannot grant more than the cap or a
 //!   negative share.
 //!

@@ -438,10 +438,87 @@ pub struct Lease {
     pub share_ppm: u64,
     /// The process's send rate, `fleet_rate × share_ppm / PPM` rounded down.
     pub send_rate: u64,
+    /// The fleet's retry tokens after this report, at most the cap (`..=cap`): the pool and
+    /// what the store counts its processes to hold. Successes pay tokens back, failed retries
+    /// spend them: far below the cap, failures across the fleet have spent its budget (see
+    /// [`Lease::fleet_failing`]).
+    pub fleet_tokens: u64,
+    /// Garbage the store dropped in this step, before it applied the report: a stored value no
+    /// process could have written (out of the bounds the protocol checks on a report's
+    /// arguments, or not in the script's form). The state is re-learned from the processes'
+    /// reports; the process warns and counts it ([`FleetStats::garbage_dropped`]).
+    ///
+    /// [`FleetStats::garbage_dropped`]: super::FleetStats::garbage_dropped
+    pub dropped: Dropped,
+}
+
+/// What garbage the store dropped in one step ([`Lease::dropped`]); the reply's last item: 0,
+/// 1 or 2.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Dropped {
+    /// Nothing: the stored state was as the script writes it.
+    #[default]
+    Nothing,
+    /// A process's record (this process's or a silent one's being expired): the whole state
+    /// was dropped with it, as it cannot account for the record.
+    ProcessRecord,
+    /// The scope's state itself: a key of another type than the script writes, or a state hash
+    /// not in its form. (Only the script meets this: the store's model holds no such state.)
+    State,
+}
+
+impl Dropped {
+    /// What the warning and the documentation call it.
+    ///
+    /// ```
+    /// use retry_core::fleet::protocol::Dropped;
+    /// assert_eq!(Dropped::ProcessRecord.as_str(), "a process record");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Nothing => "nothing",
+            Self::ProcessRecord => "a process record",
+            Self::State => "the scope's state",
+        }
+    }
+
+    fn code(self) -> i64 {
+        match self {
+            Self::Nothing => 0,
+            Self::ProcessRecord => 1,
+            Self::State => 2,
+        }
+    }
+}
+
+/// The fleet counts as failing when its tokens are below this share of its cap, in parts per
+/// million: half. Each success pays its retries back (and a first-try success a reward), so a
+/// fleet whose calls mostly succeed holds about its cap; half of it spent means failed retries
+/// across the fleet outpaced its successes by half a window's budget (500 tokens of a young
+/// fleet: 36 failed calls' retries at the AWS SDKs' cost of 14 more than were paid back).
+pub const FAILING_BELOW_PPM: u64 = 500_000;
+
+impl Lease {
+    /// Whether the fleet's reports say its upstream is failing: its tokens below
+    /// [`FAILING_BELOW_PPM`] of its cap. While it is not, a process keeps what local mode
+    /// would let it spend ([`LeaseHolder`](super::lease::LeaseHolder)).
+    ///
+    /// ```
+    /// use retry_core::fleet::protocol::Lease;
+    /// let lease = Lease { grant: 0, cap: 1_000, live: 2, born_ms: 0, now_ms: 0,
+    ///                     engaged: false, fleet_rate: 0, share_ppm: 0, send_rate: 0,
+    ///                     fleet_tokens: 499, dropped: Default::default() };
+    /// assert!(lease.fleet_failing());
+    /// assert!(!Lease { fleet_tokens: 500, ..lease }.fleet_failing());
+    /// ```
+    pub fn fleet_failing(&self) -> bool {
+        u128::from(self.fleet_tokens) * u128::from(PPM)
+            < u128::from(self.cap) * u128::from(FAILING_BELOW_PPM)
+    }
 }
 
 /// What the script returns for a lease, the protocol version first: `[1, 0, grant, cap, live,
-/// born_ms, now_ms, engaged, fleet_rate, share_ppm, send_rate]`; for a conflict: `[1, 1,
+/// born_ms, now_ms, engaged, fleet_rate, share_ppm, send_rate, fleet_tokens, dropped]`; for a conflict: `[1, 1,
 /// stored settings]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ReplyItem {
@@ -456,7 +533,7 @@ const CODE_LEASE: i64 = 0;
 /// The reply code of a conflict.
 const CODE_CONFLICT: i64 = 1;
 /// The number of items of a lease reply.
-const LEASE_ITEMS: usize = 11;
+const LEASE_ITEMS: usize = 13;
 
 impl Reply {
     /// The script's return array for this reply (what [`decode`](Self::decode) reads): what a
@@ -483,6 +560,8 @@ impl Reply {
                 int(lease.fleet_rate),
                 int(lease.share_ppm),
                 int(lease.send_rate),
+                int(lease.fleet_tokens),
+                ReplyItem::Int(lease.dropped.code()),
             ],
             Self::Conflict(settings) => vec![
                 version,
@@ -501,7 +580,7 @@ impl Reply {
     /// use retry_core::fleet::protocol::{Reply, ReplyItem::Int, Report, Settings};
     /// let report = Report { now_ms: 1_000, held: 10, ..Report::default() };
     /// let items = [Int(1), Int(0), Int(90), Int(500), Int(2), Int(1_000), Int(1_000),
-    ///              Int(0), Int(0), Int(0), Int(0)];
+    ///              Int(0), Int(0), Int(0), Int(0), Int(500), Int(0)];
     /// let Reply::Lease(lease) = Reply::decode(&items, &Settings::example(), &report).unwrap()
     /// else { unreachable!() };
     /// assert_eq!(lease.grant, 90);
@@ -567,6 +646,12 @@ fn decode_lease(
     let share_ppm = bounded_item(items, 9, "share_ppm", 0, if engaged { PPM } else { 0 })?;
     let expected_rate = fleet_rate * share_ppm / PPM;
     let send_rate = bounded_item(items, 10, "send_rate", expected_rate, expected_rate)?;
+    let fleet_tokens = bounded_item(items, 11, "fleet_tokens", 0, cap)?;
+    let dropped = match bounded_item(items, 12, "dropped", 0, 2)? {
+        0 => Dropped::Nothing,
+        1 => Dropped::ProcessRecord,
+        _ => Dropped::State,
+    };
     Ok(Lease {
         grant,
         cap,
@@ -577,6 +662,8 @@ fn decode_lease(
         fleet_rate,
         share_ppm,
         send_rate,
+        fleet_tokens,
+        dropped,
     })
 }
 

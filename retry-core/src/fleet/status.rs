@@ -69,6 +69,12 @@ pub struct FleetStats {
     pub last_error: Option<FleetErrorKind>,
     /// How long ago that sync started.
     pub last_error_age: Option<Duration>,
+    /// The syncs of this scope whose store dropped garbage since it was attached: a stored
+    /// record or state no process could have written (out of the bounds the protocol checks on
+    /// a report, or of another type or form than the store's script writes), dropped and
+    /// re-learned from the processes' reports ([`Lease::dropped`](super::protocol::Lease)).
+    /// Each is also a `fleet store dropped garbage` warning and a `retry.fleet.garbage` count.
+    pub garbage_dropped: u64,
 }
 
 impl Default for FleetStats {
@@ -84,6 +90,7 @@ impl Default for FleetStats {
             conflict: None,
             last_error: None,
             last_error_age: None,
+            garbage_dropped: 0,
         }
     }
 }

@@ -7,8 +7,9 @@
 -- KEYS: the scope's state hash, procs hash (id -> "lease:owed:retry_demand:send_demand") and
 -- seen sorted set (id -> last seen, ms). All three share one hash tag (one cluster slot).
 -- ARGV: protocol version, process id, the report's numbers, the settings (protocol.rs).
--- Returns {1, 0, grant, cap, live, born, now, engaged, fleet_rate, share_ppm, send_rate} for a
--- lease, {1, 1, stored settings} for a conflict.
+-- Returns {1, 0, grant, cap, live, born, now, engaged, fleet_rate, share_ppm, send_rate,
+-- fleet_tokens, dropped} for a lease (dropped: the garbage this step dropped, 0 none, 1 a
+-- process record, 2 the state itself), {1, 1, stored settings} for a conflict.
 
 local STATE, PROCS, SEEN = KEYS[1], KEYS[2], KEYS[3]
 
@@ -111,6 +112,7 @@ local function stored_int(text)
   return tonumber(text)
 end
 
+-- The stored fleet; nil if there is none, nil and true if it is garbage.
 local function load_fleet()
   local flat = redis.call('HGETALL', STATE)
   if #flat == 0 then
@@ -122,12 +124,12 @@ local function load_fleet()
   end
   local fleet = {settings = raw.settings}
   if type(fleet.settings) ~= 'string' then
-    return nil
+    return nil, true
   end
   for _, name in ipairs(INT_FIELDS) do
     local value = stored_int(raw[name])
     if value == nil then
-      return nil
+      return nil, true
     end
     fleet[name] = value
   end
@@ -449,12 +451,17 @@ local function keys_of_their_types()
   return true
 end
 
--- 1. The clock; 2. expiry; 3. settings; 4. a missing state.
+-- 1. The clock; 2. expiry; 3. settings; 4. a missing state. `dropped`: the garbage met.
+local dropped = 0
 if not keys_of_their_types() then
+  dropped = 2
   drop_all()
 end
-local fleet = load_fleet()
+local fleet, garbage = load_fleet()
 if fleet == nil then
+  if garbage then
+    dropped = 2
+  end
   drop_all()
 end
 local now = r.now
@@ -462,6 +469,7 @@ if fleet ~= nil then
   now = math.max(fleet.now, r.now)
   fleet.now = now
   if not expire(fleet, now - s.lease_ttl) then
+    dropped = 1
     drop_all()
     fleet = nil
   end
@@ -485,6 +493,7 @@ if previous_text then
   previous = parse_record(previous_text)
   if previous == nil then
     -- A corrupt record: the state cannot account for it. Start anew.
+    dropped = 1
     drop_all()
     fleet = new_fleet(now)
   end
@@ -552,4 +561,4 @@ redis.call('PEXPIRE', PROCS, key_ttl)
 redis.call('PEXPIRE', SEEN, key_ttl)
 
 return {1, 0, held_after - r.held, cap, live, fleet.born, now, fleet.engaged, fleet.fleet_rate,
-  share_ppm, send_rate}
+  share_ppm, send_rate, math.min(fleet.pool + fleet.leased, cap), dropped}

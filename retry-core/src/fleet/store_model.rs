@@ -53,7 +53,9 @@
 //!    demand and it has none. Positive grants come out of the pool.
 
 use super::error::ProtocolError;
-use super::protocol::{Lease, MAX_COUNT, MAX_RATE, MIN_FLEET_RATE, PPM, Reply, Report, Settings};
+use super::protocol::{
+    Dropped, Lease, MAX_COUNT, MAX_RATE, MIN_FLEET_RATE, PPM, Reply, Report, Settings,
+};
 use super::store_state::{FleetState, ProcessRecord, StoreState};
 
 /// The most processes one step expires: the step stays `O(log n)` in the number of live
@@ -159,10 +161,12 @@ pub fn step(
     let now = stored
         .as_ref()
         .map_or(r.now, |fleet| fleet.now_ms.max(r.now));
+    let mut dropped = Dropped::Nothing;
     let mut fleet = match stored {
         Some(mut fleet) => {
             fleet.now_ms = now;
             if !expire(state, &mut fleet, now - s.lease_ttl) {
+                dropped = Dropped::ProcessRecord;
                 state.clear();
                 new_fleet(settings, &s, &r, now)
             } else if fleet.settings == *settings {
@@ -183,6 +187,7 @@ pub fn step(
     let mut previous = state.record(report.process);
     if previous.is_some_and(|record| !record.in_bounds()) {
         // Garbage: the state cannot account for it. Start anew, re-learning.
+        dropped = Dropped::ProcessRecord;
         state.clear();
         fleet = new_fleet(settings, &s, &r, now);
         previous = None;
@@ -198,7 +203,7 @@ pub fn step(
     let (lease, record) = budget_step(&mut fleet, &s, &r, counted, previous.is_none(), live, now);
     state.put_record(report.process, record);
     state.set_fleet(Some(fleet));
-    Ok(Reply::Lease(lease))
+    Ok(Reply::Lease(Lease { dropped, ..lease }))
 }
 
 /// `a / b` rounded down (toward minus infinity), `b > 0`: Lua's `math.floor(a / b)`.
@@ -632,6 +637,8 @@ fn budget_step(
         fleet_rate: unsigned(fleet.fleet_rate),
         share_ppm: unsigned(share_ppm),
         send_rate: unsigned(send_rate),
+        fleet_tokens: unsigned((fleet.pool + fleet.leased).min(cap)),
+        dropped: Dropped::Nothing,
     };
     let record = ProcessRecord {
         lease: counted + from_pool.max(0),

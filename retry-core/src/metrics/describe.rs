@@ -72,4 +72,9 @@ pub(crate) fn describe() {
         Unit::Count,
         "The processes the fleet's store counted as live at the last lease"
     );
+    describe_counter!(
+        FLEET_GARBAGE,
+        Unit::Count,
+        "A fleet scope's syncs whose store dropped garbage: a stored record or state no process could have written"
+    );
 }

@@ -24,6 +24,7 @@
 //! | `retry.fleet.rate` | `retry_fleet_rate` | gauge | sends/s | `scope` | fleet mode: after each sync; the fleet's send rate, 0 while the fleet limiter is not engaged |
 //! | `retry.fleet.share` | `retry_fleet_share` | gauge | sends/s | `scope` | fleet mode: after each sync; this process's share of the fleet's rate, 0 while not engaged |
 //! | `retry.fleet.processes` | `retry_fleet_processes` | gauge | processes | `scope` | fleet mode: after each sync; the live processes the store counted |
+//! | `retry.fleet.garbage` | `retry_fleet_garbage_total` | counter | syncs | `scope` | fleet mode: after each sync; the syncs whose store dropped garbage (a stored record or state no process could have written; the `fleet store dropped garbage` warning names it) |
 //!
 //! Labels:
 //! * `scope`: the scope's [name](crate::Scope::name) (`#[retryable]`'s default is the function's
@@ -109,8 +110,8 @@ pub(crate) mod describe;
 pub(crate) mod names;
 
 pub use names::{
-    ATTEMPTS, ATTEMPTS_PER_CALL, BACKOFF_DELAY, CALLS, FLEET_LEASE_TOKENS, FLEET_PROCESSES,
-    FLEET_RATE, FLEET_SHARE, FLEET_STATUS, FLEET_SYNCS, LIMITER_RATE, LIMITER_WAIT, OUTCOME,
-    QUOTA_CAPACITY, QUOTA_LEVEL, REASON, RESULT, RETRIES, SCOPE, STATUS,
+    ATTEMPTS, ATTEMPTS_PER_CALL, BACKOFF_DELAY, CALLS, FLEET_GARBAGE, FLEET_LEASE_TOKENS,
+    FLEET_PROCESSES, FLEET_RATE, FLEET_SHARE, FLEET_STATUS, FLEET_SYNCS, LIMITER_RATE,
+    LIMITER_WAIT, OUTCOME, QUOTA_CAPACITY, QUOTA_LEVEL, REASON, RESULT, RETRIES, SCOPE, STATUS,
 };
 pub use names::{HEDGES_CANCELLED, HEDGES_REFUSED, HEDGES_SENT, HEDGES_WON, REFUSAL};

@@ -38,6 +38,9 @@ pub const FLEET_RATE: &str = "retry.fleet.rate";
 pub const FLEET_SHARE: &str = "retry.fleet.share";
 /// Gauge: the processes the store counted as live at the last lease, by `scope`.
 pub const FLEET_PROCESSES: &str = "retry.fleet.processes";
+/// Counter: a fleet scope's syncs whose store dropped garbage (a stored record or state no
+/// process could have written), by `scope`.
+pub const FLEET_GARBAGE: &str = "retry.fleet.garbage";
 
 /// Label: the scope's name ([`Scope::name`](crate::Scope::name)).
 pub const SCOPE: &str = "scope";

@@ -106,6 +106,13 @@ impl TrafficQuota {
         self.young
     }
 
+    /// The young scope's tokens while the scope is younger than its window at `now`, 0 after.
+    #[cfg(feature = "fleet")]
+    pub(crate) fn young_at(&self, now: Duration) -> u32 {
+        let young = duration_to_nanos(now).saturating_sub(self.born) < self.window;
+        if young { self.young } else { 0 }
+    }
+
     /// The bounds the first retry of a call meets, `now()` reading the clock (once, within a
     /// sample period) and `calls()` the calls ended so far (asked for only when a new sample of
     /// the traffic is taken, at most once a second). Counts as a retry asked for.

@@ -425,6 +425,27 @@ impl Scope {
             .map_or(0, TrafficQuota::held)
     }
 
+    /// The tokens local mode lets the scope hold whatever its traffic at `now`: the young
+    /// scope's while it is younger than its `quota_window`, 0 after (or without a window).
+    #[cfg(feature = "fleet")]
+    pub(crate) fn young_quota_at(&self, now: Duration) -> u32 {
+        self.inner
+            .traffic_quota
+            .as_ref()
+            .map_or(0, |traffic| traffic.young_at(now))
+    }
+
+    /// The most a retry would find at `now` under the scope's local rules, for its own
+    /// traffic, without counting one as asked for: its `quota_window`'s cap (one token per call
+    /// of the last window, at least one whole call's retries, at least the young scope's while
+    /// younger than the window); 0 without a window (fleet mode needs one).
+    #[cfg(feature = "fleet")]
+    pub(crate) fn local_limit_at(&self, now: Duration) -> u32 {
+        self.inner.traffic_quota.as_ref().map_or(0, |traffic| {
+            traffic.peek_bounds(|| now, || self.calls_ended()).limit
+        })
+    }
+
     /// The whole tokens a retry finds in the quota now.
     pub(crate) fn quota_level(&self) -> u32 {
         self.peek_bounds().found(self.inner.quota.level())

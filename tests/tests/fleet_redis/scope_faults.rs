@@ -18,7 +18,8 @@ use tokio::sync::Mutex;
 use tokio::task::JoinHandle;
 
 use super::{
-    ErrorKind, INTERVAL, attached, call, fleet_stats, process, server, wait_for_status, wait_until,
+    ErrorKind, INTERVAL, attached, attached_old, call, fleet_stats, process, server,
+    wait_for_status, wait_until,
 };
 
 /// Calls made (and timed) during a fault.
@@ -49,14 +50,16 @@ async fn calls_carry_on(strategy: &StandardStrategy, fault: &str) {
 }
 
 /// Two processes with a live scope `orders` each, their tokens settled (the young fleet's 500
-/// in two fair shares).
+/// in two fair shares). The scopes are older than their window, so that what they hold is
+/// what the store leases them (a young scope keeps the young scope's 500 whatever the lease),
+/// and a store that grants more than they held shows in their levels.
 async fn live_pair(
     url: &str,
     config: &RetryConfig,
 ) -> (Fleet, Fleet, StandardStrategy, StandardStrategy) {
     let (one, two) = (process(url, 1).await, process(url, 2).await);
-    let first = attached(&one, "orders", config);
-    let second = attached(&two, "orders", config);
+    let first = attached_old(&one, "orders", config);
+    let second = attached_old(&two, "orders", config);
     wait_until("a fair share each", || {
         fleet_stats(&first).status == FleetStatus::Live
             && fleet_stats(&second).status == FleetStatus::Live

@@ -8,10 +8,13 @@ use retry_core::fleet::{FleetError, FleetStatus};
 use retry_core::{RetryConfig, RetryInfo, RetryMode, RetrySafety, Scope, retryable, strategy_for};
 
 use super::{
-    ErrorKind, attached, call, failed_call, fleet_stats, process, server, wait_for_status,
-    wait_until,
+    ErrorKind, attached, attached_old, call, failed_call, fleet_stats, process, server,
+    wait_for_status, wait_until,
 };
 
+/// Scopes older than their window (a young one keeps the young scope's 500 whatever the
+/// lease: see `young_processes_each_keep_the_young_scopes_quota`), so that what each holds is
+/// what the store leases it.
 #[tokio::test]
 async fn processes_share_the_fleets_tokens_spend_them_and_give_them_back() {
     let Some(server) = server(&[]) else { return };
@@ -20,9 +23,9 @@ async fn processes_share_the_fleets_tokens_spend_them_and_give_them_back() {
         process(&server.url(), 1).await,
         process(&server.url(), 2).await,
     );
-    let first = attached(&one, "inventory", &config);
+    let first = attached_old(&one, "inventory", &config);
     wait_for_status(&first, FleetStatus::Live).await;
-    let second = attached(&two, "inventory", &config);
+    let second = attached_old(&two, "inventory", &config);
     wait_for_status(&second, FleetStatus::Live).await;
     let level = |strategy: &retry_core::StandardStrategy| strategy.scope().quota().level();
     // The young fleet's 500 tokens, shared fairly; never more than the fleet's cap in all.
@@ -45,6 +48,34 @@ async fn processes_share_the_fleets_tokens_spend_them_and_give_them_back() {
     })
     .await;
     assert!(level(&first) + level(&second) <= fleet_stats(&first).fleet_cap as u32);
+}
+
+/// Issue 25 item 3: a process starting cold has at least local mode's young-scope quota. The
+/// second process joins a fleet whose pool the first holds: the store asks it for its young
+/// scope's 500 (it cannot account for them), and it keeps them while younger than its window.
+#[tokio::test]
+async fn young_processes_each_keep_the_young_scopes_quota() {
+    let Some(server) = server(&[]) else { return };
+    let config = RetryConfig::default();
+    let (one, two) = (
+        process(&server.url(), 1).await,
+        process(&server.url(), 2).await,
+    );
+    let first = attached(&one, "inventory", &config);
+    wait_for_status(&first, FleetStatus::Live).await;
+    let second = attached(&two, "inventory", &config);
+    wait_for_status(&second, FleetStatus::Live).await;
+    wait_until("both leases counting two processes", || {
+        fleet_stats(&first).live_processes == 2 && fleet_stats(&second).live_processes == 2
+    })
+    .await;
+    let level = |strategy: &retry_core::StandardStrategy| strategy.scope().quota().level();
+    assert_eq!((level(&first), level(&second)), (500, 500));
+    // Every retry local mode grants a young scope: 35 calls failing once, 14 tokens each.
+    for _ in 0..35 {
+        failed_call(&second);
+    }
+    assert_eq!(level(&second), 500 - 35 * 14);
 }
 
 #[tokio::test]

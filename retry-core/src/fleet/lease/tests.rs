@@ -8,7 +8,7 @@ use crate::classify::{ErrorKind, RetryReason};
 use crate::clock::{Clock, ManualClock};
 use crate::config::RetryConfig;
 use crate::fleet::options::FleetOptions;
-use crate::fleet::protocol::Lease;
+use crate::fleet::protocol::{Dropped, Lease};
 use crate::fleet::store_model::step;
 use crate::fleet::store_state::StoreState;
 use crate::strategy::{RetryStrategy, StandardStrategy};
@@ -141,9 +141,12 @@ fn a_lone_process_gets_the_young_fleet_and_is_live() {
 #[test]
 fn tokens_are_granted_spent_and_given_back_without_being_counted_twice() {
     let mut fleet = Fleet::new(2);
+    // Scopes older than their window (a young one keeps the young scope's tokens: see
+    // `a_process_starting_cold_keeps_the_young_scopes_quota`).
+    fleet.advance_ms(60_000);
     fleet.sync(0);
     // The second process: its fair share of the fleet's 500 is 250, but the pool is empty: it
-    // starts with nothing and gives back the young scope's 500 it held locally.
+    // starts with nothing and gives back the 500 it held locally.
     let lease = fleet.sync(1);
     assert_eq!(lease.grant, -500);
     assert_eq!(fleet.level(1), 0);
@@ -564,6 +567,8 @@ fn engaged_lease(live: u64, fleet_rate: f64, send_rate: f64) -> Lease {
         fleet_rate: (fleet_rate * 1_000.0) as u64,
         share_ppm: (send_rate / fleet_rate * 1e6) as u64,
         send_rate: (send_rate * 1_000.0) as u64,
+        fleet_tokens: 500,
+        dropped: Dropped::Nothing,
     }
 }
 
@@ -653,4 +658,182 @@ fn a_throttled_attempt_is_reported_sent_with_its_throttle_not_when_its_call_ends
     fleet.advance_ms(1_000);
     let report = fleet.sync_report(0);
     assert_eq!((report.sends, report.throttles), (1, 0));
+}
+
+#[test]
+fn a_process_starting_cold_keeps_the_young_scopes_quota() {
+    let mut fleet = Fleet::new(2);
+    fleet.sync(0);
+    // The second process joins a fleet whose pool the first holds: the store asks for the
+    // young scope's 500 back (it cannot account for them), but local mode would let a young
+    // scope spend them: it keeps them while it is younger than its window.
+    let lease = fleet.sync(1);
+    assert_eq!(lease.grant, -500);
+    assert_eq!(fleet.level(1), 500);
+    // Every retry local mode grants a young scope: 35 calls failing twice, 14 tokens each.
+    for call in 0..35 {
+        let strategy = &fleet.processes[1].strategy;
+        let token = strategy.acquire_initial_token();
+        let token = strategy
+            .refresh_retry_token(token, &RetryReason::error(ErrorKind::Transient))
+            .unwrap_or_else(|_| panic!("retry of call {call} refused"));
+        strategy.record_failure(token);
+    }
+    fleet.advance_ms(1_000);
+    fleet.sync(1);
+    assert_eq!(fleet.level(1), 500 - 35 * 14);
+    // Once older than its window, it keeps what local mode would let it spend for its own
+    // traffic (35 calls in a minute: one call's retries, 28 tokens) while the fleet is not
+    // failing: a negative grant is applied down to that.
+    fleet.advance_ms(60_000);
+    fleet.sync(0);
+    let before = fleet.level(1);
+    let lease = fleet.sync(1);
+    assert!(lease.grant < 0 && !lease.fleet_failing(), "{lease:?}");
+    assert_eq!(
+        i64::from(fleet.level(1)),
+        (i64::from(before) + lease.grant).max(i64::from(before.min(28)))
+    );
+}
+
+/// A scope on `clock` in local mode, on the fleet's configuration: what the same process would
+/// grant without a fleet.
+fn local_twin(clock: &Arc<ManualClock>) -> StandardStrategy {
+    let config = RetryConfig::default();
+    let scope = Scope::with_clock("inventory", &config, clock.clone());
+    StandardStrategy::builder(config).scope(scope).build()
+}
+
+/// A call on `strategy` that fails with a transient error at every attempt: the retries it was
+/// granted before a refusal or its last attempt.
+fn failing_call(strategy: &StandardStrategy) -> u32 {
+    let mut token = strategy.acquire_initial_token();
+    let mut granted = 0;
+    while let Ok(next) =
+        strategy.refresh_retry_token(token, &RetryReason::error(ErrorKind::Transient))
+    {
+        granted += 1;
+        token = next;
+    }
+    granted
+}
+
+/// The first retries of `calls` calls that fail once, one call after another, on `strategy`:
+/// how many were granted (a granted retry holds its tokens until the call ends, failing).
+fn first_retries(strategy: &StandardStrategy, calls: u32) -> u32 {
+    let mut granted = 0;
+    for _ in 0..calls {
+        let token = strategy.acquire_initial_token();
+        if let Ok(token) =
+            strategy.refresh_retry_token(token, &RetryReason::error(ErrorKind::Transient))
+        {
+            granted += 1;
+            strategy.record_failure(token);
+        }
+    }
+    granted
+}
+
+/// Two processes and the first's local twin, older than their window, after `seconds` in
+/// which the first (and its twin) makes `rates[0]` calls a second and the second `rates[1]`,
+/// all first-try successes, each syncing every second.
+fn healthy_fleet(seconds: u32, rates: [u32; 2]) -> (Fleet, StandardStrategy) {
+    let mut fleet = Fleet::new(2);
+    let twin = local_twin(&fleet.clock);
+    for _ in 0..seconds {
+        for _ in 0..rates[0] {
+            fleet.call(0, 0, ErrorKind::Transient);
+            twin.record_success(twin.acquire_initial_token());
+        }
+        for _ in 0..rates[1] {
+            fleet.call(1, 0, ErrorKind::Transient);
+        }
+        fleet.advance_ms(1_000);
+        fleet.sync(0);
+        fleet.sync(1);
+    }
+    (fleet, twin)
+}
+
+#[test]
+fn a_healthy_fleet_grants_every_retry_local_mode_would() {
+    let (mut fleet, twin) = healthy_fleet(70, [20, 2]);
+    // The second process retries (a few calls fail once, then succeed): the store moves the
+    // fleet's tokens toward its demand and asks the first, which has none, for its own.
+    for _ in 0..5 {
+        assert!(fleet.call(1, 1, ErrorKind::Transient));
+    }
+    fleet.advance_ms(1_000);
+    fleet.sync(1);
+    let lease = fleet.sync(0);
+    assert!(lease.grant < 0, "the first is asked for tokens: {lease:?}");
+    assert!(!lease.fleet_failing(), "{lease:?}");
+    // Now the first process's calls fail once each: every retry local mode grants the same
+    // process (its own traffic, about 20 calls a second: about 1,200 tokens, 85 retries at 14)
+    // is granted.
+    let local = first_retries(&twin, 120);
+    let fleet_mode = first_retries(&fleet.processes[0].strategy, 120);
+    assert!(local >= 80, "local mode granted {local} retries");
+    assert!(
+        fleet_mode >= local,
+        "fleet mode granted {fleet_mode} retries, local mode {local}"
+    );
+}
+
+#[test]
+fn a_fleet_failing_everywhere_still_refuses() {
+    let (mut fleet, twin) = healthy_fleet(70, [2, 20]);
+    // The second process, nine tenths of the fleet's traffic, sees every call fail: it spends
+    // what it holds and asks for more, until the fleet's tokens are below half its cap. The
+    // first (and its twin) go on succeeding.
+    for _ in 0..30 {
+        for _ in 0..20 {
+            failing_call(&fleet.processes[1].strategy);
+        }
+        for _ in 0..2 {
+            fleet.call(0, 0, ErrorKind::Transient);
+            twin.record_success(twin.acquire_initial_token());
+        }
+        fleet.advance_ms(1_000);
+        fleet.sync(1);
+        fleet.sync(0);
+    }
+    let lease = fleet.sync(0);
+    assert!(lease.fleet_failing(), "{lease:?}");
+    // The first process gave what it held to the failing one: its retries are refused, though
+    // local mode, seeing only its own traffic (2 calls a second: 120 tokens, 8 retries),
+    // would grant them.
+    assert_eq!(fleet.level(0), 0);
+    assert_eq!(first_retries(&fleet.processes[0].strategy, 10), 0);
+    let local = first_retries(&twin, 10);
+    assert!(local >= 8, "local mode granted {local} retries");
+}
+
+#[test]
+fn every_sync_whose_store_dropped_garbage_is_counted() {
+    let mut fleet = Fleet::new(1);
+    let lease = fleet.sync(0);
+    assert_eq!(fleet.stats(0).garbage_dropped, 0);
+    let drops = [
+        Dropped::ProcessRecord,
+        Dropped::State,
+        Dropped::Nothing,
+        Dropped::ProcessRecord,
+    ];
+    for dropped in drops {
+        let (now, wall_ms) = (fleet.now(), fleet.wall_ms());
+        let holder = &mut fleet.processes[0].holder;
+        holder.report(now, wall_ms);
+        let reply = Reply::Lease(Lease {
+            grant: 0,
+            dropped,
+            ..lease
+        });
+        holder.apply(&reply, now);
+    }
+    let stats = fleet.stats(0);
+    assert_eq!(
+        (stats.garbage_dropped, stats.status),
+        (3, FleetStatus::Live)
+    );
 }

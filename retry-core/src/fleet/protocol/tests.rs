@@ -11,6 +11,8 @@ fn lease_items() -> Vec<ReplyItem> {
         fleet_rate: 450_000,
         share_ppm: 500_000,
         send_rate: 225_000,
+        fleet_tokens: 400,
+        dropped: Dropped::ProcessRecord,
     })
     .encode()
 }
@@ -83,6 +85,12 @@ fn a_hostile_reply_cannot_give_a_negative_share_or_a_rate_out_of_bounds() {
     assert_eq!(refused(6, Int(1_999)), "now_ms",);
     assert_eq!(refused(5, Int(2_001)), "born_ms");
     assert_eq!(refused(2, Text("90".into())), "grant");
+    // The fleet's tokens within 0..=cap.
+    assert_eq!(refused(11, Int(501)), "fleet_tokens");
+    assert_eq!(refused(11, Int(-1)), "fleet_tokens");
+    // What was dropped: 0, 1 or 2.
+    assert_eq!(refused(12, Int(3)), "dropped");
+    assert_eq!(refused(12, Int(-1)), "dropped");
 }
 
 #[test]
@@ -94,7 +102,7 @@ fn a_reply_of_another_shape_or_version_is_an_error_not_a_panic() {
         "version"
     );
     assert_eq!(decode(&[Int(1), Int(7)]).expect_err("code").field(), "code");
-    let short = &lease_items()[..10];
+    let short = &lease_items()[..12];
     assert_eq!(decode(short).expect_err("short").field(), "reply length");
 }
 
