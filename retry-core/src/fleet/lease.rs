@@ -422,6 +422,7 @@ impl LeaseHolder {
         let was = self.status;
         self.expires_at = sent_at + Duration::from_millis(self.settings.lease_ttl_ms);
         let fallback_cap = fallback_cap(lease);
+        self.link().set_fleet_failing(lease.fleet_failing());
         self.link()
             .set_mode(Mode::Lease, self.expires_at, fallback_cap);
         self.last = Some(*lease);

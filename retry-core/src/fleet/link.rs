@@ -32,6 +32,11 @@ pub(crate) struct FleetLink {
     fallback_cap: AtomicU32,
     /// When the lease expires, on the scope's clock (nanoseconds).
     expires_at: AtomicU64,
+    /// Whether the last lease found the fleet failing ([`Lease::fleet_failing`]): its tokens
+    /// under half its cap.
+    ///
+    /// [`Lease::fleet_failing`]: super::protocol::Lease::fleet_failing
+    fleet_failing: AtomicBool,
     /// Whether a holder syncs the scope.
     claimed: AtomicBool,
     shown: Mutex<Shown>,
@@ -80,6 +85,29 @@ impl FleetLink {
                 }
             }
         }
+    }
+
+    /// What a hedge must leave in the quota at `now` under a live lease, `None` without one
+    /// (the scope's own rule then applies). gRFC A6 stops hedges at half the retry-throttling
+    /// bucket; under a lease that bucket is the fleet's budget, shared by the store, not the
+    /// process's share of it (a process holds its share, a fraction of the cap): nothing while
+    /// the last lease found the fleet holding at least half its cap, everything while it did
+    /// not. The process pays from what it holds, never borrowing.
+    pub(crate) fn hedge_reserve(&self, now: Duration) -> Option<u32> {
+        if self.mode() != Mode::Lease || self.expired_at(now) {
+            return None;
+        }
+        Some(if self.fleet_failing.load(Ordering::Relaxed) {
+            u32::MAX
+        } else {
+            0
+        })
+    }
+
+    /// Records whether the lease just applied found the fleet failing (see
+    /// [`hedge_reserve`](Self::hedge_reserve)); before its [`set_mode`](Self::set_mode).
+    pub(crate) fn set_fleet_failing(&self, failing: bool) {
+        self.fleet_failing.store(failing, Ordering::Relaxed);
     }
 
     /// The mode in force.
@@ -165,6 +193,24 @@ mod tests {
                 limit: 10,
                 at_least: 10
             }
+        );
+    }
+
+    #[test]
+    fn hedges_keep_nothing_back_under_a_healthy_lease_and_everything_under_a_failing_one() {
+        let link = FleetLink::default();
+        let at = Duration::from_secs(2);
+        assert_eq!(link.hedge_reserve(at), None, "local: the scope's own rule");
+        link.set_mode(Mode::Lease, Duration::from_secs(3), 100);
+        assert_eq!(link.hedge_reserve(at), Some(0));
+        link.set_fleet_failing(true);
+        assert_eq!(link.hedge_reserve(at), Some(u32::MAX));
+        assert_eq!(link.hedge_reserve(Duration::from_secs(3)), None, "expired");
+        link.set_mode(Mode::Fallback, Duration::ZERO, 10);
+        assert_eq!(
+            link.hedge_reserve(at),
+            None,
+            "fallback: the scope's own rule"
         );
     }
 

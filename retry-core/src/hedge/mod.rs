@@ -46,8 +46,11 @@
 //!   winner's, so a hedge that lost stays charged there. In adaptive mode a hedge takes a
 //!   send permit from the scope's rate limiter, never waits for one, and takes one only while
 //!   nobody waits and the bucket stays at least half full: a scope held to its rate (throttled)
-//!   does not hedge. A hedge counts as an attempt sent in the scope's stats, its quota in fleet
-//!   mode's reports.
+//!   does not hedge. A hedge counts as an attempt sent in the scope's stats and in fleet mode's
+//!   reports (the store's measure of what each process sends). Under a live fleet lease the
+//!   half-cap rule reads the fleet's budget, not the process's share of it: a process hedges
+//!   from the tokens it holds while the last lease found the fleet holding at least half its
+//!   cap, and not at all while it did not.
 //! * **Throttling stops it**: a throttling error, a `Retry-After` or gRPC pushback ends hedging
 //!   for the call that met it, and pauses it for the whole scope for [`THROTTLE_PAUSE`] (1 s) or
 //!   the `Retry-After`, whichever is longer.

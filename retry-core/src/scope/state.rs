@@ -361,13 +361,27 @@ impl Scope {
             at_least: 0,
             ..self.within_lease(|| Some(inner.clock.now()), local)
         };
-        let keep = inner.quota.capacity().min(bounds.limit) / 2;
+        let keep = self.hedge_reserve(bounds);
         let paid = inner.quota.try_acquire_keeping(cost, bounds, keep);
         inner.counters.add_tokens(cost, paid.is_ok());
         if let (Ok(()), Some(traffic)) = (paid, &inner.traffic_quota) {
             traffic.hold(cost);
         }
         paid
+    }
+
+    /// What a hedge must leave in the quota that `bounds` let a retry find: half the cap a retry
+    /// meets (gRFC A6's retry throttling threshold); under a live fleet lease, the fleet's
+    /// rule (`FleetLink::hedge_reserve`: the fleet's tokens, not the process's share, are the
+    /// bucket that threshold speaks of).
+    fn hedge_reserve(&self, bounds: RetryBounds) -> u32 {
+        #[cfg(feature = "fleet")]
+        if let Some(link) = self.inner.fleet.get()
+            && let Some(reserve) = link.hedge_reserve(self.inner.clock.now())
+        {
+            return reserve;
+        }
+        self.inner.quota.capacity().min(bounds.limit) / 2
     }
 
     /// A hedge paid `cost` and was not sent (the rate limiter refused it): its cost goes back to

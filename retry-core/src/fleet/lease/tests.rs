@@ -837,3 +837,34 @@ fn every_sync_whose_store_dropped_garbage_is_counted() {
         (3, FleetStatus::Live)
     );
 }
+
+#[test]
+fn a_hedge_is_reported_sent_and_paid_from_the_lease() {
+    // A hedge is an attempt like any other for the fleet: the store counts it in the process's
+    // sends (its share of the fleet's rate follows what it really sends), and it pays from the
+    // quota the lease set, as a retry does.
+    use crate::classify::RetryInfoClassifier;
+    use crate::driver::{HedgedLoop, Next, NoHook};
+    use crate::hedge::Hedging;
+
+    let mut fleet = Fleet::new(1);
+    fleet.sync(0);
+    fleet.advance_ms(1_000);
+    assert_eq!(fleet.sync_report(0).sends, 0, "nothing sent yet");
+    let leased = fleet.level(0);
+    let strategy = &fleet.processes[0].strategy;
+    let hedging = Hedging::after(Duration::from_millis(50)).expect("valid");
+    let mut call = HedgedLoop::new(strategy, RetryInfoClassifier, NoHook, hedging);
+    assert_eq!(call.next_wait(true), None);
+    let first = call.attempt().expect("sent");
+    let hedge = call.try_hedge().expect("the lease's quota pays a hedge");
+    let paid = leased - fleet.level(0);
+    assert_eq!(paid, RetryConfig::default().retry_cost(), "a retry's cost");
+    let ok: Result<(), std::io::Error> = Ok(());
+    assert_eq!(call.finish(hedge, &ok), Next::Return);
+    let _ = call.finish(first, &ok);
+    drop(call);
+    fleet.advance_ms(1_000);
+    let report = fleet.sync_report(0);
+    assert_eq!(report.sends, 2, "the first attempt and its hedge");
+}
