@@ -18,6 +18,12 @@ use tracing_subscriber::{Layer, Registry};
 
 const MS: Duration = Duration::from_millis(1);
 
+/// The tests of this file one at a time: tracing caches whether a callsite is enabled for every
+/// thread at once, and a span callsite first reached by the metrics test (no subscriber on its
+/// thread) while the span test's subscriber was being set was cached as disabled once in CI (the
+/// hedge's span missing). Tokio's mutex: the guard is held across the calls' awaits.
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 #[derive(Debug, PartialEq)]
 struct Unavailable;
 
@@ -67,8 +73,10 @@ impl<S: tracing::Subscriber> Layer<S> for Spans {
 
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn a_hedges_span_is_marked_and_a_retrys_is_not() {
+    let _serial = ONE_AT_A_TIME.lock().await;
     let spans = Spans::default();
     let _guard = tracing::subscriber::set_default(Registry::default().with(spans.clone()));
+    tracing::callsite::rebuild_interest_cache();
     let strategy = strategy("hedging-observed-spans");
     let mut made = 0;
     let (answer, stats) = Retry::new(&strategy)
@@ -123,6 +131,7 @@ fn sample(scrape: &str, name: &str, labels: &str) -> Option<f64> {
 
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn the_hedge_metrics_count_sent_won_cancelled_and_refused() {
+    let _serial = ONE_AT_A_TIME.lock().await;
     let handle = PrometheusBuilder::new()
         .with_recommended_naming(true)
         .install_recorder()
