@@ -128,7 +128,9 @@ fn writes_failing_for_a_third_of_the_processes_keep_the_fleet_within_1_10_of_the
     let (second, most) = busiest(&sent, FAULT_AT_S..FAULT_AT_S + FAULT_FOR_S + 5);
     let over = most as f64 / LIMIT;
     let during = &sent[FAULT_AT_S as usize..(FAULT_AT_S + FAULT_FOR_S) as usize];
-    eprintln!("writes failing for {UNHEARD} of {PROCESSES}: busiest second {over:.3}x the limit; sent {during:?}");
+    eprintln!(
+        "writes failing for {UNHEARD} of {PROCESSES}: busiest second {over:.3}x the limit; sent {during:?}"
+    );
     assert!(
         over <= 1.10,
         "second {second}: {most} sent, {over:.3}x the limit"
@@ -151,7 +153,9 @@ fn processes_that_crash_hand_their_share_to_the_live_ones_within_ten_seconds() {
         .find(|&s| (s..s + 3).all(|t| sent[t as usize] as f64 >= 0.95 * offered))
         .map(|s| s - FAULT_AT_S);
     let after = &sent[FAULT_AT_S as usize..FAULT_AT_S as usize + 20];
-    eprintln!("{UNHEARD} of {PROCESSES} crashed: the live ones back after {back:?} s; sent {after:?}");
+    eprintln!(
+        "{UNHEARD} of {PROCESSES} crashed: the live ones back after {back:?} s; sent {after:?}"
+    );
     // Three leases (the store's expiry, then most of the departed demand released) and a sync.
     assert!(
         back.is_some_and(|s| s <= 3 * LEASE_S + 1),

@@ -37,14 +37,6 @@ pub const STORE_FAULT_START_S: f64 = 160.0;
 /// How long the store's fault lasts in the fault runs (a restart: how long it is down).
 pub const STORE_FAULT_LENGTH_S: f64 = 10.0;
 
-/// The share of the processes (or of the commands) whose writes fail in the partial write
-/// runs: a third (the real run: Redis at `maxmemory`, most scripts failing for some).
-pub const PARTIAL_WRITES_PPM: u32 = 340_000;
-
-/// How long writes fail in the partial write runs: 30 s, ten leases of F3's 1 s sync (the
-/// sweep's faults last 5-30 s).
-pub const PARTIAL_WRITES_LENGTH_S: f64 = 30.0;
-
 /// A slow store's round trip in the fault runs: longer than the command timeout (a quarter of
 /// the sync interval), so that every sync meanwhile times out.
 pub const SLOW_STORE_RTT: u64 = 400 * MILLI;
@@ -170,14 +162,6 @@ fn fault_variants(options: &Options) -> Vec<Variant> {
         }),
         Some(StoreFaultKind::Flushed),
         Some(StoreFaultKind::RestartedEmpty),
-        Some(StoreFaultKind::PartialWrites {
-            share_ppm: PARTIAL_WRITES_PPM,
-            per_command: false,
-        }),
-        Some(StoreFaultKind::PartialWrites {
-            share_ppm: PARTIAL_WRITES_PPM,
-            per_command: true,
-        }),
     ];
     kinds
         .into_iter()
@@ -186,24 +170,12 @@ fn fault_variants(options: &Options) -> Vec<Variant> {
             let name = match kind {
                 None => "no store fault".to_owned(),
                 Some(kind) => {
-                    let (length, name) = match kind {
-                        StoreFaultKind::PartialWrites { per_command, .. } => (
-                            PARTIAL_WRITES_LENGTH_S,
-                            if per_command {
-                                "store writes failing for a third of the commands"
-                            } else {
-                                "store writes failing for a third of the processes"
-                            }
-                            .to_owned(),
-                        ),
-                        other => (STORE_FAULT_LENGTH_S, format!("store {}", other.name())),
-                    };
                     config.store.faults = StoreFaults::new(vec![StoreFault::at(
                         kind,
                         STORE_FAULT_START_S,
-                        length,
+                        STORE_FAULT_LENGTH_S,
                     )]);
-                    name
+                    format!("store {}", kind.name())
                 }
             };
             variant(&name, config)

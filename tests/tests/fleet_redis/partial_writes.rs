@@ -7,7 +7,7 @@
 
 use retry_core::fleet::FleetError;
 use retry_core::fleet::keys::ScopeKeys;
-use retry_core::fleet::protocol::{Lease, Reply, Report, Settings};
+use retry_core::fleet::protocol::{Lease, Report, Settings};
 use retry_core::fleet::redis::RedisStore;
 use retry_core::fleet::store_model::step;
 use retry_core::fleet::store_state::StoreState;
@@ -40,9 +40,15 @@ async fn sync(
     let settings = Settings::example();
     let reply = store.sync_once(keys, &settings, &report).await?;
     let modelled = step(model, &settings, &report).expect("a valid report");
-    assert_eq!(reply, modelled, "the script and the model replied differently");
+    assert_eq!(
+        reply, modelled,
+        "the script and the model replied differently"
+    );
     let stored = reader.read_state(keys).await.expect("readable");
-    assert_eq!(&stored, model, "the script and the model stored differently");
+    assert_eq!(
+        &stored, model,
+        "the script and the model stored differently"
+    );
     process.apply(&report, &reply);
     Ok(lease_of(reply))
 }
@@ -89,7 +95,10 @@ async fn writes_failing_for_some_processes_hand_their_share_on_over_about_a_leas
             match sync((store, &heard), &keys, &mut model, process, report).await {
                 Ok(lease) => last[index] = Some(lease),
                 Err(error) => {
-                    assert!(id > HEARD && second >= FAULT_AT_S, "{id} at {second} s: {error}");
+                    assert!(
+                        id > HEARD && second >= FAULT_AT_S,
+                        "{id} at {second} s: {error}"
+                    );
                     assert!(matches!(error, FleetError::NoKeyAccess { .. }), "{error}");
                     failures += 1;
                 }
@@ -113,12 +122,21 @@ async fn writes_failing_for_some_processes_hand_their_share_on_over_about_a_leas
         .position(|&(_, live, _)| live == HEARD)
         .expect("the unheard processes expired");
     let (second, _, first) = sums[expired];
-    assert!(first <= 1.10, "{second} s: the shares add up to {first:.3} ({sums:?})");
+    assert!(
+        first <= 1.10,
+        "{second} s: the shares add up to {first:.3} ({sums:?})"
+    );
     for pair in sums[expired..].windows(2) {
         let ((_, _, before), (second, _, after)) = (pair[0], pair[1]);
-        assert!(after - before < 0.1, "{second} s: {before:.3} -> {after:.3} ({sums:?})");
+        assert!(
+            after - before < 0.1,
+            "{second} s: {before:.3} -> {after:.3} ({sums:?})"
+        );
     }
     // Handed on within a bounded time (they may have crashed): 99.5 % of it 20 s after.
     let share = last[0].expect("heard").share_ppm;
-    assert!(share >= 199_000, "at 30 s ({second} s the expiry): {share} ({sums:?})");
+    assert!(
+        share >= 199_000,
+        "at 30 s ({second} s the expiry): {share} ({sums:?})"
+    );
 }

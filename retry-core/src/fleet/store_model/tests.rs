@@ -838,7 +838,15 @@ fn an_expired_process_share_is_handed_on_over_about_a_lease_not_at_once() {
     assert!(share_at(13) > after, "{shares:?}");
     // Bounded: 95 % of it within three leases of the expiry (e^-3), 99.5 % within seven, and
     // all of it (the release rounded up) soon after.
-    assert!(share_at(19) >= 195_000, "at 19 s: {} ({shares:?})", share_at(19));
-    assert!(share_at(30) >= 199_500, "at 30 s: {} ({shares:?})", share_at(30));
+    assert!(
+        share_at(19) >= 195_000,
+        "at 19 s: {} ({shares:?})",
+        share_at(19)
+    );
+    assert!(
+        share_at(30) >= 199_500,
+        "at 30 s: {} ({shares:?})",
+        share_at(30)
+    );
     assert_eq!(share_at(60), 200_000, "{shares:?}");
 }
