@@ -15,6 +15,8 @@ mod faults;
 mod garbage;
 #[path = "fleet_redis/managed.rs"]
 mod managed;
+#[path = "fleet_redis/partial_writes.rs"]
+mod partial_writes;
 #[path = "fleet_redis/scope_faults.rs"]
 mod scope_faults;
 #[path = "fleet_redis/scopes.rs"]

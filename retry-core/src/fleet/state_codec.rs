@@ -87,6 +87,10 @@ fn decode_fleet(fields: &[(String, String)]) -> Result<FleetState, ProtocolError
         leased: int("leased")?,
         retry_demand: int("retry_demand")?,
         send_demand: int("send_demand")?,
+        departed_demand: match map.get("departed_demand") {
+            Some(text) => stored_int("departed_demand", text, -MAX_STORED, MAX_STORED)?,
+            None => 0,
+        },
         tick_start_ms: int("tick_start")?,
         tick_calls: int("tick_calls")?,
         tick_sends: int("tick_sends")?,

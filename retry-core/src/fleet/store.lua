@@ -133,6 +133,14 @@ local function load_fleet()
     end
     fleet[name] = value
   end
+  -- Missing in a state an earlier script wrote (the same protocol): none departed.
+  fleet.departed_demand = 0
+  if raw.departed_demand ~= nil then
+    fleet.departed_demand = stored_int(raw.departed_demand)
+    if fleet.departed_demand == nil then
+      return nil
+    end
+  end
   return fleet
 end
 
@@ -171,6 +179,8 @@ local function save_fleet(fleet)
     args[#args + 1] = name
     args[#args + 1] = fmt(fleet[name])
   end
+  args[#args + 1] = 'departed_demand'
+  args[#args + 1] = fmt(fleet.departed_demand)
   redis.call('HSET', STATE, unpack(args))
 end
 
@@ -189,8 +199,19 @@ local function expire(fleet, cutoff)
     fleet.leased = fleet.leased - rec.lease
     fleet.retry_demand = fleet.retry_demand - rec.retry_demand
     fleet.send_demand = fleet.send_demand - rec.send_demand
+    fleet.departed_demand = math.min(fleet.departed_demand + rec.send_demand, MAX_RATE)
   end
   return true
+end
+
+-- Releases the departed send demand for the time since the last report: a share
+-- min(elapsed, lease) / lease of it, rounded up (about e per lease, never slower than linearly
+-- to nothing over one; it reaches 0). A stored value out of 0..MAX_RATE is clamped first.
+local function release_departed(fleet, now)
+  local departed = math.max(0, math.min(fleet.departed_demand, MAX_RATE))
+  local elapsed = math.min(now - fleet.now, s.lease_ttl)
+  local share = floor_div(elapsed * PPM, s.lease_ttl)
+  fleet.departed_demand = departed - floor_div(departed * share + PPM - 1, PPM)
 end
 
 local function new_fleet(now)
@@ -198,6 +219,7 @@ local function new_fleet(now)
   local fleet = {
     settings = settings, born = now, now = now, relearn_until = 0,
     pool = math.min(s.young, s.most), leased = 0, retry_demand = 0, send_demand = 0,
+    departed_demand = 0,
     tick_start = now, tick_calls = 0, tick_sends = 0, tick_throttles = 0, tick_reports = 0,
     calls_rate = -1, send_rate = -1, admitted_rate = -1,
     engaged = 0, adopting = 0, w_max = 0, cold_cut = 0, cut_at = 0, fleet_rate = 0,
@@ -467,6 +489,7 @@ end
 local now = r.now
 if fleet ~= nil then
   now = math.max(fleet.now, r.now)
+  release_departed(fleet, now)
   fleet.now = now
   if not expire(fleet, now - s.lease_ttl) then
     dropped = 1
@@ -540,7 +563,7 @@ else
 end
 local share_ppm, send_rate = 0, 0
 if fleet.engaged == 1 and fleet.send_demand > 0 then
-  share_ppm = floor_div(r.send_demand * PPM, fleet.send_demand)
+  share_ppm = floor_div(r.send_demand * PPM, fleet.send_demand + fleet.departed_demand)
   send_rate = floor_div(fleet.fleet_rate * share_ppm, PPM)
 end
 

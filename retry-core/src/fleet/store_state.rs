@@ -47,6 +47,11 @@ pub struct FleetState {
     /// The sum of the processes' send demands, thousandths of a request per second
     /// (`send_demand`).
     pub send_demand: i64,
+    /// The send demand of processes that expired and is not yet handed on to the others,
+    /// thousandths of a request per second, at most [`MAX_RATE`] (`departed_demand`; missing
+    /// in a state an earlier script wrote: 0). It counts in the shares' sum and is released
+    /// over about a lease (see [`store_model`](super::store_model)'s step 2).
+    pub departed_demand: i64,
     /// When the current measurement tick started, Unix ms (`tick_start`).
     pub tick_start_ms: i64,
     /// Calls reported in the current tick (`tick_calls`).

@@ -802,3 +802,51 @@ fn forged_records_out_of_the_protocols_bounds_are_garbage_not_data() {
     );
     assert!(fleet.send_demand <= 8 * 60_000, "{}", fleet.send_demand);
 }
+
+/// The share process 1 of [`engaged_fleet`] gets at each second from 7 s to `until` s, while
+/// only processes `1..=heard` report (each its steady 70/s demand).
+fn shares_while_heard(heard: u64, until: u64) -> Vec<(u64, u64)> {
+    let (mut state, _) = engaged_fleet();
+    let mut shares = Vec::new();
+    for second in 7..=until {
+        for id in 1..=heard {
+            let sending = Report {
+                sends: 60,
+                send_demand: 70_000,
+                ..report(id, second * 1_000 + id * 100)
+            };
+            let lease = lease(&mut state, &sending);
+            if id == 1 {
+                shares.push((second, lease.share_ppm));
+            }
+        }
+    }
+    shares
+}
+
+#[test]
+fn an_expired_process_share_is_handed_on_over_about_a_lease_not_at_once() {
+    // Eight processes of equal demand, an eighth each; from 7 s the store hears five of them
+    // (writes failing for the others, or they crashed). The three expire at 9.8 s (3 s lease).
+    let shares = shares_while_heard(5, 60);
+    let share_at = |second: u64| shares[usize::try_from(second - 7).expect("from 7 s")].1;
+    assert_eq!(share_at(9), 125_000, "before the expiry: an eighth");
+    // Right after it, the share has not jumped to a fifth (200,000): the silent ones may still
+    // be sending at their last share; it is handed on over about a lease.
+    let after = share_at(10);
+    assert!(after <= 125_000 * 11 / 10, "at 10 s: {after} ({shares:?})");
+    assert!(share_at(13) > after, "{shares:?}");
+    // Bounded: 95 % of it within three leases of the expiry (e^-3), 99.5 % within seven, and
+    // all of it (the release rounded up) soon after.
+    assert!(
+        share_at(19) >= 195_000,
+        "at 19 s: {} ({shares:?})",
+        share_at(19)
+    );
+    assert!(
+        share_at(30) >= 199_500,
+        "at 30 s: {} ({shares:?})",
+        share_at(30)
+    );
+    assert_eq!(share_at(60), 200_000, "{shares:?}");
+}
