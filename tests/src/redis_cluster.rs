@@ -14,7 +14,9 @@ use std::process::{Command, Stdio};
 use std::sync::Once;
 use std::time::{Duration, Instant};
 
-use crate::redis_server::{REQUIRE_REDIS, RedisServer, Resp, available, free_port, try_command_at};
+use crate::redis_server::{
+    REQUIRE_REDIS, RedisServer, Resp, available, free_port, try_command_at, with_free_ports,
+};
 
 /// Nodes of a cluster: 3 masters, each with one replica.
 pub const NODES: usize = 6;
@@ -78,23 +80,28 @@ impl RedisCluster {
         let timeout_ms = NODE_TIMEOUT.as_millis().to_string();
         let mut nodes = Vec::with_capacity(NODES);
         for _ in 0..NODES {
-            let bus = free_port().to_string();
-            let mut node_args = vec![
-                "--cluster-enabled",
-                "yes",
-                "--cluster-config-file",
-                "nodes.conf",
-                "--cluster-port",
-                &bus,
-                "--cluster-node-timeout",
-                &timeout_ms,
-                // A replica takes over however long its link was down: a test's failover
-                // never waits on the replica's data age.
-                "--cluster-replica-validity-factor",
-                "0",
-            ];
-            node_args.extend_from_slice(args);
-            nodes.push(RedisServer::try_start_on(free_port(), &node_args)?);
+            // The node's port and its cluster bus port, both found free: started again on
+            // others if either was taken before the node bound it.
+            let node = with_free_ports(|| {
+                let bus = free_port().to_string();
+                let mut node_args = vec![
+                    "--cluster-enabled",
+                    "yes",
+                    "--cluster-config-file",
+                    "nodes.conf",
+                    "--cluster-port",
+                    &bus,
+                    "--cluster-node-timeout",
+                    &timeout_ms,
+                    // A replica takes over however long its link was down: a test's failover
+                    // never waits on the replica's data age.
+                    "--cluster-replica-validity-factor",
+                    "0",
+                ];
+                node_args.extend_from_slice(args);
+                RedisServer::try_start_on(free_port(), &node_args)
+            })?;
+            nodes.push(node);
         }
         let cluster = Self { nodes };
         cluster.create()?;

@@ -83,8 +83,8 @@ impl RedisServer {
         if !available(suite) {
             return None;
         }
-        let port = free_port();
-        Some(Self::start_on(port, args))
+        let server = with_free_ports(|| Self::try_start_on(free_port(), args));
+        Some(server.unwrap_or_else(|error| panic!("{error}")))
     }
 
     /// Starts a server with `args` and a TLS listener presenting `tls`, on two free ports;
@@ -398,6 +398,25 @@ pub fn try_command_at(port: u16, args: &[&str]) -> io::Result<Resp> {
     }
     stream.write_all(request.as_bytes())?;
     read_reply(&mut BufReader::new(stream))
+}
+
+/// How many times [`with_free_ports`] starts a server on fresh ports.
+const PORT_TRIES: u32 = 5;
+
+/// Runs `start`, which starts a server on ports it finds free, again (up to [`PORT_TRIES`]
+/// times) while the server is refused a port: a port found free may be taken by another
+/// socket (a connection's ephemeral port) before the server binds it. Any other error, or the
+/// last one, is returned.
+pub fn with_free_ports<T>(mut start: impl FnMut() -> Result<T, String>) -> Result<T, String> {
+    let mut tries = 1;
+    loop {
+        match start() {
+            Err(error) if error.contains("Address already in use") && tries < PORT_TRIES => {
+                tries += 1;
+            }
+            outcome => return outcome,
+        }
+    }
 }
 
 /// A port of 127.0.0.1 that nothing listens on (the OS's choice; free when returned).
