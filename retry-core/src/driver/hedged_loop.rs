@@ -2,9 +2,11 @@
 //! hedging drivers, and of a caller that makes each attempt and keeps its own time.
 
 use std::fmt::{self, Debug};
+use std::ops::ControlFlow;
 use std::time::Duration;
 
-use super::hook::{OnRetry, RetryEvent};
+use super::hook::OnRetry;
+use super::retry_step::{TokenSlot, retry_or_give_up, settle_dropped};
 use super::shed::{NeverShed, ShedLoad, ShedPolicy};
 use crate::attempt::{self, Attempt, CallStats, Mark};
 use crate::classify::{ClassifyRetry, ErrorKind, Idempotency, RetryAction, RetryReason};
@@ -509,35 +511,26 @@ impl<S: RetryStrategy, C, H, L> HedgedLoop<S, C, H, L> {
             return Next::Return;
         };
         token.sent_at = answered.sent_at;
-        let attempt = token.attempt();
-        let token = match self.flight.strategy.refresh_retry_token(token, &reason) {
-            Ok(token) => token,
-            Err(error) => {
-                observe::gave_up(
-                    self.flight.strategy.scope_name(),
-                    attempt,
-                    &error,
-                    outcome.as_ref().err(),
-                );
-                self.linger = error.wait_before_returning();
-                if let Some(wait) = self.linger {
+        let slot = TokenSlot {
+            token: &mut self.flight.token,
+            sent: &mut self.flight.sent,
+        };
+        let strategy = &self.flight.strategy;
+        let error = outcome.as_ref().err();
+        match retry_or_give_up(strategy, &self.on_retry, slot, token, reason, error) {
+            ControlFlow::Continue(kind) => {
+                self.retried_for = Some(kind);
+                Next::Retry
+            }
+            ControlFlow::Break(gave_up) => {
+                self.linger = gave_up.linger;
+                if let Some(wait) = gave_up.linger {
                     self.count_wait(wait);
                 }
-                self.ended(attempt);
-                return Next::Return;
+                self.ended(gave_up.attempts);
+                Next::Return
             }
-        };
-        let delay = token.delay();
-        self.flight.token = Some(token);
-        self.flight.sent = false;
-        self.retried_for = Some(reason.kind());
-        self.on_retry.on_retry(&RetryEvent {
-            attempt,
-            error: outcome.as_ref().err(),
-            delay,
-            reason,
-        });
-        Next::Retry
+        }
     }
 
     /// `answered` ended the call, in success or not: the other copies are cancelled, the
@@ -683,7 +676,7 @@ impl<S: RetryStrategy> Drop for Flight<S> {
         let hedging = self.strategy.scope_hedging().filter(|_| self.hedges > 0);
         let mut copies = copies.drain();
         let Some(last) = copies.next() else {
-            self.strategy.abandon(token);
+            settle_dropped(&self.strategy, token, false);
             return;
         };
         for copy in copies {
@@ -696,7 +689,7 @@ impl<S: RetryStrategy> Drop for Flight<S> {
             hedging.meter().cancelled();
         }
         token.sent_at = last.sent_at;
-        self.strategy.record_cancelled(token);
+        settle_dropped(&self.strategy, token, true);
     }
 }
 

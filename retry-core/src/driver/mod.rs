@@ -18,6 +18,7 @@ pub(crate) mod linger;
 mod ready;
 pub(crate) mod retry;
 mod retry_loop;
+mod retry_step;
 mod shed;
 mod sleeper;
 

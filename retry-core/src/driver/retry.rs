@@ -209,7 +209,11 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, A, L> Retry<'s, S, C, H, A, L> {
     ///     }
     /// }
     ///
-    /// let config = RetryConfig::builder().max_wait(std::time::Duration::from_secs(1)).build().unwrap();
+    /// let config = RetryConfig::builder()
+    ///     .mode(retry_core::RetryMode::Adaptive)
+    ///     .max_wait(std::time::Duration::from_secs(1))
+    ///     .build()
+    ///     .unwrap();
     /// let strategy = AdaptiveStrategy::new(config);
     /// let value = Retry::new(&strategy).shed_load().run(|| async { Ok::<_, Error>(1) }).await;
     /// assert_eq!(value.unwrap(), 1); // no throttle yet: nothing to shed

@@ -10,7 +10,8 @@ use std::time::Duration;
 use pin_project_lite::pin_project;
 use tokio::time::{Instant, Sleep};
 
-use super::{NeverShed, OnRetry, RetryEvent, ShedLoad, ShedPolicy};
+use super::retry_step::{TokenSlot, retry_or_give_up, settle_dropped};
+use super::{NeverShed, OnRetry, ShedLoad, ShedPolicy};
 use crate::attempt::{self, Attempt, CallStats, InAttempt, Mark};
 use crate::classify::{ClassifyRetry, ErrorKind, Idempotency, RetryAction, RetryReason};
 use crate::cold_drop::ColdDrop;
@@ -599,34 +600,33 @@ impl<'s, S: RetryStrategy + ?Sized, C, H, L> RetryLoop<'s, S, C, H, L> {
         let Some(token) = RetryToken::take(&mut self.call.token) else {
             return ControlFlow::Break(());
         };
-        let attempt = token.attempt();
-        let token = match self.call.strategy.refresh_retry_token(token, &reason) {
-            Ok(token) => token,
-            Err(error) => {
-                let scope = self.call.strategy.scope_name();
-                observe::gave_up(scope, attempt, &error, outcome.as_ref().err());
-                self.linger = error.wait_before_returning();
-                if let Some(wait) = self.linger {
+        let slot = TokenSlot {
+            token: &mut self.call.token,
+            sent: &mut self.call.sent,
+        };
+        let error = outcome.as_ref().err();
+        match retry_or_give_up(
+            self.call.strategy,
+            &self.on_retry,
+            slot,
+            token,
+            reason,
+            error,
+        ) {
+            ControlFlow::Continue(kind) => {
+                self.retried_for = Some(kind);
+                ControlFlow::Continue(())
+            }
+            ControlFlow::Break(gave_up) => {
+                self.linger = gave_up.linger;
+                if let Some(wait) = gave_up.linger {
                     // Counted now, with the call's other waits: it is to be slept.
                     self.count_wait(wait);
                 }
-                self.ended(attempt);
-                return ControlFlow::Break(());
+                self.ended(gave_up.attempts);
+                ControlFlow::Break(())
             }
-        };
-        // Keep the granted retry before the hook runs: should the hook panic, the drop gives
-        // the unsent retry's cost back.
-        let delay = token.delay();
-        self.call.token = Some(token);
-        self.call.sent = false;
-        self.retried_for = Some(reason.kind());
-        self.on_retry.on_retry(&RetryEvent {
-            attempt,
-            error: outcome.as_ref().err(),
-            delay,
-            reason,
-        });
-        ControlFlow::Continue(())
+        }
     }
 }
 
@@ -664,12 +664,7 @@ impl<S: RetryStrategy + ?Sized> Call<'_, S> {
     #[inline(never)]
     fn settle_cancelled(&mut self) {
         if let Some(token) = RetryToken::take(&mut self.token) {
-            if self.sent {
-                // Dropped while an attempt was in flight: the attempt was made, its end unknown.
-                self.strategy.record_cancelled(token);
-            } else {
-                self.strategy.abandon(token);
-            }
+            settle_dropped(self.strategy, token, self.sent);
         }
     }
 }
