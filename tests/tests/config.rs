@@ -76,6 +76,32 @@ fn throttling_backoff_above_max_backoff() {
     );
 }
 
+/// `max_wait` bounds adaptive mode's waits for a send permit; standard mode never waits for one,
+/// so a `max_wait` there was accepted and ignored (seen failing first: `build` returned `Ok`).
+#[test]
+fn max_wait_outside_adaptive_mode() {
+    let wait = Duration::from_secs(1);
+    assert_eq!(
+        RetryConfig::builder().max_wait(wait).build(),
+        Err(ConfigError::AdaptiveOnly {
+            setting: "max_wait"
+        })
+    );
+    assert_eq!(
+        build_error(
+            RetryConfig::aws_classic()
+                .mode(RetryMode::Standard)
+                .max_wait(wait)
+        ),
+        "max_wait applies to adaptive mode only (standard mode never waits for a send permit: \
+         it would be ignored): add .mode(RetryMode::Adaptive), or leave max_wait unset"
+    );
+    let adaptive = RetryConfig::builder()
+        .max_wait(wait)
+        .mode(RetryMode::Adaptive);
+    assert_eq!(adaptive.build().map(|c| c.max_wait()), Ok(Some(wait)));
+}
+
 #[test]
 fn zero_timeout() {
     assert_eq!(

@@ -15,7 +15,8 @@ use retry_core::classify::{ClassifierChain, FnClassifier, RetryInfoClassifier};
 use retry_core::strategy::{RetryToken, SendPermit};
 use retry_core::{
     AdaptiveStrategy, ClassifyRetry, ErrorKind, Fault, Retry, RetryAction, RetryConfig, RetryError,
-    RetryEvent, RetryInfo, RetryReason, RetrySafety, RetryStrategy, StandardStrategy, retry,
+    RetryEvent, RetryInfo, RetryMode, RetryReason, RetrySafety, RetryStrategy, StandardStrategy,
+    retry,
 };
 use tokio::time::Instant;
 
@@ -539,7 +540,11 @@ async fn an_adaptive_retry_keeps_its_place_in_line_while_it_re_checks() {
 
 #[tokio::test(start_paused = true)]
 async fn max_wait_refuses_a_retry_when_it_is_asked_for_without_waiting() {
-    let strategy = adaptive(RetryConfig::aws_classic().max_wait(Duration::from_millis(300)));
+    let strategy = adaptive(
+        RetryConfig::aws_classic()
+            .mode(RetryMode::Adaptive)
+            .max_wait(Duration::from_millis(300)),
+    );
     let start = Instant::now();
     let attempts = AtomicU32::new(0);
     let events = Mutex::new(Vec::new());
@@ -572,7 +577,11 @@ async fn max_wait_refuses_a_retry_when_it_is_asked_for_without_waiting() {
 #[tokio::test(start_paused = true)]
 async fn max_wait_caps_the_wait_of_every_attempt_the_driver_makes() {
     let max_wait = Duration::from_millis(300);
-    let strategy = Arc::new(adaptive(RetryConfig::aws_classic().max_wait(max_wait)));
+    let strategy = Arc::new(adaptive(
+        RetryConfig::aws_classic()
+            .mode(RetryMode::Adaptive)
+            .max_wait(max_wait),
+    ));
     let start = Instant::now();
     let ms = Duration::from_millis;
     // Call A is throttled at 0.25 s, when the bucket turns on with 0.125 permits (0.5/s since

@@ -12,7 +12,7 @@ use retry_core::config::RetryConfigBuilder;
 use retry_core::driver::{NoHook, RetryLoop};
 use retry_core::strategy::SendPermit;
 use retry_core::{
-    AdaptiveStrategy, ClassifyRetry, ErrorKind, LoadShed, Retry, RetryConfig, RetryInfo,
+    AdaptiveStrategy, ClassifyRetry, ErrorKind, LoadShed, Retry, RetryConfig, RetryInfo, RetryMode,
     RetryReason, RetryStrategy, retry,
 };
 
@@ -61,7 +61,12 @@ async fn call_or_shed(strategy: &AdaptiveStrategy) -> (Result<u32, Error>, u32, 
 
 #[tokio::test(start_paused = true)]
 async fn a_first_attempt_expected_later_than_max_wait_is_shed_at_once() {
-    let strategy = throttled(RetryConfig::builder().max_wait(Duration::from_secs(1))).await;
+    let strategy = throttled(
+        RetryConfig::builder()
+            .mode(RetryMode::Adaptive)
+            .max_wait(Duration::from_secs(1)),
+    )
+    .await;
     let before = strategy.scope().stats();
     let (outcome, attempts, took) = call_or_shed(&strategy).await;
     let Err(Error::Shed(shed)) = outcome else {
@@ -87,7 +92,12 @@ async fn a_first_attempt_expected_later_than_max_wait_is_shed_at_once() {
 /// returns the refusal as its own error.
 #[tokio::test(start_paused = true)]
 async fn a_blocking_run_sheds_only_with_the_option() {
-    let strategy = throttled(RetryConfig::builder().max_wait(Duration::from_secs(1))).await;
+    let strategy = throttled(
+        RetryConfig::builder()
+            .mode(RetryMode::Adaptive)
+            .max_wait(Duration::from_secs(1)),
+    )
+    .await;
     let attempts = Cell::new(0);
     let operation = || {
         attempts.set(attempts.get() + 1);
@@ -137,7 +147,12 @@ async fn without_a_deadline_or_max_wait_the_first_attempt_is_always_made() {
 #[tokio::test(start_paused = true)]
 async fn callers_that_cannot_return_a_shed_keep_the_first_attempt() {
     // `retry` (no `From<LoadShed>`): waits max_wait, then sends without a permit, as before.
-    let strategy = throttled(RetryConfig::builder().max_wait(Duration::from_secs(1))).await;
+    let strategy = throttled(
+        RetryConfig::builder()
+            .mode(RetryMode::Adaptive)
+            .max_wait(Duration::from_secs(1)),
+    )
+    .await;
     let start = tokio::time::Instant::now();
     let outcome = retry(&strategy, || async { Ok::<_, Error>(7) }).await;
     assert_eq!(outcome.expect("sent"), 7);
@@ -162,7 +177,12 @@ async fn the_attempt_timeout_variant_and_the_loop_shed_too() {
             TimedError::Elapsed
         }
     }
-    let strategy = throttled(RetryConfig::builder().max_wait(Duration::from_millis(500))).await;
+    let strategy = throttled(
+        RetryConfig::builder()
+            .mode(RetryMode::Adaptive)
+            .max_wait(Duration::from_millis(500)),
+    )
+    .await;
     let outcome = Retry::new(&strategy)
         .attempt_timeout(Duration::from_secs(1))
         .shed_load()

@@ -11,7 +11,7 @@ use retry_core::adaptive::ShedReason;
 use retry_core::config::RetryConfigBuilder;
 use retry_core::strategy::SendPermit;
 use retry_core::tower::RetryLayer;
-use retry_core::{AdaptiveStrategy, ErrorKind, RetryConfig, RetryReason, RetryStrategy};
+use retry_core::{AdaptiveStrategy, ErrorKind, RetryConfig, RetryMode, RetryReason, RetryStrategy};
 use tokio::time::Instant;
 use tower::{Layer, Service, ServiceExt};
 
@@ -143,7 +143,11 @@ async fn a_call_made_without_poll_ready_past_its_deadline_is_shed_at_once() {
 
 #[tokio::test(start_paused = true)]
 async fn a_call_whose_permit_is_beyond_max_wait_is_shed_at_once() {
-    let strategy = throttled(RetryConfig::builder().max_wait(Duration::from_secs(1)));
+    let strategy = throttled(
+        RetryConfig::builder()
+            .mode(RetryMode::Adaptive)
+            .max_wait(Duration::from_secs(1)),
+    );
     let before = strategy.scope().stats().rate_limited;
     let calls = Arc::new(AtomicU32::new(0));
     let service = RetryLayer::new(strategy.clone())

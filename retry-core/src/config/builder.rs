@@ -253,7 +253,8 @@ impl RetryConfigBuilder {
         /// Clamp a server's `retry_after` to `[t_i, t_i + slack]` instead of always honoring it.
         retry_after_slack: Duration => retry_after_slack = Some;
         /// Adaptive mode: fail fast instead of waiting longer than this for a send permit (see
-        /// [`RetryConfig::max_wait`]).
+        /// [`RetryConfig::max_wait`]); with another [`mode`](Self::mode), `build` fails rather
+        /// than ignore it.
         max_wait: Duration => max_wait = Some;
         /// Long polling (SQS `ReceiveMessage`, Step Functions `GetActivityTask`): when the
         /// quota refuses a retry, the call still sleeps the backoff it computed (jitter
@@ -318,6 +319,11 @@ impl RetryConfigBuilder {
         }
         if config.quota_capacity == 0 {
             return Err(ConfigError::ZeroCapacity);
+        }
+        if config.max_wait.is_some() && config.mode != RetryMode::Adaptive {
+            return Err(ConfigError::AdaptiveOnly {
+                setting: "max_wait",
+            });
         }
         Ok(config)
     }

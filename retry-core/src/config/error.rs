@@ -43,6 +43,22 @@ pub enum ConfigError {
         /// The value given.
         value: f64,
     },
+    /// A setting of adaptive mode's rate limiter (`max_wait`) given with another mode, which
+    /// would ignore it.
+    ///
+    /// ```
+    /// use retry_core::RetryConfig;
+    /// let error = RetryConfig::builder().max_wait(std::time::Duration::from_secs(1)).build();
+    /// assert_eq!(
+    ///     error.unwrap_err().to_string(),
+    ///     "max_wait applies to adaptive mode only (standard mode never waits for a send \
+    ///      permit: it would be ignored): add .mode(RetryMode::Adaptive), or leave max_wait unset"
+    /// );
+    /// ```
+    AdaptiveOnly {
+        /// The setting.
+        setting: &'static str,
+    },
     /// The retry quota's capacity was 0.
     ZeroCapacity,
     /// `Quota::Fixed(0)`: a quota that would refuse every retry.
@@ -108,6 +124,12 @@ impl fmt::Display for ConfigError {
                 f,
                 "{setting} must be a finite number of tokens per second, at least 2.3e-13 \
                  (slower never refills), got {value}: leave it unset to turn it off"
+            ),
+            ConfigError::AdaptiveOnly { setting } => write!(
+                f,
+                "{setting} applies to adaptive mode only (standard mode never waits for a send \
+                 permit: it would be ignored): add .mode(RetryMode::Adaptive), or leave \
+                 {setting} unset"
             ),
             ConfigError::ZeroCapacity => f.write_str(
                 "quota capacity must be at least 1: to turn retries off, set max_attempts = 1",

@@ -185,6 +185,7 @@ impl std::error::Error for ScopeConflict {}
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::mode::RetryMode;
     use std::time::Duration;
 
     fn config(builder: crate::config::RetryConfigBuilder) -> RetryConfig {
@@ -193,22 +194,29 @@ mod tests {
 
     #[test]
     fn every_scope_setting_is_compared() {
-        let base = RetryConfig::default();
+        let standard = RetryConfig::default();
+        let adaptive_mode = || RetryConfig::builder().mode(RetryMode::Adaptive);
+        let adaptive = config(adaptive_mode());
+        let from_standard = |builder| (&standard, config(builder));
         let changed = [
-            config(RetryConfig::builder().mode(crate::config::mode::RetryMode::Adaptive)),
-            config(RetryConfig::builder().max_attempts(4)),
-            config(RetryConfig::builder().quota_capacity(600)),
-            config(RetryConfig::builder().quota_window(Duration::from_secs(30))),
-            config(RetryConfig::builder().quota_refill_per_second(1.0)),
-            config(RetryConfig::builder().retry_cost(13)),
-            config(RetryConfig::builder().timeout_retry_cost(9)),
-            config(RetryConfig::builder().throttling_retry_cost(4)),
-            config(RetryConfig::builder().success_reward(2)),
-            config(RetryConfig::builder().max_wait(Duration::from_secs(1))),
+            (&standard, adaptive.clone()),
+            from_standard(RetryConfig::builder().max_attempts(4)),
+            from_standard(RetryConfig::builder().quota_capacity(600)),
+            from_standard(RetryConfig::builder().quota_window(Duration::from_secs(30))),
+            from_standard(RetryConfig::builder().quota_refill_per_second(1.0)),
+            from_standard(RetryConfig::builder().retry_cost(13)),
+            from_standard(RetryConfig::builder().timeout_retry_cost(9)),
+            from_standard(RetryConfig::builder().throttling_retry_cost(4)),
+            from_standard(RetryConfig::builder().success_reward(2)),
+            // An adaptive mode setting: against an adaptive base.
+            (
+                &adaptive,
+                config(adaptive_mode().max_wait(Duration::from_secs(1))),
+            ),
         ];
         assert_eq!(changed.len(), SCOPE_SETTINGS.len());
-        for (setting, other) in SCOPE_SETTINGS.iter().zip(&changed) {
-            assert_eq!(differences(&base, other), [*setting]);
+        for (setting, (base, other)) in SCOPE_SETTINGS.iter().zip(&changed) {
+            assert_eq!(differences(base, other), [*setting]);
         }
     }
 

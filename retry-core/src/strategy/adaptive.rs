@@ -452,6 +452,7 @@ mod tests {
     use super::*;
     use crate::classify::ErrorKind;
     use crate::clock::ManualClock;
+    use crate::config::RetryMode;
     use std::sync::Arc;
     use std::time::Duration;
 
@@ -459,6 +460,7 @@ mod tests {
     fn max_wait_refuses_a_retry_up_front_and_caps_every_wait() {
         let clock = Arc::new(ManualClock::new());
         let config = RetryConfig::aws_classic()
+            .mode(RetryMode::Adaptive)
             .max_wait(Duration::from_millis(100))
             .initial_backoff(Duration::ZERO)
             .build()

@@ -18,7 +18,7 @@ use crate::adaptive::{
 use crate::backoff::{FixedRandom, RandomSource, SeededRandom};
 use crate::classify::{ErrorKind, RetryReason};
 use crate::clock::{Clock, ManualClock};
-use crate::config::RetryConfig;
+use crate::config::{RetryConfig, RetryMode};
 
 /// Floating-point results are compared to the hand-derived values within this tolerance.
 const EPSILON: f64 = 1e-9;
@@ -509,6 +509,7 @@ fn the_strategy_re_asks_after_the_wait_and_is_granted() {
 fn max_wait_fails_a_retry_fast_and_delays_a_first_attempt_at_most_that_long() {
     let (strategy, clock) = adaptive(
         RetryConfig::aws_classic()
+            .mode(RetryMode::Adaptive)
             .max_wait(Duration::from_millis(300))
             .build()
             .expect("valid"),
@@ -555,6 +556,7 @@ fn max_wait_fails_a_retry_fast_and_delays_a_first_attempt_at_most_that_long() {
 fn max_wait_caps_the_wait_of_a_granted_retry_whose_line_grew() {
     let (strategy, clock) = adaptive(
         RetryConfig::aws_classic()
+            .mode(RetryMode::Adaptive)
             .max_wait(Duration::from_millis(300))
             .build()
             .expect("valid"),

@@ -11,7 +11,7 @@ use super::{AdaptiveStrategy, RetryStrategy, StandardStrategy};
 use crate::backoff::{FixedRandom, RandomSource, SeededRandom};
 use crate::classify::{ErrorKind, RetryReason};
 use crate::clock::ManualClock;
-use crate::config::RetryConfig;
+use crate::config::{RetryConfig, RetryMode};
 
 /// One way a call's token goes back to its strategy at the end of the call.
 type EndOfCall = fn(&StandardStrategy, super::RetryToken);
@@ -114,6 +114,7 @@ fn a_call_refused_by_the_quota_or_the_rate_limiter_gives_back_what_it_held() {
     // Adaptive mode refusing a retry whose permit would come after `max_wait`.
     let config = RetryConfig::builder()
         .max_attempts(3)
+        .mode(RetryMode::Adaptive)
         .max_wait(Duration::from_millis(1))
         .build()
         .expect("valid");
