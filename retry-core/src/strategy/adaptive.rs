@@ -509,7 +509,7 @@ mod tests {
         let shed = |signals: CongestionSignals| {
             let clock = Arc::new(ManualClock::new());
             let config = RetryConfig::builder()
-                .mode(crate::config::RetryMode::Adaptive)
+                .mode(RetryMode::Adaptive)
                 .timeout(Duration::from_secs(1))
                 .build()
                 .unwrap();
