@@ -71,6 +71,7 @@
 //! scope's calls are not hedged, as tower's `hedge` does before its histogram has its minimum
 //! data points. A fixed delay needs no samples.
 
+mod budget;
 mod error;
 mod histogram;
 mod limits;
@@ -79,6 +80,7 @@ mod policy;
 mod refusal;
 mod scope_hedging;
 
+pub use budget::{DELAY_STRETCH, HEDGE_BURST, HEDGE_DEBT};
 pub use error::HedgeConfigError;
 pub use limits::MAX_HEDGES;
 pub use policy::{HedgeDelay, Hedging};
