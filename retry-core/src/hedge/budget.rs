@@ -182,3 +182,38 @@ mod tests {
         assert_eq!(budget.hedges(), -f64::from(HEDGE_DEBT));
     }
 }
+
+#[cfg(all(test, loom))]
+mod loom_model {
+    use super::*;
+    use loom::sync::Arc;
+
+    /// Two percentile hedges due at once, with the budget one hedge short of its deepest debt,
+    /// while a call earns its share: exactly one hedge is granted, whatever the interleaving,
+    /// and the credit is what was earned less what was spent.
+    #[test]
+    fn loom_two_hedges_racing_for_the_last_of_the_debt_take_it_once() {
+        loom::model(|| {
+            let budget = Arc::new(HedgeBudget::new());
+            for _ in 0..HEDGE_DEBT - 1 {
+                assert!(budget.try_spend());
+            }
+            let spenders: Vec<_> = (0..2)
+                .map(|_| {
+                    let budget = Arc::clone(&budget);
+                    loom::thread::spawn(move || budget.try_spend())
+                })
+                .collect();
+            budget.earn(95.0);
+            let granted = spenders
+                .into_iter()
+                .map(|spender| spender.join().expect("no panic"))
+                .filter(|&granted| granted)
+                .count();
+            // The share earned (0.05) never makes a second whole hedge.
+            assert_eq!(granted, 1);
+            let left = budget.hedges() + f64::from(HEDGE_DEBT);
+            assert!((left - 0.05).abs() < 1e-9, "{left}");
+        });
+    }
+}

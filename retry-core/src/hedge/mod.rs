@@ -54,6 +54,11 @@
 //! * **Throttling stops it**: a throttling error, a `Retry-After` or gRPC pushback ends hedging
 //!   for the call that met it, and pauses it for the whole scope for [`THROTTLE_PAUSE`] (1 s) or
 //!   the `Retry-After`, whichever is longer.
+//! * **Percentile hedges keep to their share**: a scope's hedges at a percentile `p` are at most
+//!   `(100 − p) %` of its calls (5 % at p95), plus [`HEDGE_BURST`] and [`HEDGE_DEBT`], however
+//!   many calls outlast a percentile that lags behind a slow spell; while the scope's budget is
+//!   short, a call's delay is [`DELAY_STRETCH`] times the percentile
+//!   ([`ScopeHedging::budget`]; [`HedgeRefusal::BudgetExhausted`] beyond the debt).
 //! * **A refused hedge is not sent**; the call goes on with its copies in flight and sends no
 //!   more hedges.
 //!
