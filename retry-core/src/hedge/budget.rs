@@ -179,7 +179,13 @@ mod tests {
         // credit left is what was not spent of them.
         assert_eq!(f64::from(spent), 4_000.0 - budget.hedges(), "spent {spent}");
         assert!(spent <= 4_000 + HEDGE_DEBT, "spent {spent}");
-        assert_eq!(budget.hedges(), -f64::from(HEDGE_DEBT));
+        // Ten times the share asked for: the budget ends in its debt, but for the shares of
+        // the last calls, which earned and did not ask.
+        let left = budget.hedges();
+        assert!(
+            left >= -f64::from(HEDGE_DEBT) && left <= 1.0 - f64::from(HEDGE_DEBT),
+            "{left}"
+        );
     }
 }
 
