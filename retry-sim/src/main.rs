@@ -91,6 +91,16 @@ struct Cli {
     #[arg(long)]
     trace: bool,
 
+    /// Only these variants of each scenario, by name, comma-separated (e.g. `shape 1,shape 6`
+    /// for two of H1's shapes); every variant by default.
+    #[arg(long, value_delimiter = ',')]
+    variant: Vec<String>,
+
+    /// The seed H1's 8 drawn latency shapes come from (default 27: the shapes of
+    /// docs/sim/hedging.md); another seed draws shapes named `shape <seed>.<i>`.
+    #[arg(long)]
+    hedge_shape_seed: Option<u64>,
+
     /// Run the service described in this TOML file instead of the built-in scenarios.
     #[arg(long)]
     config: Option<PathBuf>,
@@ -175,6 +185,7 @@ fn scenarios(cli: &Cli) -> Result<Vec<Scenario>, String> {
             .all(|s| s.trim().eq_ignore_ascii_case("all")),
         strategies: strategies(&cli.strategy)?,
         fleet: fleet_tuning(cli)?,
+        hedge_shape_seed: cli.hedge_shape_seed,
     };
     let mut ids: Vec<&str> = Vec::new();
     for id in &cli.scenario {
@@ -190,9 +201,43 @@ fn scenarios(cli: &Cli) -> Result<Vec<Scenario>, String> {
         }
     }
     ids.dedup();
-    ids.into_iter()
+    let mut scenarios = ids
+        .into_iter()
         .map(|id| builtin(&id.to_ascii_lowercase(), &options))
-        .collect()
+        .collect::<Result<Vec<_>, _>>()?;
+    keep_variants(&mut scenarios, &cli.variant)?;
+    Ok(scenarios)
+}
+
+/// Keeps the variants named in `names` (all when it is empty); an error when a name matches
+/// no variant of any scenario, or a scenario is left with none.
+fn keep_variants(scenarios: &mut Vec<Scenario>, names: &[String]) -> Result<(), String> {
+    let names: Vec<&str> = names.iter().map(|name| name.trim()).collect();
+    if names.is_empty() {
+        return Ok(());
+    }
+    for name in &names {
+        let known = scenarios
+            .iter()
+            .any(|s| s.variants.iter().any(|v| v.name == *name));
+        if !known {
+            let all: Vec<&str> = scenarios
+                .iter()
+                .flat_map(|s| s.variants.iter().map(|v| v.name.as_str()))
+                .collect();
+            return Err(format!(
+                "--variant `{name}` is no variant of the scenarios chosen; they have: {}",
+                all.join(", ")
+            ));
+        }
+    }
+    for scenario in scenarios.iter_mut() {
+        scenario
+            .variants
+            .retain(|variant| names.contains(&variant.name.as_str()));
+    }
+    scenarios.retain(|scenario| !scenario.variants.is_empty());
+    Ok(())
 }
 
 /// The shape sweep: its table and hardest shapes printed, with every shape's figures in

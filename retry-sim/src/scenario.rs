@@ -76,6 +76,10 @@ pub struct Options {
     pub scenario_extras: bool,
     /// Fleet mode's beta, sync interval and lease, for the fleet scenarios' `+fleet` arms.
     pub fleet: FleetTuning,
+    /// The seed H1's drawn latency shapes come from
+    /// ([`SHAPE_SEED`](crate::hedge::scenarios::SHAPE_SEED) unless given): another seed draws
+    /// shapes the hedging rules were not tuned on.
+    pub hedge_shape_seed: Option<u64>,
 }
 
 impl Default for Options {
@@ -91,6 +95,7 @@ impl Default for Options {
             cancel_at_deadline: true,
             scenario_extras: true,
             fleet: FleetTuning::default(),
+            hedge_shape_seed: None,
             strategies: BUILT_IN
                 .iter()
                 .filter_map(|name| StrategySpec::named(name).ok())

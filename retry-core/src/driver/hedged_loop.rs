@@ -320,9 +320,16 @@ impl<S: RetryStrategy, C, H, L> HedgedLoop<S, C, H, L> {
         };
         self.flight.copies.push(copy);
         if copy.attempt == 1 {
-            self.first_sent = self.flight.strategy.scope_hedging().map(ScopeHedging::now);
+            let delay = self.hedging.delay();
             if self.idempotency != Idempotency::Idempotent {
+                self.first_sent = self.flight.strategy.scope_hedging().map(ScopeHedging::now);
                 self.refused(HedgeRefusal::NotIdempotent);
+            } else {
+                self.first_sent = self
+                    .flight
+                    .strategy
+                    .scope_hedging()
+                    .map(|hedging| hedging.first_attempt_sent(delay));
             }
         }
         None
@@ -356,7 +363,7 @@ impl<S: RetryStrategy, C, H, L> HedgedLoop<S, C, H, L> {
                     .flight
                     .strategy
                     .scope_hedging()
-                    .and_then(|hedging| hedging.delay_at(percentile))
+                    .and_then(|hedging| hedging.call_delay(percentile))
                     .map_or(Delay::Unknown, Delay::Known),
             };
         }
@@ -382,9 +389,20 @@ impl<S: RetryStrategy, C, H, L> HedgedLoop<S, C, H, L> {
         let Some(token) = self.flight.token.as_mut() else {
             return Err(HedgeRefusal::NoHedgeDue);
         };
+        let scope = self.flight.strategy.scope_hedging();
+        let budgeted = match scope.map(|hedging| hedging.take_budget(self.hedging.delay())) {
+            Some(Err(refusal)) => return Err(self.refused(refusal)),
+            Some(Ok(taken)) => taken,
+            None => false,
+        };
         let grant = match self.flight.strategy.acquire_hedge(token) {
             Ok(grant) => grant,
-            Err(refusal) => return Err(self.refused(refusal)),
+            Err(refusal) => {
+                if let (true, Some(hedging)) = (budgeted, scope) {
+                    hedging.refund_budget();
+                }
+                return Err(self.refused(refusal));
+            }
         };
         token.attempt = token.attempt.saturating_add(1);
         token.retry_cost = grant.cost;

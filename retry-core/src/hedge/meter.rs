@@ -12,7 +12,7 @@ pub(crate) struct HedgeMeter {
     won: metrics::Counter,
     cancelled: metrics::Counter,
     /// `retry.hedges.refused`, one per [`HedgeRefusal::METERED`].
-    refused: [metrics::Counter; 6],
+    refused: [metrics::Counter; 7],
 }
 
 /// Without the feature: nothing to report to.

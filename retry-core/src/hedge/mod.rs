@@ -54,6 +54,11 @@
 //! * **Throttling stops it**: a throttling error, a `Retry-After` or gRPC pushback ends hedging
 //!   for the call that met it, and pauses it for the whole scope for [`THROTTLE_PAUSE`] (1 s) or
 //!   the `Retry-After`, whichever is longer.
+//! * **Percentile hedges keep to their share**: a scope's hedges at a percentile `p` are at most
+//!   `(100 − p) %` of its calls (5 % at p95), plus [`HEDGE_BURST`] and [`HEDGE_DEBT`], however
+//!   many calls outlast a percentile that lags behind a slow spell; while the scope's budget is
+//!   short, a call's delay is [`DELAY_STRETCH`] times the percentile
+//!   ([`ScopeHedging::budget`]; [`HedgeRefusal::BudgetExhausted`] beyond the debt).
 //! * **A refused hedge is not sent**; the call goes on with its copies in flight and sends no
 //!   more hedges.
 //!
@@ -71,6 +76,7 @@
 //! scope's calls are not hedged, as tower's `hedge` does before its histogram has its minimum
 //! data points. A fixed delay needs no samples.
 
+mod budget;
 mod error;
 mod histogram;
 mod limits;
@@ -79,6 +85,7 @@ mod policy;
 mod refusal;
 mod scope_hedging;
 
+pub use budget::{DELAY_STRETCH, HEDGE_BURST, HEDGE_DEBT};
 pub use error::HedgeConfigError;
 pub use limits::MAX_HEDGES;
 pub use policy::{HedgeDelay, Hedging};

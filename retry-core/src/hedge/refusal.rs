@@ -80,18 +80,26 @@ pub enum HedgeRefusal {
     /// Adaptive mode: the scope's rate limiter has no spare send permit (someone waits for one,
     /// or its bucket is less than half full). A hedge never waits for a permit.
     RateLimited,
+    /// A percentile hedge beyond the scope's hedge budget
+    /// ([`ScopeHedging::budget`](super::ScopeHedging::budget)): the scope's percentile hedges
+    /// already sent the share of its calls the percentile stands for (5 % at p95), its burst
+    /// and its debt ([`HEDGE_BURST`](super::HEDGE_BURST), [`HEDGE_DEBT`](super::HEDGE_DEBT)),
+    /// as when a long slow spell makes more calls outlast the percentile than it was measured
+    /// for.
+    BudgetExhausted,
 }
 
 impl HedgeRefusal {
     /// The refusals the metrics count, in the order of their handles.
     #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
-    pub(crate) const METERED: [HedgeRefusal; 6] = [
+    pub(crate) const METERED: [HedgeRefusal; 7] = [
         HedgeRefusal::NotIdempotent,
         HedgeRefusal::MaxAttempts,
         HedgeRefusal::Deadline,
         HedgeRefusal::QuotaExhausted,
         HedgeRefusal::Throttled,
         HedgeRefusal::RateLimited,
+        HedgeRefusal::BudgetExhausted,
     ];
 
     /// The position of a counted refusal in [`METERED`](Self::METERED).
@@ -110,6 +118,7 @@ impl HedgeRefusal {
             HedgeRefusal::QuotaExhausted => "quota_exhausted",
             HedgeRefusal::Throttled => "throttled",
             HedgeRefusal::RateLimited => "rate_limited",
+            HedgeRefusal::BudgetExhausted => "budget_exhausted",
         }
     }
 }
@@ -129,6 +138,9 @@ impl fmt::Display for HedgeRefusal {
                  pushback)"
             }
             HedgeRefusal::RateLimited => "the rate limiter has no spare send permit",
+            HedgeRefusal::BudgetExhausted => {
+                "the scope's percentile hedges sent the share of its calls the percentile allows"
+            }
         };
         write!(f, "not hedged: {why}")
     }

@@ -6,8 +6,10 @@ use std::fmt;
 use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
+use super::budget::{DELAY_STRETCH, HedgeBudget};
 use super::histogram::{LatencyHistogram, min_samples};
 use super::meter::HedgeMeter;
+use super::policy::HedgeDelay;
 use super::refusal::HedgeRefusal;
 use crate::clock::{SharedClock, duration_to_nanos};
 use crate::sync::{AtomicU64, Ordering};
@@ -59,6 +61,8 @@ pub struct ScopeHedging {
     paused_until: AtomicU64,
     /// The last percentile read, reused for [`PERCENTILE_REFRESH`].
     cached: Mutex<Option<CachedPercentile>>,
+    /// What the scope's percentile hedges may still send.
+    budget: HedgeBudget,
     meter: HedgeMeter,
 }
 
@@ -78,6 +82,7 @@ impl ScopeHedging {
             clock,
             paused_until: AtomicU64::new(0),
             cached: Mutex::new(None),
+            budget: HedgeBudget::new(),
             meter: HedgeMeter::new(scope),
         }
     }
@@ -129,6 +134,56 @@ impl ScopeHedging {
             latency,
         });
         latency
+    }
+
+    /// A hedged call whose hedges come after `delay` sent its first attempt: now, on the scope's
+    /// clock. A call hedged at a percentile earns its share of the hedge budget
+    /// ([`HedgeRefusal::BudgetExhausted`]).
+    pub(crate) fn first_attempt_sent(&self, delay: HedgeDelay) -> Duration {
+        if let HedgeDelay::Percentile(percentile) = delay {
+            self.budget.earn(percentile);
+        }
+        self.now()
+    }
+
+    /// A hedge due after `delay` is about to be asked of the strategy: a percentile hedge takes
+    /// one from the budget ([`HedgeRefusal::BudgetExhausted`] when that would go deeper than
+    /// [`HEDGE_DEBT`](super::HEDGE_DEBT)); a fixed delay's hedge is the user's choice and takes nothing.
+    /// `Ok(true)` when one was taken.
+    pub(crate) fn take_budget(&self, delay: HedgeDelay) -> Result<bool, HedgeRefusal> {
+        match delay {
+            HedgeDelay::After(_) => Ok(false),
+            HedgeDelay::Percentile(_) if self.budget.try_spend() => Ok(true),
+            HedgeDelay::Percentile(_) => Err(HedgeRefusal::BudgetExhausted),
+        }
+    }
+
+    /// Gives back a hedge [`take_budget`](Self::take_budget) took for a hedge not sent.
+    pub(crate) fn refund_budget(&self) {
+        self.budget.refund();
+    }
+
+    /// The hedges the scope's hedge budget holds now: at most [`HEDGE_BURST`](super::HEDGE_BURST),
+    /// negative in debt, down to −[`HEDGE_DEBT`](super::HEDGE_DEBT). Each call hedged at a percentile `p` earns
+    /// `(100 − p) / 100` of a hedge, each percentile hedge spends one; a call's delay is
+    /// [`DELAY_STRETCH`] times the percentile while the budget holds less than one hedge, and
+    /// a percentile hedge that would go deeper than the debt is refused
+    /// ([`HedgeRefusal::BudgetExhausted`]). So a scope's percentile hedges are at most the
+    /// share of its calls the percentile stands for (5 % at p95), plus
+    /// [`HEDGE_BURST`](super::HEDGE_BURST) + [`HEDGE_DEBT`](super::HEDGE_DEBT). Hedges after a fixed delay neither earn nor spend.
+    pub fn budget(&self) -> f64 {
+        self.budget.hedges()
+    }
+
+    /// The delay of a call hedged at `percentile`: the percentile ([`delay_at`](Self::delay_at)),
+    /// or [`DELAY_STRETCH`] times it while the hedge budget holds less than one hedge (see
+    /// [`budget`](Self::budget)).
+    pub(crate) fn call_delay(&self, percentile: f64) -> Option<Duration> {
+        let delay = self.delay_at(percentile)?;
+        if self.budget.has_credit() {
+            return Some(delay);
+        }
+        Some(delay.saturating_mul(DELAY_STRETCH))
     }
 
     /// Records the latency of a hedged call's first attempt, sent at `sent_at` (the scope's

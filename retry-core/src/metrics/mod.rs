@@ -35,7 +35,8 @@
 //!   `rate_limited`; `shed` (refused before the first attempt: load shedding); `cancelled`
 //!   (dropped before the call's outcome was known);
 //! * `refusal`: why a hedge was not sent, [`HedgeRefusal::as_str`](crate::hedge::HedgeRefusal::as_str):
-//!   `not_idempotent`, `max_attempts`, `deadline`, `quota_exhausted`, `throttled`, `rate_limited`;
+//!   `not_idempotent`, `max_attempts`, `deadline`, `quota_exhausted`, `throttled`, `rate_limited`,
+//!   `budget_exhausted`;
 //! * `reason`: the retried failure's [`ErrorKind`](crate::ErrorKind) name: `transient`, `timeout`,
 //!   `throttling`, `server`, `client` (what each means, and which failures carry it: `ErrorKind`'s
 //!   table; the same name as the `retry.attempt` span's `retry.reason`);

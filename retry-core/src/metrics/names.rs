@@ -64,7 +64,8 @@ pub const HEDGES_CANCELLED: &str = "retry.hedges.cancelled";
 pub const HEDGES_REFUSED: &str = "retry.hedges.refused";
 /// Label of [`HEDGES_REFUSED`]: why the hedge was not sent
 /// ([`HedgeRefusal::as_str`](crate::hedge::HedgeRefusal::as_str): `not_idempotent`,
-/// `max_attempts`, `deadline`, `quota_exhausted`, `throttled`, `rate_limited`).
+/// `max_attempts`, `deadline`, `quota_exhausted`, `throttled`, `rate_limited`,
+/// `budget_exhausted`).
 pub const REFUSAL: &str = "refusal";
 
 /// Label of [`FLEET_SYNCS`]: how the sync ended (`lease`, `conflict`: the store keeps other

@@ -1,7 +1,7 @@
 //! Issue 27's hedging goals, checked against H1, HS1 and HS3 (worst seed where a seed's figure
 //! is hedging's own):
 //!
-//! * H1, every shape: `hedge-p95` cuts p99.9 at least [`P999_REDUCTION`]-fold against the same
+//! * H1, every shape: [`TAIL_GOAL_ARM`] (`hedge-p95x2`) cuts p99.9 at least [`P999_REDUCTION`]-fold against the same
 //!   strategy without hedging, for at most [`EXTRA_REQUESTS`] % more requests, at its worst
 //!   seed (the pair of runs on one seed see the same arrivals);
 //! * HS1 and HS3, every variant, every `retry-core` hedging arm: the scenario's figures
@@ -14,7 +14,7 @@
 //!   have spent.
 
 use super::report::{paired_values, reference_cell};
-use super::scenarios::{OURS_P95, ours};
+use super::scenarios::{OURS_P95X2, ours};
 use crate::goals::GoalRow;
 use crate::metrics::RunMetrics;
 use crate::runner::ScenarioResult;
@@ -25,6 +25,12 @@ pub const P999_REDUCTION: f64 = 10.0;
 
 /// H1's goal: at most 5 % more requests at p95.
 pub const EXTRA_REQUESTS: f64 = 5.0;
+
+/// The arm H1's goals are checked on: hedging at the p95, up to two hedges a call. With one
+/// hedge, a shape whose replicas go through slow periods leaves the calls whose hedge met the
+/// same slow replica in the tail: on H1's shape 6, 0.1 % of the calls in a seed with a long
+/// slow period, whatever the delay (p99.9 cut 7.2× with every slow call hedged).
+pub const TAIL_GOAL_ARM: &str = OURS_P95X2;
 
 /// HS1's and HS3's goal: within 1 % of the figures without hedging.
 pub const FAULT_TOLERANCE: f64 = 1.0;
@@ -44,12 +50,13 @@ pub fn check(results: &[ScenarioResult]) -> Vec<GoalRow> {
 
 fn tail_goals(result: &ScenarioResult, rows: &mut Vec<GoalRow>) {
     let scenario = &result.scenario;
-    let Some(k) = scenario.strategies.iter().position(|s| s.name == OURS_P95) else {
+    let arm = TAIL_GOAL_ARM;
+    let Some(k) = scenario.strategies.iter().position(|s| s.name == arm) else {
         return;
     };
     for (v, variant) in scenario.variants.iter().enumerate() {
         let cell = &result.cells[v][k];
-        let Some(base) = reference_cell(result, v, OURS_P95) else {
+        let Some(base) = reference_cell(result, v, arm) else {
             continue;
         };
         let scope = format!("H1 {}", variant.name);
@@ -61,7 +68,7 @@ fn tail_goals(result: &ScenarioResult, rows: &mut Vec<GoalRow>) {
                 reduction.len()
             ),
             scope: scope.clone(),
-            strategy: OURS_P95.to_owned(),
+            strategy: arm.to_owned(),
             measured: Summary::of(&[worst]),
             decimals: 1,
             target: format!("≥ {P999_REDUCTION}×"),
@@ -72,7 +79,7 @@ fn tail_goals(result: &ScenarioResult, rows: &mut Vec<GoalRow>) {
         rows.push(GoalRow {
             goal: format!("extra requests (%), worst of {} seeds", extra.len()),
             scope,
-            strategy: OURS_P95.to_owned(),
+            strategy: arm.to_owned(),
             measured: Summary::of(&[worst]),
             decimals: 2,
             target: format!("≤ {EXTRA_REQUESTS} %"),
@@ -137,6 +144,7 @@ fn fault_goals(result: &ScenarioResult, rows: &mut Vec<GoalRow>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hedge::scenarios::OURS_P95;
     use crate::runner::Cell;
     use crate::scenario::{Options, builtin};
     use crate::strategy::StrategySpec;
@@ -160,8 +168,9 @@ mod tests {
     }
 
     fn scenario(id: &str, reference: Cell, hedged: Cell) -> ScenarioResult {
+        let arm = if id == "h1" { TAIL_GOAL_ARM } else { OURS_P95 };
         let options = Options {
-            strategies: ["default", OURS_P95]
+            strategies: ["default", arm]
                 .iter()
                 .map(|name| StrategySpec::named(name).unwrap())
                 .collect(),

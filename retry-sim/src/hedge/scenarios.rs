@@ -99,6 +99,12 @@ pub const OURS_FIXED: &str = "hedge-10ms";
 /// `retry-core`'s hedging at the client's measured p95 (the goal's arm).
 pub const OURS_P95: &str = "hedge-p95";
 
+/// `retry-core`'s hedging at the client's measured p95, up to two hedges per call (the goal's
+/// arm in H1): where a hedge may land on the same slow replica as the copy it backs (one time
+/// in 20 in H1's shapes with slow replicas), a second hedge saves the call; the scope's hedge
+/// budget holds both to the 5 % the p95 stands for.
+pub const OURS_P95X2: &str = "hedge-p95x2";
+
 /// `retry-core`'s hedging, fixed delay at S1's and S3's p95 (150 ms, as for gRPC).
 pub const OURS_FIXED_S1: &str = "hedge-150ms";
 
@@ -132,6 +138,7 @@ pub fn ours(name: &str) -> Option<Result<(&str, HedgeSpec), String>> {
 pub const DRAWN_SHAPES: u64 = 8;
 
 /// The seed the drawn shapes come from (shape `i` from stream `i` of it): the issue's number.
+/// `--hedge-shape-seed` draws the shapes from another ([`Options::hedge_shape_seed`]).
 pub const SHAPE_SEED: u64 = 27;
 
 /// H1's attempt timeout and deadline: 30 s, past every p99.9 of the family (the slowest
@@ -148,10 +155,20 @@ pub const H1_SECONDS: f64 = 120.0;
 pub const H1_WARMUP: u64 = 60 * SECOND;
 
 /// The strategies H1 compares by default.
-pub const H1_ARMS: [&str; 6] = ["none", "default", OURS_FIXED, OURS_P95, TOWER, GRPC];
+pub const H1_ARMS: [&str; 7] = [
+    "none", "default", OURS_FIXED, OURS_P95, OURS_P95X2, TOWER, GRPC,
+];
 
 /// The strategies HS1 and HS3 compare by default: the fixed delays set for their server.
-pub const HS_ARMS: [&str; 6] = ["none", "default", OURS_FIXED_S1, OURS_P95, TOWER, GRPC_S1];
+pub const HS_ARMS: [&str; 7] = [
+    "none",
+    "default",
+    OURS_FIXED_S1,
+    OURS_P95,
+    OURS_P95X2,
+    TOWER,
+    GRPC_S1,
+];
 
 /// The strategy a hedging arm is compared with: the same retries without hedging (`none`
 /// for the baselines, which do not retry; the base strategy for `retry-core`'s).
@@ -173,18 +190,31 @@ pub fn reference(name: &str) -> &str {
     }
 }
 
-/// H1's latency shapes: the paper's, then [`DRAWN_SHAPES`] drawn with fixed seeds.
+/// H1's latency shapes: the paper's, then [`DRAWN_SHAPES`] drawn from `seed` (shape `i` from
+/// its stream `i`; [`SHAPE_SEED`] by default).
 ///
 /// ```
-/// let shapes = retry_sim::hedge::scenarios::shapes();
-/// assert_eq!(shapes.len(), 9);
-/// assert_eq!(shapes[0].0, "paper");
+/// use retry_sim::hedge::scenarios::{SHAPE_SEED, shapes};
+/// let shapes27 = shapes(SHAPE_SEED);
+/// assert_eq!(shapes27.len(), 9);
+/// assert_eq!(shapes27[0].0, "paper");
+/// assert_eq!(shapes27[1].0, "shape 1");
+/// // Another seed: the same paper shape, other drawn shapes, named after their seed.
+/// let shapes28 = shapes(28);
+/// assert_eq!(shapes28[0].1, shapes27[0].1);
+/// assert_eq!(shapes28[1].0, "shape 28.1");
+/// assert_ne!(shapes28[1].1, shapes27[1].1);
 /// ```
-pub fn shapes() -> Vec<(String, TailLatency)> {
+pub fn shapes(seed: u64) -> Vec<(String, TailLatency)> {
     let mut shapes = vec![("paper".to_owned(), TailLatency::paper())];
     for i in 1..=DRAWN_SHAPES {
-        let shape = TailLatency::draw(&mut Rng::stream(SHAPE_SEED, i));
-        shapes.push((format!("shape {i}"), shape));
+        let shape = TailLatency::draw(&mut Rng::stream(seed, i));
+        let name = if seed == SHAPE_SEED {
+            format!("shape {i}")
+        } else {
+            format!("shape {seed}.{i}")
+        };
+        shapes.push((name, shape));
     }
     shapes
 }
@@ -195,7 +225,7 @@ pub fn shapes() -> Vec<(String, TailLatency)> {
 /// let options = retry_sim::scenario::Options::default();
 /// let h1 = retry_sim::hedge::scenarios::builtin("h1", &options).unwrap();
 /// assert_eq!(h1.variants.len(), 9);
-/// assert_eq!(h1.strategies.len(), 6);
+/// assert_eq!(h1.strategies.len(), 7);
 /// ```
 pub fn builtin(id: &str, options: &Options) -> Result<Scenario, String> {
     let strategies = arms(options, if id == "h1" { &H1_ARMS } else { &HS_ARMS })?;
@@ -209,7 +239,7 @@ pub fn builtin(id: &str, options: &Options) -> Result<Scenario, String> {
              successful calls' latency after the warm-up (a client's p95 is known from 200 \
              samples, 29 s of its calls)."
                 .to_owned(),
-            shapes()
+            shapes(options.hedge_shape_seed.unwrap_or(SHAPE_SEED))
                 .into_iter()
                 .map(|(name, shape)| Variant {
                     name,
