@@ -280,3 +280,30 @@ fn a_hedge_the_rate_limiter_refuses_gives_back_what_it_paid() {
     assert_eq!(held, 0, "the refused hedge is still held");
     assert_eq!(strategy.scope().quota().level(), level);
 }
+
+#[test]
+fn a_busy_young_scope_hedges_from_its_first_calls() {
+    // 40 calls a second for 10 s: the cap follows the traffic (one token per call of the last
+    // minute, 2,400) while the level has gained one token per success from the young 500. The
+    // young scope is full at what it started with: it hedges, as a fixed quota of 500 would.
+    let clock = Arc::new(ManualClock::new());
+    let config = RetryConfig::builder().build().expect("valid");
+    let strategy = StandardStrategy::builder(config)
+        .clock(Arc::clone(&clock) as _)
+        .random(Arc::new(FixedRandom(1.0)))
+        .build();
+    for _second in 0..10 {
+        for _ in 0..40 {
+            let mut call = sent(&strategy, 1);
+            let first = call.attempt().expect("sent");
+            assert_eq!(call.finish(first, &OK), Next::Return);
+        }
+        clock.advance(Duration::from_secs(1));
+    }
+    let level = strategy.scope().quota().level();
+    let mut call = sent(&strategy, 1);
+    assert!(
+        call.try_hedge().is_ok(),
+        "a young scope's hedge, 400 calls in (quota level {level}): refused"
+    );
+}

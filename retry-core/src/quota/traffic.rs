@@ -107,7 +107,6 @@ impl TrafficQuota {
     }
 
     /// The young scope's tokens while the scope is younger than its window at `now`, 0 after.
-    #[cfg(feature = "fleet")]
     pub(crate) fn young_at(&self, now: Duration) -> u32 {
         let young = duration_to_nanos(now).saturating_sub(self.born) < self.window;
         if young { self.young } else { 0 }

@@ -370,18 +370,29 @@ impl Scope {
         paid
     }
 
-    /// What a hedge must leave in the quota that `bounds` let a retry find: half the cap a retry
-    /// meets (gRFC A6's retry throttling threshold); under a live fleet lease, the fleet's
-    /// rule (`FleetLink::hedge_reserve`: the fleet's tokens, not the process's share, are the
-    /// bucket that threshold speaks of).
+    /// What a hedge must leave in the quota that `bounds` let a retry find: half of what the
+    /// quota holds when full (gRFC A6's retry throttling threshold: a bucket that starts full
+    /// and stops hedges below half). Full is the cap a retry meets, except while a
+    /// traffic-sized scope is young: it starts with the young tokens while its cap follows the
+    /// traffic at once, and a level below a cap it had no window to fill is not failures'
+    /// evidence (a busy new scope would send no hedge for half a minute). Under a live fleet
+    /// lease, the fleet's rule (`FleetLink::hedge_reserve`: the fleet's tokens, not the
+    /// process's share, are the bucket that threshold speaks of).
     fn hedge_reserve(&self, bounds: RetryBounds) -> u32 {
+        let now = self.inner.clock.now();
         #[cfg(feature = "fleet")]
         if let Some(link) = self.inner.fleet.get()
-            && let Some(reserve) = link.hedge_reserve(self.inner.clock.now())
+            && let Some(reserve) = link.hedge_reserve(now)
         {
             return reserve;
         }
-        self.inner.quota.capacity().min(bounds.limit) / 2
+        let cap = self.inner.quota.capacity().min(bounds.limit);
+        let young = match &self.inner.traffic_quota {
+            Some(traffic) => traffic.young_at(now),
+            None => 0,
+        };
+        let full = if young > 0 { cap.min(young) } else { cap };
+        full / 2
     }
 
     /// A hedge paid `cost` and was not sent (the rate limiter refused it): its cost goes back to
