@@ -605,6 +605,7 @@ fn fleet_runtime(
                 Some((end, Ending::Crashes)) => end,
                 None => Nanos::MAX,
             },
+            leaves: matches!(process.ends, Some((_, Ending::Leaves))),
         })
         .collect();
     FleetRuntime::new(

@@ -13,6 +13,8 @@ mod differential;
 mod faults;
 #[path = "fleet_redis/garbage.rs"]
 mod garbage;
+#[path = "fleet_redis/leave.rs"]
+mod leave;
 #[path = "fleet_redis/managed.rs"]
 mod managed;
 #[path = "fleet_redis/partial_writes.rs"]

@@ -69,10 +69,26 @@ struct FleetInner {
     process: ProcessId,
 }
 
-impl Drop for FleetInner {
-    fn drop(&mut self) {
+impl FleetInner {
+    /// Stops the sync task and detaches the scopes; the keys of those it synced.
+    fn stop(&self) -> Vec<ScopeKeys> {
         self.task.abort();
-        self.syncer.detach_all();
+        self.syncer.detach_all()
+    }
+}
+
+impl Drop for FleetInner {
+    /// Stops syncing, and leaves the fleets of the scopes it synced from a task on the current
+    /// tokio runtime, if there is one (see [`Fleet::shutdown`]).
+    fn drop(&mut self) {
+        let left = self.stop();
+        if left.is_empty() {
+            return;
+        }
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let syncer = Arc::clone(&self.syncer);
+            runtime.spawn(async move { syncer.leave(&left).await });
+        }
     }
 }
 
@@ -219,6 +235,29 @@ impl Fleet {
     /// The store's URL, without its password (a cluster as one `redis-cluster://` URL).
     pub fn url(&self) -> &str {
         self.inner.syncer.store().url()
+    }
+
+    /// Shuts this process's fleet down cleanly: stops syncing, returns every scope to its
+    /// local limits, and tells the store the process leaves each scope's fleet, so that its
+    /// share of the fleet's rate goes to the others at their next sync (within one sync
+    /// interval). A process that stops syncing without it (it crashed, or its store was
+    /// unreachable) keeps its share for its lease, then hands it on over about another (the
+    /// store cannot tell it from a process whose writes fail and that still sends).
+    ///
+    /// Dropping the last clone of a `Fleet` does the same from a task on the current tokio
+    /// runtime; await this where the runtime may end first (at the end of `main`). Other
+    /// clones stop syncing too. The error is the store's, if it could not be told (within the
+    /// command timeout): the scopes are detached all the same.
+    ///
+    /// ```no_run
+    /// # async fn demo(fleet: retry_core::fleet::Fleet) -> Result<(), retry_core::fleet::FleetError> {
+    /// // ... serve; then, on SIGTERM:
+    /// fleet.shutdown().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn shutdown(self) -> Result<(), FleetError> {
+        let left = self.inner.stop();
+        self.inner.syncer.leave(&left).await
     }
 
     /// The last error a sync met (of any scope), kept after later syncs succeed; `None` if

@@ -14,6 +14,9 @@
 //!   state`) when a sync's store met a stored value no process could have written and dropped
 //!   it (the state is re-learned from the processes' reports): once per run of such syncs,
 //!   `debug` for the next ones of the run;
+//! * `warn` "fleet leave failed" (the error) when a process shutting down could not tell the
+//!   store it leaves (its share is then handed on as a crashed process's is, over about a
+//!   lease);
 //! * `error` "fleet scope not attached" (scope, the error) when a scope attached by name before
 //!   it was declared is declared with settings a fleet cannot share (a fixed quota), or is
 //!   attached to another fleet: once, until a scope of that name is linked.
@@ -28,6 +31,15 @@ pub(crate) fn conflict(scope: &str, differences: &[&'static str], fingerprinted:
         differences = %differences.join(", "),
         "fleet settings conflict: another process attached this scope with other settings; \
          local limits until they agree (`config_hash` stands for {fingerprinted})"
+    );
+}
+
+/// A process shutting down could not tell the store it leaves.
+pub(crate) fn leave_failed(error: &FleetError) {
+    tracing::warn!(
+        target: "retry_core",
+        error = %error,
+        "fleet leave failed: the store hands this process's share on over about a lease"
     );
 }
 

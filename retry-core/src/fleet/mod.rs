@@ -195,6 +195,11 @@
 //!   `cargo test -p retry-sim --release --test fleet_partial_writes`): writes failing for 3 of
 //!   8, busiest second 1.204x the limit -> 1.078x; 3 of 8 crashed, the live ones back at 0.95
 //!   of their demand after 4 s -> 7 s.
+//! * **A process that shuts down cleanly** ([`Fleet::shutdown`], or its last `Fleet` clone
+//!   dropped on a tokio runtime) tells the store it leaves: its record goes and its share of
+//!   the fleet's rate goes to the others at their next sync, not over a lease as a crashed
+//!   (silent) process's does. If the store cannot be told, its share is handed on as a crashed
+//!   one's (a warning, `fleet leave failed`).
 //! * **Redis flushed, restarted empty or failed over**: the script is sent again (`NOSCRIPT`,
 //!   then `EVAL`) and the store re-learns from what the processes hold and the rate they knew:
 //!   nothing is granted that no process accounts for, and no lease raises a process's rate

@@ -16,7 +16,9 @@ use super::connection::{Connection, StoreConnection, classify, classify_keyed};
 use super::diagnose::{Listener, mismatch};
 use super::error::FleetError;
 use super::keys::{ScopeKeys, check_prefix};
-use super::protocol::{PROTOCOL_VERSION, Reply, ReplyItem, Report, Settings, encode_args};
+use super::protocol::{
+    PROTOCOL_VERSION, ProcessId, Reply, ReplyItem, Report, Settings, encode_args,
+};
 use super::slot_map::slot_of;
 use super::state_codec::decode_state;
 pub use super::store_options::StoreOptions;
@@ -226,36 +228,12 @@ impl RedisStore {
         let sent: Vec<usize> = (0..batch.len()).filter(|&at| args[at].is_ok()).collect();
         let mut answers: Vec<Option<Result<Value, FleetError>>> =
             batch.iter().map(|_| None).collect();
-        if !sent.is_empty() {
-            let commands: Vec<Cmd> = sent
-                .iter()
-                .map(|&at| self.evalsha(batch[at].0, args[at].as_deref().unwrap_or(&[])))
-                .collect();
-            let answered = match self.connection.connection().await? {
-                Connection::Node(_) => self
-                    .run_on_node(&commands)
-                    .await?
-                    .into_iter()
-                    .map(Ok)
-                    .collect(),
-                Connection::Cluster(cluster) => {
-                    let keys: Vec<&ScopeKeys> = sent.iter().map(|&at| batch[at].0).collect();
-                    self.run_on_cluster(cluster, &commands, &keys).await
-                }
-            };
-            for (&at, answer) in sent.iter().zip(answered) {
-                let keys = batch[at].0;
-                let value = match answer {
-                    Ok(Ok(value)) => Ok(value),
-                    Ok(Err(error)) if is_noscript(&error) => {
-                        let args = args[at].as_deref().unwrap_or(&[]);
-                        self.connection.query(&eval(keys, args), "EVAL").await
-                    }
-                    Ok(Err(error)) => Err(classify_keyed(error, keys.prefix())),
-                    Err(error) => Err(error),
-                };
-                answers[at] = Some(value);
-            }
+        let scripts: Vec<(&ScopeKeys, &[String])> = sent
+            .iter()
+            .map(|&at| (batch[at].0, args[at].as_deref().unwrap_or(&[])))
+            .collect();
+        for (&at, answer) in sent.iter().zip(self.run_scripts(&scripts).await?) {
+            answers[at] = Some(answer);
         }
         Ok(batch
             .iter()
@@ -267,6 +245,73 @@ impl RedisStore {
                 decode_reply(value, settings, report)
             })
             .collect())
+    }
+
+    /// Process `process` leaves the fleet of each scope of `keys`, as it shuts down cleanly:
+    /// the store script's `leave` form (see [`store_model::leave`](super::store_model::leave))
+    /// in one round trip per node. Its records go and its send demand is handed to the others
+    /// at once (a process that stops syncing without it keeps its share for about a lease).
+    /// One result per scope: whether the store had a record of the process.
+    pub async fn leave(
+        &self,
+        keys: &[ScopeKeys],
+        process: ProcessId,
+    ) -> Result<Vec<Result<bool, FleetError>>, FleetError> {
+        let args = [
+            PROTOCOL_VERSION.to_string(),
+            process.to_string(),
+            LEAVE.to_owned(),
+        ];
+        let scripts: Vec<(&ScopeKeys, &[String])> =
+            keys.iter().map(|keys| (keys, &args[..])).collect();
+        Ok(self
+            .run_scripts(&scripts)
+            .await?
+            .into_iter()
+            .map(|answer| decode_leave(answer?))
+            .collect())
+    }
+
+    /// Runs the store script once per `(keys, args)`: a pipeline of `EVALSHA`s to a single
+    /// node, or one pipeline per master of a cluster's slots, each sent again by `EVAL` where
+    /// the server lost the script. One answer per script, in order; the outer error is the
+    /// connection's (nothing ran).
+    async fn run_scripts(
+        &self,
+        scripts: &[(&ScopeKeys, &[String])],
+    ) -> Result<Vec<Result<Value, FleetError>>, FleetError> {
+        if scripts.is_empty() {
+            return Ok(Vec::new());
+        }
+        let commands: Vec<Cmd> = scripts
+            .iter()
+            .map(|(keys, args)| self.evalsha(keys, args))
+            .collect();
+        let answered: Vec<Result<Result<Value, RedisError>, FleetError>> =
+            match self.connection.connection().await? {
+                Connection::Node(_) => self
+                    .run_on_node(&commands)
+                    .await?
+                    .into_iter()
+                    .map(Ok)
+                    .collect(),
+                Connection::Cluster(cluster) => {
+                    let keys: Vec<&ScopeKeys> = scripts.iter().map(|(keys, _)| *keys).collect();
+                    self.run_on_cluster(cluster, &commands, &keys).await
+                }
+            };
+        let mut answers = Vec::with_capacity(scripts.len());
+        for ((keys, args), answer) in scripts.iter().zip(answered) {
+            answers.push(match answer {
+                Ok(Ok(value)) => Ok(value),
+                Ok(Err(error)) if is_noscript(&error) => {
+                    self.connection.query(&eval(keys, args), "EVAL").await
+                }
+                Ok(Err(error)) => Err(classify_keyed(error, keys.prefix())),
+                Err(error) => Err(error),
+            });
+        }
+        Ok(answers)
     }
 
     /// Runs `commands` as one pipeline on the store's single node: one result per command (a
@@ -385,6 +430,24 @@ impl RedisStore {
             }
             Err(error) => Err(classify_keyed(error, keys.prefix())),
         }
+    }
+}
+
+/// The store script's last argument that makes a report a process's leave.
+const LEAVE: &str = "leave";
+
+/// The store script's answer to a leave: `{1, 2, removed}`.
+fn decode_leave(value: Value) -> Result<bool, FleetError> {
+    match value {
+        Value::Array(items) => match items[..] {
+            [Value::Int(1), Value::Int(2), Value::Int(removed @ (0 | 1))] => Ok(removed == 1),
+            _ => Err(FleetError::Server {
+                reason: format!("the store script answered a leave with {items:?}"),
+            }),
+        },
+        other => Err(FleetError::Server {
+            reason: format!("the store script answered a leave with {other:?}, not an array"),
+        }),
     }
 }
 

@@ -9,7 +9,9 @@
 -- ARGV: protocol version, process id, the report's numbers, the settings (protocol.rs).
 -- Returns {1, 0, grant, cap, live, born, now, engaged, fleet_rate, share_ppm, send_rate,
 -- fleet_tokens, dropped} for a lease (dropped: the garbage this step dropped, 0 none, 1 a
--- process record, 2 the state itself), {1, 1, stored settings} for a conflict.
+-- process record, 2 the state itself), {1, 1, stored settings} for a conflict. A process
+-- that shuts down cleanly sends ARGV {protocol version, process id, 'leave'} instead (see
+-- `leave` below, `store_model::leave`): {1, 2, 1 if its record was removed, else 0}.
 
 local STATE, PROCS, SEEN = KEYS[1], KEYS[2], KEYS[3]
 
@@ -61,40 +63,6 @@ local function arg_hex16(index)
   end
   return text
 end
-
-if #ARGV ~= 23 then
-  return redis.error_reply('ERR retry-fleet: 23 arguments expected, got ' .. #ARGV)
-end
-if ARGV[1] ~= '1' then
-  return redis.error_reply('ERR retry-fleet: protocol 1 expected, got ' .. tostring(ARGV[1]))
-end
-
-local id = arg_hex16(2)
-local r = {
-  now = arg_int(3, 0, MAX_TIME_MS),
-  known_born = arg_int(4, 0, MAX_TIME_MS),
-  calls = arg_int(5, 0, MAX_COUNT),
-  successes = arg_int(6, 0, MAX_COUNT),
-  held = arg_int(7, 0, MAX_TOKENS),
-  wanted = arg_int(8, 0, MAX_COUNT),
-  granted = arg_int(9, 0, MAX_COUNT),
-  returned = arg_int(10, 0, MAX_COUNT),
-  sends = arg_int(11, 0, MAX_COUNT),
-  throttles = arg_int(12, 0, MAX_COUNT),
-  send_demand = arg_int(13, 0, MAX_RATE),
-  known_rate = arg_int(14, 0, MAX_RATE),
-}
-local s = {}
-s.window = arg_int(15, 1, MAX_WINDOW_MS)
-s.most = arg_int(17, 0, MAX_TOKENS)
-s.young = arg_int(16, 0, s.most)
-s.retry_cost = arg_int(18, 0, MAX_TOKENS)
-s.reward = arg_int(19, 0, MAX_SUCCESS_REWARD)
-s.interval = arg_int(20, 1, MAX_WINDOW_MS)
-s.lease_ttl = arg_int(21, s.interval, MAX_LEASE_TTL_MS)
-s.beta = arg_int(22, 1, PPM - 1)
-arg_hex16(23)
-local settings = table.concat(ARGV, ',', 15, 23)
 
 -- The stored state. Anything that is not what this script writes (a corrupt or foreign value)
 -- makes the state count as lost: it is dropped and re-learned.
@@ -183,6 +151,79 @@ local function save_fleet(fleet)
   args[#args + 1] = fmt(fleet.departed_demand)
   redis.call('HSET', STATE, unpack(args))
 end
+
+-- Whether each key is missing or of the type this script writes: a key of another type is a
+-- lost state, dropped and re-learned (the model's state lost).
+local function keys_of_their_types()
+  for key, kind in pairs({[STATE] = 'hash', [PROCS] = 'hash', [SEEN] = 'zset'}) do
+    local found = redis.call('TYPE', key)['ok']
+    if found ~= 'none' and found ~= kind then
+      return false
+    end
+  end
+  return true
+end
+
+-- A process that shuts down cleanly leaves (ARGV: the protocol version, its id, 'leave'): its
+-- record goes, and its lease and demands leave the sums at once; its send demand is not kept
+-- as departed demand (it sends no more). A state that is missing or garbage, or a record that
+-- is missing or garbage, is left as it is (the next report's step deals with it). Returns
+-- {1, 2, 1} if a record was removed, {1, 2, 0} otherwise.
+local function leave(pid)
+  if not keys_of_their_types() then
+    return {1, 2, 0}
+  end
+  local fleet = load_fleet()
+  local rec = parse_record(redis.call('HGET', PROCS, pid))
+  if fleet == nil or rec == nil then
+    return {1, 2, 0}
+  end
+  redis.call('HDEL', PROCS, pid)
+  redis.call('ZREM', SEEN, pid)
+  fleet.leased = fleet.leased - rec.lease
+  fleet.retry_demand = fleet.retry_demand - rec.retry_demand
+  fleet.send_demand = fleet.send_demand - rec.send_demand
+  save_fleet(fleet)
+  return {1, 2, 1}
+end
+
+if #ARGV == 3 and ARGV[1] == '1' and ARGV[3] == 'leave' then
+  return leave(arg_hex16(2))
+end
+
+if #ARGV ~= 23 then
+  return redis.error_reply('ERR retry-fleet: 23 arguments expected, got ' .. #ARGV)
+end
+if ARGV[1] ~= '1' then
+  return redis.error_reply('ERR retry-fleet: protocol 1 expected, got ' .. tostring(ARGV[1]))
+end
+
+local id = arg_hex16(2)
+local r = {
+  now = arg_int(3, 0, MAX_TIME_MS),
+  known_born = arg_int(4, 0, MAX_TIME_MS),
+  calls = arg_int(5, 0, MAX_COUNT),
+  successes = arg_int(6, 0, MAX_COUNT),
+  held = arg_int(7, 0, MAX_TOKENS),
+  wanted = arg_int(8, 0, MAX_COUNT),
+  granted = arg_int(9, 0, MAX_COUNT),
+  returned = arg_int(10, 0, MAX_COUNT),
+  sends = arg_int(11, 0, MAX_COUNT),
+  throttles = arg_int(12, 0, MAX_COUNT),
+  send_demand = arg_int(13, 0, MAX_RATE),
+  known_rate = arg_int(14, 0, MAX_RATE),
+}
+local s = {}
+s.window = arg_int(15, 1, MAX_WINDOW_MS)
+s.most = arg_int(17, 0, MAX_TOKENS)
+s.young = arg_int(16, 0, s.most)
+s.retry_cost = arg_int(18, 0, MAX_TOKENS)
+s.reward = arg_int(19, 0, MAX_SUCCESS_REWARD)
+s.interval = arg_int(20, 1, MAX_WINDOW_MS)
+s.lease_ttl = arg_int(21, s.interval, MAX_LEASE_TTL_MS)
+s.beta = arg_int(22, 1, PPM - 1)
+arg_hex16(23)
+local settings = table.concat(ARGV, ',', 15, 23)
 
 -- Removes up to EXPIRE_BATCH processes last seen before `cutoff`. False if a silent process
 -- has no valid record (a corrupt state).
@@ -459,18 +500,6 @@ local function cap_at(fleet, now)
     base = math.max(base, s.young)
   end
   return math.min(base, s.most)
-end
-
--- Whether each key is missing or of the type this script writes: a key of another type is a
--- lost state, dropped and re-learned (the model's state lost).
-local function keys_of_their_types()
-  for key, kind in pairs({[STATE] = 'hash', [PROCS] = 'hash', [SEEN] = 'zset'}) do
-    local found = redis.call('TYPE', key)['ok']
-    if found ~= 'none' and found ~= kind then
-      return false
-    end
-  end
-  return true
 end
 
 -- 1. The clock; 2. expiry; 3. settings; 4. a missing state. `dropped`: the garbage met.

@@ -63,7 +63,7 @@
 
 use super::error::ProtocolError;
 use super::protocol::{
-    Dropped, Lease, MAX_COUNT, MAX_RATE, MIN_FLEET_RATE, PPM, Reply, Report, Settings,
+    Dropped, Lease, MAX_COUNT, MAX_RATE, MIN_FLEET_RATE, PPM, ProcessId, Reply, Report, Settings,
 };
 use super::store_state::{FleetState, ProcessRecord, StoreState};
 
@@ -214,6 +214,42 @@ pub fn step(
     state.put_record(report.process, record);
     state.set_fleet(Some(fleet));
     Ok(Reply::Lease(Lease { dropped, ..lease }))
+}
+
+/// A process that shuts down cleanly leaves the fleet (the script's `leave` form): its record
+/// is removed and its lease and demands leave the fleet's sums at once. Unlike a process that
+/// expires (it may still be sending, its writes failing: step 2), its send demand is not kept
+/// as departed demand, so the others' shares of the fleet's rate grow into it at their next
+/// report. Nothing is done where the fleet or the process's record is missing or garbage (the
+/// next report's step deals with it). Whether a record was removed.
+///
+/// ```
+/// use retry_core::fleet::protocol::{ProcessId, Report, Settings};
+/// use retry_core::fleet::store_model::{leave, step};
+/// use retry_core::fleet::store_state::StoreState;
+///
+/// let mut state = StoreState::default();
+/// let report = Report { process: ProcessId(1), now_ms: 1_000, ..Report::default() };
+/// step(&mut state, &Settings::example(), &report).unwrap();
+/// assert!(leave(&mut state, ProcessId(1)));
+/// assert!(state.processes().is_empty());
+/// assert!(!leave(&mut state, ProcessId(1)), "gone already");
+/// ```
+pub fn leave(state: &mut StoreState, process: ProcessId) -> bool {
+    let Some(mut fleet) = state.fleet().copied() else {
+        return false;
+    };
+    match state.record(process) {
+        Some(record) if record.in_bounds() => {
+            state.remove_record(process);
+            fleet.leased -= record.lease;
+            fleet.retry_demand -= record.retry_demand;
+            fleet.send_demand -= record.send_demand;
+            state.set_fleet(Some(fleet));
+            true
+        }
+        _ => false,
+    }
 }
 
 /// `a / b` rounded down (toward minus infinity), `b > 0`: Lua's `math.floor(a / b)`.

@@ -154,13 +154,36 @@ impl Syncer {
         })
     }
 
-    /// Detaches every scope (their `Fleet` is gone).
-    pub(crate) fn detach_all(&self) {
+    /// Detaches every scope (their `Fleet` is gone or shut down); the keys of those it synced.
+    pub(crate) fn detach_all(&self) -> Vec<ScopeKeys> {
         let detached: Vec<Synced> = self.lock().synced.drain(..).collect();
-        for synced in &detached {
-            synced.meter.detached();
+        detached
+            .iter()
+            .map(|synced| {
+                synced.meter.detached();
+                synced.keys.clone()
+            })
+            .collect()
+    }
+
+    /// The process leaves the fleet of each scope of `keys` (it shuts down cleanly): one
+    /// command per scope, one round trip per node, within the store's command timeout. The
+    /// first error, if any (logged too).
+    pub(crate) async fn leave(&self, keys: &[ScopeKeys]) -> Result<(), FleetError> {
+        if keys.is_empty() {
+            return Ok(());
         }
-        drop(detached);
+        let outcome = match self.store.leave(keys, self.process).await {
+            Ok(answers) => answers
+                .into_iter()
+                .find_map(Result::err)
+                .map_or(Ok(()), Err),
+            Err(error) => Err(error),
+        };
+        if let Err(error) = &outcome {
+            events::leave_failed(error);
+        }
+        outcome
     }
 
     /// Syncs every scope once per interval, jittered, and at once when a scope is added.

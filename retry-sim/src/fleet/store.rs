@@ -4,7 +4,7 @@
 
 use retry_core::fleet::ProtocolError;
 use retry_core::fleet::protocol::{ReplyItem, Report, Settings};
-use retry_core::fleet::store_model::step;
+use retry_core::fleet::store_model::{leave, step};
 use retry_core::fleet::store_state::StoreState;
 
 use super::store_fault::{StoreCondition, StoreFaults, WriteFailure};
@@ -95,6 +95,9 @@ pub enum Command {
     EvalSha,
     /// `EVAL`: the script's text, which the store then keeps.
     Eval,
+    /// The script's leave form, for the report's process (a clean shutdown; sent again by
+    /// `EVAL` where the store lost the script, as the Redis backend does).
+    Leave,
 }
 
 /// The store's answer to a sync command.
@@ -219,6 +222,14 @@ impl Store {
         if fails {
             return Answer::OutOfMemory;
         }
+        if command == Command::Leave {
+            let removed = leave(&mut self.state, report.process);
+            return Answer::Reply(vec![
+                ReplyItem::Int(1),
+                ReplyItem::Int(2),
+                ReplyItem::Int(i64::from(removed)),
+            ]);
+        }
         match step(&mut self.state, settings, report) {
             Ok(reply) => Answer::Reply(reply.encode()),
             Err(error) => Answer::Error(error),
@@ -236,5 +247,51 @@ impl Store {
         let jitter = self.config.rtt_jitter;
         let factor = 1.0 - jitter + 2.0 * jitter * self.rng.next_f64();
         (rtt as f64 / 2.0 * factor).round() as Nanos
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use retry_core::fleet::protocol::ProcessId;
+
+    use super::*;
+
+    fn report(process: u64) -> Report {
+        Report {
+            process: ProcessId(process),
+            now_ms: 1_000,
+            send_demand: 10_000,
+            ..Report::default()
+        }
+    }
+
+    #[test]
+    fn a_leave_removes_its_process_and_hands_its_demand_on() {
+        let mut store = Store::new(StoreConfig::default(), Rng::new(1));
+        let settings = Settings::example();
+        for process in [1, 2] {
+            let answer = store.execute(Command::Eval, &settings, &report(process), 0);
+            assert!(matches!(answer, Answer::Reply(_)), "{answer:?}");
+        }
+        let left = |removed| {
+            Answer::Reply(
+                vec![1, 2, removed]
+                    .into_iter()
+                    .map(ReplyItem::Int)
+                    .collect(),
+            )
+        };
+        assert_eq!(
+            store.execute(Command::Leave, &settings, &report(1), 0),
+            left(1)
+        );
+        let live: Vec<ProcessId> = store.state().processes().keys().copied().collect();
+        assert_eq!(live, [ProcessId(2)]);
+        let fleet = store.state().fleet().expect("a fleet");
+        assert_eq!((fleet.send_demand, fleet.departed_demand), (10_000, 0));
+        assert_eq!(
+            store.execute(Command::Leave, &settings, &report(1), 0),
+            left(0)
+        );
     }
 }

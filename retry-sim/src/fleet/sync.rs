@@ -62,6 +62,11 @@ pub enum FleetEvent {
     },
     /// The store loses its state (a flush, a restart completing).
     StateLoss,
+    /// A process that leaves cleanly shuts its fleet down: it tells the store it leaves.
+    Leave {
+        /// The process.
+        process: u32,
+    },
 }
 
 /// A command the store has not yet executed or answered.
@@ -82,6 +87,9 @@ pub struct ProcessLife {
     pub starts: Nanos,
     /// When its sync task stops (it crashed, or left and its calls ended); `Nanos::MAX`: never.
     pub stops: Nanos,
+    /// Whether it shuts its fleet down cleanly when it stops (it left: it tells the store, as
+    /// `Fleet::shutdown` does), rather than falling silent (it crashed).
+    pub leaves: bool,
 }
 
 impl ProcessLife {
@@ -89,6 +97,7 @@ impl ProcessLife {
     pub const ALWAYS: Self = Self {
         starts: 0,
         stops: Nanos::MAX,
+        leaves: false,
     };
 }
 
@@ -173,6 +182,12 @@ impl FleetRuntime {
         for at in self.store.config().faults.state_losses() {
             out.push((at, FleetEvent::StateLoss));
         }
+        for (process, task) in self.tasks.iter().enumerate() {
+            if task.life.leaves && task.life.stops < Nanos::MAX {
+                let process = process as u32;
+                out.push((task.life.stops, FleetEvent::Leave { process }));
+            }
+        }
     }
 
     /// The store, for tests and metrics.
@@ -214,6 +229,43 @@ impl FleetRuntime {
             FleetEvent::Answer { command } => self.answer(now, command, recorder, out),
             FleetEvent::GiveUp { command } => self.give_up(now, command, out),
             FleetEvent::StateLoss => self.store.lose_state(),
+            FleetEvent::Leave { process } => self.leave(now, process, recorder, out),
+        }
+    }
+
+    /// A process leaves cleanly: one command telling the store (nobody waits for its answer;
+    /// the store executes it when it arrives, as its faults allow, or never).
+    fn leave(
+        &mut self,
+        now: Nanos,
+        process: u32,
+        recorder: &mut Recorder,
+        out: &mut Vec<(Nanos, FleetEvent)>,
+    ) {
+        let report = Report {
+            process: self.tasks[process as usize].holder.process(),
+            now_ms: wall_ms(now),
+            ..Report::default()
+        };
+        recorder.store_command(now);
+        let id = self.next_command;
+        self.next_command += 1;
+        let exec = match self.store.send(now, self.timeout()) {
+            Delivery::Answered { exec, .. } => Some(exec),
+            Delivery::Unanswered { exec, .. } => exec,
+        };
+        if let Some(exec) = exec {
+            out.push((exec, FleetEvent::Execute { command: id }));
+            self.pending.insert(
+                id,
+                Pending {
+                    process,
+                    command: Command::Leave,
+                    report,
+                    answer: None,
+                    awaited: false,
+                },
+            );
         }
     }
 
