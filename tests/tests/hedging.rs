@@ -13,9 +13,10 @@ use retry_core::backoff::{FixedRandom, Jitter};
 use retry_core::hedge::{HedgeConfigError, Hedging, THROTTLE_PAUSE};
 use retry_core::strategy::ConfiguredStrategy;
 use retry_core::{
-    AdaptiveStrategy, ErrorKind, Quota, Retry, RetryConfig, RetryInfo, RetryMode, RetryReason,
+    AdaptiveStrategy, ErrorKind, Retry, RetryConfig, RetryInfo, RetryMode, RetryReason,
     RetrySafety, RetryStrategy, Scope, StandardStrategy, attempt, retryable, strategy_for,
 };
+use retry_tests::hedging_strategy;
 use tokio::time::{Instant, sleep};
 
 const MS: Duration = Duration::from_millis(1);
@@ -472,14 +473,7 @@ async fn a_call_dropped_at_any_moment_leaves_the_books_exact() {
     // Copy 1 fails at 30 ms, its hedge (10 ms) at 40 ms; the retry after a 20 ms backoff at
     // 60 ms; its hedge at 70 ms; both answer at 160 ms. Dropped every 5 ms along the way.
     for dropped_at in (0..=170).step_by(5) {
-        let config = RetryConfig::builder()
-            .max_attempts(4)
-            .initial_backoff(10 * MS)
-            .jitter(Jitter::None)
-            .quota(Quota::Fixed(500))
-            .build()
-            .unwrap();
-        let strategy = StandardStrategy::new(config);
+        let strategy = hedging_strategy(4);
         let copies = Copies::default();
         let hedging = after(10 * MS).with_max_hedges(2).unwrap();
         let call = Retry::new(&strategy)
@@ -589,16 +583,9 @@ async fn two_hundred_calls_share_one_scope_and_its_books_add_up() {
 
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn a_percentile_hedges_once_the_scope_has_its_samples() {
-    // A fixed quota, full from the start: the default's level grows by a first-try success's
-    // reward up to a cap sized by the traffic, and a hedge waits until it holds half that cap.
-    let config = RetryConfig::builder()
-        .max_attempts(3)
-        .initial_backoff(10 * MS)
-        .jitter(Jitter::None)
-        .quota(Quota::Fixed(500))
-        .build()
-        .expect("a valid config");
-    let strategy = StandardStrategy::new(config);
+    // A fixed quota, the same at every age: the default's young scope would hedge too, but
+    // after its window it waits until its level holds half a cap sized by the traffic.
+    let strategy = hedging_strategy(3);
     let p95 = Hedging::at_percentile(95.0).unwrap();
     let copies = Copies::default();
     // 200 calls: 190 answer in 10 ms, 10 in 50 ms. None hedges: the percentile is unknown.

@@ -8,7 +8,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use retry_core::backoff::Jitter;
 use retry_core::classify::RetryInfoClassifier;
 use retry_core::clock::ManualClock;
 use retry_core::driver::{HedgedLoop, Next, NoHook};
@@ -16,6 +15,7 @@ use retry_core::hedge::{DELAY_STRETCH, HEDGE_BURST, HEDGE_DEBT, HedgeRefusal, He
 use retry_core::{
     Quota, Retry, RetryConfig, RetryInfo, RetrySafety, RetryStrategy, StandardStrategy,
 };
+use retry_tests::hedging_strategy;
 use tokio::time::{Instant, sleep};
 
 const MS: Duration = Duration::from_millis(1);
@@ -28,19 +28,6 @@ impl RetryInfo for Never {
     fn retry_safety(&self) -> RetrySafety {
         RetrySafety::Yes
     }
-}
-
-/// A strategy in a private scope whose quota never refuses a hedge (full from the start), so
-/// that the budget is the only bound measured.
-fn strategy() -> StandardStrategy {
-    let config = RetryConfig::builder()
-        .max_attempts(3)
-        .initial_backoff(10 * MS)
-        .jitter(Jitter::None)
-        .quota(Quota::Fixed(500))
-        .build()
-        .expect("a valid config");
-    StandardStrategy::new(config)
 }
 
 fn p95() -> Hedging {
@@ -92,7 +79,7 @@ async fn warm_up(strategy: &StandardStrategy) -> Duration {
 /// to 5 % of the scope's calls and its burst and debt.
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn a_slow_spell_hedges_no_more_than_the_percentiles_share() {
-    let strategy = strategy();
+    let strategy = hedging_strategy(3);
     warm_up(&strategy).await;
     let mut hedges = 0;
     for _ in 0..400 {
@@ -111,7 +98,7 @@ async fn a_slow_spell_hedges_no_more_than_the_percentiles_share() {
 /// hedged at twice the p95 (in debt), still in time to save it.
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn while_the_budget_is_short_the_delay_is_twice_the_percentile() {
-    let strategy = strategy();
+    let strategy = hedging_strategy(3);
     let p95 = warm_up(&strategy).await;
     let hedged_after = |started: Instant, hedge: Duration| started.elapsed() - hedge;
     for spent in 1..=HEDGE_BURST {

@@ -9,27 +9,16 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use retry_core::backoff::Jitter;
+use retry_core::Scope;
 use retry_core::hedge::Hedging;
 use retry_core::tower::RetryLayer;
-use retry_core::{Quota, RetryConfig, Scope, StandardStrategy};
+use retry_tests::hedging_strategy;
 use tokio::time::{Instant, sleep};
 use tower::{Service, ServiceBuilder, ServiceExt};
 
 const MS: Duration = Duration::from_millis(1);
 
 type Request = http::Request<()>;
-
-fn strategy() -> StandardStrategy {
-    let config = RetryConfig::builder()
-        .max_attempts(3)
-        .initial_backoff(10 * MS)
-        .jitter(Jitter::None)
-        .quota(Quota::Fixed(500))
-        .build()
-        .expect("a valid config");
-    StandardStrategy::new(config)
-}
 
 fn hedging(max_hedges: u32) -> Hedging {
     Hedging::after(10 * MS)
@@ -68,7 +57,7 @@ fn post() -> Request {
 async fn a_get_is_hedged_and_the_first_answer_wins() {
     let copies = Arc::new(AtomicU32::new(0));
     let service = ServiceBuilder::new()
-        .layer(RetryLayer::new(strategy()).hedge(hedging(1)))
+        .layer(RetryLayer::new(hedging_strategy(3)).hedge(hedging(1)))
         .service(slow_first(&copies));
     let started = Instant::now();
     let call = service.oneshot(get());
@@ -83,7 +72,7 @@ async fn a_get_is_hedged_and_the_first_answer_wins() {
 async fn a_post_is_never_hedged_unless_the_layer_declares_it_idempotent() {
     let copies = Arc::new(AtomicU32::new(0));
     let service = ServiceBuilder::new()
-        .layer(RetryLayer::new(strategy()).hedge(hedging(1)))
+        .layer(RetryLayer::new(hedging_strategy(3)).hedge(hedging(1)))
         .service(slow_first(&copies));
     let started = Instant::now();
     let response = service.oneshot(post()).await.expect("an answer");
@@ -98,7 +87,7 @@ async fn a_post_is_never_hedged_unless_the_layer_declares_it_idempotent() {
     let copies = Arc::new(AtomicU32::new(0));
     let service = ServiceBuilder::new()
         .layer(
-            RetryLayer::new(strategy())
+            RetryLayer::new(hedging_strategy(3))
                 .idempotent(true)
                 .hedge(hedging(1)),
         )
@@ -110,7 +99,7 @@ async fn a_post_is_never_hedged_unless_the_layer_declares_it_idempotent() {
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn a_request_the_hook_cannot_copy_is_sent_once() {
     let copies = Arc::new(AtomicU32::new(0));
-    let layer = RetryLayer::new(strategy())
+    let layer = RetryLayer::new(hedging_strategy(3))
         .copy_requests_with(|_: &Request| None)
         .hedge(hedging(2));
     let service = ServiceBuilder::new()
@@ -126,7 +115,7 @@ async fn a_hook_that_copies_once_has_the_kept_request_sent_last() {
     let copies = Arc::new(AtomicU32::new(0));
     let made = Arc::new(AtomicU32::new(0));
     let counted = Arc::clone(&made);
-    let layer = RetryLayer::new(strategy())
+    let layer = RetryLayer::new(hedging_strategy(3))
         .copy_requests_with(move |request: &Request| {
             (counted.fetch_add(1, Ordering::SeqCst) == 0).then(|| {
                 let mut copy = http::Request::new(());
@@ -172,7 +161,7 @@ fn books(scope: &Scope) -> (u64, u64, u64, u32) {
 async fn a_call_dropped_at_any_moment_leaves_the_books_exact() {
     // Hedges at 10 and 20 ms; the second (copy 3) answers at 25 ms.
     for dropped_at in (0..=30).step_by(5) {
-        let strategy = strategy();
+        let strategy = hedging_strategy(3);
         let copies = Arc::new(AtomicU32::new(0));
         let service = ServiceBuilder::new()
             .layer(RetryLayer::new(strategy.clone()).hedge(hedging(2)))
@@ -207,7 +196,7 @@ async fn a_call_dropped_at_any_moment_leaves_the_books_exact() {
 
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn a_retry_with_no_copy_left_ends_the_call_with_the_last_answer() {
-    let strategy = strategy();
+    let strategy = hedging_strategy(3);
     let made = Arc::new(AtomicU32::new(0));
     let counted = Arc::clone(&made);
     let copies = Arc::new(AtomicU32::new(0));

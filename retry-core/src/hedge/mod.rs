@@ -38,7 +38,8 @@
 //! * **Charged like retries**: a hedge takes the retry cost from the scope's quota, from what
 //!   the quota holds (never borrowed against the calls in flight, as the default quota lets a
 //!   retry do), and only while the quota keeps at least half its cap after paying (gRPC's retry
-//!   throttling stops hedges at half its token bucket, gRFC A6): hedges never take the tokens
+//!   throttling stops hedges at half its token bucket, gRFC A6; a traffic-sized scope younger
+//!   than its window counts as full at the tokens it started with): hedges never take the tokens
 //!   retries need in an outage. Its cost is then part of its call's account, as a retry's, and
 //!   settled the same way when the call ends: with the default quota (a `quota_window`) a call
 //!   that succeeds gets back every retry and hedge it paid, and one that fails keeps them spent;
