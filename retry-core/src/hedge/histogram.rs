@@ -12,7 +12,8 @@
 //! both (between one and two windows of samples), so that it follows the service as it speeds
 //! up or slows down, as tower's `hedge` reads a rotating histogram. A window is cleared by the
 //! first sample recorded after it expired: a sample recorded by another thread while it is being
-//! cleared may be lost, which statistics can afford.
+//! cleared may be lost, which statistics can afford. The first window of each pair is empty
+//! from the start and is not cleared, so the samples of a scope's first minute are all kept.
 
 use std::time::Duration;
 
@@ -97,12 +98,14 @@ impl LatencyHistogram {
                 // A sample measured before a window another thread already started: too old.
                 return;
             }
-            // The window expired: the first thread to see it clears it for the new one.
-            if window
+            // The window expired: the first thread to see it clears it for the new one. A
+            // window never used (epoch 0) holds nothing to clear: clearing it would wipe the
+            // samples other threads record into it meanwhile.
+            let took_it = window
                 .epoch
                 .compare_exchange(seen, epoch, Ordering::AcqRel, Ordering::Acquire)
-                .is_ok()
-            {
+                .is_ok();
+            if took_it && seen != 0 {
                 for bucket in &window.buckets {
                     bucket.store(0, Ordering::Relaxed);
                 }
