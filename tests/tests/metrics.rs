@@ -176,6 +176,11 @@ async fn a_prometheus_scrape_shows_each_scopes_calls_attempts_retries_backoffs_a
         None,
         "standard mode has no send rate: {scrape}"
     );
+    assert_eq!(
+        sample(&scrape, "retry_limiter_wait_seconds_count", scope),
+        None,
+        "standard mode never waits for a send permit: {scrape}"
+    );
     let level = sample(&scrape, "retry_quota_level", scope).expect("set on the retry path");
     let capacity = sample(&scrape, "retry_quota_capacity", scope).expect("set with the level");
     assert!(0.0 < capacity && level <= capacity, "{level} of {capacity}");
@@ -211,6 +216,11 @@ async fn a_prometheus_scrape_shows_each_scopes_calls_attempts_retries_backoffs_a
             sample(&scrape, "retry_limiter_rate", &scope),
             None,
             "{name}: no send rate before the limiter engages: {scrape}"
+        );
+        assert_eq!(
+            sample(&scrape, "retry_limiter_wait_seconds_count", &scope),
+            None,
+            "{name}: no permit waited for: {scrape}"
         );
     }
     let off = r#"scope="metrics-quota-off""#;

@@ -10,7 +10,7 @@
 //! | `retry.retries` | `retry_retries_total` | counter | retries | `scope`, `reason` | when a retry is granted |
 //! | `retry.attempts_per_call` | `retry_attempts_per_call` | histogram | attempts | `scope` | when a call ends |
 //! | `retry.backoff.delay` | `retry_backoff_delay_seconds` | histogram | s | `scope` | when a retry is granted: its backoff |
-//! | `retry.limiter.wait` | `retry_limiter_wait_seconds` | histogram | s | `scope` | when an attempt that waited for its send permit gets it (adaptive mode) |
+//! | `retry.limiter.wait` | `retry_limiter_wait_seconds` | histogram | s | `scope` | when an attempt that waited for its send permit gets it (adaptive mode; absent until the first wait) |
 //! | `retry.quota.level` | `retry_quota_level` | gauge | tokens | `scope` | when the scope is made, then on the retry path: a retry granted or refused, a call that retried ending, an unsent retry given back; never in a scope without a quota (`Quota::Off`) |
 //! | `retry.quota.capacity` | `retry_quota_capacity` | gauge | tokens | `scope` | with `retry.quota.level` |
 //! | `retry.limiter.rate` | `retry_limiter_rate` | gauge | sends/s | `scope` | once the adaptive limiter is engaged: when it learns of a throttle or a timeout, and when an attempt waits for a permit; never in standard mode, nor in adaptive mode before the limiter engages (no rate is applied then) |

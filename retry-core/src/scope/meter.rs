@@ -21,7 +21,10 @@ pub(crate) struct Meter {
     retries: [metrics::Counter; 5],
     attempts_per_call: metrics::Histogram,
     backoff_delay: metrics::Histogram,
-    limiter_wait: metrics::Histogram,
+    /// `retry.limiter.wait`, registered at the first wait for a send permit: a scope that never
+    /// waits (standard mode, adaptive mode before its limiter engages) shows no histogram
+    /// rather than an empty one.
+    limiter_wait: std::sync::OnceLock<metrics::Histogram>,
     /// `retry.quota.level` and `retry.quota.capacity`, set when the scope is made; `None` in a
     /// scope without a quota (`Quota::Off`): a gauge with no meaning is never recorded.
     quota: Option<QuotaGauges>,
@@ -29,7 +32,7 @@ pub(crate) struct Meter {
     /// scope whose limiter never engages (standard mode, adaptive mode before a throttle) has
     /// no send rate, and shows none rather than 0.
     limiter_rate: std::sync::OnceLock<metrics::Gauge>,
-    /// The `scope` label, for the handle registered late.
+    /// The `scope` label, for the handles registered late.
     scope: String,
 }
 
@@ -67,7 +70,7 @@ impl Meter {
             retries: ErrorKind::ALL.map(|kind| counter!(RETRIES, &labeled(REASON, kind.as_str()))),
             attempts_per_call: histogram!(ATTEMPTS_PER_CALL, SCOPE => scope.clone()),
             backoff_delay: histogram!(BACKOFF_DELAY, SCOPE => scope.clone()),
-            limiter_wait: histogram!(LIMITER_WAIT, SCOPE => scope.clone()),
+            limiter_wait: std::sync::OnceLock::new(),
             quota: metered_quota.then(|| QuotaGauges {
                 level: gauge!(QUOTA_LEVEL, SCOPE => scope.clone()),
                 capacity: gauge!(QUOTA_CAPACITY, SCOPE => scope.clone()),
@@ -104,7 +107,14 @@ impl Meter {
 
     /// An attempt got its send permit after waiting `wait` for it.
     pub(crate) fn limiter_waited(&self, wait: Duration) {
-        self.limiter_wait.record(wait.as_secs_f64());
+        let histogram = match self.limiter_wait.get() {
+            Some(histogram) => histogram,
+            None => self.register_late(&self.limiter_wait, |scope| {
+                use crate::metrics::names::{LIMITER_WAIT, SCOPE};
+                metrics::histogram!(LIMITER_WAIT, SCOPE => scope)
+            }),
+        };
+        histogram.record(wait.as_secs_f64());
     }
 
     /// The engaged rate limiter's rate may have changed: `rate` gives it now. The first report
@@ -112,17 +122,24 @@ impl Meter {
     pub(crate) fn limiter_rate(&self, rate: impl FnOnce() -> f64) {
         let gauge = match self.limiter_rate.get() {
             Some(gauge) => gauge,
-            None => self.register_limiter_rate(),
+            None => self.register_late(&self.limiter_rate, |scope| {
+                use crate::metrics::names::{LIMITER_RATE, SCOPE};
+                metrics::gauge!(LIMITER_RATE, SCOPE => scope)
+            }),
         };
         gauge.set(rate());
     }
 
+    /// Registers the handle `register` makes for this scope's label into `cell` (out of line:
+    /// once per scope), with the recorder installed then.
     #[cold]
     #[inline(never)]
-    fn register_limiter_rate(&self) -> &metrics::Gauge {
-        self.limiter_rate.get_or_init(|| {
-            metrics::gauge!(crate::metrics::names::LIMITER_RATE, crate::metrics::names::SCOPE => self.scope.clone())
-        })
+    fn register_late<'a, T>(
+        &self,
+        cell: &'a std::sync::OnceLock<T>,
+        register: impl FnOnce(String) -> T,
+    ) -> &'a T {
+        cell.get_or_init(|| register(self.scope.clone()))
     }
 }
 
