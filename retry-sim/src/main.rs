@@ -86,6 +86,11 @@ struct Cli {
     #[arg(long, value_delimiter = ',')]
     shape_seeds: Vec<u64>,
 
+    /// The shape sweep's table made again from the `shapes.csv` of an earlier sweep (run
+    /// nothing): its figures with this simulator's report, written to `--out`.
+    #[arg(long)]
+    from_csv: Option<PathBuf>,
+
     /// With `--shape-seeds`: write each shape's runs second by second to
     /// `trace-<seed>-<arm>.csv` too.
     #[arg(long)]
@@ -243,6 +248,18 @@ fn keep_variants(scenarios: &mut Vec<Scenario>, names: &[String]) -> Result<(), 
 /// The shape sweep: its table and hardest shapes printed, with every shape's figures in
 /// `shapes.csv` and the table in `shapes.md`.
 fn run_shapes(cli: &Cli, threads: usize) -> Result<(), String> {
+    if let Some(path) = &cli.from_csv {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let results = sweep::from_csv(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        let table = sweep::markdown(&results);
+        std::fs::create_dir_all(&cli.out)
+            .map_err(|e| format!("cannot create {}: {e}", cli.out.display()))?;
+        let out = cli.out.join("shapes.md");
+        std::fs::write(&out, &table).map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+        println!("{table}");
+        return Ok(());
+    }
     let seeds: Vec<u64> = if cli.shape_seeds.is_empty() {
         (cli.first_shape..cli.first_shape + u64::from(cli.shapes)).collect()
     } else {

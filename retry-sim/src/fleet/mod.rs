@@ -9,6 +9,7 @@
 //! `retry-core`'s own process side.
 
 pub mod arm;
+pub mod feasible;
 pub mod process;
 pub mod recovery;
 pub mod scenarios;

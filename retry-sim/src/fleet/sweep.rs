@@ -185,8 +185,8 @@ pub struct Goal {
 }
 
 impl Goal {
-    /// Whether `value` meets the bound `bound`.
-    fn meets(&self, value: f64, bound: f64) -> bool {
+    /// Whether `value` meets the bound `bound` (NaN, a goal that does not apply, meets it).
+    pub fn meets(&self, value: f64, bound: f64) -> bool {
         value.is_nan()
             || if self.higher_is_better {
                 value >= bound
@@ -346,6 +346,11 @@ pub fn markdown(results: &[ShapeResult]) -> String {
     for result in missing.iter().filter(|r| !listed.contains(&r.shape.seed)) {
         let _ = writeln!(out, "* {}", describe(result));
     }
+    let _ = writeln!(
+        out,
+        "\nFleet mode's misses, and whether the split or local mode meets the bound in the same shape:\n"
+    );
+    out.push_str(&super::feasible::markdown(results));
     out
 }
 
@@ -415,6 +420,57 @@ pub fn csv(results: &[ShapeResult]) -> String {
     out
 }
 
+/// The results a sweep wrote with [`csv`], read back (each shape drawn again from its seed),
+/// so that a sweep's table can be made again, with this simulator's report, from its CSV.
+/// An error names the line that is not such a line, or a shape this simulator draws otherwise.
+pub fn from_csv(text: &str) -> Result<Vec<ShapeResult>, String> {
+    text.lines()
+        .enumerate()
+        .skip(1)
+        .filter(|(_, line)| !line.trim().is_empty())
+        .map(|(i, line)| from_csv_line(line).map_err(|e| format!("line {}: {e}", i + 1)))
+        .collect()
+}
+
+fn from_csv_line(line: &str) -> Result<ShapeResult, String> {
+    let (seed, rest) = line.split_once(",\"").ok_or("no seed and quoted shape")?;
+    let (described, figures) = rest.split_once("\",").ok_or("no figures after the shape")?;
+    let seed: u64 = seed.parse().map_err(|e| format!("seed {seed:?}: {e}"))?;
+    let shape = Shape::draw(seed);
+    if shape.to_string().replace('"', "'") != described {
+        return Err(format!(
+            "shape {seed} is drawn otherwise by this simulator: {shape}"
+        ));
+    }
+    let fields: Vec<&str> = figures.split(',').collect();
+    if fields.len() != 6 * ARMS.len() {
+        return Err(format!("{} figures, not {}", fields.len(), 6 * ARMS.len()));
+    }
+    let float = |i: usize| -> Result<f64, String> {
+        fields[i]
+            .parse()
+            .map_err(|e| format!("{:?}: {e}", fields[i]))
+    };
+    let count = |i: usize| -> Result<u64, String> {
+        fields[i]
+            .parse()
+            .map_err(|e| format!("{:?}: {e}", fields[i]))
+    };
+    let mut arms = [ArmResult::default(); 3];
+    for (a, arm) in arms.iter_mut().enumerate() {
+        let at = a * 6;
+        *arm = ArmResult {
+            admitted: float(at)?,
+            share_429: float(at + 1)?,
+            busiest: float(at + 2)?,
+            successes: count(at + 3)?,
+            calls: count(at + 4)?,
+            cold_start: float(at + 5)?,
+        };
+    }
+    Ok(ShapeResult { shape, arms })
+}
+
 /// A shape and its three arms' figures, on one line.
 pub fn describe(result: &ShapeResult) -> String {
     let arm = |a: usize| {
@@ -443,5 +499,68 @@ fn fmt(value: f64) -> String {
         format!("{value:.1}")
     } else {
         format!("{value:.4}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sweeps_csv_reads_back_as_its_results() {
+        let arm = |admitted: f64, cold_start: f64| ArmResult {
+            admitted,
+            share_429: 0.0125,
+            busiest: 1.0625,
+            successes: 990,
+            calls: 1_000,
+            cold_start,
+        };
+        let results = vec![
+            ShapeResult {
+                shape: Shape::draw(3),
+                arms: [arm(0.5, f64::NAN), arm(0.25, 12.0), arm(1.0, 1.0)],
+            },
+            ShapeResult {
+                shape: Shape::draw(4),
+                arms: [arm(0.75, 2.0), arm(0.125, f64::NAN), arm(1.0, 3.0)],
+            },
+        ];
+        let read = from_csv(&csv(&results)).unwrap();
+        assert_eq!(read.len(), 2);
+        for (read, written) in read.iter().zip(&results) {
+            assert_eq!(read.shape, written.shape);
+            for (r, w) in read.arms.iter().zip(&written.arms) {
+                assert_eq!(
+                    (r.admitted, r.successes, r.calls),
+                    (w.admitted, w.successes, w.calls)
+                );
+                assert_eq!(r.cold_start.is_nan(), w.cold_start.is_nan());
+            }
+        }
+    }
+
+    #[test]
+    fn a_csv_line_of_another_shape_or_too_few_figures_is_an_error() {
+        let line = |seed: u64, shape: u64| {
+            format!(
+                "{seed},\"{}\"{}",
+                Shape::draw(shape).to_string().replace('"', "'"),
+                ",1,0,1,1,1,NaN".repeat(3)
+            )
+        };
+        let header = "seed,shape\n";
+        assert!(from_csv(&format!("{header}{}", line(7, 7))).is_ok());
+        let other = from_csv(&format!("{header}{}", line(7, 8))).unwrap_err();
+        assert!(
+            other.starts_with("line 2: shape 7 is drawn otherwise"),
+            "{other}"
+        );
+        let short = from_csv(&format!(
+            "{header}{}",
+            line(7, 7).trim_end_matches(",1,1,1,NaN")
+        ))
+        .unwrap_err();
+        assert!(short.contains("figures, not 18"), "{short}");
     }
 }

@@ -1,0 +1,215 @@
+//! Which of fleet mode's misses are its own: per goal, the shapes where fleet mode misses the
+//! per-shape bound, and how many of those the oracle's static split (and local mode) meet in
+//! the same shape.
+//!
+//! A shape whose bound no arm meets (a bucket of one request admits a fraction of Poisson
+//! arrivals whoever paces them) says little of fleet mode; one where the split meets it is
+//! *feasible*, and fleet mode missing it there is fleet mode's own loss. The goals stay as
+//! they are ([`GOALS`]); this only counts. For a goal measured against an arm (successes over
+//! local mode's, over the split's) that arm meets it by definition in every shape.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use super::sweep::{GOALS, Goal, ShapeResult};
+
+/// The arms' indices in [`ShapeResult::arms`](super::sweep::ShapeResult).
+const LOCAL: usize = 0;
+const FLEET: usize = 1;
+const SPLIT: usize = 2;
+
+/// One goal's misses by fleet mode over a sweep, and who meets the bound in those shapes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Misses {
+    /// Shapes where fleet mode misses the goal's per-shape bound.
+    pub fleet: usize,
+    /// Of those, shapes where the split meets it (feasible shapes).
+    pub split_meets: usize,
+    /// Of those, shapes where local mode meets it.
+    pub local_meets: usize,
+    /// Of those, shapes where neither the split nor local mode meets it.
+    pub neither_meets: usize,
+}
+
+/// Whether `arm` meets `goal`'s per-shape bound in `result` (a goal that does not apply, NaN,
+/// is met).
+pub fn meets(goal: &Goal, result: &ShapeResult, arm: usize) -> bool {
+    goal.meets((goal.value)(result, arm), goal.every_shape)
+}
+
+/// The goals' misses over `results`, in [`GOALS`] order.
+pub fn misses(results: &[ShapeResult]) -> Vec<(&'static Goal, Misses)> {
+    GOALS
+        .iter()
+        .map(|goal| {
+            let mut m = Misses::default();
+            for result in results.iter().filter(|r| !meets(goal, r, FLEET)) {
+                let (split, local) = (meets(goal, result, SPLIT), meets(goal, result, LOCAL));
+                m.fleet += 1;
+                m.split_meets += usize::from(split);
+                m.local_meets += usize::from(local);
+                m.neither_meets += usize::from(!split && !local);
+            }
+            (goal, m)
+        })
+        .collect()
+}
+
+/// The shapes by the set of per-shape bounds fleet mode misses in them (the goals' names
+/// joined by ` + `), most shapes first; shapes that miss none are left out.
+pub fn by_bounds_missed(results: &[ShapeResult]) -> Vec<(String, usize)> {
+    let mut counts = BTreeMap::<String, usize>::new();
+    for result in results {
+        let missed: Vec<&str> = GOALS
+            .iter()
+            .filter(|goal| !meets(goal, result, FLEET))
+            .map(|goal| goal.name)
+            .collect();
+        if !missed.is_empty() {
+            *counts.entry(missed.join(" + ")).or_default() += 1;
+        }
+    }
+    let mut sorted: Vec<(String, usize)> = counts.into_iter().collect();
+    sorted.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    sorted
+}
+
+/// The counts as markdown: per goal, the shapes fleet mode misses and how many of them the
+/// split and local mode meet; then the shapes by the bounds missed.
+pub fn markdown(results: &[ShapeResult]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "| goal (per-shape bound) | fleet misses | of which the split meets (feasible) | local meets | neither meets |"
+    );
+    let _ = writeln!(out, "|---|---:|---:|---:|---:|");
+    for (goal, m) in misses(results) {
+        let sign = if goal.higher_is_better { "≥" } else { "≤" };
+        let _ = writeln!(
+            out,
+            "| {} ({sign} {}) | {} | **{}** | {} | {} |",
+            goal.name, goal.every_shape, m.fleet, m.split_meets, m.local_meets, m.neither_meets
+        );
+    }
+    let _ = writeln!(out, "\nShapes by the per-shape bounds fleet mode misses:\n");
+    for (bounds, count) in by_bounds_missed(results) {
+        let _ = writeln!(out, "* {count}: {bounds}");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fleet::shape::Shape;
+    use crate::fleet::sweep::ArmResult;
+
+    fn arm(admitted: f64, share_429: f64, busiest: f64, successes: u64) -> ArmResult {
+        ArmResult {
+            admitted,
+            share_429,
+            busiest,
+            successes,
+            calls: 1_000,
+            cold_start: f64::NAN,
+        }
+    }
+
+    fn result(seed: u64, arms: [ArmResult; 3]) -> ShapeResult {
+        ShapeResult {
+            shape: Shape::draw(seed),
+            arms,
+        }
+    }
+
+    fn good() -> ArmResult {
+        arm(0.99, 0.001, 1.01, 990)
+    }
+
+    fn of<'a>(all: &'a [(&'static Goal, Misses)], name: &str) -> &'a Misses {
+        &all.iter().find(|(goal, _)| goal.name == name).unwrap().1
+    }
+
+    #[test]
+    fn a_miss_the_split_meets_is_feasible_and_one_no_arm_meets_is_not() {
+        let results = [
+            // Fleet under 0.9 admitted where both others meet it: feasible.
+            result(1, [good(), arm(0.5, 0.001, 1.0, 990), good()]),
+            // Fleet under 0.9 where neither meets it (a bucket of one): not feasible.
+            result(
+                2,
+                [
+                    arm(0.6, 0.3, 2.0, 990),
+                    arm(0.5, 0.001, 1.0, 990),
+                    arm(0.5, 0.0, 1.0, 990),
+                ],
+            ),
+            // Local meets, the split does not.
+            result(
+                3,
+                [good(), arm(0.5, 0.001, 1.0, 990), arm(0.8, 0.0, 1.0, 990)],
+            ),
+            // Fleet meets it.
+            result(4, [good(), good(), good()]),
+        ];
+        let all = misses(&results);
+        let admitted = of(&all, "admitted / min(offered, limit)");
+        assert_eq!(
+            *admitted,
+            Misses {
+                fleet: 3,
+                split_meets: 1,
+                local_meets: 2,
+                neither_meets: 1
+            }
+        );
+        // Successes against local mode: fleet's 990 of local's 990 in each; none missed.
+        assert_eq!(of(&all, "successes / local mode's").fleet, 0);
+    }
+
+    #[test]
+    fn successes_are_judged_against_each_arm_in_the_same_shape() {
+        // Fleet 500 of local's 1000; the split 1000 meets "successes / local mode's".
+        let results = [result(
+            5,
+            [
+                arm(0.99, 0.0, 1.0, 1_000),
+                arm(0.99, 0.0, 1.0, 500),
+                arm(0.99, 0.0, 1.0, 1_000),
+            ],
+        )];
+        let all = misses(&results);
+        let local = of(&all, "successes / local mode's");
+        assert_eq!(
+            (local.fleet, local.split_meets, local.local_meets),
+            (1, 1, 1)
+        );
+        let split = of(&all, "successes / the split's");
+        assert_eq!(
+            (split.fleet, split.split_meets, split.local_meets),
+            (1, 1, 1)
+        );
+    }
+
+    #[test]
+    fn shapes_are_grouped_by_the_bounds_they_miss_most_first() {
+        let results = [
+            result(1, [good(), arm(0.5, 0.001, 1.0, 990), good()]),
+            result(2, [good(), arm(0.5, 0.001, 1.0, 990), good()]),
+            result(3, [good(), arm(0.99, 0.05, 1.2, 990), good()]),
+            result(4, [good(), good(), good()]),
+        ];
+        assert_eq!(
+            by_bounds_missed(&results),
+            vec![
+                ("admitted / min(offered, limit)".to_owned(), 2),
+                ("429 share + busiest second / limit".to_owned(), 1),
+            ]
+        );
+        let table = markdown(&results);
+        assert!(
+            table.contains("| admitted / min(offered, limit) (≥ 0.9) | 2 | **2** | 2 | 0 |"),
+            "{table}"
+        );
+    }
+}
