@@ -75,6 +75,13 @@ fn decode_fleet(fields: &[(String, String)]) -> Result<FleetState, ProtocolError
             other => Err(ProtocolError::new(name, other, "0 or 1")),
         }
     };
+    // A field an earlier script (the same protocol) did not write: 0.
+    let optional = |name: &'static str| -> Result<i64, ProtocolError> {
+        match map.get(name) {
+            Some(text) => stored_int(name, text, -MAX_STORED, MAX_STORED),
+            None => Ok(0),
+        }
+    };
     let settings = map
         .get("settings")
         .ok_or_else(|| ProtocolError::new("settings", "missing", "stored settings"))?;
@@ -87,18 +94,21 @@ fn decode_fleet(fields: &[(String, String)]) -> Result<FleetState, ProtocolError
         leased: int("leased")?,
         retry_demand: int("retry_demand")?,
         send_demand: int("send_demand")?,
-        departed_demand: match map.get("departed_demand") {
-            Some(text) => stored_int("departed_demand", text, -MAX_STORED, MAX_STORED)?,
-            None => 0,
-        },
+        departed_demand: optional("departed_demand")?,
         tick_start_ms: int("tick_start")?,
         tick_calls: int("tick_calls")?,
         tick_sends: int("tick_sends")?,
         tick_throttles: int("tick_throttles")?,
+        tick_successes: optional("tick_successes")?,
         tick_reports: int("tick_reports")?,
         calls_rate: rate("calls_rate")?,
         send_rate: rate("send_rate")?,
         admitted_rate: rate("admitted_rate")?,
+        calls_failing: match optional("calls_failing")? {
+            0 => false,
+            1 => true,
+            other => return Err(ProtocolError::new("calls_failing", other, "0 or 1")),
+        },
         engaged: flag("engaged")?,
         adopting: flag("adopting")?,
         w_max: int("w_max")?,
