@@ -361,6 +361,20 @@ local function admitted_per_report(fleet, live)
   return per_report_rate(fleet, admitted_in_tick(fleet), live)
 end
 
+-- Whether calls with successes first-try successes say the upstream is failing.
+local function calls_say_failing(calls, successes)
+  return calls >= FAILING_MIN_CALLS and successes * PPM < calls * FAILING_SUCCESS_BELOW_PPM
+end
+
+-- The current tick's calls once it holds FAILING_MIN_CALLS from more than one report, else
+-- the last tick's.
+local function fleet_calls_failing(fleet)
+  if fleet.tick_calls >= FAILING_MIN_CALLS and fleet.tick_reports > 1 then
+    return calls_say_failing(fleet.tick_calls, fleet.tick_successes)
+  end
+  return fleet.calls_failing == 1
+end
+
 -- Ends a tick of at least an interval: the fleet's rates over it (the send and admitted
 -- rates only from a tick of at most LONGEST_TICK_INTERVALS: a longer one missed reports).
 local function end_tick(fleet, live, now)
@@ -383,10 +397,8 @@ local function end_tick(fleet, live, now)
     local admitted = admitted_in_tick(fleet)
     fleet.admitted_rate = per_report_rate(fleet, admitted, live) or per_second(admitted)
   end
-  -- The tick's calls say the upstream is failing (FAILING_SUCCESS_BELOW_PPM, FAILING_MIN_CALLS).
   fleet.calls_failing = 0
-  if fleet.tick_calls >= FAILING_MIN_CALLS and
-      fleet.tick_successes * PPM < fleet.tick_calls * FAILING_SUCCESS_BELOW_PPM then
+  if calls_say_failing(fleet.tick_calls, fleet.tick_successes) then
     fleet.calls_failing = 1
   end
   fleet.tick_start = now
@@ -640,9 +652,9 @@ redis.call('PEXPIRE', STATE, key_ttl)
 redis.call('PEXPIRE', PROCS, key_ttl)
 redis.call('PEXPIRE', SEEN, key_ttl)
 
--- The fleet's tokens: none while the last tick's calls say the upstream is failing.
+-- The fleet's tokens: none while the fleet's calls say the upstream is failing.
 local fleet_tokens = math.min(fleet.pool + fleet.leased, cap)
-if fleet.calls_failing == 1 then
+if fleet_calls_failing(fleet) then
   fleet_tokens = 0
 end
 return {1, 0, held_after - r.held, cap, live, fleet.born, now, fleet.engaged, fleet.fleet_rate,

@@ -542,8 +542,7 @@ fn end_tick(fleet: &mut FleetState, s: &Knobs, live: i64, now: i64) {
         fleet.admitted_rate =
             Some(per_report_rate(fleet, s, admitted, live).unwrap_or_else(|| per_second(admitted)));
     }
-    fleet.calls_failing = fleet.tick_calls >= FAILING_MIN_CALLS
-        && fleet.tick_successes * ppm() < fleet.tick_calls * FAILING_SUCCESS_BELOW_PPM;
+    fleet.calls_failing = calls_say_failing(fleet.tick_calls, fleet.tick_successes);
     fleet.tick_start_ms = now;
     fleet.tick_calls = 0;
     fleet.tick_sends = 0;
@@ -740,12 +739,29 @@ fn budget_step(
     (lease, record)
 }
 
+/// Whether `calls` with `successes` first-try successes say the upstream is failing: at least
+/// [`FAILING_MIN_CALLS`], fewer than [`FAILING_SUCCESS_BELOW_PPM`] of them successes.
+fn calls_say_failing(calls: i64, successes: i64) -> bool {
+    calls >= FAILING_MIN_CALLS && successes * ppm() < calls * FAILING_SUCCESS_BELOW_PPM
+}
+
+/// Whether the fleet's calls say the upstream is failing: the current tick's so far, once it
+/// holds [`FAILING_MIN_CALLS`] from more than one report (one process's calls are not the
+/// fleet's), else the last tick's.
+fn fleet_calls_failing(fleet: &FleetState) -> bool {
+    if fleet.tick_calls >= FAILING_MIN_CALLS && fleet.tick_reports > 1 {
+        calls_say_failing(fleet.tick_calls, fleet.tick_successes)
+    } else {
+        fleet.calls_failing
+    }
+}
+
 /// The fleet's tokens as the reply says them: the pool and what the processes hold, at most the
-/// cap; none while the last tick's calls say the upstream is failing
-/// ([`FAILING_SUCCESS_BELOW_PPM`]), so that every process sees the fleet failing
-/// ([`Lease::fleet_failing`]) before its own kept tokens are spent.
+/// cap; none while the fleet's calls say the upstream is failing ([`fleet_calls_failing`]), so
+/// that every process sees the fleet failing ([`Lease::fleet_failing`]) before its own kept
+/// tokens are spent.
 fn fleet_tokens(fleet: &FleetState, cap: i64) -> u64 {
-    if fleet.calls_failing {
+    if fleet_calls_failing(fleet) {
         return 0;
     }
     u64::try_from((fleet.pool + fleet.leased).min(cap)).unwrap_or(0)
