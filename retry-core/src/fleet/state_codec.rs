@@ -159,4 +159,57 @@ mod tests {
         let orphan = [("0000000000000001".to_owned(), "1:0:0:0".to_owned())];
         assert!(decode_state(&[], &orphan, &[]).is_err());
     }
+
+    /// The `state` hash of an earlier script of protocol 1: every field but those added since.
+    fn earlier_state() -> Vec<(String, String)> {
+        let settings = ("settings", Settings::example().encode());
+        let ints = [
+            "born",
+            "now",
+            "relearn_until",
+            "pool",
+            "leased",
+            "retry_demand",
+            "send_demand",
+            "tick_start",
+            "tick_calls",
+            "tick_sends",
+            "tick_throttles",
+            "tick_reports",
+            "calls_rate",
+            "send_rate",
+            "admitted_rate",
+            "engaged",
+            "adopting",
+            "w_max",
+            "cold_cut",
+            "cut_at",
+            "fleet_rate",
+        ];
+        let ints = ints.iter().map(|name| (*name, "0".to_owned()));
+        std::iter::once(settings)
+            .chain(ints)
+            .map(|(name, value)| (name.to_owned(), value))
+            .collect()
+    }
+
+    #[test]
+    fn fields_an_earlier_script_did_not_write_read_as_zero() {
+        let state = decode_state(&earlier_state(), &[], &[]).expect("an earlier state is valid");
+        let fleet = state.fleet().expect("a fleet");
+        assert_eq!(
+            (
+                fleet.departed_demand,
+                fleet.tick_successes,
+                fleet.calls_failing
+            ),
+            (0, 0, false)
+        );
+        let mut failing = earlier_state();
+        failing.push(("calls_failing".to_owned(), "2".to_owned()));
+        assert!(
+            decode_state(&failing, &[], &[]).is_err(),
+            "a flag is 0 or 1"
+        );
+    }
 }
