@@ -361,16 +361,23 @@ local function admitted_per_report(fleet, live)
   return per_report_rate(fleet, admitted_in_tick(fleet), live)
 end
 
--- Whether calls with successes first-try successes say the upstream is failing.
-local function calls_say_failing(calls, successes)
-  return calls >= FAILING_MIN_CALLS and successes * PPM < calls * FAILING_SUCCESS_BELOW_PPM
+-- The tick's calls the server answered: at most its calls, at most its admitted attempts.
+local function answered_in_tick(fleet)
+  return math.min(fleet.tick_calls, admitted_in_tick(fleet))
 end
 
--- The current tick's calls once it holds FAILING_MIN_CALLS from more than one report, else
--- the last tick's.
+-- Whether the tick's answered calls say the upstream is failing.
+local function tick_says_failing(fleet)
+  local answered = answered_in_tick(fleet)
+  return answered >= FAILING_MIN_CALLS and
+    fleet.tick_successes * PPM < answered * FAILING_SUCCESS_BELOW_PPM
+end
+
+-- The current tick's once it holds FAILING_MIN_CALLS answered calls from more than one
+-- report, else the last tick's.
 local function fleet_calls_failing(fleet)
-  if fleet.tick_calls >= FAILING_MIN_CALLS and fleet.tick_reports > 1 then
-    return calls_say_failing(fleet.tick_calls, fleet.tick_successes)
+  if answered_in_tick(fleet) >= FAILING_MIN_CALLS and fleet.tick_reports > 1 then
+    return tick_says_failing(fleet)
   end
   return fleet.calls_failing == 1
 end
@@ -398,7 +405,7 @@ local function end_tick(fleet, live, now)
     fleet.admitted_rate = per_report_rate(fleet, admitted, live) or per_second(admitted)
   end
   fleet.calls_failing = 0
-  if calls_say_failing(fleet.tick_calls, fleet.tick_successes) then
+  if tick_says_failing(fleet) then
     fleet.calls_failing = 1
   end
   fleet.tick_start = now

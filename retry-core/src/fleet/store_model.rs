@@ -542,7 +542,7 @@ fn end_tick(fleet: &mut FleetState, s: &Knobs, live: i64, now: i64) {
         fleet.admitted_rate =
             Some(per_report_rate(fleet, s, admitted, live).unwrap_or_else(|| per_second(admitted)));
     }
-    fleet.calls_failing = calls_say_failing(fleet.tick_calls, fleet.tick_successes);
+    fleet.calls_failing = tick_says_failing(fleet);
     fleet.tick_start_ms = now;
     fleet.tick_calls = 0;
     fleet.tick_sends = 0;
@@ -739,18 +739,29 @@ fn budget_step(
     (lease, record)
 }
 
-/// Whether `calls` with `successes` first-try successes say the upstream is failing: at least
-/// [`FAILING_MIN_CALLS`], fewer than [`FAILING_SUCCESS_BELOW_PPM`] of them successes.
-fn calls_say_failing(calls: i64, successes: i64) -> bool {
-    calls >= FAILING_MIN_CALLS && successes * ppm() < calls * FAILING_SUCCESS_BELOW_PPM
+/// The calls of the current tick the server answered, as far as the tick's counts tell: at most
+/// its calls, at most its attempts the server admitted (sends less throttles). A call that
+/// was throttled, or never sent (shed, or its deadline spent waiting for the fleet's rate),
+/// says nothing of whether the upstream is failing.
+fn answered_in_tick(fleet: &FleetState) -> i64 {
+    fleet.tick_calls.min(admitted_in_tick(fleet))
+}
+
+/// Whether the current tick's calls say the upstream is failing: at least
+/// [`FAILING_MIN_CALLS`] answered ([`answered_in_tick`]), fewer than
+/// [`FAILING_SUCCESS_BELOW_PPM`] of them first-try successes.
+fn tick_says_failing(fleet: &FleetState) -> bool {
+    let answered = answered_in_tick(fleet);
+    answered >= FAILING_MIN_CALLS
+        && fleet.tick_successes * ppm() < answered * FAILING_SUCCESS_BELOW_PPM
 }
 
 /// Whether the fleet's calls say the upstream is failing: the current tick's so far, once it
-/// holds [`FAILING_MIN_CALLS`] from more than one report (one process's calls are not the
-/// fleet's), else the last tick's.
+/// holds [`FAILING_MIN_CALLS`] answered from more than one report (one process's calls are not
+/// the fleet's), else the last tick's.
 fn fleet_calls_failing(fleet: &FleetState) -> bool {
-    if fleet.tick_calls >= FAILING_MIN_CALLS && fleet.tick_reports > 1 {
-        calls_say_failing(fleet.tick_calls, fleet.tick_successes)
+    if answered_in_tick(fleet) >= FAILING_MIN_CALLS && fleet.tick_reports > 1 {
+        tick_says_failing(fleet)
     } else {
         fleet.calls_failing
     }

@@ -172,6 +172,7 @@ async fn an_outage_and_a_state_an_earlier_script_wrote_give_the_same_replies_and
                 .sync(process, now, |report| Report {
                     calls: 20,
                     first_try_successes: successes,
+                    sends: 20,
                     ..report
                 })
                 .await;
@@ -206,6 +207,7 @@ async fn an_outage_and_a_state_an_earlier_script_wrote_give_the_same_replies_and
         pair.sync(process, now, |report| Report {
             calls: 20,
             first_try_successes: 0,
+            sends: 20,
             ..report
         })
         .await;

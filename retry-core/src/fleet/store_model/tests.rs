@@ -862,9 +862,23 @@ impl TwoProcesses {
     /// them first-try successes: whether its lease says the fleet's calls are failing (the
     /// fleet's tokens replied as none while it has some).
     fn failing_after(&mut self, index: usize, now_ms: u64, calls: u64, successes: u64) -> bool {
+        self.throttled_after(index, now_ms, calls, successes, 0)
+    }
+
+    /// [`failing_after`](Self::failing_after), `throttles` of the calls' attempts throttled.
+    fn throttled_after(
+        &mut self,
+        index: usize,
+        now_ms: u64,
+        calls: u64,
+        successes: u64,
+        throttles: u64,
+    ) -> bool {
         let report = Report {
             calls,
             first_try_successes: successes,
+            sends: calls,
+            throttles,
             held: self.held[index],
             ..report(index as u64 + 1, 1_000_000 + now_ms)
         };
@@ -905,4 +919,14 @@ fn the_fleets_first_try_success_share_says_when_it_is_failing() {
         assert!(!fleet.failing_after(index, now_ms, 9, 0));
     }
     assert!(!fleet.state.fleet().is_some_and(|f| f.calls_failing));
+    // Calls throttled (or never sent) say nothing of a failing upstream: of 30 calls each, 25
+    // throttled and 5 answered, all successes (10 answered in the tick: too few to judge);
+    // then 10 calls each, all answered, none a success.
+    assert!(!fleet.throttled_after(1, 5_000, 30, 5, 25));
+    assert!(!fleet.throttled_after(0, 6_000, 30, 5, 25));
+    assert!(!fleet.state.fleet().is_some_and(|f| f.calls_failing));
+    for (index, now_ms) in [(1, 6_000), (0, 7_000)] {
+        fleet.throttled_after(index, now_ms, 10, 0, 0);
+    }
+    assert!(fleet.state.fleet().is_some_and(|f| f.calls_failing));
 }
