@@ -40,8 +40,9 @@
 //! 6. The measurement tick: counts add up; a tick of at least a sync interval ends with the
 //!    fleet's call rate (averaged with a weight of `elapsed / window`), send rate and admitted
 //!    rate (those two only from a tick of at most [`LONGEST_TICK_INTERVALS`]), and whether its
-//!    calls say the upstream is failing (at least [`FAILING_MIN_CALLS`], fewer than
-//!    [`FAILING_SUCCESS_BELOW_PPM`] of them first-try successes).
+//!    calls say the upstream is failing (at least [`FAILING_MIN_CALLS`] answered, at most its
+//!    sends less throttles, fewer than [`FAILING_SUCCESS_BELOW_PPM`] of them first-try
+//!    successes).
 //! 7. The limiter: a throttle measures the limit as the rate the server admitted (the last
 //!    tick's; for a fleet not yet engaged, the current tick's so far if more, or the current
 //!    tick's admitted traffic per report of a known process times the live processes if more,
@@ -63,7 +64,8 @@
 //!    live processes) when no process has demand or it is new, or nothing when others have
 //!    demand and it has none. Positive grants come out of the pool. The reply's fleet tokens
 //!    are the pool and the leases, at most the cap, or none while the last tick's calls say
-//!    the upstream is failing.
+//!    the upstream is failing (the current tick's answered calls once they are at least
+//!    [`FAILING_MIN_CALLS`] from more than one report, else the last tick's).
 
 use super::error::ProtocolError;
 use super::protocol::{
@@ -144,8 +146,8 @@ pub const PROBE_SPAN_MS: i64 = 60_000;
 /// rate (`adaptive::cubic::REFERENCE_RATE`).
 pub const CUBIC_MS3_PER_PPM: i64 = 25_000;
 
-/// Below this share of first-try successes among the calls of the store's last tick, in parts
-/// per million, the fleet's calls say its upstream is failing: half, the share at which
+/// Below this share of first-try successes among the calls the server answered in the store's
+/// tick, in parts per million, the fleet's calls say its upstream is failing: half, the share at which
 /// gRPC's retry throttling (gRFC A6) stops retrying (its tokens at half their most) and
 /// [`FAILING_BELOW_PPM`](super::protocol::FAILING_BELOW_PPM)'s half of the cap.
 ///

@@ -76,7 +76,7 @@ pub struct FleetState {
     pub admitted_rate: Option<i64>,
     /// Whether the last tick's calls said the upstream is failing (`calls_failing`; missing in
     /// a state an earlier script wrote: 0): at least
-    /// [`FAILING_MIN_CALLS`](super::store_model::FAILING_MIN_CALLS) calls, fewer than
+    /// [`FAILING_MIN_CALLS`](super::store_model::FAILING_MIN_CALLS) calls answered, fewer than
     /// [`FAILING_SUCCESS_BELOW_PPM`](super::store_model::FAILING_SUCCESS_BELOW_PPM) of them
     /// first-try successes.
     pub calls_failing: bool,
