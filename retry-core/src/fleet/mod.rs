@@ -257,7 +257,8 @@
 //!   released, over about a lease).
 //! * A [`Reply`](protocol::Reply): the grant (tokens to add or give back), the fleet's cap, the
 //!   live processes, whether the fleet limiter is engaged, the fleet's rate and the process's
-//!   share of it, the fleet's tokens (below half the cap, the fleet counts as failing), and the
+//!   share of it, the fleet's tokens (below half the cap, the fleet counts as failing; none
+//!   while fewer than half the fleet's calls are first-try successes), and the
 //!   garbage the step dropped; or a conflict with the stored settings. A negative grant never
 //!   takes what the process's local rules would let its retries find for its own traffic
 //!   (the young scope's 500 while young) unless the fleet is failing, and never a young

@@ -441,7 +441,11 @@ pub struct Lease {
     /// The fleet's retry tokens after this report, at most the cap (`..=cap`): the pool and
     /// what the store counts its processes to hold. Successes pay tokens back, failed retries
     /// spend them: far below the cap, failures across the fleet have spent its budget (see
-    /// [`Lease::fleet_failing`]).
+    /// [`Lease::fleet_failing`]). 0 while the fleet's calls say its upstream is failing
+    /// (fewer than half of them first-try successes,
+    /// [`FAILING_SUCCESS_BELOW_PPM`](super::store_model::FAILING_SUCCESS_BELOW_PPM)): the
+    /// tokens say so only once the processes have spent what they keep for their own traffic
+    /// beyond what the store counts.
     pub fleet_tokens: u64,
     /// Garbage the store dropped in this step, before it applied the report: a stored value no
     /// process could have written (out of the bounds the protocol checks on a report's
@@ -500,8 +504,10 @@ pub const FAILING_BELOW_PPM: u64 = 500_000;
 
 impl Lease {
     /// Whether the fleet's reports say its upstream is failing: its tokens below
-    /// [`FAILING_BELOW_PPM`] of its cap. While it is not, a process keeps what local mode
-    /// would let it spend ([`LeaseHolder`](super::lease::LeaseHolder)).
+    /// [`FAILING_BELOW_PPM`] of its cap (the store replies none while fewer than half the
+    /// fleet's calls are first-try successes, [`Lease::fleet_tokens`]). While it is not, a
+    /// process keeps what local mode would let it spend
+    /// ([`LeaseHolder`](super::lease::LeaseHolder)).
     ///
     /// ```
     /// use retry_core::fleet::protocol::Lease;

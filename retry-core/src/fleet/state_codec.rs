@@ -75,6 +75,13 @@ fn decode_fleet(fields: &[(String, String)]) -> Result<FleetState, ProtocolError
             other => Err(ProtocolError::new(name, other, "0 or 1")),
         }
     };
+    // A field an earlier script (the same protocol) did not write: 0.
+    let optional = |name: &'static str| -> Result<i64, ProtocolError> {
+        match map.get(name) {
+            Some(text) => stored_int(name, text, -MAX_STORED, MAX_STORED),
+            None => Ok(0),
+        }
+    };
     let settings = map
         .get("settings")
         .ok_or_else(|| ProtocolError::new("settings", "missing", "stored settings"))?;
@@ -87,18 +94,21 @@ fn decode_fleet(fields: &[(String, String)]) -> Result<FleetState, ProtocolError
         leased: int("leased")?,
         retry_demand: int("retry_demand")?,
         send_demand: int("send_demand")?,
-        departed_demand: match map.get("departed_demand") {
-            Some(text) => stored_int("departed_demand", text, -MAX_STORED, MAX_STORED)?,
-            None => 0,
-        },
+        departed_demand: optional("departed_demand")?,
         tick_start_ms: int("tick_start")?,
         tick_calls: int("tick_calls")?,
         tick_sends: int("tick_sends")?,
         tick_throttles: int("tick_throttles")?,
+        tick_successes: optional("tick_successes")?,
         tick_reports: int("tick_reports")?,
         calls_rate: rate("calls_rate")?,
         send_rate: rate("send_rate")?,
         admitted_rate: rate("admitted_rate")?,
+        calls_failing: match optional("calls_failing")? {
+            0 => false,
+            1 => true,
+            other => return Err(ProtocolError::new("calls_failing", other, "0 or 1")),
+        },
         engaged: flag("engaged")?,
         adopting: flag("adopting")?,
         w_max: int("w_max")?,
@@ -148,5 +158,58 @@ mod tests {
         assert!(state.fleet().is_none());
         let orphan = [("0000000000000001".to_owned(), "1:0:0:0".to_owned())];
         assert!(decode_state(&[], &orphan, &[]).is_err());
+    }
+
+    /// The `state` hash of an earlier script of protocol 1: every field but those added since.
+    fn earlier_state() -> Vec<(String, String)> {
+        let settings = ("settings", Settings::example().encode());
+        let ints = [
+            "born",
+            "now",
+            "relearn_until",
+            "pool",
+            "leased",
+            "retry_demand",
+            "send_demand",
+            "tick_start",
+            "tick_calls",
+            "tick_sends",
+            "tick_throttles",
+            "tick_reports",
+            "calls_rate",
+            "send_rate",
+            "admitted_rate",
+            "engaged",
+            "adopting",
+            "w_max",
+            "cold_cut",
+            "cut_at",
+            "fleet_rate",
+        ];
+        let ints = ints.iter().map(|name| (*name, "0".to_owned()));
+        std::iter::once(settings)
+            .chain(ints)
+            .map(|(name, value)| (name.to_owned(), value))
+            .collect()
+    }
+
+    #[test]
+    fn fields_an_earlier_script_did_not_write_read_as_zero() {
+        let state = decode_state(&earlier_state(), &[], &[]).expect("an earlier state is valid");
+        let fleet = state.fleet().expect("a fleet");
+        assert_eq!(
+            (
+                fleet.departed_demand,
+                fleet.tick_successes,
+                fleet.calls_failing
+            ),
+            (0, 0, false)
+        );
+        let mut failing = earlier_state();
+        failing.push(("calls_failing".to_owned(), "2".to_owned()));
+        assert!(
+            decode_state(&failing, &[], &[]).is_err(),
+            "a flag is 0 or 1"
+        );
     }
 }

@@ -31,6 +31,8 @@ local CUBIC_HORIZON_MS = 5000
 local CUBIC_MS3_PER_PPM = 25000
 local DEMAND_SMOOTHING = 4
 local TARGET_MARGIN_PPM = 30000
+local FAILING_SUCCESS_BELOW_PPM = 500000
+local FAILING_MIN_CALLS = 20
 local HOLD_MS = 30000
 local PROBE_PPM_PER_S = 2500
 local PROBE_SPAN_MS = 60000
@@ -72,6 +74,8 @@ local INT_FIELDS = {
   'send_rate',
   'admitted_rate', 'engaged', 'adopting', 'w_max', 'cold_cut', 'cut_at', 'fleet_rate',
 }
+-- Fields an earlier script of the same protocol did not write: missing, they are 0.
+local OPTIONAL_INT_FIELDS = {'tick_successes', 'calls_failing'}
 
 local function stored_int(text)
   if type(text) ~= 'string' or #text > 17 or not string.match(text, '^%-?%d+$') then
@@ -108,6 +112,18 @@ local function load_fleet()
     if fleet.departed_demand == nil then
       return nil
     end
+  end
+  for _, name in ipairs(OPTIONAL_INT_FIELDS) do
+    fleet[name] = 0
+    if raw[name] ~= nil then
+      fleet[name] = stored_int(raw[name])
+      if fleet[name] == nil then
+        return nil, true
+      end
+    end
+  end
+  if fleet.calls_failing ~= 0 and fleet.calls_failing ~= 1 then
+    return nil, true
   end
   return fleet
 end
@@ -149,6 +165,10 @@ local function save_fleet(fleet)
   end
   args[#args + 1] = 'departed_demand'
   args[#args + 1] = fmt(fleet.departed_demand)
+  for _, name in ipairs(OPTIONAL_INT_FIELDS) do
+    args[#args + 1] = name
+    args[#args + 1] = fmt(fleet[name])
+  end
   redis.call('HSET', STATE, unpack(args))
 end
 
@@ -262,7 +282,7 @@ local function new_fleet(now)
     pool = math.min(s.young, s.most), leased = 0, retry_demand = 0, send_demand = 0,
     departed_demand = 0,
     tick_start = now, tick_calls = 0, tick_sends = 0, tick_throttles = 0, tick_reports = 0,
-    calls_rate = -1, send_rate = -1, admitted_rate = -1,
+    tick_successes = 0, calls_rate = -1, send_rate = -1, admitted_rate = -1, calls_failing = 0,
     engaged = 0, adopting = 0, w_max = 0, cold_cut = 0, cut_at = 0, fleet_rate = 0,
   }
   if relearn then
@@ -308,6 +328,7 @@ local function add_to_tick(fleet, is_new)
   fleet.tick_calls = math.min(fleet.tick_calls + r.calls, MAX_COUNT)
   fleet.tick_sends = math.min(fleet.tick_sends + r.sends, MAX_COUNT)
   fleet.tick_throttles = math.min(fleet.tick_throttles + r.throttles, MAX_COUNT)
+  fleet.tick_successes = math.min(fleet.tick_successes + r.successes, MAX_COUNT)
   if not is_new or r.known_born == fleet.born then
     fleet.tick_reports = math.min(fleet.tick_reports + 1, MAX_COUNT)
   end
@@ -340,6 +361,27 @@ local function admitted_per_report(fleet, live)
   return per_report_rate(fleet, admitted_in_tick(fleet), live)
 end
 
+-- The tick's calls the server answered: at most its calls, at most its admitted attempts.
+local function answered_in_tick(fleet)
+  return math.min(fleet.tick_calls, admitted_in_tick(fleet))
+end
+
+-- Whether the tick's answered calls say the upstream is failing.
+local function tick_says_failing(fleet)
+  local answered = answered_in_tick(fleet)
+  return answered >= FAILING_MIN_CALLS and
+    fleet.tick_successes * PPM < answered * FAILING_SUCCESS_BELOW_PPM
+end
+
+-- The current tick's once it holds FAILING_MIN_CALLS answered calls from more than one
+-- report, else the last tick's.
+local function fleet_calls_failing(fleet)
+  if answered_in_tick(fleet) >= FAILING_MIN_CALLS and fleet.tick_reports > 1 then
+    return tick_says_failing(fleet)
+  end
+  return fleet.calls_failing == 1
+end
+
 -- Ends a tick of at least an interval: the fleet's rates over it (the send and admitted
 -- rates only from a tick of at most LONGEST_TICK_INTERVALS: a longer one missed reports).
 local function end_tick(fleet, live, now)
@@ -362,10 +404,15 @@ local function end_tick(fleet, live, now)
     local admitted = admitted_in_tick(fleet)
     fleet.admitted_rate = per_report_rate(fleet, admitted, live) or per_second(admitted)
   end
+  fleet.calls_failing = 0
+  if tick_says_failing(fleet) then
+    fleet.calls_failing = 1
+  end
   fleet.tick_start = now
   fleet.tick_calls = 0
   fleet.tick_sends = 0
   fleet.tick_throttles = 0
+  fleet.tick_successes = 0
   fleet.tick_reports = 0
 end
 
@@ -612,5 +659,10 @@ redis.call('PEXPIRE', STATE, key_ttl)
 redis.call('PEXPIRE', PROCS, key_ttl)
 redis.call('PEXPIRE', SEEN, key_ttl)
 
+-- The fleet's tokens: none while the fleet's calls say the upstream is failing.
+local fleet_tokens = math.min(fleet.pool + fleet.leased, cap)
+if fleet_calls_failing(fleet) then
+  fleet_tokens = 0
+end
 return {1, 0, held_after - r.held, cap, live, fleet.born, now, fleet.engaged, fleet.fleet_rate,
-  share_ppm, send_rate, math.min(fleet.pool + fleet.leased, cap), dropped}
+  share_ppm, send_rate, fleet_tokens, dropped}

@@ -39,7 +39,10 @@
 //!    successes may have refunded); tokens it gave back because asked are credited to the pool.
 //! 6. The measurement tick: counts add up; a tick of at least a sync interval ends with the
 //!    fleet's call rate (averaged with a weight of `elapsed / window`), send rate and admitted
-//!    rate (those two only from a tick of at most [`LONGEST_TICK_INTERVALS`]).
+//!    rate (those two only from a tick of at most [`LONGEST_TICK_INTERVALS`]), and whether its
+//!    calls say the upstream is failing (at least [`FAILING_MIN_CALLS`] answered, at most its
+//!    sends less throttles, fewer than [`FAILING_SUCCESS_BELOW_PPM`] of them first-try
+//!    successes).
 //! 7. The limiter: a throttle measures the limit as the rate the server admitted (the last
 //!    tick's; for a fleet not yet engaged, the current tick's so far if more, or the current
 //!    tick's admitted traffic per report of a known process times the live processes if more,
@@ -59,7 +62,10 @@
 //!    (negative grants) in proportion. Otherwise the process's target is its share of the
 //!    fleet's tokens by retry demand (at least one retry's cost), or the fair share (tokens /
 //!    live processes) when no process has demand or it is new, or nothing when others have
-//!    demand and it has none. Positive grants come out of the pool.
+//!    demand and it has none. Positive grants come out of the pool. The reply's fleet tokens
+//!    are the pool and the leases, at most the cap, or none while the last tick's calls say
+//!    the upstream is failing (the current tick's answered calls once they are at least
+//!    [`FAILING_MIN_CALLS`] from more than one report, else the last tick's).
 
 use super::error::ProtocolError;
 use super::protocol::{
@@ -139,6 +145,26 @@ pub const PROBE_SPAN_MS: i64 = 60_000;
 /// Source: the AWS SDKs' adaptive retry (`SCALE_CONSTANT = 0.4`) and the library's reference
 /// rate (`adaptive::cubic::REFERENCE_RATE`).
 pub const CUBIC_MS3_PER_PPM: i64 = 25_000;
+
+/// Below this share of first-try successes among the calls the server answered in the store's
+/// tick, in parts per million, the fleet's calls say its upstream is failing: half, the share at which
+/// gRPC's retry throttling (gRFC A6) stops retrying (its tokens at half their most) and
+/// [`FAILING_BELOW_PPM`](super::protocol::FAILING_BELOW_PPM)'s half of the cap.
+///
+/// The fleet's tokens say so too, but late: a process keeps what local mode would let its
+/// traffic spend beyond what the store counts it as holding (item 3 of the fleet's retry
+/// quota), so the tokens fall below half the cap only once the processes have spent their
+/// local quotas (the simulator's F1, 10 processes of 70/s: 2.9 s into an outage, every
+/// process's 4,200 tokens spent). The share of the last tick says it within one to two sync
+/// intervals. A fleet with random 5xx on a fifth of its calls (the shape sweep's most) has
+/// four fifths of first-try successes, well above.
+pub const FAILING_SUCCESS_BELOW_PPM: i64 = 500_000;
+
+/// The fewest calls a tick must hold for its first-try success share to say the upstream is
+/// failing: 20. Fewer say little (with a fifth of calls failing at random, 10 or more of 20
+/// fail in 0.26 % of ticks); a fleet with fewer calls per sync interval relies on its tokens
+/// alone.
+pub const FAILING_MIN_CALLS: i64 = 20;
 
 /// Runs one report through the store's state: the reply the script would return and the state
 /// it would leave. `settings` and `report` are checked first (the script refuses arguments out
@@ -390,10 +416,12 @@ fn new_fleet(settings: &Settings, s: &Knobs, r: &Seen, now: i64) -> FleetState {
         tick_calls: 0,
         tick_sends: 0,
         tick_throttles: 0,
+        tick_successes: 0,
         tick_reports: 0,
         calls_rate: None,
         send_rate: None,
         admitted_rate: None,
+        calls_failing: false,
         engaged: false,
         adopting: relearn,
         w_max: 0,
@@ -451,6 +479,7 @@ fn add_to_tick(fleet: &mut FleetState, r: &Seen, is_new: bool) {
     fleet.tick_calls = (fleet.tick_calls + r.calls).min(most);
     fleet.tick_sends = (fleet.tick_sends + r.sends).min(most);
     fleet.tick_throttles = (fleet.tick_throttles + r.throttles).min(most);
+    fleet.tick_successes = (fleet.tick_successes + r.successes).min(most);
     fleet.tick_reports = (fleet.tick_reports + i64::from(whole_interval)).min(most);
 }
 
@@ -515,10 +544,12 @@ fn end_tick(fleet: &mut FleetState, s: &Knobs, live: i64, now: i64) {
         fleet.admitted_rate =
             Some(per_report_rate(fleet, s, admitted, live).unwrap_or_else(|| per_second(admitted)));
     }
+    fleet.calls_failing = tick_says_failing(fleet);
     fleet.tick_start_ms = now;
     fleet.tick_calls = 0;
     fleet.tick_sends = 0;
     fleet.tick_throttles = 0;
+    fleet.tick_successes = 0;
     fleet.tick_reports = 0;
 }
 
@@ -697,7 +728,7 @@ fn budget_step(
         fleet_rate: unsigned(fleet.fleet_rate),
         share_ppm: unsigned(share_ppm),
         send_rate: unsigned(send_rate),
-        fleet_tokens: unsigned((fleet.pool + fleet.leased).min(cap)),
+        fleet_tokens: fleet_tokens(fleet, cap),
         dropped: Dropped::Nothing,
     };
     let record = ProcessRecord {
@@ -708,6 +739,45 @@ fn budget_step(
         seen_ms: now,
     };
     (lease, record)
+}
+
+/// The calls of the current tick the server answered, as far as the tick's counts tell: at most
+/// its calls, at most its attempts the server admitted (sends less throttles). A call that
+/// was throttled, or never sent (shed, or its deadline spent waiting for the fleet's rate),
+/// says nothing of whether the upstream is failing.
+fn answered_in_tick(fleet: &FleetState) -> i64 {
+    fleet.tick_calls.min(admitted_in_tick(fleet))
+}
+
+/// Whether the current tick's calls say the upstream is failing: at least
+/// [`FAILING_MIN_CALLS`] answered ([`answered_in_tick`]), fewer than
+/// [`FAILING_SUCCESS_BELOW_PPM`] of them first-try successes.
+fn tick_says_failing(fleet: &FleetState) -> bool {
+    let answered = answered_in_tick(fleet);
+    answered >= FAILING_MIN_CALLS
+        && fleet.tick_successes * ppm() < answered * FAILING_SUCCESS_BELOW_PPM
+}
+
+/// Whether the fleet's calls say the upstream is failing: the current tick's so far, once it
+/// holds [`FAILING_MIN_CALLS`] answered from more than one report (one process's calls are not
+/// the fleet's), else the last tick's.
+fn fleet_calls_failing(fleet: &FleetState) -> bool {
+    if answered_in_tick(fleet) >= FAILING_MIN_CALLS && fleet.tick_reports > 1 {
+        tick_says_failing(fleet)
+    } else {
+        fleet.calls_failing
+    }
+}
+
+/// The fleet's tokens as the reply says them: the pool and what the processes hold, at most the
+/// cap; none while the fleet's calls say the upstream is failing ([`fleet_calls_failing`]), so
+/// that every process sees the fleet failing ([`Lease::fleet_failing`]) before its own kept
+/// tokens are spent.
+fn fleet_tokens(fleet: &FleetState, cap: i64) -> u64 {
+    if fleet_calls_failing(fleet) {
+        return 0;
+    }
+    u64::try_from((fleet.pool + fleet.leased).min(cap)).unwrap_or(0)
 }
 
 /// The fleet's cap at `now`, in tokens.

@@ -60,6 +60,9 @@ pub struct FleetState {
     pub tick_sends: i64,
     /// Throttles reported in the current tick (`tick_throttles`).
     pub tick_throttles: i64,
+    /// First-try successes reported in the current tick (`tick_successes`; missing in a state
+    /// an earlier script wrote: 0).
+    pub tick_successes: i64,
     /// Reports in the current tick from processes the store already knew (`tick_reports`):
     /// each tells about a sync interval of its process's traffic.
     pub tick_reports: i64,
@@ -71,6 +74,12 @@ pub struct FleetState {
     /// What the server admitted per second in the last tick (sends less throttles),
     /// thousandths (`admitted_rate`).
     pub admitted_rate: Option<i64>,
+    /// Whether the last tick's calls said the upstream is failing (`calls_failing`; missing in
+    /// a state an earlier script wrote: 0): at least
+    /// [`FAILING_MIN_CALLS`](super::store_model::FAILING_MIN_CALLS) calls answered, fewer than
+    /// [`FAILING_SUCCESS_BELOW_PPM`](super::store_model::FAILING_SUCCESS_BELOW_PPM) of them
+    /// first-try successes.
+    pub calls_failing: bool,
     /// Whether the fleet limiter is engaged (`engaged`).
     pub engaged: bool,
     /// Whether the store still adopts the lowest fleet rate processes report (re-learning, no

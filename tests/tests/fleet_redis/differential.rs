@@ -9,7 +9,7 @@ use retry_core::fleet::protocol::{
 };
 use retry_core::fleet::redis::RedisStore;
 use retry_core::fleet::store_model::step;
-use retry_core::fleet::store_state::StoreState;
+use retry_core::fleet::store_state::{FleetState, StoreState};
 use retry_tests::redis_server::{RedisServer, Resp};
 
 use super::{Process, options, server};
@@ -154,6 +154,64 @@ async fn a_fleets_life_gives_the_same_replies_and_state_on_redis_and_in_the_mode
     // 311 syncs in the 132 s heard, the conflict, the hostile report, 2 re-learning syncs, the
     // last.
     assert_eq!(pair.steps, 316);
+}
+
+#[tokio::test]
+async fn an_outage_and_a_state_an_earlier_script_wrote_give_the_same_replies_and_state() {
+    let Some(server) = server(&[]) else { return };
+    let mut pair = Pair::new(&server, "outage").await;
+    let mut fleet: Vec<Process> = (1..=3).map(Process::new).collect();
+    // 10 s of 20 calls a second per process, all first-try successes, then 5 s of an outage
+    // (none succeeds): the store says the fleet failing (its tokens replied as none).
+    let mut tokens = Vec::new();
+    for second in 1..=15_u64 {
+        for (i, process) in fleet.iter_mut().enumerate() {
+            let now = second * 1_000 + u64::try_from(i).expect("small") * 300;
+            let successes = if second > 10 { 0 } else { 20 };
+            let reply = pair
+                .sync(process, now, |report| Report {
+                    calls: 20,
+                    first_try_successes: successes,
+                    sends: 20,
+                    ..report
+                })
+                .await;
+            if let Reply::Lease(lease) = reply {
+                tokens.push((second, lease.fleet_tokens));
+            }
+        }
+    }
+    assert!(
+        tokens.iter().all(|&(second, t)| second > 10 || t > 0),
+        "{tokens:?}"
+    );
+    assert!(
+        tokens.iter().any(|&(second, t)| second > 10 && t == 0),
+        "{tokens:?}"
+    );
+    // An earlier script of protocol 1 wrote the state (without the fields added since): the
+    // script and the model read them as 0 and go on alike.
+    let state = pair.keys.state().to_owned();
+    assert_eq!(
+        server.command(&["HDEL", &state, "tick_successes", "calls_failing"]),
+        Resp::Int(2)
+    );
+    let fleet_state = pair.model.fleet().copied().map(|fleet| FleetState {
+        tick_successes: 0,
+        calls_failing: false,
+        ..fleet
+    });
+    pair.model = StoreState::from_parts(fleet_state, pair.model.processes().clone());
+    for (i, process) in fleet.iter_mut().enumerate() {
+        let now = 16_000 + u64::try_from(i).expect("small") * 300;
+        pair.sync(process, now, |report| Report {
+            calls: 20,
+            first_try_successes: 0,
+            sends: 20,
+            ..report
+        })
+        .await;
+    }
 }
 
 /// One step of a generated sequence.

@@ -810,6 +810,53 @@ fn a_fleet_failing_everywhere_still_refuses() {
 }
 
 #[test]
+fn a_fleet_whose_calls_all_fail_is_failing_within_a_sync() {
+    // Four processes of 50 calls a second, older than their window, all first-try successes:
+    // each keeps what local mode would let its own traffic spend (3,000 tokens), together
+    // more than the fleet's cap (the quota's most, 5,000), so the store counts each as holding
+    // its share of the cap, not all it keeps.
+    const PROCESSES: usize = 4;
+    let mut fleet = Fleet::new(PROCESSES as u64);
+    let syncs =
+        |fleet: &mut Fleet| -> Vec<Lease> { (0..PROCESSES).map(|i| fleet.sync(i)).collect() };
+    for _ in 0..70 {
+        for index in 0..PROCESSES {
+            for _ in 0..50 {
+                fleet.call(index, 0, ErrorKind::Transient);
+            }
+        }
+        fleet.advance_ms(1_000);
+        syncs(&mut fleet);
+    }
+    // An outage: every call fails at every attempt.
+    let mut rounds = Vec::new();
+    for _ in 0..2 {
+        for index in 0..PROCESSES {
+            for _ in 0..50 {
+                failing_call(&fleet.processes[index].strategy);
+            }
+        }
+        fleet.advance_ms(1_000);
+        let leases = syncs(&mut fleet);
+        let levels: Vec<u32> = (0..PROCESSES).map(|i| fleet.level(i)).collect();
+        rounds.push((leases, levels));
+    }
+    // Every report since the outage began says no first try succeeded: by each process's
+    // second sync the fleet is failing, whatever its tokens, and no process keeps a local
+    // allowance beyond what the store counts: together they hold at most the fleet's tokens.
+    let (leases, levels) = rounds.last().expect("two rounds");
+    for lease in leases {
+        assert!(lease.fleet_failing(), "{rounds:?}");
+    }
+    let held: u64 = levels.iter().map(|&level| u64::from(level)).sum();
+    let fleet_tokens = leases.last().expect("a lease").fleet_tokens;
+    assert!(
+        held <= fleet_tokens.max(leases[0].cap),
+        "held {held}: {rounds:?}"
+    );
+}
+
+#[test]
 fn every_sync_whose_store_dropped_garbage_is_counted() {
     let mut fleet = Fleet::new(1);
     let lease = fleet.sync(0);

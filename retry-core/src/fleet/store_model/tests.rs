@@ -850,3 +850,83 @@ fn an_expired_process_share_is_handed_on_over_about_a_lease_not_at_once() {
     );
     assert_eq!(share_at(60), 200_000, "{shares:?}");
 }
+
+/// Two processes that keep what they are granted, reporting calls and first-try successes.
+struct TwoProcesses {
+    state: StoreState,
+    held: [u64; 2],
+}
+
+impl TwoProcesses {
+    /// Process `index` reports at `now_ms` (ms after the start) `calls` calls, `successes` of
+    /// them first-try successes: whether its lease says the fleet's calls are failing (the
+    /// fleet's tokens replied as none while it has some).
+    fn failing_after(&mut self, index: usize, now_ms: u64, calls: u64, successes: u64) -> bool {
+        self.throttled_after(index, now_ms, calls, successes, 0)
+    }
+
+    /// [`failing_after`](Self::failing_after), `throttles` of the calls' attempts throttled.
+    fn throttled_after(
+        &mut self,
+        index: usize,
+        now_ms: u64,
+        calls: u64,
+        successes: u64,
+        throttles: u64,
+    ) -> bool {
+        let report = Report {
+            calls,
+            first_try_successes: successes,
+            sends: calls,
+            throttles,
+            held: self.held[index],
+            ..report(index as u64 + 1, 1_000_000 + now_ms)
+        };
+        let lease = lease(&mut self.state, &report);
+        self.held[index] = self.held[index].saturating_add_signed(lease.grant);
+        let fleet = fleet(&self.state);
+        assert!(fleet.pool + fleet.leased > 0, "{fleet:?}");
+        lease.fleet_tokens == 0
+    }
+}
+
+#[test]
+fn the_fleets_first_try_success_share_says_when_it_is_failing() {
+    let mut fleet = TwoProcesses {
+        state: StoreState::default(),
+        held: [0; 2],
+    };
+    // Two processes of 30 calls a sync, all first-try successes: not failing.
+    assert!(!fleet.failing_after(0, 0, 30, 30));
+    assert!(!fleet.failing_after(1, 0, 30, 30));
+    // From 1 s on every call fails. The first report ends the tick (90 calls, 60 successes);
+    // the second alone in the new tick is not the fleet's: the last tick's verdict holds.
+    assert!(!fleet.failing_after(0, 1_000, 30, 0));
+    assert!(!fleet.failing_after(1, 1_000, 30, 0));
+    // Two reports in the current tick, none of their 60 calls a success: failing before
+    // the tick ends; the tick ends failing.
+    assert!(fleet.failing_after(0, 1_500, 30, 0));
+    assert!(fleet.failing_after(1, 2_000, 30, 0));
+    assert!(fleet.state.fleet().is_some_and(|f| f.calls_failing));
+    // Half the calls succeed again: one report alone keeps the last tick's verdict, two say
+    // not failing (the share is not below half), and so does the tick they end.
+    assert!(fleet.failing_after(0, 2_000, 30, 15));
+    assert!(!fleet.failing_after(1, 2_500, 30, 15));
+    assert!(!fleet.failing_after(0, 3_000, 30, 15));
+    assert!(!fleet.state.fleet().is_some_and(|f| f.calls_failing));
+    // Fewer than FAILING_MIN_CALLS calls in a tick say nothing, however many fail.
+    for (index, now_ms) in [(1, 3_000), (0, 4_000), (1, 4_000), (0, 5_000)] {
+        assert!(!fleet.failing_after(index, now_ms, 9, 0));
+    }
+    assert!(!fleet.state.fleet().is_some_and(|f| f.calls_failing));
+    // Calls throttled (or never sent) say nothing of a failing upstream: of 30 calls each, 25
+    // throttled and 5 answered, all successes (10 answered in the tick: too few to judge);
+    // then 10 calls each, all answered, none a success.
+    assert!(!fleet.throttled_after(1, 5_000, 30, 5, 25));
+    assert!(!fleet.throttled_after(0, 6_000, 30, 5, 25));
+    assert!(!fleet.state.fleet().is_some_and(|f| f.calls_failing));
+    for (index, now_ms) in [(1, 6_000), (0, 7_000)] {
+        fleet.throttled_after(index, now_ms, 10, 0, 0);
+    }
+    assert!(fleet.state.fleet().is_some_and(|f| f.calls_failing));
+}
