@@ -75,7 +75,7 @@ local INT_FIELDS = {
   'admitted_rate', 'engaged', 'adopting', 'w_max', 'cold_cut', 'cut_at', 'fleet_rate',
 }
 -- Fields an earlier script of the same protocol did not write: missing, they are 0.
-local OPTIONAL_INT_FIELDS = {'tick_successes', 'calls_failing'}
+local OPTIONAL_INT_FIELDS = {'departed_demand', 'tick_successes', 'calls_failing'}
 
 local function stored_int(text)
   if type(text) ~= 'string' or #text > 17 or not string.match(text, '^%-?%d+$') then
@@ -104,14 +104,6 @@ local function load_fleet()
       return nil, true
     end
     fleet[name] = value
-  end
-  -- Missing in a state an earlier script wrote (the same protocol): none departed.
-  fleet.departed_demand = 0
-  if raw.departed_demand ~= nil then
-    fleet.departed_demand = stored_int(raw.departed_demand)
-    if fleet.departed_demand == nil then
-      return nil
-    end
   end
   for _, name in ipairs(OPTIONAL_INT_FIELDS) do
     fleet[name] = 0
@@ -163,8 +155,6 @@ local function save_fleet(fleet)
     args[#args + 1] = name
     args[#args + 1] = fmt(fleet[name])
   end
-  args[#args + 1] = 'departed_demand'
-  args[#args + 1] = fmt(fleet.departed_demand)
   for _, name in ipairs(OPTIONAL_INT_FIELDS) do
     args[#args + 1] = name
     args[#args + 1] = fmt(fleet[name])

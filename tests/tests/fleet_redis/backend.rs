@@ -4,7 +4,9 @@
 
 use retry_core::fleet::FleetError;
 use retry_core::fleet::keys::ScopeKeys;
-use retry_core::fleet::protocol::{MAX_COUNT, ProcessId, Reply, Report, Settings, encode_args};
+use retry_core::fleet::protocol::{
+    Dropped, MAX_COUNT, ProcessId, Reply, Report, Settings, encode_args,
+};
 use retry_core::fleet::redis::{RedisStore, STORE_SCRIPT};
 use retry_core::fleet::store_model::step;
 use retry_core::fleet::store_state::StoreState;
@@ -162,11 +164,22 @@ async fn a_corrupt_stored_state_is_dropped_and_relearned() {
         .sync_once(&keys, &settings, &again)
         .await
         .expect("synced");
-    // The state was dropped and re-learned from the report: nothing granted.
-    assert_eq!(lease_of(reply).grant, 0);
+    // The state was dropped and re-learned from the report, and said dropped: nothing granted.
+    let lease = lease_of(reply);
+    assert_eq!((lease.grant, lease.dropped), (0, Dropped::State));
     let state = store.read_state(&keys).await.expect("readable");
     let fleet = state.fleet().expect("a state");
     assert_eq!((fleet.pool, fleet.leased), (0, 500));
+    // The fields an earlier script of the protocol did not write are garbage alike when present
+    // in another form.
+    for field in ["departed_demand", "tick_successes", "calls_failing"] {
+        server.command(&["HSET", keys.state(), field, "1e9"]);
+        let reply = store
+            .sync_once(&keys, &settings, &again)
+            .await
+            .expect("synced");
+        assert_eq!(lease_of(reply).dropped, Dropped::State, "{field}");
+    }
     // A corrupt record too.
     server.command(&["HSET", keys.procs(), "0000000000000001", "lots"]);
     let reply = store
