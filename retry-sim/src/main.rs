@@ -6,7 +6,7 @@
 //! cargo run -p retry-sim --release -- --config retry-sim/examples/my-service.toml
 //! ```
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -253,10 +253,7 @@ fn run_shapes(cli: &Cli, threads: usize) -> Result<(), String> {
             .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
         let results = sweep::from_csv(&text).map_err(|e| format!("{}: {e}", path.display()))?;
         let table = sweep::markdown(&results);
-        std::fs::create_dir_all(&cli.out)
-            .map_err(|e| format!("cannot create {}: {e}", cli.out.display()))?;
-        let out = cli.out.join("shapes.md");
-        std::fs::write(&out, &table).map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+        write_out(&cli.out, "shapes.md", &table)?;
         println!("{table}");
         return Ok(());
     }
@@ -272,19 +269,14 @@ fn run_shapes(cli: &Cli, threads: usize) -> Result<(), String> {
     let started = Instant::now();
     let results = sweep::sweep(&seeds, threads)?;
     let table = sweep::markdown(&results);
-    std::fs::create_dir_all(&cli.out)
-        .map_err(|e| format!("cannot create {}: {e}", cli.out.display()))?;
-    for (name, text) in [("shapes.md", &table), ("shapes.csv", &sweep::csv(&results))] {
-        let path = cli.out.join(name);
-        std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    }
+    write_out(&cli.out, "shapes.md", &table)?;
+    write_out(&cli.out, "shapes.csv", &sweep::csv(&results))?;
     if cli.trace {
         for &seed in &seeds {
             let shape = retry_sim::fleet::shape::Shape::draw(seed);
             for (arm, name) in sweep::ARMS.iter().enumerate() {
-                let path = cli.out.join(format!("trace-{seed}-{name}.csv"));
-                std::fs::write(&path, sweep::trace(&shape, arm)?)
-                    .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+                let trace = sweep::trace(&shape, arm)?;
+                write_out(&cli.out, &format!("trace-{seed}-{name}.csv"), &trace)?;
             }
         }
     }
@@ -296,6 +288,13 @@ fn run_shapes(cli: &Cli, threads: usize) -> Result<(), String> {
         cli.out.join("shapes.csv").display()
     );
     Ok(())
+}
+
+/// Writes `text` to the file `name` in `dir`, made if missing.
+fn write_out(dir: &Path, name: &str, text: &str) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let path = dir.join(name);
+    std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 fn run(cli: &Cli) -> Result<(), String> {
@@ -320,12 +319,7 @@ fn run(cli: &Cli) -> Result<(), String> {
     let results = runner::run_all(&scenarios, threads, !cli.quiet)?;
     let elapsed = started.elapsed();
 
-    std::fs::create_dir_all(&cli.out)
-        .map_err(|e| format!("cannot create {}: {e}", cli.out.display()))?;
-    let write = |name: &str, text: &str| {
-        let path = cli.out.join(name);
-        std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
-    };
+    let write = |name: &str, text: &str| write_out(&cli.out, name, text);
     let goals = goals::goals_markdown(&results);
     let header = format!(
         "Scenarios: {}. Seeds: {}. Strategies: {}.",
