@@ -460,9 +460,10 @@ impl LeaseHolder {
     /// The tokens a negative grant leaves the process at `now`, so that fleet mode never
     /// refuses a retry local mode would grant unless the fleet is failing:
     /// * while the fleet is not failing ([`Lease::fleet_failing`]: its tokens at least half
-    ///   its cap, and at least half its calls first-try successes), the most a retry would find under the scope's local rules for its own
-    ///   traffic: one token per call of its last `quota_window`, at least one whole call's
-    ///   retries, at least the young scope's tokens while younger than its window. The
+    ///   its cap, and at least half its calls first-try successes), the most a retry would
+    ///   find under the scope's local rules for its own traffic: one token per call of its
+    ///   last `quota_window`, at least one whole call's retries, at least the young scope's
+    ///   tokens while younger than its window. The
     ///   process's own failed retries still spend them, as in local mode; only the store does
     ///   not take them;
     /// * while it is failing, the young scope's tokens while the scope is younger than its

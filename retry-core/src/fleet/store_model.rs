@@ -147,9 +147,9 @@ pub const PROBE_SPAN_MS: i64 = 60_000;
 pub const CUBIC_MS3_PER_PPM: i64 = 25_000;
 
 /// Below this share of first-try successes among the calls the server answered in the store's
-/// tick, in parts per million, the fleet's calls say its upstream is failing: half, the share at which
-/// gRPC's retry throttling (gRFC A6) stops retrying (its tokens at half their most) and
-/// [`FAILING_BELOW_PPM`](super::protocol::FAILING_BELOW_PPM)'s half of the cap.
+/// tick, in parts per million, the fleet's calls say its upstream is failing: half, the share
+/// at which gRPC's retry throttling (gRFC A6) stops retrying (its tokens at half their most)
+/// and [`FAILING_BELOW_PPM`](super::protocol::FAILING_BELOW_PPM)'s half of the cap.
 ///
 /// The fleet's tokens say so too, but late: a process keeps what local mode would let its
 /// traffic spend beyond what the store counts it as holding (item 3 of the fleet's retry

@@ -842,18 +842,16 @@ fn a_fleet_whose_calls_all_fail_is_failing_within_a_sync() {
         rounds.push((leases, levels));
     }
     // Every report since the outage began says no first try succeeded: by each process's
-    // second sync the fleet is failing, whatever its tokens, and no process keeps a local
-    // allowance beyond what the store counts: together they hold at most the fleet's tokens.
+    // second sync the fleet is failing, whatever its tokens (replied as none), and no process
+    // keeps a local allowance beyond what the store counts: together they hold at most the
+    // fleet's cap, where each kept 3,000 of their own before.
     let (leases, levels) = rounds.last().expect("two rounds");
     for lease in leases {
         assert!(lease.fleet_failing(), "{rounds:?}");
+        assert_eq!(lease.fleet_tokens, 0, "{rounds:?}");
     }
     let held: u64 = levels.iter().map(|&level| u64::from(level)).sum();
-    let fleet_tokens = leases.last().expect("a lease").fleet_tokens;
-    assert!(
-        held <= fleet_tokens.max(leases[0].cap),
-        "held {held}: {rounds:?}"
-    );
+    assert!(held <= leases[0].cap, "held {held}: {rounds:?}");
 }
 
 #[test]
