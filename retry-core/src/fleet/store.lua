@@ -374,6 +374,12 @@ end
 
 -- Ends a tick of at least an interval: the fleet's rates over it (the send and admitted
 -- rates only from a tick of at most LONGEST_TICK_INTERVALS: a longer one missed reports).
+-- The time an engaged fleet's send rate is averaged over (store_model::send_rate_span).
+local function send_rate_span(fleet, live)
+  local earn_one = floor_div(math.max(live, 1) * 1000000, math.max(fleet.fleet_rate, 1))
+  return math.min(math.max(earn_one, s.interval), math.max(s.window, s.interval))
+end
+
 local function end_tick(fleet, live, now)
   local elapsed = now - fleet.tick_start
   if elapsed < s.interval then
@@ -390,7 +396,14 @@ local function end_tick(fleet, live, now)
     fleet.calls_rate = fleet.calls_rate + floor_div((calls - fleet.calls_rate) * weight, PPM)
   end
   if elapsed <= LONGEST_TICK_INTERVALS * s.interval then
-    fleet.send_rate = per_second(fleet.tick_sends)
+    local sent = per_second(fleet.tick_sends)
+    if fleet.send_rate >= 0 and fleet.engaged == 1 then
+      local span = send_rate_span(fleet, live)
+      local weight = floor_div(math.min(elapsed, span) * PPM, span)
+      fleet.send_rate = fleet.send_rate + floor_div((sent - fleet.send_rate) * weight, PPM)
+    else
+      fleet.send_rate = sent
+    end
     local admitted = admitted_in_tick(fleet)
     fleet.admitted_rate = per_report_rate(fleet, admitted, live) or per_second(admitted)
   end

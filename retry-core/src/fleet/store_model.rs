@@ -38,8 +38,11 @@
 //!    first-try successes' rewards, plus the tokens its retries were granted, which its
 //!    successes may have refunded); tokens it gave back because asked are credited to the pool.
 //! 6. The measurement tick: counts add up; a tick of at least a sync interval ends with the
-//!    fleet's call rate (averaged with a weight of `elapsed / window`), send rate and admitted
-//!    rate (those two only from a tick of at most [`LONGEST_TICK_INTERVALS`]), and whether its
+//!    fleet's call rate (averaged with a weight of `elapsed / window`), send rate (an engaged
+//!    fleet's averaged with a weight of `elapsed / span`, the span the time a process at an
+//!    even share of the fleet's rate takes to earn one permit, within a sync interval and the
+//!    window) and admitted rate (those two only from a tick of at most
+//!    [`LONGEST_TICK_INTERVALS`]), and whether its
 //!    calls say the upstream is failing (at least [`FAILING_MIN_CALLS`] answered, at most its
 //!    sends less throttles, fewer than [`FAILING_SUCCESS_BELOW_PPM`] of them first-try
 //!    successes).
@@ -539,7 +542,15 @@ fn end_tick(fleet: &mut FleetState, s: &Knobs, live: i64, now: i64) {
         }
     });
     if elapsed <= LONGEST_TICK_INTERVALS * s.interval {
-        fleet.send_rate = Some(per_second(fleet.tick_sends));
+        let sent = per_second(fleet.tick_sends);
+        fleet.send_rate = Some(match fleet.send_rate {
+            Some(rate) if fleet.engaged => {
+                let span = send_rate_span(fleet, s, live);
+                let weight = floor_div(elapsed.min(span) * ppm(), span);
+                rate + floor_div((sent - rate) * weight, ppm())
+            }
+            _ => sent,
+        });
         let admitted = admitted_in_tick(fleet);
         fleet.admitted_rate =
             Some(per_report_rate(fleet, s, admitted, live).unwrap_or_else(|| per_second(admitted)));
@@ -551,6 +562,23 @@ fn end_tick(fleet: &mut FleetState, s: &Knobs, live: i64, now: i64) {
     fleet.tick_throttles = 0;
     fleet.tick_successes = 0;
     fleet.tick_reports = 0;
+}
+
+/// The time an engaged fleet's send rate is averaged over, in milliseconds (each tick weighs
+/// `elapsed / span`): the time a process at an even share of the fleet's rate (its rate over
+/// the `live` processes) takes to earn one permit, at least a sync interval, at most the
+/// window.
+///
+/// The send rate caps the fleet's rate (at twice it, [`fleet_curve`]), and a tick's sends say
+/// what the fleet uses only if its processes can each send within the tick. A limiter's bucket
+/// holds one permit: a process at 0.1/s earns it in 10 s, and processes that spent theirs
+/// together (a cold start's first calls) send nothing for several ticks, whatever they want.
+/// By one tick's sends, the shape sweep's #168 (375 processes of 0.15 calls/s against 56/s,
+/// a 288 ms sync) was capped to the floor within a second of such a quiet and never rose:
+/// 1 call served in 120 s.
+fn send_rate_span(fleet: &FleetState, s: &Knobs, live: i64) -> i64 {
+    let earn_one = floor_div(live.max(1) * 1_000_000, fleet.fleet_rate.max(1));
+    earn_one.clamp(s.interval, s.window.max(s.interval))
 }
 
 /// Adoption while re-learning, the cut on a throttle, and the fleet's rate now.
@@ -663,8 +691,9 @@ fn rebase_past_horizon(fleet: &mut FleetState, s: &Knobs, now: i64) {
 
 /// The fleet's rate at `now`: from the last cut, the rate-scaled CUBIC curve back to the target
 /// (reached `k` after the cut), held, then the linear probe past it, then CUBIC's convex
-/// growth; at most twice the fleet's send rate (the last tick's, or the current one's so far if
-/// more), within `MIN_FLEET_RATE..=MAX_RATE`.
+/// growth; at most twice the fleet's send rate (as the last tick ended it, averaged over
+/// [`send_rate_span`], or the current tick's so far if more), within
+/// `MIN_FLEET_RATE..=MAX_RATE`.
 fn fleet_curve(fleet: &FleetState, s: &Knobs, now: i64) -> i64 {
     let k = regain_ms(s);
     let growth = curve_growth(fleet, (now - fleet.cut_at_ms - k).max(-k));

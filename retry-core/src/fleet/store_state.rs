@@ -69,7 +69,9 @@ pub struct FleetState {
     /// The fleet's calls per second, thousandths, averaged over about a window; `None` until
     /// the first tick ends (`calls_rate`).
     pub calls_rate: Option<i64>,
-    /// The fleet's sends per second in the last tick, thousandths (`send_rate`).
+    /// The fleet's sends per second, thousandths (`send_rate`): the last tick's, averaged
+    /// over the time an even share takes to earn a permit once the fleet is engaged
+    /// (`store_model`'s step 6).
     pub send_rate: Option<i64>,
     /// What the server admitted per second in the last tick (sends less throttles),
     /// thousandths (`admitted_rate`).

@@ -930,3 +930,62 @@ fn the_fleets_first_try_success_share_says_when_it_is_failing() {
     }
     assert!(fleet.state.fleet().is_some_and(|f| f.calls_failing));
 }
+
+/// A fleet of 400 processes sharing about 50/s (an eighth of them send once a second, a fifth
+/// of those throttled from the second second), engaged: each process's share is about an eighth
+/// of a request per second.
+fn sparse_fleet() -> StoreState {
+    let mut state = StoreState::default();
+    for second in 1..=4_u64 {
+        for id in 1..=400_u64 {
+            let sends = u64::from((id + second) % 8 == 0);
+            let report = Report {
+                sends,
+                throttles: u64::from(second >= 2 && sends == 1 && id % 5 == 0),
+                send_demand: 125,
+                ..report(id, second * 1_000 + id * 1_000 / 401)
+            };
+            lease(&mut state, &report);
+        }
+    }
+    state
+}
+
+#[test]
+fn a_fleet_of_processes_slower_than_its_ticks_keeps_its_rate_through_a_quiet_tick() {
+    // The shape sweep's #168 (375 processes of 0.15 calls/s, 288 ms sync): each process's
+    // limiter earns a permit in seconds, and after the cold start all had spent theirs, so the
+    // fleet sent nothing for several ticks. Capped at twice the last tick's sends, its rate fell
+    // to the floor (0.5/s for the whole fleet), where no bucket refills: 1 call served in
+    // 120 s. The send rate the cap reads is averaged over the time an even share takes to earn
+    // a permit (400 processes over about 40/s: 10 s), so a quiet second moves it a tenth.
+    let mut state = sparse_fleet();
+    let before = fleet(&state);
+    assert!(before.engaged);
+    assert!((20_000..60_000).contains(&before.fleet_rate), "{before:?}");
+    let before = u64::try_from(before.fleet_rate).expect("positive");
+    let mut rates = Vec::new();
+    for second in 5..=7_u64 {
+        for id in 1..=400_u64 {
+            let quiet = Report {
+                send_demand: 125,
+                ..report(id, second * 1_000 + id * 1_000 / 401)
+            };
+            rates.push(lease(&mut state, &quiet).fleet_rate);
+        }
+    }
+    let lowest = rates.iter().min().copied().unwrap_or(0);
+    assert!(
+        lowest * 10 >= before * 9,
+        "from {before} to {lowest}: {rates:?}"
+    );
+    // A fleet that stays quiet gives its rate up as its span grows (at most the window, 60 s):
+    // under a tenth of it after two minutes.
+    for second in 8..=120_u64 {
+        for id in 1..=400_u64 {
+            lease(&mut state, &report(id, second * 1_000 + id * 1_000 / 401));
+        }
+    }
+    let after = u64::try_from(fleet(&state).fleet_rate).expect("positive");
+    assert!(after * 10 < before, "from {before} to {after}");
+}
