@@ -92,7 +92,8 @@ struct Cli {
     from_csv: Option<PathBuf>,
 
     /// With `--shape-seeds`: write each shape's runs second by second to
-    /// `trace-<seed>-<arm>.csv` too.
+    /// `trace-<seed>-<arm>.csv` too, and fleet mode's store steps (each report, the store's
+    /// state after it and the lease) to `trace-<seed>-store.csv`.
     #[arg(long)]
     trace: bool,
 
@@ -276,7 +277,14 @@ fn run_shapes(cli: &Cli, threads: usize) -> Result<(), String> {
             let shape = retry_sim::fleet::shape::Shape::draw(seed);
             for (arm, name) in sweep::ARMS.iter().enumerate() {
                 let trace = sweep::trace(&shape, arm)?;
-                write_out(&cli.out, &format!("trace-{seed}-{name}.csv"), &trace)?;
+                write_out(
+                    &cli.out,
+                    &format!("trace-{seed}-{name}.csv"),
+                    &trace.seconds,
+                )?;
+                if let Some(steps) = &trace.store_steps {
+                    write_out(&cli.out, &format!("trace-{seed}-store.csv"), steps)?;
+                }
             }
         }
     }

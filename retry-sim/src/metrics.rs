@@ -2,6 +2,7 @@
 //! the metrics derived from them.
 
 use crate::fault::FaultSchedule;
+use crate::fleet::store_trace::StoreStep;
 use crate::log_histogram::LogHistogram;
 use crate::time::{MILLI, Nanos, SECOND};
 
@@ -372,6 +373,7 @@ impl Recorder {
             throttled: self.throttled.clone(),
             attempts: self.attempts.clone(),
             successes: self.ok_by_completion.clone(),
+            store_steps: Vec::new(),
         }
     }
 
@@ -586,4 +588,7 @@ pub struct RunOutput {
     /// The fleet's rate after the store's last step in each 100 ms bin, thousandths of a
     /// request per second (0: not engaged, or no step).
     pub fleet_rate: Vec<u32>,
+    /// The fleet store's steps, if its configuration asked to keep them
+    /// ([`StoreConfig::trace_steps`](crate::fleet::store::StoreConfig::trace_steps)).
+    pub store_steps: Vec<StoreStep>,
 }

@@ -565,6 +565,7 @@ pub fn run(config: &SimConfig, strategy: &StrategySpec, seed: u64) -> Result<Run
     let mut output = engine.recorder.finish(capacity);
     if let Some(fleet) = &engine.fleet {
         output.metrics.fleet_recovery = fleet.recovery_secs(end);
+        output.store_steps = fleet.store().steps().to_vec();
     }
     Ok(output)
 }

@@ -17,5 +17,6 @@ pub mod shape;
 pub mod static_split;
 pub mod store;
 pub mod store_fault;
+pub mod store_trace;
 pub mod sweep;
 pub mod sync;

@@ -3,11 +3,12 @@
 //! ([`store_model::step`], the Rust twin of the Redis script) on it.
 
 use retry_core::fleet::ProtocolError;
-use retry_core::fleet::protocol::{ReplyItem, Report, Settings};
+use retry_core::fleet::protocol::{Reply, ReplyItem, Report, Settings};
 use retry_core::fleet::store_model::{leave, step};
 use retry_core::fleet::store_state::StoreState;
 
 use super::store_fault::{StoreCondition, StoreFaults, WriteFailure};
+use super::store_trace::StoreStep;
 use crate::rng::Rng;
 use crate::time::{MILLI, Nanos};
 
@@ -30,6 +31,8 @@ pub struct StoreConfig {
     pub command_timeout: Option<Nanos>,
     /// The store's faults.
     pub faults: StoreFaults,
+    /// Whether the store keeps each step it replies to with a lease ([`Store::steps`]).
+    pub trace_steps: bool,
 }
 
 impl Default for StoreConfig {
@@ -40,6 +43,7 @@ impl Default for StoreConfig {
             rtt_jitter: DEFAULT_RTT_JITTER,
             command_timeout: None,
             faults: StoreFaults::default(),
+            trace_steps: false,
         }
     }
 }
@@ -121,6 +125,7 @@ pub struct Store {
     script_loaded: bool,
     rng: Rng,
     commands: u64,
+    steps: Vec<StoreStep>,
 }
 
 impl Store {
@@ -138,6 +143,7 @@ impl Store {
             script_loaded: false,
             rng,
             commands: 0,
+            steps: Vec::new(),
         }
     }
 
@@ -154,6 +160,12 @@ impl Store {
     /// The commands sent to the store so far (executed or not).
     pub fn commands(&self) -> u64 {
         self.commands
+    }
+
+    /// The steps that replied with a lease so far, if the configuration asked to keep them
+    /// ([`StoreConfig::trace_steps`]); none otherwise.
+    pub fn steps(&self) -> &[StoreStep] {
+        &self.steps
     }
 
     /// The command timeout for a sync interval of `interval`.
@@ -231,8 +243,22 @@ impl Store {
             ]);
         }
         match step(&mut self.state, settings, report) {
-            Ok(reply) => Answer::Reply(reply.encode()),
+            Ok(reply) => {
+                self.keep_step(at, report, &reply);
+                Answer::Reply(reply.encode())
+            }
             Err(error) => Answer::Error(error),
+        }
+    }
+
+    /// Keeps the step executed `at` for `report`, if it replied with a lease and steps are
+    /// traced.
+    fn keep_step(&mut self, at: Nanos, report: &Report, reply: &Reply) {
+        if !self.config.trace_steps {
+            return;
+        }
+        if let (Reply::Lease(lease), Some(fleet)) = (reply, self.state.fleet()) {
+            self.steps.push(StoreStep::new(at, report, lease, fleet));
         }
     }
 

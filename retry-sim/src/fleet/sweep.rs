@@ -18,7 +18,9 @@ use std::fmt::Write as _;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use super::arm::Arm;
 use super::shape::{Shape, Start};
+use super::store_trace;
 use crate::metrics::{BIN, BINS_PER_SECOND, RunOutput};
 use crate::sim::run;
 use crate::time::{Nanos, SECOND};
@@ -354,11 +356,36 @@ pub fn markdown(results: &[ShapeResult]) -> String {
     out
 }
 
-/// One run's seconds, comma-separated with a header: requests offered, attempts sent, 429s,
-/// successes (by arrival) and the fleet's rate (the store's last step in the second).
-pub fn trace(shape: &Shape, arm: usize) -> Result<String, String> {
+/// One arm's run of a shape, traced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Trace {
+    /// The run's seconds, comma-separated with a header: requests offered, attempts sent,
+    /// 429s, successes (by arrival) and the fleet's rate (the store's last step in the second).
+    pub seconds: String,
+    /// Fleet mode's store steps, one line each ([`store_trace::csv`]); `None` for an arm
+    /// without a fleet.
+    pub store_steps: Option<String>,
+}
+
+/// Runs `shape`'s arm `arm` (an index into [`ARMS`]) traced.
+pub fn trace(shape: &Shape, arm: usize) -> Result<Trace, String> {
     let strategies = shape.strategies()?;
-    let output = run(&shape.config(), &strategies[arm], shape.seed)?;
+    let strategy = strategies
+        .get(arm)
+        .ok_or_else(|| format!("no arm {arm}: the arms are {ARMS:?}"))?;
+    let mut config = shape.config();
+    config.store.trace_steps = true;
+    let output = run(&config, strategy, shape.seed)?;
+    let store_steps =
+        matches!(strategy.arm(), Arm::Fleet(_)).then(|| store_trace::csv(&output.store_steps));
+    Ok(Trace {
+        seconds: seconds(&output, shape),
+        store_steps,
+    })
+}
+
+/// `output`'s seconds as [`Trace::seconds`] holds them.
+fn seconds(output: &RunOutput, shape: &Shape) -> String {
     let mut out = String::from("second,offered,sent,throttled,ok,fleet_rate\n");
     let (_, to) = shape.measured();
     for s in 0..(to / SECOND) as usize {
@@ -382,7 +409,7 @@ pub fn trace(shape: &Shape, arm: usize) -> Result<String, String> {
             sum(&output.ok_by_arrival)
         );
     }
-    Ok(out)
+    out
 }
 
 /// Every shape's figures, one line each, comma-separated, with a header; each figure as it
@@ -506,6 +533,41 @@ fn fmt(value: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_traced_fleet_arm_keeps_its_store_steps_and_runs_as_it_would_untraced() {
+        // #99: 10 processes offered 2.3 times a 113/s limit, throttled from the cold start.
+        let shape = Shape::draw(99);
+        let fleet = trace(&shape, 1).expect("the fleet arm runs");
+        let steps = fleet.store_steps.expect("the fleet arm has a store");
+        let mut lines = steps.lines();
+        assert_eq!(lines.next(), Some(store_trace::csv(&[]).trim_end()));
+        let rows: Vec<Vec<i64>> = lines
+            .map(|line| {
+                line.split(',')
+                    .map(|field| field.parse().expect("a number"))
+                    .collect()
+            })
+            .collect();
+        assert!(rows.len() > 100, "{} steps", rows.len());
+        assert!(
+            rows.iter()
+                .all(|row| row.len() == 16 && (1..=10).contains(&row[1]))
+        );
+        assert!(
+            rows.windows(2).all(|pair| pair[0][0] <= pair[1][0]),
+            "in time order"
+        );
+        assert!(rows.iter().any(|row| row[8] == 1), "the fleet engages");
+        // Tracing changes nothing of the run.
+        let strategies = shape.strategies().expect("strategies");
+        let untraced = run(&shape.config(), &strategies[1], shape.seed).expect("runs");
+        assert_eq!(seconds(&untraced, &shape), fleet.seconds);
+        assert!(untraced.store_steps.is_empty());
+        // Local mode has no store; there is no fourth arm.
+        assert_eq!(trace(&shape, 0).expect("runs").store_steps, None);
+        assert!(trace(&shape, 3).is_err());
+    }
 
     #[test]
     fn a_sweeps_csv_reads_back_as_its_results() {
