@@ -372,14 +372,14 @@ local function fleet_calls_failing(fleet)
   return fleet.calls_failing == 1
 end
 
--- Ends a tick of at least an interval: the fleet's rates over it (the send and admitted
--- rates only from a tick of at most LONGEST_TICK_INTERVALS: a longer one missed reports).
 -- The time an engaged fleet's send rate is averaged over (store_model::send_rate_span).
 local function send_rate_span(fleet, live)
   local earn_one = floor_div(math.max(live, 1) * 1000000, math.max(fleet.fleet_rate, 1))
   return math.min(math.max(earn_one, s.interval), math.max(s.window, s.interval))
 end
 
+-- Ends a tick of at least an interval: the fleet's rates over it (the send and admitted
+-- rates only from a tick of at most LONGEST_TICK_INTERVALS: a longer one missed reports).
 local function end_tick(fleet, live, now)
   local elapsed = now - fleet.tick_start
   if elapsed < s.interval then

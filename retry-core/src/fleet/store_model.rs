@@ -42,10 +42,9 @@
 //!    fleet's averaged with a weight of `elapsed / span`, the span the time a process at an
 //!    even share of the fleet's rate takes to earn one permit, within a sync interval and the
 //!    window) and admitted rate (those two only from a tick of at most
-//!    [`LONGEST_TICK_INTERVALS`]), and whether its
-//!    calls say the upstream is failing (at least [`FAILING_MIN_CALLS`] answered, at most its
-//!    sends less throttles, fewer than [`FAILING_SUCCESS_BELOW_PPM`] of them first-try
-//!    successes).
+//!    [`LONGEST_TICK_INTERVALS`]), and whether its calls say the upstream is failing (at least
+//!    [`FAILING_MIN_CALLS`] answered, at most its sends less throttles, fewer than
+//!    [`FAILING_SUCCESS_BELOW_PPM`] of them first-try successes).
 //! 7. The limiter: a throttle measures the limit as the rate the server admitted (the last
 //!    tick's; for a fleet not yet engaged, the current tick's so far if more, or the current
 //!    tick's admitted traffic per report of a known process times the live processes if more,
