@@ -157,6 +157,37 @@ async fn a_fleets_life_gives_the_same_replies_and_state_on_redis_and_in_the_mode
 }
 
 #[tokio::test]
+async fn a_fleet_of_slow_processes_averages_its_send_rate_the_same_on_redis_and_in_the_model() {
+    // 40 processes sharing about 4/s: an even share earns a permit in about 10 s, ten sync
+    // intervals, so each tick's send rate is averaged in with a weight of about a tenth
+    // (`store_model::send_rate_span`); the fleet then sends nothing for four seconds. The
+    // other differential tests' fleets send enough that the span is one interval.
+    let Some(server) = server(&[]) else { return };
+    let mut pair = Pair::new(&server, "slow").await;
+    let mut fleet: Vec<Process> = (1..=40).map(Process::new).collect();
+    for second in 1..=8_u64 {
+        for (i, process) in fleet.iter_mut().enumerate() {
+            let id = u64::try_from(i).expect("small") + 1;
+            let sends = u64::from(second <= 4 && (id + second) % 8 == 0);
+            let throttles = u64::from(second >= 2 && sends == 1 && id % 5 == 0);
+            let now = second * 1_000 + id * 20;
+            pair.sync(process, now, |report| Report {
+                sends,
+                throttles,
+                send_demand: 125,
+                ..report
+            })
+            .await;
+        }
+    }
+    // The quiet ticks moved the averaged send rate, not to the quiet ticks' 0.
+    let fleet = pair.model.fleet().expect("a fleet");
+    assert!(fleet.engaged, "{fleet:?}");
+    assert!(fleet.send_rate.is_some_and(|rate| rate > 0), "{fleet:?}");
+    assert_eq!(pair.steps, 320);
+}
+
+#[tokio::test]
 async fn an_outage_and_a_state_an_earlier_script_wrote_give_the_same_replies_and_state() {
     let Some(server) = server(&[]) else { return };
     let mut pair = Pair::new(&server, "outage").await;
