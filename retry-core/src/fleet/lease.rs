@@ -463,9 +463,8 @@ impl LeaseHolder {
     ///   its cap, and at least half its calls first-try successes), the most a retry would
     ///   find under the scope's local rules for its own traffic: one token per call of its
     ///   last `quota_window`, at least one whole call's retries, at least the young scope's
-    ///   tokens while younger than its window. The
-    ///   process's own failed retries still spend them, as in local mode; only the store does
-    ///   not take them;
+    ///   tokens while younger than its window. The process's own failed retries still spend
+    ///   them, as in local mode; only the store does not take them;
     /// * while it is failing, the young scope's tokens while the scope is younger than its
     ///   window (a process starting cold has local mode's young-scope quota whatever the
     ///   fleet), none after: the fleet's budget, spent by failures across the fleet, is what
