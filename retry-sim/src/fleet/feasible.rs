@@ -11,12 +11,21 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::sweep::{GOALS, Goal, ShapeResult};
+use super::frontier::Frontier;
+use super::sweep::{GOALS, Goal, ShapeResult, worst_p5_median};
 
 /// The arms' indices in [`ShapeResult::arms`](super::sweep::ShapeResult).
 const LOCAL: usize = 0;
 const FLEET: usize = 1;
 const SPLIT: usize = 2;
+
+/// How many of the shapes where fleet mode misses the admitted bound though the bucket allows
+/// it are named, lowest first.
+const HARDEST_LISTED: usize = 8;
+
+/// The admitted goal's and the 429 share goal's indices in [`GOALS`].
+const ADMITTED: usize = 0;
+const SHARE_429: usize = 1;
 
 /// One goal's misses by fleet mode over a sweep, and who meets the bound in those shapes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -55,6 +64,57 @@ pub fn misses(results: &[ShapeResult]) -> Vec<(&'static Goal, Misses)> {
         .collect()
 }
 
+/// Whether a Poisson stream of requests could meet both the admitted goal's and the 429 share
+/// goal's per-shape bounds in `result`'s shape: 0.9 of its offered load (at most the limit)
+/// admitted with at most 2 % of the requests throttled by its server's bucket
+/// ([`frontier`](super::frontier)). Where it could not, fleet mode missing one of the two
+/// is the price of the other.
+pub fn both_possible(frontier: &mut Frontier, result: &ShapeResult) -> bool {
+    let shape = &result.shape;
+    let wanted = GOALS[ADMITTED].every_shape * shape.load.min(1.0);
+    frontier.admitted_at_share(shape.burst, GOALS[SHARE_429].every_shape) >= wanted
+}
+
+/// The admitted goal over the shapes whose bucket lets both it and the 429 share's bound be
+/// met ([`both_possible`]), as markdown: how many shapes those are, fleet mode's admitted
+/// worst / 5 % / median over them and the shapes where each arm misses the bound there; and
+/// how many admitted misses of fleet mode are in the other shapes.
+pub fn admitted_where_possible(results: &[ShapeResult]) -> String {
+    let mut frontier = Frontier::new();
+    let (possible, not): (Vec<&ShapeResult>, Vec<&ShapeResult>) = results
+        .iter()
+        .partition(|result| both_possible(&mut frontier, result));
+    let goal = &GOALS[ADMITTED];
+    let missed = |shapes: &[&ShapeResult], arm: usize| {
+        shapes.iter().filter(|r| !meets(goal, r, arm)).count()
+    };
+    let admitted: Vec<f64> = possible.iter().map(|r| (goal.value)(r, FLEET)).collect();
+    let (worst, p5, median) = worst_p5_median(&admitted, goal.higher_is_better);
+    let mut hardest: Vec<&&ShapeResult> =
+        possible.iter().filter(|r| !meets(goal, r, FLEET)).collect();
+    hardest.sort_by(|a, b| (goal.value)(a, FLEET).total_cmp(&(goal.value)(b, FLEET)));
+    let hardest: Vec<String> = hardest
+        .iter()
+        .take(HARDEST_LISTED)
+        .map(|r| format!("#{} {:.3}", r.shape.seed, (goal.value)(r, FLEET)))
+        .collect();
+    format!(
+        "Admitted with at most a 2 % 429 share: in {} of {} shapes the server's bucket lets no \
+         Poisson stream of requests have both (`retry_sim::fleet::frontier`); fleet mode misses \
+         the admitted bound in {} of them. In the other {}: fleet mode's admitted worst / 5 % \
+         / median {worst:.4} / {p5:.4} / {median:.4}; the bound missed by fleet mode in {}, \
+         the split in {}, local mode in {}. Fleet mode's lowest there: {}.\n",
+        not.len(),
+        results.len(),
+        missed(&not, FLEET),
+        possible.len(),
+        missed(&possible, FLEET),
+        missed(&possible, SPLIT),
+        missed(&possible, LOCAL),
+        hardest.join(", "),
+    )
+}
+
 /// The shapes by the set of per-shape bounds fleet mode misses in them (the goals' names
 /// joined by ` + `), most shapes first; shapes that miss none are left out.
 pub fn by_bounds_missed(results: &[ShapeResult]) -> Vec<(String, usize)> {
@@ -91,7 +151,8 @@ pub fn markdown(results: &[ShapeResult]) -> String {
             goal.name, goal.every_shape, m.fleet, m.split_meets, m.local_meets, m.neither_meets
         );
     }
-    let _ = writeln!(out, "\nShapes by the per-shape bounds fleet mode misses:\n");
+    let _ = writeln!(out, "\n{}", admitted_where_possible(results));
+    let _ = writeln!(out, "Shapes by the per-shape bounds fleet mode misses:\n");
     for (bounds, count) in by_bounds_missed(results) {
         let _ = writeln!(out, "* {count}: {bounds}");
     }
@@ -188,6 +249,66 @@ mod tests {
         assert_eq!(
             (split.fleet, split.split_meets, split.local_meets),
             (1, 1, 1)
+        );
+    }
+
+    /// `result` with its shape's server bucket and offered load replaced.
+    fn in_shape(mut result: ShapeResult, burst: f64, load: f64) -> ShapeResult {
+        result.shape.burst = burst;
+        result.shape.load = load;
+        result
+    }
+
+    #[test]
+    fn the_goals_index_the_admitted_and_429_goals() {
+        assert_eq!(GOALS[ADMITTED].name, "admitted / min(offered, limit)");
+        assert_eq!(GOALS[SHARE_429].name, "429 share");
+    }
+
+    #[test]
+    fn a_small_bucket_lets_no_poisson_stream_have_both_at_the_limit_but_may_below_it() {
+        let mut frontier = Frontier::new();
+        let shape = |burst, load| in_shape(result(1, [good(), good(), good()]), burst, load);
+        // A bucket of 5 admits about 0.72 of the limit at a 2 % 429 share.
+        assert!(!both_possible(&mut frontier, &shape(5.0, 1.0)));
+        assert!(!both_possible(&mut frontier, &shape(5.0, 3.0)));
+        assert!(both_possible(&mut frontier, &shape(5.0, 0.5)));
+        assert!(both_possible(&mut frontier, &shape(100.0, 3.0)));
+        assert!(!both_possible(&mut frontier, &shape(1.0, 0.1)));
+    }
+
+    #[test]
+    fn admitted_is_judged_apart_where_the_bucket_allows_it_with_few_429s() {
+        let starved = arm(0.02, 0.01, 0.1, 10);
+        let results = [
+            // A bucket of 1 at twice the limit: fleet mode's 0.02 is all it can have.
+            in_shape(result(1, [good(), starved, good()]), 1.0, 2.0),
+            // A bucket of 100: fleet mode's 0.5 is its own loss; the split's 0.8 too.
+            in_shape(
+                result(
+                    2,
+                    [good(), arm(0.5, 0.0, 1.0, 990), arm(0.8, 0.0, 1.0, 990)],
+                ),
+                100.0,
+                1.5,
+            ),
+            in_shape(result(3, [good(), good(), good()]), 100.0, 1.5),
+        ];
+        let line = admitted_where_possible(&results);
+        assert!(line.contains("in 1 of 3 shapes"), "{line}");
+        assert!(
+            line.contains("misses the admitted bound in 1 of them"),
+            "{line}"
+        );
+        assert!(line.contains("In the other 2:"), "{line}");
+        assert!(line.contains("0.5000 / 0.5000 / 0.9900"), "{line}");
+        assert!(
+            line.contains("by fleet mode in 1, the split in 1, local mode in 0."),
+            "{line}"
+        );
+        assert!(
+            line.contains("Fleet mode's lowest there: #2 0.500."),
+            "{line}"
         );
     }
 

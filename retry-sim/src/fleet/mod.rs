@@ -10,6 +10,7 @@
 
 pub mod arm;
 pub mod feasible;
+pub mod frontier;
 pub mod process;
 pub mod recovery;
 pub mod scenarios;
