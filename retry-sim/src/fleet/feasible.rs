@@ -98,12 +98,18 @@ pub fn admitted_where_possible(results: &[ShapeResult]) -> String {
         .take(HARDEST_LISTED)
         .map(|r| format!("#{} {:.3}", r.shape.seed, (goal.value)(r, FLEET)))
         .collect();
+    let hardest = if hardest.is_empty() {
+        "none".to_owned()
+    } else {
+        hardest.join(", ")
+    };
     format!(
-        "Admitted with at most a 2 % 429 share: in {} of {} shapes the server's bucket lets no \
+        "Admitted with at most a {} % 429 share: in {} of {} shapes the server's bucket lets no \
          Poisson stream of requests have both (`retry_sim::fleet::frontier`); fleet mode misses \
          the admitted bound in {} of them. In the other {}: fleet mode's admitted worst / 5 % \
          / median {worst:.4} / {p5:.4} / {median:.4}; the bound missed by fleet mode in {}, \
-         the split in {}, local mode in {}. Fleet mode's lowest there: {}.\n",
+         the split in {}, local mode in {}. Fleet mode's lowest there: {hardest}.\n",
+        GOALS[SHARE_429].every_shape * 100.0,
         not.len(),
         results.len(),
         missed(&not, FLEET),
@@ -111,7 +117,6 @@ pub fn admitted_where_possible(results: &[ShapeResult]) -> String {
         missed(&possible, FLEET),
         missed(&possible, SPLIT),
         missed(&possible, LOCAL),
-        hardest.join(", "),
     )
 }
 
@@ -310,6 +315,13 @@ mod tests {
             line.contains("Fleet mode's lowest there: #2 0.500."),
             "{line}"
         );
+        assert!(
+            line.starts_with("Admitted with at most a 2 % 429 share"),
+            "{line}"
+        );
+        // Where fleet mode misses nothing the bucket allows, the list says so.
+        let line = admitted_where_possible(&results[2..]);
+        assert!(line.contains("Fleet mode's lowest there: none."), "{line}");
     }
 
     #[test]
