@@ -118,13 +118,13 @@ struct Figures {
     slowest: Duration,
 }
 
-/// Waits (real time, at most 2 s) until the server saw `dropped` handlers dropped and as many
-/// connections closed, then reads its counts. A connection is counted closed when its task
-/// ends, after its handler was dropped: waiting for the drops alone read 3 of 4 closed once
-/// (CI, 2026-11-30).
-async fn figures(counts: &Counts, dropped: u32, slowest: Duration) -> Figures {
+/// Waits (real time, at most 2 s) until the server saw the `slow` requests' handlers dropped
+/// and as many connections closed, then reads its counts. A connection is counted closed when
+/// its task ends, after its handler was dropped: waiting for the drops alone read 3 of 4
+/// closed once (CI, 2026-11-30).
+async fn figures(counts: &Counts, slow: u32, slowest: Duration) -> Figures {
     let deadline = Instant::now() + Duration::from_secs(2);
-    let seen = |count: &AtomicU32| count.load(Ordering::SeqCst) >= dropped;
+    let seen = |count: &AtomicU32| count.load(Ordering::SeqCst) >= slow;
     while !(seen(&counts.dropped) && seen(&counts.connections_closed)) && Instant::now() < deadline
     {
         tokio::time::sleep(Duration::from_millis(5)).await;
