@@ -372,10 +372,15 @@ local function fleet_calls_failing(fleet)
   return fleet.calls_failing == 1
 end
 
--- The time an engaged fleet's send rate is averaged over (store_model::send_rate_span).
-local function send_rate_span(fleet, live)
+-- The time an engaged fleet's send rate is averaged over (store_model::send_rate_span):
+-- the window for a tick that sent less than the average.
+local function send_rate_span(fleet, live, falling)
+  local longest = math.max(s.window, s.interval)
+  if falling then
+    return longest
+  end
   local earn_one = floor_div(math.max(live, 1) * 1000000, math.max(fleet.fleet_rate, 1))
-  return math.min(math.max(earn_one, s.interval), math.max(s.window, s.interval))
+  return math.min(math.max(earn_one, s.interval), longest)
 end
 
 -- Ends a tick of at least an interval: the fleet's rates over it (the send and admitted
@@ -398,7 +403,7 @@ local function end_tick(fleet, live, now)
   if elapsed <= LONGEST_TICK_INTERVALS * s.interval then
     local sent = per_second(fleet.tick_sends)
     if fleet.send_rate >= 0 and fleet.engaged == 1 then
-      local span = send_rate_span(fleet, live)
+      local span = send_rate_span(fleet, live, sent < fleet.send_rate)
       local weight = floor_div(math.min(elapsed, span) * PPM, span)
       fleet.send_rate = fleet.send_rate + floor_div((sent - fleet.send_rate) * weight, PPM)
     else

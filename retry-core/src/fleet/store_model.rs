@@ -41,7 +41,7 @@
 //!    fleet's call rate (averaged with a weight of `elapsed / window`), send rate (an engaged
 //!    fleet's averaged with a weight of `elapsed / span`, the span the time a process at an
 //!    even share of the fleet's rate takes to earn one permit, within a sync interval and the
-//!    window) and admitted rate (those two only from a tick of at most
+//!    window, and the window for a tick that sent less than the average) and admitted rate (those two only from a tick of at most
 //!    [`LONGEST_TICK_INTERVALS`]), and whether its calls say the upstream is failing (at least
 //!    [`FAILING_MIN_CALLS`] answered, at most its sends less throttles, fewer than
 //!    [`FAILING_SUCCESS_BELOW_PPM`] of them first-try successes).
@@ -544,7 +544,7 @@ fn end_tick(fleet: &mut FleetState, s: &Knobs, live: i64, now: i64) {
         let sent = per_second(fleet.tick_sends);
         fleet.send_rate = Some(match fleet.send_rate {
             Some(rate) if fleet.engaged => {
-                let span = send_rate_span(fleet, s, live);
+                let span = send_rate_span(fleet, s, live, sent < rate);
                 let weight = floor_div(elapsed.min(span) * ppm(), span);
                 rate + floor_div((sent - rate) * weight, ppm())
             }
@@ -566,7 +566,19 @@ fn end_tick(fleet: &mut FleetState, s: &Knobs, live: i64, now: i64) {
 /// The time an engaged fleet's send rate is averaged over, in milliseconds (each tick weighs
 /// `elapsed / span`): the time a process at an even share of the fleet's rate (its rate over
 /// the `live` processes) takes to earn one permit, at least a sync interval, at most the
-/// window.
+/// window; the window for a tick that sent less than the average (`falling`).
+///
+/// The send rate falls over the window because the cap it sets is there to keep the fleet
+/// from growing a rate it does not use, not to take away a rate it used: TCP's rule for
+/// application-limited senders (RFC 7661, "New CWV") likewise counts a window validated while
+/// what is acknowledged is at least half of it, and keeps a window that is not for a
+/// non-validated period (5 minutes) before reducing it. A fleet of on/off processes has ticks
+/// in which few or none of them send: averaged over the span, each such tick cut the fleet's
+/// rate towards twice almost nothing (the shape sweep's #37, 3 processes against 218/s: from
+/// 194/s to 6/s at one quiet tick), and the fleet regained it only as fast as its processes'
+/// rates could rise. Falling over the window, the shape sweep's worst admitted where the
+/// server's bucket allows it rose from 0.027 to 0.26 of the limit (#49, 55 on/off processes
+/// against 513/s: 0.026 to 0.63); docs/sim/fleet.md has what it costs.
 ///
 /// The send rate caps the fleet's rate (at twice it, [`fleet_curve`]), and a tick's sends say
 /// what the fleet uses only if its processes can each send within the tick. A limiter's bucket
@@ -575,9 +587,13 @@ fn end_tick(fleet: &mut FleetState, s: &Knobs, live: i64, now: i64) {
 /// By one tick's sends, the shape sweep's #168 (375 processes of 0.15 calls/s against 56/s,
 /// a 288 ms sync) was capped to the floor within a second of such a quiet and never rose:
 /// 1 call served in 120 s.
-fn send_rate_span(fleet: &FleetState, s: &Knobs, live: i64) -> i64 {
+fn send_rate_span(fleet: &FleetState, s: &Knobs, live: i64, falling: bool) -> i64 {
+    let longest = s.window.max(s.interval);
+    if falling {
+        return longest;
+    }
     let earn_one = floor_div(live.max(1) * 1_000_000, fleet.fleet_rate.max(1));
-    earn_one.clamp(s.interval, s.window.max(s.interval))
+    earn_one.clamp(s.interval, longest)
 }
 
 /// Adoption while re-learning, the cut on a throttle, and the fleet's rate now.

@@ -188,6 +188,38 @@ async fn a_fleet_of_slow_processes_averages_its_send_rate_the_same_on_redis_and_
 }
 
 #[tokio::test]
+async fn a_fleet_that_pauses_lowers_its_send_rate_over_the_window_on_redis_and_in_the_model() {
+    // Three processes at 60 sends a second, throttled once, then 4 s in which none sends: a
+    // tick that sent less than the average moves it over the window (60 s), not the span
+    // (`store_model::send_rate_span`). Every step's reply and state are compared.
+    let Some(server) = server(&[]) else { return };
+    let mut pair = Pair::new(&server, "pause").await;
+    let mut fleet: Vec<Process> = (1..=3).map(Process::new).collect();
+    for second in 1..=12_u64 {
+        for (i, process) in fleet.iter_mut().enumerate() {
+            let id = u64::try_from(i).expect("small") + 1;
+            let sends = if second <= 8 { 60 } else { 0 };
+            let now = second * 1_000 + id * 100;
+            pair.sync(process, now, |report| Report {
+                sends,
+                throttles: u64::from(second == 2),
+                send_demand: 60_000,
+                ..report
+            })
+            .await;
+        }
+    }
+    // Four quiet ticks took a fifteenth of the way to 0, not all of it.
+    let fleet = pair.model.fleet().expect("a fleet");
+    assert!(fleet.engaged, "{fleet:?}");
+    assert!(
+        fleet.send_rate.is_some_and(|rate| rate > 150_000),
+        "{fleet:?}"
+    );
+    assert_eq!(pair.steps, 36);
+}
+
+#[tokio::test]
 async fn an_outage_and_a_state_an_earlier_script_wrote_give_the_same_replies_and_state() {
     let Some(server) = server(&[]) else { return };
     let mut pair = Pair::new(&server, "outage").await;
