@@ -41,10 +41,11 @@
 //!    fleet's call rate (averaged with a weight of `elapsed / window`), send rate (an engaged
 //!    fleet's averaged with a weight of `elapsed / span`, the span the time a process at an
 //!    even share of the fleet's rate takes to earn one permit, within a sync interval and the
-//!    window, and the window for a tick that sent less than the average) and admitted rate (those two only from a tick of at most
-//!    [`LONGEST_TICK_INTERVALS`]), and whether its calls say the upstream is failing (at least
-//!    [`FAILING_MIN_CALLS`] answered, at most its sends less throttles, fewer than
-//!    [`FAILING_SUCCESS_BELOW_PPM`] of them first-try successes).
+//!    window, and the window for a tick that sent less than the average) and admitted rate
+//!    (those two only from a tick of at most [`LONGEST_TICK_INTERVALS`]), and whether its
+//!    calls say the upstream is failing (at least [`FAILING_MIN_CALLS`] answered, at most its
+//!    sends less throttles, fewer than [`FAILING_SUCCESS_BELOW_PPM`] of them first-try
+//!    successes).
 //! 7. The limiter: a throttle measures the limit as the rate the server admitted (the last
 //!    tick's; for a fleet not yet engaged, the current tick's so far if more, or the current
 //!    tick's admitted traffic per report of a known process times the live processes if more,
