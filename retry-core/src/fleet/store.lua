@@ -27,6 +27,7 @@ local MIN_FLEET_RATE = 500
 local EXPIRE_BATCH = 64
 local RELEARN_INTERVALS = 2
 local LONGEST_TICK_INTERVALS = 2
+local LEAST_ADMITTED_TO_MEASURE = 10
 local CUBIC_HORIZON_MS = 5000
 local CUBIC_MS3_PER_PPM = 25000
 local DEMAND_SMOOTHING = 4
@@ -504,10 +505,12 @@ local function fleet_curve(fleet, now)
   return math.max(MIN_FLEET_RATE, math.min(rate, MAX_RATE))
 end
 
--- The limit a throttle measures: the last tick's admitted rate; a fleet not yet engaged takes
--- the current tick's so far (or its traffic per report) if more.
+-- The limit a throttle measures: the last tick's admitted rate; a fleet not yet engaged, or
+-- one whose last tick admitted fewer than LEAST_ADMITTED_TO_MEASURE attempts, takes the
+-- current tick's so far (or its traffic per report) if more.
 local function measured_limit(fleet, per_report, now)
-  if fleet.admitted_rate >= 0 and fleet.engaged == 1 then
+  if fleet.admitted_rate >= 0 and fleet.engaged == 1
+      and fleet.admitted_rate * s.interval >= LEAST_ADMITTED_TO_MEASURE * 1000000 then
     return fleet.admitted_rate
   end
   local admitted = admitted_in_tick(fleet)

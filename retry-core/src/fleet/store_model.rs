@@ -91,6 +91,14 @@ pub const RELEARN_INTERVALS: i64 = 2;
 /// last tick it heard whole stay.
 pub const LONGEST_TICK_INTERVALS: i64 = 2;
 
+/// The fewest attempts the last tick (of a sync interval) must have admitted for an engaged
+/// fleet's cut to measure the limit from it alone; below that, from the current tick so far
+/// if more. A tick in which the fleet's on/off processes paused admitted next to nothing, and
+/// a throttle of the burst after it measured that: the shape sweep's #647 (2 processes against
+/// 151/s) was cut to the floor and held there 100 s, 105 calls served where local mode served
+/// 8,939 (7,333 now).
+pub const LEAST_ADMITTED_TO_MEASURE: i64 = 10;
+
 /// How far the fleet's CUBIC curve grows past the linear probe, in milliseconds: the rate is
 /// then about 6.2 times its target (and capped at twice the fleet's send rate anyway). Keeps
 /// `d^3`, and the rate times its growth, below 2^53 in the script.
@@ -628,12 +636,14 @@ fn limiter_step(fleet: &mut FleetState, s: &Knobs, r: &Seen, per_report: Option<
 /// The limit a throttle measures: the rate the server admitted in the last tick. A fleet not
 /// yet engaged takes the current tick's so far if more (a tick before the traffic that met the
 /// limit, a fleet that synced before it called, says nothing of the limit), or its traffic per
-/// report times the live processes if more.
+/// report times the live processes if more; so does an engaged fleet whose last tick admitted
+/// fewer than [`LEAST_ADMITTED_TO_MEASURE`] attempts.
 fn measured_limit(fleet: &FleetState, s: &Knobs, per_report: Option<i64>, now: i64) -> i64 {
     let current =
         || tick_rate_so_far(fleet, s, admitted_in_tick(fleet), now).max(per_report.unwrap_or(0));
+    let measures = |last: i64| last * s.interval >= LEAST_ADMITTED_TO_MEASURE * 1_000_000;
     match fleet.admitted_rate {
-        Some(last) if fleet.engaged => last,
+        Some(last) if fleet.engaged && measures(last) => last,
         Some(last) => last.max(current()),
         None => current(),
     }

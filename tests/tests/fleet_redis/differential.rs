@@ -220,6 +220,40 @@ async fn a_fleet_that_pauses_lowers_its_send_rate_over_the_window_on_redis_and_i
 }
 
 #[tokio::test]
+async fn a_throttle_after_quiet_ticks_measures_the_same_limit_on_redis_and_in_the_model() {
+    // Three processes at 60 sends a second, throttled once, then 4 s in which none sends, then
+    // a burst that meets the bucket within a tick: the last tick admitted nothing, so the cut
+    // measures the current tick so far (`store_model::LEAST_ADMITTED_TO_MEASURE`).
+    let Some(server) = server(&[]) else { return };
+    let mut pair = Pair::new(&server, "quiet-cut").await;
+    let mut fleet: Vec<Process> = (1..=3).map(Process::new).collect();
+    for second in 1..=12_u64 {
+        for (i, process) in fleet.iter_mut().enumerate() {
+            let id = u64::try_from(i).expect("small") + 1;
+            let sends = if second <= 8 { 60 } else { 0 };
+            pair.sync(process, second * 1_000 + id * 100, |report| Report {
+                sends,
+                throttles: u64::from(second == 2),
+                send_demand: 60_000,
+                ..report
+            })
+            .await;
+        }
+    }
+    pair.sync(&mut fleet[0], 12_500, |report| Report {
+        sends: 80,
+        throttles: 57,
+        send_demand: 60_000,
+        ..report
+    })
+    .await;
+    let fleet = pair.model.fleet().expect("a fleet");
+    assert_eq!(fleet.cut_at_ms, 12_500, "{fleet:?}");
+    assert!(fleet.w_max >= 20_000, "{fleet:?}");
+    assert_eq!(pair.steps, 37);
+}
+
+#[tokio::test]
 async fn an_outage_and_a_state_an_earlier_script_wrote_give_the_same_replies_and_state() {
     let Some(server) = server(&[]) else { return };
     let mut pair = Pair::new(&server, "outage").await;

@@ -1046,3 +1046,27 @@ fn a_fleet_that_stays_quiet_gives_its_rate_up_over_the_window() {
     let after = u64::try_from(fleet(&state).fleet_rate).expect("positive");
     assert!(after * 10 < before, "from {before} to {after}");
 }
+
+#[test]
+fn a_throttle_after_quiet_ticks_measures_the_limit_from_the_burst_it_met() {
+    // The shape sweep's #647 (2 on/off processes against 151/s): after ticks in which neither
+    // sent, a burst met the server's bucket, and the cut measured the last tick's admissions,
+    // none: the fleet's rate went to the floor (0.5/s) for 100 s.
+    let mut state = busy_fleet_of_three();
+    for second in 21..=24_u64 {
+        for id in 1..=3_u64 {
+            lease(&mut state, &report(id, second * 1_000 + id * 100));
+        }
+    }
+    // Within the tick that began at 24.1 s: 80 sent, 57 throttled.
+    let burst = Report {
+        sends: 80,
+        throttles: 57,
+        send_demand: 60_000,
+        ..report(1, 24_500)
+    };
+    lease(&mut state, &burst);
+    let cut = fleet(&state);
+    assert_eq!(cut.cut_at_ms, 24_500);
+    assert!(cut.w_max >= 20_000, "{cut:?}");
+}
