@@ -187,20 +187,15 @@ async fn a_fleet_of_slow_processes_averages_its_send_rate_the_same_on_redis_and_
     assert_eq!(pair.steps, 320);
 }
 
-#[tokio::test]
-async fn a_fleet_that_pauses_lowers_its_send_rate_over_the_window_on_redis_and_in_the_model() {
-    // Three processes at 60 sends a second, throttled once, then 4 s in which none sends: a
-    // tick that sent less than the average moves it over the window (60 s), not the span
-    // (`store_model::send_rate_span`). Every step's reply and state are compared.
-    let Some(server) = server(&[]) else { return };
-    let mut pair = Pair::new(&server, "pause").await;
+/// Three processes at 60 sends a second for 8 s, throttled in their second second, then 4 s in
+/// which none sends: 36 steps.
+async fn busy_then_quiet(pair: &mut Pair<'_>) -> Vec<Process> {
     let mut fleet: Vec<Process> = (1..=3).map(Process::new).collect();
     for second in 1..=12_u64 {
         for (i, process) in fleet.iter_mut().enumerate() {
             let id = u64::try_from(i).expect("small") + 1;
             let sends = if second <= 8 { 60 } else { 0 };
-            let now = second * 1_000 + id * 100;
-            pair.sync(process, now, |report| Report {
+            pair.sync(process, second * 1_000 + id * 100, |report| Report {
                 sends,
                 throttles: u64::from(second == 2),
                 send_demand: 60_000,
@@ -209,6 +204,17 @@ async fn a_fleet_that_pauses_lowers_its_send_rate_over_the_window_on_redis_and_i
             .await;
         }
     }
+    fleet
+}
+
+#[tokio::test]
+async fn a_fleet_that_pauses_lowers_its_send_rate_over_the_window_on_redis_and_in_the_model() {
+    // Three processes at 60 sends a second, throttled once, then 4 s in which none sends: a
+    // tick that sent less than the average moves it over the window (60 s), not the span
+    // (`store_model::send_rate_span`). Every step's reply and state are compared.
+    let Some(server) = server(&[]) else { return };
+    let mut pair = Pair::new(&server, "pause").await;
+    busy_then_quiet(&mut pair).await;
     // Four quiet ticks took a fifteenth of the way to 0, not all of it.
     let fleet = pair.model.fleet().expect("a fleet");
     assert!(fleet.engaged, "{fleet:?}");
@@ -226,20 +232,7 @@ async fn a_throttle_after_quiet_ticks_measures_the_same_limit_on_redis_and_in_th
     // measures the current tick so far (`store_model::LEAST_ADMITTED_TO_MEASURE`).
     let Some(server) = server(&[]) else { return };
     let mut pair = Pair::new(&server, "quiet-cut").await;
-    let mut fleet: Vec<Process> = (1..=3).map(Process::new).collect();
-    for second in 1..=12_u64 {
-        for (i, process) in fleet.iter_mut().enumerate() {
-            let id = u64::try_from(i).expect("small") + 1;
-            let sends = if second <= 8 { 60 } else { 0 };
-            pair.sync(process, second * 1_000 + id * 100, |report| Report {
-                sends,
-                throttles: u64::from(second == 2),
-                send_demand: 60_000,
-                ..report
-            })
-            .await;
-        }
-    }
+    let mut fleet = busy_then_quiet(&mut pair).await;
     pair.sync(&mut fleet[0], 12_500, |report| Report {
         sends: 80,
         throttles: 57,
