@@ -1033,21 +1033,6 @@ fn a_fleet_whose_processes_all_pause_for_a_tick_keeps_its_rate() {
 }
 
 #[test]
-fn a_fleet_that_stays_quiet_gives_its_rate_up_over_the_window() {
-    // Its send rate falls with a weight of a tick over the window (60 s): after five minutes
-    // without a send, the cap holds the rate under a tenth of what it was.
-    let mut state = busy_fleet_of_three();
-    let before = u64::try_from(fleet(&state).fleet_rate).expect("positive");
-    for second in 21..=320_u64 {
-        for id in 1..=3_u64 {
-            lease(&mut state, &report(id, second * 1_000 + id * 100));
-        }
-    }
-    let after = u64::try_from(fleet(&state).fleet_rate).expect("positive");
-    assert!(after * 10 < before, "from {before} to {after}");
-}
-
-#[test]
 fn a_throttle_after_quiet_ticks_measures_the_limit_from_the_burst_it_met() {
     // The shape sweep's #647 (2 on/off processes against 151/s): after ticks in which neither
     // sent, a burst met the server's bucket, and the cut measured the last tick's admissions,
