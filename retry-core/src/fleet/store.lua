@@ -505,15 +505,19 @@ local function fleet_curve(fleet, now)
   return math.max(MIN_FLEET_RATE, math.min(rate, MAX_RATE))
 end
 
--- The limit a throttle measures: the last tick's admitted rate; a fleet not yet engaged, or
--- one whose last tick admitted fewer than LEAST_ADMITTED_TO_MEASURE attempts, takes the
--- current tick's so far (or its traffic per report) if more.
+-- The limit a throttle measures: the last tick's admitted rate; a fleet not yet engaged takes
+-- the current tick's so far (or its traffic per report) if more; an engaged one whose last
+-- tick admitted fewer than LEAST_ADMITTED_TO_MEASURE attempts, the current tick's admissions
+-- over a sync interval if more (each report counts about an interval of its traffic).
 local function measured_limit(fleet, per_report, now)
-  if fleet.admitted_rate >= 0 and fleet.engaged == 1
-      and fleet.admitted_rate * s.interval >= LEAST_ADMITTED_TO_MEASURE * 1000000 then
-    return fleet.admitted_rate
-  end
   local admitted = admitted_in_tick(fleet)
+  if fleet.admitted_rate >= 0 and fleet.engaged == 1 then
+    if fleet.admitted_rate * s.interval >= LEAST_ADMITTED_TO_MEASURE * 1000000 then
+      return fleet.admitted_rate
+    end
+    local per_interval = math.min(floor_div(admitted * 1000000, math.max(s.interval, 1)), MAX_RATE)
+    return math.max(fleet.admitted_rate, per_interval)
+  end
   local current = math.max(tick_rate_so_far(fleet, admitted, now), per_report or 0)
   if fleet.admitted_rate >= 0 then
     return math.max(fleet.admitted_rate, current)

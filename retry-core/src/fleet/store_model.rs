@@ -51,7 +51,7 @@
 //!    tick's admitted traffic per report of a known process times the live processes if more,
 //!    as a cold fleet's first throttles come before most of its first traffic is reported;
 //!    for an engaged fleet whose last tick admitted fewer than [`LEAST_ADMITTED_TO_MEASURE`]
-//!    attempts, the current tick's so far if more) and
+//!    attempts, the current tick's admissions over a sync interval if more) and
 //!    cuts the fleet's rate to `beta ×` its target, [`TARGET_MARGIN_PPM`] under that limit, at
 //!    most once per sync interval (the fleet's round trip); between cuts the rate regains the
 //!    target along the library's rate-scaled CUBIC curve (`adaptive::Cubic`, AWS SDKs'
@@ -94,8 +94,8 @@ pub const RELEARN_INTERVALS: i64 = 2;
 pub const LONGEST_TICK_INTERVALS: i64 = 2;
 
 /// The fewest attempts the last tick (of a sync interval) must have admitted for an engaged
-/// fleet's cut to measure the limit from it alone; below that, from the current tick so far
-/// if more. A tick in which the fleet's on/off processes paused admitted next to nothing, and
+/// fleet's cut to measure the limit from it alone; below that, from the current tick's
+/// admissions over a sync interval if more. A tick in which the fleet's on/off processes paused admitted next to nothing, and
 /// a throttle of the burst after it measured that: the shape sweep's #647 (2 processes against
 /// 151/s) was cut to the floor and held there 100 s, 105 calls served where local mode served
 /// 8,939 (7,333 now).
@@ -640,17 +640,31 @@ fn limiter_step(fleet: &mut FleetState, s: &Knobs, r: &Seen, per_report: Option<
 /// The limit a throttle measures: the rate the server admitted in the last tick. A fleet not
 /// yet engaged takes the current tick's so far if more (a tick before the traffic that met the
 /// limit, a fleet that synced before it called, says nothing of the limit), or its traffic per
-/// report times the live processes if more; so does an engaged fleet whose last tick admitted
-/// fewer than [`LEAST_ADMITTED_TO_MEASURE`] attempts.
+/// report times the live processes if more. An engaged fleet whose last tick admitted fewer
+/// than [`LEAST_ADMITTED_TO_MEASURE`] attempts takes the current tick's admissions over a
+/// whole sync interval if more ([`admitted_per_interval`]).
 fn measured_limit(fleet: &FleetState, s: &Knobs, per_report: Option<i64>, now: i64) -> i64 {
     let current =
         || tick_rate_so_far(fleet, s, admitted_in_tick(fleet), now).max(per_report.unwrap_or(0));
     let measures = |last: i64| last * s.interval >= LEAST_ADMITTED_TO_MEASURE * 1_000_000;
     match fleet.admitted_rate {
         Some(last) if fleet.engaged && measures(last) => last,
+        Some(last) if fleet.engaged => last.max(admitted_per_interval(fleet, s)),
         Some(last) => last.max(current()),
         None => current(),
     }
+}
+
+/// The attempts the server admitted in the current tick so far, over one sync interval, per
+/// second (thousandths). Each report counts about a sync interval of its process's traffic,
+/// so this is what the reports so far say, never more. Over the time the tick has run (as
+/// [`tick_rate_so_far`] counts a cold fleet's), a report that came early in the tick with a
+/// burst the server's bucket let through would measure a limit several times the server's:
+/// on a real clock (fleet-harness, 2 on/off processes against 151/s, 271 ms sync) a report
+/// 68 ms into its tick measured 269/s, and the fleet sent 2.1 times the limit in the next
+/// second, 204 of its attempts throttled.
+fn admitted_per_interval(fleet: &FleetState, s: &Knobs) -> i64 {
+    floor_div(admitted_in_tick(fleet) * 1_000_000, s.interval.max(1)).min(rate_bound())
 }
 
 /// The fleet's target under a measured `limit`: [`TARGET_MARGIN_PPM`] below it.

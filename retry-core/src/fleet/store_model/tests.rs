@@ -1055,3 +1055,30 @@ fn a_throttle_after_quiet_ticks_measures_the_limit_from_the_burst_it_met() {
     assert_eq!(cut.cut_at_ms, 24_500);
     assert!(cut.w_max >= 20_000, "{cut:?}");
 }
+
+#[test]
+fn a_throttle_after_quiet_ticks_measures_no_more_than_the_reports_admitted() {
+    // fleet-harness on a real clock (2 on/off processes against 151/s): after quiet ticks a
+    // process reported its burst 68 ms into the store's tick (a quarter of its 271 ms
+    // interval), 8 admitted by the server's bucket. Over that quarter it measured four times
+    // what the report says, and the fleet sent 2.1 times the limit in the next second. The
+    // report counts a sync interval of its traffic.
+    let mut state = busy_fleet_of_three();
+    for second in 21..=24_u64 {
+        for id in 1..=3_u64 {
+            lease(&mut state, &report(id, second * 1_000 + id * 100));
+        }
+    }
+    // The tick began at 24.1 s; a quarter of an interval into it, after the others' quiet
+    // reports: 20 sent, 12 throttled, 8 admitted.
+    let burst = Report {
+        sends: 20,
+        throttles: 12,
+        send_demand: 60_000,
+        ..report(1, 24_350)
+    };
+    lease(&mut state, &burst);
+    let cut = fleet(&state);
+    assert_eq!(cut.cut_at_ms, 24_350);
+    assert!(cut.w_max <= 8_000, "{cut:?}");
+}
