@@ -52,6 +52,13 @@ impl fmt::Display for Spells {
     }
 }
 
+impl Spells {
+    /// The mean on and off spells, in seconds.
+    fn seconds(self) -> (f64, f64) {
+        (self.on.as_secs_f64(), self.off.as_secs_f64())
+    }
+}
+
 /// The shortest mean spell: the clients' timer ticks in milliseconds.
 const MIN_SPELL: Duration = Duration::from_millis(1);
 
@@ -79,7 +86,7 @@ impl Arrivals {
     pub fn new(rate: f64, spells: Option<Spells>, seed: u64) -> Self {
         let mut random = fastrand::Rng::with_seed(seed);
         let spells = spells.map(|spells| {
-            let (on, off) = (spells.on.as_secs_f64(), spells.off.as_secs_f64());
+            let (on, off) = spells.seconds();
             let is_on = random.f64() * (on + off) < on;
             let mean = if is_on { on } else { off };
             SpellClock {
@@ -101,7 +108,7 @@ impl Arrivals {
         let Some(clock) = self.spells.as_mut() else {
             return Duration::from_secs_f64(exponential(&mut self.random, 1.0 / self.rate));
         };
-        let (on, off) = (clock.spells.on.as_secs_f64(), clock.spells.off.as_secs_f64());
+        let (on, off) = clock.spells.seconds();
         let gap_on = on / ((on + off) * self.rate);
         let from = clock.now;
         loop {
