@@ -33,9 +33,8 @@ pub struct RunOptions {
     #[arg(long, value_delimiter = ',')]
     pub rates: Vec<f64>,
     /// Calls per second per process (Poisson arrivals, or on/off with `--on-off`); a phase may
-    /// name its own
-    /// (`fleet@900`). The default, 8 x 90 = 720/s against 500/s, is the simulator's S3
-    /// (700/s against a 500/s limit).
+    /// name its own (`fleet@900`). The default, 8 x 90 = 720/s against 500/s, is the
+    /// simulator's S3 (700/s against a 500/s limit).
     #[arg(long, default_value_t = 90.0)]
     pub rate: f64,
     /// The phases in order, comma-separated, each `MODE[@RATE][+faults]`: `local` (each
