@@ -1,12 +1,12 @@
 //! The client role: one OS process of the fleet, started by the harness as
 //! `fleet-harness client ...`. It calls the server at its rate (Poisson or on/off arrivals)
 //! through the library in adaptive mode, in the scope the harness names (local, or attached to
-//! the fleet), and writes one [`ClientSecond`](crate::wire::ClientSecond) per second of the phase to its
-//! standard output as a JSON line, from the second it started in (a process that joins later
-//! reports from then). It ends after the phase's last second (calls still running are
-//! cancelled), on `SIGTERM` (it leaves the fleet: reports the second so far and exits cleanly),
-//! or when the harness is gone (its output pipe breaks). In a `split` phase every attempt
-//! first takes its turn at the process's [`SplitGate`](split_gate::SplitGate).
+//! the fleet), and writes one [`ClientSecond`](crate::wire::ClientSecond) per second of the
+//! phase to its standard output as a JSON line, from the second it started in (a process that
+//! joins later reports from then). It ends after the phase's last second (calls still running
+//! are cancelled), on `SIGTERM` (it leaves the fleet: reports the second so far and exits
+//! cleanly), or when the harness is gone (its output pipe breaks). In a `split` phase every
+//! attempt first takes its turn at the process's [`SplitGate`](split_gate::SplitGate).
 
 mod arrivals;
 mod call;
