@@ -173,6 +173,9 @@ fn client_args(options: &ClientOptions) -> Vec<String> {
         format!("--max-attempts={}", options.max_attempts),
         format!("--max-wait={}ms", options.max_wait.as_secs_f64() * 1000.0),
     ];
+    if let Some(spells) = options.on_off {
+        args.push(format!("--on-off={spells}"));
+    }
     if let Some(url) = &options.redis_url {
         args.push(format!("--redis-url={url}"));
     }

@@ -112,6 +112,7 @@ pub async fn run_phase(
         index: 0,
         url: context.server.url(),
         rate,
+        on_off: settings.on_off,
         seconds: settings.seconds,
         first_second: 0,
         origin_unix_ms,
@@ -132,7 +133,7 @@ pub async fn run_phase(
     let (line_sender, mut lines) = mpsc::unbounded_channel();
     let mut clients = Clients::spawn(&options, &line_sender)?;
     let name = spec.to_string();
-    let rates = if settings.rates.is_empty() {
+    let mut rates = if settings.rates.is_empty() {
         format!("{rate}")
     } else {
         format!(
@@ -145,6 +146,9 @@ pub async fn run_phase(
                 .join(", ")
         )
     };
+    if let Some(spells) = settings.on_off {
+        rates.push_str(&format!(" (on/off, spells {spells})"));
+    }
     println!("{}", table::header(&name, settings.processes, &rates));
     let (fault_sender, mut fault_events) = mpsc::unbounded_channel();
     let timeline = if spec.faults {
@@ -686,11 +690,13 @@ mod tests {
             scope: "harness".to_owned(),
             scopes: 1,
             cluster: false,
+            on_off: None,
         };
         let template = ClientOptions {
             index: 0,
             url: String::new(),
             rate: 100.0,
+            on_off: None,
             seconds: 60,
             first_second: 0,
             origin_unix_ms: 0,

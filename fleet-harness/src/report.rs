@@ -155,6 +155,8 @@ pub struct RunSettings {
     pub scopes: u32,
     /// Whether the store is a Redis Cluster (else one `redis-server`).
     pub cluster: bool,
+    /// The processes' on/off spells (`--on-off`); `None`: Poisson arrivals throughout.
+    pub on_off: Option<crate::client::Spells>,
 }
 
 /// Serializes a duration as whole milliseconds.

@@ -32,9 +32,9 @@ pub struct RunOptions {
     /// is 6 processes, 2 busy and 4 light); replaces `--rate` for the processes at the start.
     #[arg(long, value_delimiter = ',')]
     pub rates: Vec<f64>,
-    /// Calls per second per process (Poisson arrivals); a phase may name its own
-    /// (`fleet@900`). The default, 8 x 90 = 720/s against 500/s, is the simulator's S3
-    /// (700/s against a 500/s limit).
+    /// Calls per second per process (Poisson arrivals, or on/off with `--on-off`); a phase may
+    /// name its own (`fleet@900`). The default, 8 x 90 = 720/s against 500/s, is the
+    /// simulator's S3 (700/s against a 500/s limit).
     #[arg(long, default_value_t = 90.0)]
     pub rate: f64,
     /// The phases in order, comma-separated, each `MODE[@RATE][+faults]`: `local` (each
@@ -44,6 +44,12 @@ pub struct RunOptions {
     /// timeline.
     #[arg(long, value_delimiter = ',', default_value = "local,fleet")]
     pub phases: Vec<PhaseSpec>,
+    /// On/off arrivals for every process: calls come only in on spells, at the rate that keeps
+    /// each process's mean rate, with off spells between, both of exponential lengths with
+    /// these means (`ON,OFF`, e.g. `2s,5s`: the simulator's on/off processes); without it,
+    /// Poisson arrivals throughout.
+    #[arg(long)]
+    pub on_off: Option<crate::client::Spells>,
     /// Each phase's length, in whole seconds.
     #[arg(long, default_value = "60s", value_parser = parse_duration)]
     pub duration: Duration,
@@ -220,6 +226,7 @@ fn check(options: &RunOptions) -> Result<(RunSettings, Vec<Fault>), String> {
         scope: options.scope.clone(),
         scopes: options.scopes,
         cluster: options.redis_cluster,
+        on_off: options.on_off,
     };
     Ok((settings, timeline))
 }
@@ -427,7 +434,7 @@ mod tests {
 
     #[test]
     fn inconsistent_options_are_refused_before_anything_starts() {
-        let cases: [(&[&str], &str); 14] = [
+        let cases: [(&[&str], &str); 15] = [
             (&["--duration", "1.5s"], "whole seconds"),
             (
                 &["--duration", "10s", "--warmup", "10s"],
@@ -451,6 +458,7 @@ mod tests {
             (&["--error-rate=-0.1"], "in [0, 1)"),
             (&["--client-event", "30s:kill:8"], "no process running"),
             (&["--sync-interval", "1.5ms"], "whole milliseconds"),
+            (&["--on-off", "2s"], "`ON,OFF`"),
         ];
         for (args, expected) in cases {
             let error = check_args(args).unwrap_err();
@@ -473,12 +481,15 @@ mod tests {
             "20s:start:4",
             "--phases",
             "local,fleet,split",
+            "--on-off",
+            "2s,5s",
         ])
         .expect("valid");
         assert_eq!(settings.processes, 6);
         assert_eq!(settings.rates, [250.0, 250.0, 25.0, 25.0, 25.0, 25.0]);
         assert_eq!(settings.limit.error_rate, 0.1);
         assert_eq!(settings.sync_interval_ms, Duration::from_millis(250));
+        assert_eq!(settings.on_off, "2000ms,5000ms".parse().ok());
         let events: Vec<String> = settings
             .client_events
             .iter()

@@ -25,8 +25,9 @@ pub struct Summary {
     pub admitted_max_10s_ratio: f64,
     /// The most requests sent (admitted and refused) in one second, over the limit.
     pub sent_max_1s_ratio: f64,
-    /// The admitted rate over what could be admitted: the limit, or the calls offered if
-    /// fewer (issue 25's first goal).
+    /// The admitted rate over what could be admitted: each second's limit, or the calls
+    /// offered in it if fewer, summed over the seconds (issue 25's first goal, as the
+    /// simulator's shape sweep counts it).
     pub admitted_of_possible: f64,
     /// The server's 429s over everything it answered.
     pub throttled_share: f64,
@@ -114,7 +115,13 @@ impl Summary {
             .max()
             .unwrap_or(0) as f64;
         let total = |field: fn(&Row) -> u64| rows.iter().map(field).sum::<u64>();
-        let possible = (calls / seconds).min(context.limit);
+        // Each second could admit the limit or the calls offered in it, if fewer (the
+        // simulator's sum): a second without calls has no limit to use.
+        let possible = rows
+            .iter()
+            .map(|row| (row.calls as f64).min(context.limit))
+            .sum::<f64>()
+            / seconds;
         let max_10s = rows
             .windows(10.min(rows.len()))
             .map(|window| window.iter().map(|row| row.admitted).sum::<u64>() as f64)
@@ -228,8 +235,8 @@ mod tests {
         assert_eq!(summary.admitted_max_10s_ratio, 1.0);
         assert_eq!(summary.throttled_share, 400.0 / 2400.0);
         assert_eq!(summary.sent_max_1s_ratio, 1.2);
-        // 500/s admitted of min(500 calls/s offered, 500/s).
-        assert_eq!(summary.admitted_of_possible, 1.0);
+        // 2,000 admitted of min(calls, 500) summed over the seconds: 500 + 500 + 450 + 500.
+        assert_eq!(summary.admitted_of_possible, 2000.0 / 1950.0);
         assert_eq!((summary.successes, summary.failures), (2000, 0));
         assert_eq!(summary.p50_ms, Some(0.5));
         let redis = summary.redis.expect("fleet mode");
@@ -237,6 +244,26 @@ mod tests {
         assert_eq!((redis.sent_per_s, redis.total_per_s), (16.0, 128.0));
         assert_eq!(redis.sent_per_process_per_interval, 1.0);
         assert_eq!((redis.sent_max_per_s, redis.unanswered_s), (16.0, 1));
+    }
+
+    #[test]
+    fn what_could_be_admitted_is_summed_second_by_second() {
+        // Bursts: 1,000 calls in one second, none in the next. The server could admit its
+        // limit in the first second and nothing in the second, as the simulator counts it:
+        // the limit each second is not there to be used when no call comes.
+        let burst = |second, calls, admitted| Row {
+            calls,
+            ..row(second, admitted, 0, None)
+        };
+        let rows = [
+            burst(0, 1_000, 500),
+            burst(1, 0, 0),
+            burst(2, 1_000, 500),
+            burst(3, 0, 0),
+        ];
+        let summary = Summary::of(&rows, context());
+        assert_eq!(summary.admitted_per_s, 250.0);
+        assert_eq!(summary.admitted_of_possible, 1.0);
     }
 
     #[test]

@@ -139,7 +139,7 @@ fn the_harness_reports_every_second_of_both_modes_within_the_bounds() {
 /// Issue 25's shapes in one small run: mixed demand, a static split, random 503s, a process
 /// joining at 2 s and the last started one crashing at 4 s (SIGKILL).
 #[test]
-fn the_harness_runs_a_split_with_mixed_demand_503s_and_a_crash() {
+fn the_harness_runs_a_split_with_mixed_demand_on_off_arrivals_503s_and_a_crash() {
     let out_dir = std::env::temp_dir().join(format!("fleet-harness-shapes-{}", std::process::id()));
     let args = [
         "--phases",
@@ -156,12 +156,18 @@ fn the_harness_runs_a_split_with_mixed_demand_503s_and_a_crash() {
         "6s",
         "--warmup",
         "1s",
+        "--on-off",
+        "300ms,200ms",
     ];
     let report = run_harness(&out_dir, &args);
     let _ = std::fs::remove_dir_all(&out_dir);
     assert_eq!(
         report["settings"]["rates"],
         serde_json::json!([40.0, 20.0, 20.0])
+    );
+    assert_eq!(
+        report["settings"]["on_off"],
+        serde_json::json!({"on_ms": 300, "off_ms": 200})
     );
     let phase = &report["phases"][0];
     assert_eq!(phase["mode"], "split");

@@ -1,12 +1,12 @@
 //! The client role: one OS process of the fleet, started by the harness as
-//! `fleet-harness client ...`. It calls the server at its rate (Poisson arrivals) through the
-//! library in adaptive mode, in the scope the harness names (local, or attached to the fleet),
-//! and writes one [`ClientSecond`](crate::wire::ClientSecond) per second of the phase to its
-//! standard output as a JSON line, from the second it started in (a process that joins later
-//! reports from then). It ends after the phase's last second (calls still running are
-//! cancelled), on `SIGTERM` (it leaves the fleet: reports the second so far and exits cleanly),
-//! or when the harness is gone (its output pipe breaks). In a `split` phase every attempt
-//! first takes its turn at the process's [`SplitGate`](split_gate::SplitGate).
+//! `fleet-harness client ...`. It calls the server at its rate (Poisson or on/off arrivals)
+//! through the library in adaptive mode, in the scope the harness names (local, or attached to
+//! the fleet), and writes one [`ClientSecond`](crate::wire::ClientSecond) per second of the
+//! phase to its standard output as a JSON line, from the second it started in (a process that
+//! joins later reports from then). It ends after the phase's last second (calls still running
+//! are cancelled), on `SIGTERM` (it leaves the fleet: reports the second so far and exits
+//! cleanly), or when the harness is gone (its output pipe breaks). In a `split` phase every
+//! attempt first takes its turn at the process's [`SplitGate`](split_gate::SplitGate).
 
 mod arrivals;
 mod call;
@@ -31,6 +31,7 @@ use call::Gate;
 use split_gate::SplitGate;
 use tally::Tally;
 
+pub use arrivals::Spells;
 pub use fleet::{KEY_PREFIX, scope_names};
 
 /// How long an attempt may wait for the server's answer: far above a loopback round trip,
@@ -46,9 +47,12 @@ pub struct ClientOptions {
     /// The server's URL.
     #[arg(long)]
     pub url: String,
-    /// Calls per second.
+    /// Calls per second (the mean, with `--on-off`).
     #[arg(long)]
     pub rate: f64,
+    /// On/off arrivals: the mean on and off spells (`2s,5s`); Poisson throughout without.
+    #[arg(long)]
+    pub on_off: Option<Spells>,
     /// The phase's length in seconds.
     #[arg(long)]
     pub seconds: u64,
@@ -123,7 +127,7 @@ async fn run(options: ClientOptions) -> Result<(), String> {
     let origin = origin_instant(options.origin_unix_ms);
     let tally = Arc::new(Tally::new(options.index, origin));
     let end = origin + Duration::from_secs(options.seconds);
-    let arrivals = Arrivals::new(options.rate, options.seed);
+    let arrivals = Arrivals::new(options.rate, options.on_off, options.seed);
     let gate = split_gate(&options)?;
     let url: Arc<str> = options.url.into();
     // A process that joins later calls from when it is ready, not from the phase's start.
