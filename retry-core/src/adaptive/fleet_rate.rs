@@ -7,11 +7,22 @@ use std::time::Duration;
 
 use super::limiter::ClientRateLimiter;
 
+/// The most a pinned limiter's bucket holds: this long at its rate (at least one permit), not
+/// the AWS SDKs' whole second. A fleet's share is paced so that the shares sum to the fleet's
+/// rate in every instant, not only over a second: a process back from an idle spell would
+/// otherwise send a second of its share at once, which a server's bucket smaller than that
+/// throttles. On a real clock (fleet-harness, 2 on/off processes against 151/s, a server's
+/// bucket of 8) a process at 88/s had 75 of 93 attempts throttled in such a second. In the
+/// shape sweep (800 shapes) it moved, from a whole second to a tenth: the figures are in
+/// `docs/sim/fleet.md`, "A pinned bucket of a tenth of a second".
+const PINNED_BURST: Duration = Duration::from_millis(100);
+
 impl ClientRateLimiter {
     /// Sets the fill rate to `rate` permits per second (a positive rate as it is, below the
     /// AWS SDKs' floor of 0.5/s too: a fleet's share; 0 as that floor: never blocked) and holds
     /// it there: switches the bucket on, and until [`unpin_rate`](Self::unpin_rate) responses
-    /// feed the measurements but move no rate. A bucket switched on here starts with a permit:
+    /// feed the measurements but move no rate. The bucket holds [`PINNED_BURST`] of the rate,
+    /// at least a permit. A bucket switched on here starts with a permit:
     /// empty, every process of a fleet would wait a whole period for its first, and the fleet
     /// would go quiet just after its first throttle (and the store measure that quiet).
     pub(crate) fn pin_rate(&self, rate: f64, now: Duration) {
@@ -29,6 +40,7 @@ impl ClientRateLimiter {
         if rate > 0.0 {
             state.fill_rate = rate;
         }
+        state.hold_burst_to(PINNED_BURST);
         if switched_on {
             state.capacity = state.max_capacity;
         }
@@ -115,6 +127,30 @@ mod tests {
         ));
         limiter.pin_rate(0.7, ms(0));
         assert!(limiter.expected_wait(ms(0)) > Duration::ZERO);
+    }
+
+    #[test]
+    fn a_pinned_bucket_holds_a_tenth_of_a_second_of_its_rate() {
+        // fleet-harness, on/off processes against 151/s and a server's bucket of 8: a process
+        // back from an off spell sent a whole second of its share (88/s) at once, and the
+        // server throttled 75 of 93 attempts in that second.
+        let limiter = ClientRateLimiter::new(Duration::ZERO);
+        limiter.pin_rate(88.0, ms(0));
+        let granted_at = |now| {
+            (0..100)
+                .take_while(|_| {
+                    matches!(limiter.acquire(Ticket::NONE, now), TicketAdmission::Granted)
+                })
+                .count()
+        };
+        granted_at(ms(0));
+        // Five idle seconds, then a burst of calls: 8.8 permits banked, not 88.
+        assert_eq!(granted_at(ms(5_000)), 8);
+        assert_eq!(limiter.stats().max_capacity, 8.8);
+        // A share under ten a second still banks a permit.
+        limiter.pin_rate(3.0, ms(5_000));
+        assert_eq!(limiter.stats().max_capacity, 1.0);
+        assert_eq!(granted_at(ms(10_000)), 1);
     }
 
     #[test]

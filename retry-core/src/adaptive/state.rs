@@ -124,4 +124,12 @@ impl LimiterState {
         self.max_capacity = new_rate.max(MIN_CAPACITY);
         self.capacity = self.capacity.min(self.max_capacity);
     }
+
+    /// Holds the bucket to `span` of the fill rate, at least [`MIN_CAPACITY`] (a fleet's
+    /// pinned share; see `fleet_rate::PINNED_BURST`).
+    #[cfg(feature = "fleet")]
+    pub(super) fn hold_burst_to(&mut self, span: Duration) {
+        self.max_capacity = (self.fill_rate * span.as_secs_f64()).max(MIN_CAPACITY);
+        self.capacity = self.capacity.min(self.max_capacity);
+    }
 }
