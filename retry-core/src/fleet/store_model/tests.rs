@@ -1032,26 +1032,32 @@ fn a_fleet_whose_processes_all_pause_for_a_tick_keeps_its_rate() {
     assert!(lowest >= 180_000, "from {before} to {lowest}: {rates:?}");
 }
 
-#[test]
-fn a_throttle_after_quiet_ticks_measures_the_limit_from_the_burst_it_met() {
-    // The shape sweep's #647 (2 on/off processes against 151/s): after ticks in which neither
-    // sent, a burst met the server's bucket, and the cut measured the last tick's admissions,
-    // none: the fleet's rate went to the floor (0.5/s) for 100 s.
+/// [`busy_fleet_of_three`], then four seconds in which none sends (the store's tick begins at
+/// 24.1 s), then process 1's report at `at_ms` of a burst that met the server's bucket: the
+/// fleet's state after it.
+fn cut_by_a_burst_after_quiet_ticks(at_ms: u64, sends: u64, throttles: u64) -> FleetState {
     let mut state = busy_fleet_of_three();
     for second in 21..=24_u64 {
         for id in 1..=3_u64 {
             lease(&mut state, &report(id, second * 1_000 + id * 100));
         }
     }
-    // Within the tick that began at 24.1 s: 80 sent, 57 throttled.
     let burst = Report {
-        sends: 80,
-        throttles: 57,
+        sends,
+        throttles,
         send_demand: 60_000,
-        ..report(1, 24_500)
+        ..report(1, at_ms)
     };
     lease(&mut state, &burst);
-    let cut = fleet(&state);
+    fleet(&state)
+}
+
+#[test]
+fn a_throttle_after_quiet_ticks_measures_the_limit_from_the_burst_it_met() {
+    // The shape sweep's #647 (2 on/off processes against 151/s): after ticks in which neither
+    // sent, a burst met the server's bucket, and the cut measured the last tick's admissions,
+    // none: the fleet's rate went to the floor (0.5/s) for 100 s. Here 80 sent, 57 throttled.
+    let cut = cut_by_a_burst_after_quiet_ticks(24_500, 80, 57);
     assert_eq!(cut.cut_at_ms, 24_500);
     assert!(cut.w_max >= 20_000, "{cut:?}");
 }
@@ -1062,23 +1068,9 @@ fn a_throttle_after_quiet_ticks_measures_no_more_than_the_reports_admitted() {
     // process reported its burst 68 ms into the store's tick (a quarter of its 271 ms
     // interval), 8 admitted by the server's bucket. Over that quarter it measured four times
     // what the report says, and the fleet sent 2.1 times the limit in the next second. The
-    // report counts a sync interval of its traffic.
-    let mut state = busy_fleet_of_three();
-    for second in 21..=24_u64 {
-        for id in 1..=3_u64 {
-            lease(&mut state, &report(id, second * 1_000 + id * 100));
-        }
-    }
-    // The tick began at 24.1 s; a quarter of an interval into it, after the others' quiet
-    // reports: 20 sent, 12 throttled, 8 admitted.
-    let burst = Report {
-        sends: 20,
-        throttles: 12,
-        send_demand: 60_000,
-        ..report(1, 24_350)
-    };
-    lease(&mut state, &burst);
-    let cut = fleet(&state);
+    // report counts a sync interval of its traffic. Here a quarter of an interval into the
+    // tick: 20 sent, 12 throttled, 8 admitted.
+    let cut = cut_by_a_burst_after_quiet_ticks(24_350, 20, 12);
     assert_eq!(cut.cut_at_ms, 24_350);
     assert!(cut.w_max <= 8_000, "{cut:?}");
 }
