@@ -12,8 +12,8 @@ use super::limiter::ClientRateLimiter;
 /// rate in every instant, not only over a second: a process back from an idle spell would
 /// otherwise send a second of its share at once, which a server's bucket smaller than that
 /// throttles. On a real clock (fleet-harness, 2 on/off processes against 151/s, a server's
-/// bucket of 8) a process at 88/s had 75 of 93 attempts throttled in such a second. In the
-/// shape sweep (800 shapes) it moved, from a whole second to a tenth: the figures are in
+/// bucket of 8) a process at 88/s had 75 of 93 attempts throttled in such a second. What a
+/// tenth of a second, not a second, did to the shape sweep's 800 shapes is in
 /// `docs/sim/fleet.md`, "A pinned bucket of a tenth of a second".
 const PINNED_BURST: Duration = Duration::from_millis(100);
 

@@ -515,8 +515,8 @@ local function measured_limit(fleet, per_report, now)
     if fleet.admitted_rate * s.interval >= LEAST_ADMITTED_TO_MEASURE * 1000000 then
       return fleet.admitted_rate
     end
-    local per_interval = math.min(floor_div(admitted * 1000000, math.max(s.interval, 1)), MAX_RATE)
-    return math.max(fleet.admitted_rate, per_interval)
+    local per_interval = floor_div(admitted * 1000000, math.max(s.interval, 1))
+    return math.max(fleet.admitted_rate, math.min(per_interval, MAX_RATE))
   end
   local current = math.max(tick_rate_so_far(fleet, admitted, now), per_report or 0)
   if fleet.admitted_rate >= 0 then
