@@ -194,3 +194,63 @@ fn client_args(options: &ClientOptions) -> Vec<String> {
     }
     args
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use clap::Parser;
+
+    use super::*;
+    use crate::phase_spec::Mode;
+    use crate::{Cli, Command};
+
+    #[test]
+    fn a_client_reads_back_the_options_the_harness_writes() {
+        let options = ClientOptions {
+            index: 3,
+            url: "http://127.0.0.1:9/item".to_owned(),
+            rate: 12.5,
+            on_off: "2s,5s".parse().ok(),
+            seconds: 60,
+            first_second: 20,
+            origin_unix_ms: 1_000,
+            seed: 7,
+            mode: Mode::Fleet,
+            scope: "harness".to_owned(),
+            scopes: 2,
+            max_attempts: 3,
+            max_wait: Duration::from_millis(100),
+            redis_url: Some("redis://127.0.0.1:6379".to_owned()),
+            sync_interval: Some(Duration::from_millis(271)),
+            watch_leases: true,
+            split_rate: None,
+            split_burst: 1.0,
+        };
+        let args = client_args(&options);
+        let cli = Cli::try_parse_from(
+            ["fleet-harness", "client"]
+                .into_iter()
+                .map(str::to_owned)
+                .chain(args),
+        )
+        .expect("the client parses what the harness writes");
+        let Command::Client(read) = cli.command else {
+            panic!("not the client role");
+        };
+        assert_eq!(read.on_off, options.on_off);
+        assert_eq!(
+            (
+                read.index,
+                read.rate,
+                read.first_second,
+                read.seed,
+                read.scopes
+            ),
+            (3, 12.5, 20, 7, 2)
+        );
+        assert_eq!(read.sync_interval, options.sync_interval);
+        assert_eq!(read.redis_url, options.redis_url);
+        assert!(read.watch_leases);
+    }
+}

@@ -52,13 +52,6 @@ impl fmt::Display for Spells {
     }
 }
 
-impl Spells {
-    /// The mean on and off spells, in seconds.
-    fn seconds(self) -> (f64, f64) {
-        (self.on.as_secs_f64(), self.off.as_secs_f64())
-    }
-}
-
 /// The shortest mean spell: the clients' timer ticks in milliseconds.
 const MIN_SPELL: Duration = Duration::from_millis(1);
 
@@ -73,7 +66,10 @@ pub struct Arrivals {
 /// Where an on/off process is in its spells, in seconds from its first call's draw.
 #[derive(Debug)]
 struct SpellClock {
-    spells: Spells,
+    /// The mean on spell, seconds.
+    on_mean: f64,
+    /// The mean off spell, seconds.
+    off_mean: f64,
     now: f64,
     on: bool,
     spell_ends: f64,
@@ -86,11 +82,12 @@ impl Arrivals {
     pub fn new(rate: f64, spells: Option<Spells>, seed: u64) -> Self {
         let mut random = fastrand::Rng::with_seed(seed);
         let spells = spells.map(|spells| {
-            let (on, off) = spells.seconds();
+            let (on, off) = (spells.on.as_secs_f64(), spells.off.as_secs_f64());
             let is_on = random.f64() * (on + off) < on;
             let mean = if is_on { on } else { off };
             SpellClock {
-                spells,
+                on_mean: on,
+                off_mean: off,
                 now: 0.0,
                 on: is_on,
                 spell_ends: exponential(&mut random, mean),
@@ -108,7 +105,7 @@ impl Arrivals {
         let Some(clock) = self.spells.as_mut() else {
             return Duration::from_secs_f64(exponential(&mut self.random, 1.0 / self.rate));
         };
-        let (on, off) = clock.spells.seconds();
+        let (on, off) = (clock.on_mean, clock.off_mean);
         let gap_on = on / ((on + off) * self.rate);
         let from = clock.now;
         loop {
