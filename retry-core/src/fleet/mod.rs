@@ -164,8 +164,9 @@
 //!   would wait a whole period for its first send, and the fleet go quiet just after its first
 //!   throttle), and holds a tenth of a second of the share, at least one permit, not the AWS
 //!   SDKs' second: a process back from an idle spell would send a second of its share at once,
-//!   which a server's bucket smaller than that throttles (on a real clock, on/off processes
-//!   against a bucket of 8: a 16-27 % 429 share, under 1 % with a tenth);
+//!   which a server's bucket smaller than that throttles (fleet-harness on a real clock, 2
+//!   on/off processes against 151/s and a bucket of 8, three runs: a 16-27 % 429 share, under
+//!   1 % with a tenth);
 //! * one lease raises the process's rate at most 1.25x the last one's, and its share of the
 //!   fleet's rate at most 1.1x, and only after three leases in a row counted the same live
 //!   processes; or to the fleet's rate over its live processes if that is more (a store that

@@ -591,9 +591,10 @@ fn end_tick(fleet: &mut FleetState, s: &Knobs, live: i64, now: i64) {
 /// server's bucket allows it rose from 0.027 to 0.26 of the limit on the 200 shapes the rule
 /// was chosen on (#49, 55 on/off processes against 513/s: 0.026 to 0.63), and from 0.055,
 /// 0.111 and 0.049 to 0.221, 0.123 and 0.195 on three sets of 200 drawn after. On a real clock
-/// (fleet-harness with on/off processes, `docs/fleet-harness.md` section H) this rule and the
-/// quiet-tick cut served 1.4-13 times the calls of the store before them. docs/sim/fleet.md
-/// has what it costs.
+/// (fleet-harness, three on/off shapes, one run per seed, `docs/fleet-harness.md` section H)
+/// this rule and the quiet-tick cut, as first merged, served 1.4-13 times the calls of the
+/// store before them in seven runs; Poisson shapes moved within their run-to-run spread.
+/// docs/sim/fleet.md has what it costs.
 ///
 /// The send rate caps the fleet's rate (at twice it, [`fleet_curve`]), and a tick's sends say
 /// what the fleet uses only if its processes can each send within the tick. A limiter's bucket
@@ -659,7 +660,8 @@ fn measured_limit(fleet: &FleetState, s: &Knobs, per_report: Option<i64>, now: i
 
 /// The attempts the server admitted in the current tick so far, over one sync interval, per
 /// second (thousandths). Each report counts about a sync interval of its process's traffic,
-/// so this is what the reports so far say, never more. Over the time the tick has run (as
+/// so this is the rate the reports so far say (more only if a process reported twice in the
+/// tick, at most about twice). Over the time the tick has run (as
 /// [`tick_rate_so_far`] counts a cold fleet's), a report that came early in the tick with a
 /// burst the server's bucket let through would measure a limit several times the server's:
 /// on a real clock (fleet-harness, 2 on/off processes against 151/s, 271 ms sync) a report
