@@ -253,7 +253,8 @@
 //!   interval (the fleet's round trip), to beta times its target, 3 % under that limit;
 //!   between cuts the rate regains the target along the library's CUBIC curve, holds it for
 //!   30 s, probes past it linearly (0.25 % a second for 60 s), then grows along CUBIC again
-//!   (at once after a cold fleet's first cut, an estimate); a store that lost its state adopts
+//!   (at once after an estimate: a cold fleet's first cut, or a cut more than 10 % over an
+//!   estimate, which measured the climb from it); a store that lost its state adopts
 //!   the lowest rate its processes knew as the target. Below the limit, because a fleet of many
 //!   small senders varies by a few percent from one second to the next: at the limit, its
 //!   busiest seconds are 7-10 % over it. Each process sends at its share of the fleet's send

@@ -37,6 +37,7 @@ local FAILING_MIN_CALLS = 20
 local HOLD_MS = 30000
 local PROBE_PPM_PER_S = 2500
 local PROBE_SPAN_MS = 60000
+local ESTIMATE_AGREES_PPM = 100000
 
 local function floor_div(a, b)
   return math.floor(a / b)
@@ -459,7 +460,7 @@ local function limit_with_target(rate)
   return math.min(floor_div(rate * PPM, PPM - TARGET_MARGIN_PPM), MAX_RATE)
 end
 
--- How long the curve holds its target, then probes linearly, ms: none after a cold cut.
+-- How long the curve holds its target, then probes linearly, ms: none after an estimate.
 local function curve_phases(fleet)
   if fleet.cold_cut == 1 then
     return 0, 0
@@ -525,6 +526,11 @@ local function measured_limit(fleet, per_report, now)
   return current
 end
 
+-- Whether a cut after an estimate confirms it: at most ESTIMATE_AGREES_PPM over it.
+local function confirms(estimate, measured)
+  return measured <= estimate + floor_div(estimate * ESTIMATE_AGREES_PPM, PPM)
+end
+
 local function limiter_step(fleet, per_report, now)
   if fleet.adopting == 1 and now >= fleet.relearn_until then
     fleet.adopting = 0
@@ -537,8 +543,13 @@ local function limiter_step(fleet, per_report, now)
     fleet.cut_at = now - regain_ms()
   end
   if r.throttles > 0 and (fleet.engaged == 0 or now - fleet.cut_at >= s.interval) then
-    fleet.w_max = math.max(measured_limit(fleet, per_report, now), MIN_FLEET_RATE)
-    fleet.cold_cut = 1 - fleet.engaged
+    local measured = math.max(measured_limit(fleet, per_report, now), MIN_FLEET_RATE)
+    if fleet.engaged == 0 or (fleet.cold_cut == 1 and not confirms(fleet.w_max, measured)) then
+      fleet.cold_cut = 1
+    else
+      fleet.cold_cut = 0
+    end
+    fleet.w_max = measured
     fleet.cut_at = now
     fleet.engaged = 1
     fleet.adopting = 0

@@ -92,9 +92,11 @@ pub struct FleetState {
     /// the curve got at its horizon without a cut); the curve returns to its target,
     /// [`TARGET_MARGIN_PPM`](super::store_model::TARGET_MARGIN_PPM) below it (`w_max`).
     pub w_max: i64,
-    /// Whether the last cut was a cold fleet's first (`cold_cut`): measured from ticks that
-    /// hold little of the traffic that met the limit, it is an estimate, and the curve grows
-    /// from it at once, without the hold and the linear probe.
+    /// Whether the last cut was an estimate (`cold_cut`): a cold fleet's first, measured from
+    /// ticks that hold little of the traffic that met the limit, or a cut after an estimate
+    /// that measured more than [`ESTIMATE_AGREES_PPM`](super::store_model::ESTIMATE_AGREES_PPM)
+    /// over it (the tick it measured was the climb from it). The curve grows from an estimate
+    /// at once, without the hold and the linear probe.
     pub cold_cut: bool,
     /// When the last cut happened, Unix ms (`cut_at`).
     pub cut_at_ms: i64,
