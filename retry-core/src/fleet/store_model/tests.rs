@@ -15,6 +15,16 @@ fn report(id: u64, now_ms: u64) -> Report {
     }
 }
 
+/// A report of process 1, the fleet's only sender, with a demand of 1,000/s.
+fn one_sender(now: u64, sends: u64, throttles: u64) -> Report {
+    Report {
+        sends,
+        throttles,
+        send_demand: 1_000_000,
+        ..report(1, now)
+    }
+}
+
 /// Steps `report` and returns the lease (a conflict fails the test).
 fn lease(state: &mut StoreState, report: &Report) -> Lease {
     match step(state, &settings(), report).expect("valid report") {
@@ -376,26 +386,20 @@ fn the_fleet_limiter_cuts_once_per_round_trip_on_the_admitted_rate() {
 #[test]
 fn between_cuts_the_fleet_rate_regains_its_target_holds_it_then_probes_linearly() {
     let mut state = StoreState::default();
-    let sending = |now: u64, sends: u64, throttles: u64| Report {
-        sends,
-        throttles,
-        send_demand: 1_000_000,
-        ..report(1, now)
-    };
-    lease(&mut state, &sending(1_000, 1_000, 0));
+    lease(&mut state, &one_sender(1_000, 1_000, 0));
     // A cold fleet's first cut (an estimate, see below), then a cut on a measured tick.
-    lease(&mut state, &sending(2_000, 1_000, 100));
+    lease(&mut state, &one_sender(2_000, 1_000, 100));
     assert!(fleet(&state).cold_cut);
     // The last tick: 1000 sent, 100 throttled: the limit measured is 900/s, the target 3 %
     // under it (873/s), the rate 0.9 × 873/s.
-    let cut = lease(&mut state, &sending(3_000, 1_000, 100));
+    let cut = lease(&mut state, &one_sender(3_000, 1_000, 100));
     assert_eq!(fleet(&state).w_max, 900_000);
     assert!(!fleet(&state).cold_cut);
     assert_eq!(cut.fleet_rate, 785_740);
     // K = cbrt(25 × 0.1) s = 1.357 s: back at the target then, along CUBIC.
     assert_eq!(integer_cube_root(CUBIC_MS3_PER_PPM * 100_000), 1_357);
     let mut at =
-        |past_k_ms: u64| lease(&mut state, &sending(4_357 + past_k_ms, 1_000, 0)).fleet_rate;
+        |past_k_ms: u64| lease(&mut state, &one_sender(4_357 + past_k_ms, 1_000, 0)).fleet_rate;
     assert_eq!(at(0), 873_000);
     // Held there for 30 s.
     for second in 1..=30 {
@@ -417,7 +421,7 @@ fn between_cuts_the_fleet_rate_regains_its_target_holds_it_then_probes_linearly(
     // of 100/s moves it a sixtieth of the way, five minutes of them to 107/s.
     let mut capped = Vec::new();
     for second in 93..=393 {
-        capped.push(lease(&mut state, &sending(4_357 + second * 1_000, 100, 0)).fleet_rate);
+        capped.push(lease(&mut state, &one_sender(4_357 + second * 1_000, 100, 0)).fleet_rate);
     }
     assert!(capped[0] > 1_000_000, "{capped:?}");
     assert_eq!(capped.last().copied(), Some(213_964));
@@ -520,22 +524,16 @@ fn a_cut_that_measures_well_over_an_estimate_is_an_estimate_too() {
     // cut that measures more than ESTIMATE_AGREES_PPM over an estimate is itself one; the next,
     // within it, is held.
     let mut state = StoreState::default();
-    let sending = |now: u64, sends: u64, throttles: u64| Report {
-        sends,
-        throttles,
-        send_demand: 1_000_000,
-        ..report(1, now)
-    };
-    lease(&mut state, &sending(1_000, 0, 0));
-    lease(&mut state, &sending(2_000, 300, 30));
+    lease(&mut state, &one_sender(1_000, 0, 0));
+    lease(&mut state, &one_sender(2_000, 300, 30));
     let cold = fleet(&state);
     assert_eq!((cold.w_max, cold.cold_cut), (270_000, true));
     // The climb's tick admitted 430/s, 59 % over the estimate of 270/s: an estimate.
-    lease(&mut state, &sending(3_000, 450, 20));
+    lease(&mut state, &one_sender(3_000, 450, 20));
     assert_eq!(fleet(&state).w_max, 430_000);
     assert!(fleet(&state).cold_cut, "{:?}", fleet(&state));
     // The next cut measures 470/s, 9.3 % over 430/s: the limit, held.
-    lease(&mut state, &sending(4_000, 500, 30));
+    lease(&mut state, &one_sender(4_000, 500, 30));
     assert_eq!(fleet(&state).w_max, 470_000);
     assert!(!fleet(&state).cold_cut);
 }
@@ -544,22 +542,17 @@ fn a_cut_that_measures_well_over_an_estimate_is_an_estimate_too() {
 fn a_curve_that_reached_its_horizon_without_a_throttle_keeps_growing() {
     // One process sending 3/s is throttled at 3 s: the last tick admitted 2/s.
     let mut state = StoreState::default();
-    let sending = |now: u64, sends: u64, throttles: u64| Report {
-        sends,
-        throttles,
-        send_demand: 1_000_000,
-        ..report(1, now)
-    };
-    lease(&mut state, &sending(1_000, 3, 0));
-    lease(&mut state, &sending(2_000, 3, 1));
-    lease(&mut state, &sending(3_000, 3, 1));
+    lease(&mut state, &one_sender(1_000, 3, 0));
+    lease(&mut state, &one_sender(2_000, 3, 1));
+    lease(&mut state, &one_sender(3_000, 3, 1));
     assert_eq!(fleet(&state).w_max, 2_000);
     // Then it sends at its rate without a throttle: the curve reaches 6.15 times its target
     // (1.94/s) at its horizon (K + 95 s: 30 s held, 60 s of probing, 5 s of convex growth),
     // and grows again from there instead of holding at 11.9/s.
     let mut rates = vec![0; 131];
     for second in 4..=130 {
-        rates[second as usize] = lease(&mut state, &sending(second * 1_000, 1_000, 0)).fleet_rate;
+        rates[second as usize] =
+            lease(&mut state, &one_sender(second * 1_000, 1_000, 0)).fleet_rate;
     }
     // 94.6 s past K (1.357 s after the cut at 3 s): 15 % + (4.643 s)^3 / 25 over the target.
     assert_eq!(rates[99], 9_998);
