@@ -160,6 +160,8 @@ mod tests {
         limiter.unpin_rate(Some(12.0), ms(1_000));
         assert!(!limiter.is_pinned());
         assert_eq!(limiter.stats().fill_rate, 12.0);
+        // The bucket holds the AWS SDKs' second of the rate again, not the pinned tenth.
+        assert_eq!(limiter.stats().max_capacity, 12.0);
         // A throttle now cuts the local rate again.
         limiter.record_response(true, ms(1_100), ms(1_200));
         assert!(limiter.stats().fill_rate < 12.0, "{:?}", limiter.stats());

@@ -118,16 +118,16 @@ impl LimiterState {
         }
     }
 
+    /// Sets the fill rate (at least [`MIN_FILL_RATE`]) and, as the AWS SDKs do, a bucket of one
+    /// second of it.
     pub(super) fn set_rate(&mut self, new_rate: f64, now: f64) {
         self.refill(now);
         self.fill_rate = new_rate.max(MIN_FILL_RATE);
-        self.max_capacity = new_rate.max(MIN_CAPACITY);
-        self.capacity = self.capacity.min(self.max_capacity);
+        self.hold_burst_to(Duration::from_secs(1));
     }
 
-    /// Holds the bucket to `span` of the fill rate, at least [`MIN_CAPACITY`] (a fleet's
-    /// pinned share; see `fleet_rate::PINNED_BURST`).
-    #[cfg(feature = "fleet")]
+    /// Holds the bucket to `span` of the fill rate, at least [`MIN_CAPACITY`] (a second in
+    /// [`set_rate`](Self::set_rate); a fleet's pinned share, `fleet_rate::PINNED_BURST`).
     pub(super) fn hold_burst_to(&mut self, span: Duration) {
         self.max_capacity = (self.fill_rate * span.as_secs_f64()).max(MIN_CAPACITY);
         self.capacity = self.capacity.min(self.max_capacity);
