@@ -247,9 +247,11 @@
 //!   at least while the fleet is younger than its window); tokens go to processes by their
 //!   share of the retry demand (one retry's cost at least), to a new process its fair share,
 //!   never a private budget; over the cap, leases are trimmed by negative grants. A throttle
-//!   measures the limit as the rate the server admitted over the last tick (for a cold fleet's
-//!   first cut, at least the admitted traffic per report so far times the processes: most of
-//!   its first traffic is still to be reported) and cuts the fleet's rate, once per sync
+//!   measures the limit as the rate the server admitted over the last tick (the admissions its
+//!   reports tell about over a sync interval, scaled up by the share of the fleet's send
+//!   demand those reports carry; for a cold fleet's first cut, at least the admitted traffic
+//!   per report so far times the processes: most of its first traffic is still to be
+//!   reported) and cuts the fleet's rate, once per sync
 //!   interval (the fleet's round trip), to beta times its target, 3 % under that limit;
 //!   between cuts the rate regains the target along the library's CUBIC curve, holds it for
 //!   30 s, probes past it linearly (0.25 % a second for 60 s), then grows along CUBIC again

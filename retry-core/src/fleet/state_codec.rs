@@ -101,6 +101,7 @@ fn decode_fleet(fields: &[(String, String)]) -> Result<FleetState, ProtocolError
         tick_throttles: int("tick_throttles")?,
         tick_successes: optional("tick_successes")?,
         tick_reports: int("tick_reports")?,
+        tick_demand: optional("tick_demand")?,
         calls_rate: rate("calls_rate")?,
         send_rate: rate("send_rate")?,
         admitted_rate: rate("admitted_rate")?,
@@ -201,9 +202,10 @@ mod tests {
             (
                 fleet.departed_demand,
                 fleet.tick_successes,
+                fleet.tick_demand,
                 fleet.calls_failing
             ),
-            (0, 0, false)
+            (0, 0, 0, false)
         );
         let mut failing = earlier_state();
         failing.push(("calls_failing".to_owned(), "2".to_owned()));

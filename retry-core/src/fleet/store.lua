@@ -31,6 +31,7 @@ local LEAST_ADMITTED_TO_MEASURE = 10
 local CUBIC_HORIZON_MS = 5000
 local CUBIC_MS3_PER_PPM = 25000
 local DEMAND_SMOOTHING = 4
+local MOST_TICK_DEMAND = 8000000000
 local TARGET_MARGIN_PPM = 30000
 local FAILING_SUCCESS_BELOW_PPM = 500000
 local FAILING_MIN_CALLS = 20
@@ -77,7 +78,7 @@ local INT_FIELDS = {
   'admitted_rate', 'engaged', 'adopting', 'w_max', 'cold_cut', 'cut_at', 'fleet_rate',
 }
 -- Fields an earlier script of the same protocol did not write: missing, they are 0.
-local OPTIONAL_INT_FIELDS = {'departed_demand', 'tick_successes', 'calls_failing'}
+local OPTIONAL_INT_FIELDS = {'departed_demand', 'tick_successes', 'calls_failing', 'tick_demand'}
 
 local function stored_int(text)
   if type(text) ~= 'string' or #text > 17 or not string.match(text, '^%-?%d+$') then
@@ -274,7 +275,7 @@ local function new_fleet(now)
     pool = math.min(s.young, s.most), leased = 0, retry_demand = 0, send_demand = 0,
     departed_demand = 0,
     tick_start = now, tick_calls = 0, tick_sends = 0, tick_throttles = 0, tick_reports = 0,
-    tick_successes = 0, calls_rate = -1, send_rate = -1, admitted_rate = -1, calls_failing = 0,
+    tick_successes = 0, tick_demand = 0, calls_rate = -1, send_rate = -1, admitted_rate = -1, calls_failing = 0,
     engaged = 0, adopting = 0, w_max = 0, cold_cut = 0, cut_at = 0, fleet_rate = 0,
   }
   if relearn then
@@ -323,6 +324,8 @@ local function add_to_tick(fleet, is_new)
   fleet.tick_successes = math.min(fleet.tick_successes + r.successes, MAX_COUNT)
   if not is_new or r.known_born == fleet.born then
     fleet.tick_reports = math.min(fleet.tick_reports + 1, MAX_COUNT)
+    fleet.tick_demand = math.min(math.min(fleet.tick_demand, MOST_TICK_DEMAND) + r.send_demand,
+      MOST_TICK_DEMAND)
   end
 end
 
@@ -343,6 +346,27 @@ local function per_report_rate(fleet, count, live)
     return MAX_RATE
   end
   return per_process * live
+end
+
+-- The share of the fleet's send demand the tick's reports of known processes carry, ppm, at
+-- least 1 (nil while either demand is 0).
+local function reported_share(fleet)
+  local reported = math.min(fleet.tick_demand, MOST_TICK_DEMAND)
+  if fleet.tick_reports == 0 or reported <= 0 or fleet.send_demand <= 0 then
+    return nil
+  end
+  return math.max(floor_div(reported * PPM, fleet.send_demand), 1)
+end
+
+-- count of the tick as the fleet's rate: over a sync interval, scaled up by the reports'
+-- share of the fleet's demand (nil without a share).
+local function demand_weighted_rate(fleet, count)
+  local share = reported_share(fleet)
+  if share == nil then
+    return nil
+  end
+  local per_interval = math.min(floor_div(count * 1000000, s.interval), MAX_RATE)
+  return math.min(floor_div(per_interval * PPM, share), MAX_RATE)
 end
 
 -- A fleet not yet engaged: the tick's admitted traffic per report (nil when engaged).
@@ -412,7 +436,8 @@ local function end_tick(fleet, live, now)
       fleet.send_rate = sent
     end
     local admitted = admitted_in_tick(fleet)
-    fleet.admitted_rate = per_report_rate(fleet, admitted, live) or per_second(admitted)
+    fleet.admitted_rate = demand_weighted_rate(fleet, admitted) or
+      per_report_rate(fleet, admitted, live) or per_second(admitted)
   end
   fleet.calls_failing = 0
   if tick_says_failing(fleet) then
@@ -424,6 +449,7 @@ local function end_tick(fleet, live, now)
   fleet.tick_throttles = 0
   fleet.tick_successes = 0
   fleet.tick_reports = 0
+  fleet.tick_demand = 0
 end
 
 local function integer_cube_root(n)

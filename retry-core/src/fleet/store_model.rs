@@ -42,7 +42,9 @@
 //!    fleet's averaged with a weight of `elapsed / span`, the span the time a process at an
 //!    even share of the fleet's rate takes to earn one permit, within a sync interval and the
 //!    window, and the window for a tick that sent less than the average) and admitted rate
-//!    (those two only from a tick of at most [`LONGEST_TICK_INTERVALS`]), and whether its
+//!    (those two only from a tick of at most [`LONGEST_TICK_INTERVALS`]; the admitted rate is
+//!    the admissions of the tick's reports of known processes, over a sync interval, scaled up
+//!    by the share of the fleet's send demand those reports carry), and whether its
 //!    calls say the upstream is failing (at least [`FAILING_MIN_CALLS`] answered, at most its
 //!    sends less throttles, fewer than [`FAILING_SUCCESS_BELOW_PPM`] of them first-try
 //!    successes).
@@ -110,7 +112,7 @@ pub const LEAST_ADMITTED_TO_MEASURE: i64 = 10;
 /// a real clock (fleet-harness's cold start, 8 processes against 500/s, 1 s sync) a cold cut
 /// measured 278/s, the next 429/s while the fleet's rate rose through 393/s to 616/s, and the fleet
 /// held 416/s for 30 s, then probed at 0.25 % a second. Two cuts at the limit measure within a few
-/// percent of each other (the admitted rate counted per report); 10 % leaves that.
+/// percent of each other (the admitted rate counted by the reports' demand); 10 % leaves that.
 ///
 /// A cut that measures less than an estimate confirms it, and is held: a cut under an
 /// estimate treated as an estimate too (its curve growing at once) sent over 1.10 times the
@@ -122,6 +124,11 @@ pub const ESTIMATE_AGREES_PPM: i64 = 100_000;
 /// then about 6.2 times its target (and capped at twice the fleet's send rate anyway). Keeps
 /// `d^3`, and the rate times its growth, below 2^53 in the script.
 pub const CUBIC_HORIZON_MS: i64 = 5_000;
+
+/// The most send demand a tick sums over its reports, thousandths of a request per second
+/// (8 × [`MAX_RATE`], 8 million requests a second): times [`PPM`] it stays below 2^53, exact
+/// in the script.
+pub const MOST_TICK_DEMAND: i64 = 8_000_000_000;
 
 /// How many reports a process's send demand is smoothed over: each report moves the demand the
 /// store counts for it a quarter of the way to the reported one.
@@ -448,6 +455,7 @@ fn new_fleet(settings: &Settings, s: &Knobs, r: &Seen, now: i64) -> FleetState {
         tick_throttles: 0,
         tick_successes: 0,
         tick_reports: 0,
+        tick_demand: 0,
         calls_rate: None,
         send_rate: None,
         admitted_rate: None,
@@ -510,14 +518,20 @@ fn add_to_tick(fleet: &mut FleetState, r: &Seen, is_new: bool) {
     fleet.tick_sends = (fleet.tick_sends + r.sends).min(most);
     fleet.tick_throttles = (fleet.tick_throttles + r.throttles).min(most);
     fleet.tick_successes = (fleet.tick_successes + r.successes).min(most);
-    fleet.tick_reports = (fleet.tick_reports + i64::from(whole_interval)).min(most);
+    if whole_interval {
+        fleet.tick_reports = (fleet.tick_reports + 1).min(most);
+        fleet.tick_demand =
+            (fleet.tick_demand.min(MOST_TICK_DEMAND) + r.send_demand).min(MOST_TICK_DEMAND);
+    }
 }
 
 /// What a fleet not yet engaged would cut from besides the ticks' rates: the traffic the
 /// server admitted in the current tick per report of a known process (about a sync interval
 /// of its traffic each), times the `live` processes, thousandths per second. A cold fleet's
 /// first throttles come with the first reports of its first traffic: its ticks so far hold the
-/// syncs it made before it called, and most of that traffic is still to be reported.
+/// syncs it made before it called, and most of that traffic is still to be reported. Counted
+/// per report, not by demand ([`reported_share`]): the store has not yet heard the demand of
+/// processes whose first traffic is still to be reported.
 fn admitted_per_report(fleet: &FleetState, s: &Knobs, live: i64) -> Option<i64> {
     if fleet.engaged {
         return None;
@@ -546,13 +560,43 @@ fn per_report_rate(fleet: &FleetState, s: &Knobs, count: i64, live: i64) -> Opti
     })
 }
 
+/// `count` of the current tick as the fleet's rate, thousandths per second: the tick's
+/// reports of known processes each tell about a sync interval of their process's traffic, so
+/// the count over a sync interval is the rate of the share of the fleet's send demand those
+/// reports carry ([`reported_share`]), scaled up by that share. `None` without a share.
+fn demand_weighted_rate(fleet: &FleetState, s: &Knobs, count: i64) -> Option<i64> {
+    let share = reported_share(fleet)?;
+    let per_interval = floor_div(count * 1_000_000, s.interval).min(rate_bound());
+    Some(floor_div(per_interval * ppm(), share).min(rate_bound()))
+}
+
+/// The share of the fleet's send demand that the current tick's reports of known processes
+/// carry, parts per million, at least 1: their summed demand over the fleet's now. `None`
+/// while either is 0.
+///
+/// Counted per report instead, times the live processes, a tick's rate is biased in a fleet
+/// of unlike processes: a tick whose reports are mostly the light processes' counts the
+/// fleet low, one with two reports of a heavy process high (on a real clock, F1's mixed
+/// demand of 2 processes at 250/s and 4 at 25/s: a cut measured 196/s while the server
+/// admitted 273-302/s a second, and the fleet held 190/s of 300/s). The fleet's demand is
+/// taken when the tick is measured, not at each report: a cold fleet's demand is still being
+/// learned when its first reports come, and shares taken then overcount.
+fn reported_share(fleet: &FleetState) -> Option<i64> {
+    let reported = fleet.tick_demand.min(MOST_TICK_DEMAND);
+    if fleet.tick_reports == 0 || reported <= 0 || fleet.send_demand <= 0 {
+        return None;
+    }
+    Some(floor_div(reported * ppm(), fleet.send_demand).max(1))
+}
+
 /// Ends the tick if it lasted a sync interval: the fleet's rates over it (its send and
 /// admitted rates only if it lasted at most [`LONGEST_TICK_INTERVALS`]). The admitted rate is
-/// counted per report (`per_report_rate`): a tick of one interval holds one report of each
-/// process, or two of a few (their ±10 % jitter), so over the tick's length a fleet of 8
-/// processes measured its rate 12 % high or low from one tick to the next (the harness: a cut
-/// that measured 456/s of a 500/s limit held the fleet at 443/s for 30 s); per report of a
-/// known process, times the live processes, within a few percent.
+/// counted by the reports' share of the fleet's demand ([`demand_weighted_rate`]; per report
+/// of a known process times the live processes without a demand to weigh by), not over the tick's
+/// length: a tick of one interval holds one report of each process, or two of a few (their
+/// ±10 % jitter), so over its length a fleet of 8 processes measured its rate 12 % high or low
+/// from one tick to the next (the harness: a cut that measured 456/s of a 500/s limit held the
+/// fleet at 443/s for 30 s); by the reports it counts, within a few percent.
 fn end_tick(fleet: &mut FleetState, s: &Knobs, live: i64, now: i64) {
     let elapsed = now - fleet.tick_start_ms;
     if elapsed < s.interval {
@@ -579,8 +623,11 @@ fn end_tick(fleet: &mut FleetState, s: &Knobs, live: i64, now: i64) {
             _ => sent,
         });
         let admitted = admitted_in_tick(fleet);
-        fleet.admitted_rate =
-            Some(per_report_rate(fleet, s, admitted, live).unwrap_or_else(|| per_second(admitted)));
+        fleet.admitted_rate = Some(
+            demand_weighted_rate(fleet, s, admitted)
+                .or_else(|| per_report_rate(fleet, s, admitted, live))
+                .unwrap_or_else(|| per_second(admitted)),
+        );
     }
     fleet.calls_failing = tick_says_failing(fleet);
     fleet.tick_start_ms = now;
@@ -589,6 +636,7 @@ fn end_tick(fleet: &mut FleetState, s: &Knobs, live: i64, now: i64) {
     fleet.tick_throttles = 0;
     fleet.tick_successes = 0;
     fleet.tick_reports = 0;
+    fleet.tick_demand = 0;
 }
 
 /// The time an engaged fleet's send rate is averaged over, in milliseconds (each tick weighs

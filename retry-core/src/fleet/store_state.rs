@@ -66,6 +66,13 @@ pub struct FleetState {
     /// Reports in the current tick from processes the store already knew (`tick_reports`):
     /// each tells about a sync interval of its process's traffic.
     pub tick_reports: i64,
+    /// The summed send demand of the current tick's reports counted in
+    /// [`tick_reports`](Self::tick_reports), each its process's smoothed demand, thousandths
+    /// of a request per second, at most
+    /// [`MOST_TICK_DEMAND`](super::store_model::MOST_TICK_DEMAND) (`tick_demand`; missing in a
+    /// state an earlier script wrote: 0): the share of the fleet's traffic the tick's reports
+    /// tell about.
+    pub tick_demand: i64,
     /// The fleet's calls per second, thousandths, averaged over about a window; `None` until
     /// the first tick ends (`calls_rate`).
     pub calls_rate: Option<i64>,

@@ -172,7 +172,12 @@ async fn a_corrupt_stored_state_is_dropped_and_relearned() {
     assert_eq!((fleet.pool, fleet.leased), (0, 500));
     // The fields an earlier script of the protocol did not write are garbage alike when present
     // in another form.
-    for field in ["departed_demand", "tick_successes", "calls_failing"] {
+    for field in [
+        "departed_demand",
+        "tick_successes",
+        "calls_failing",
+        "tick_demand",
+    ] {
         server.command(&["HSET", keys.state(), field, "1e9"]);
         let reply = store
             .sync_once(&keys, &settings, &again)

@@ -8,7 +8,7 @@ use retry_core::fleet::protocol::{
     MAX_COUNT, MAX_RATE, MAX_TIME_MS, MAX_TOKENS, Reply, Report, Settings,
 };
 use retry_core::fleet::redis::RedisStore;
-use retry_core::fleet::store_model::step;
+use retry_core::fleet::store_model::{MOST_TICK_DEMAND, step};
 use retry_core::fleet::store_state::{FleetState, StoreState};
 use retry_tests::redis_server::{RedisServer, Resp};
 
@@ -275,6 +275,61 @@ async fn a_cut_well_over_an_estimate_is_an_estimate_on_redis_and_in_the_model() 
 }
 
 #[tokio::test]
+async fn unlike_processes_demands_weigh_a_tick_alike_on_redis_and_in_the_model() {
+    // F1's mixed demand (2 processes at 250/s, 4 at 25/s, each sending its share of 300/s),
+    // the light ones reporting first: the first tick is ended by a light process's report
+    // alone, measured by the share of the fleet's demand it carries (288/s, not 72/s).
+    let Some(server) = server(&[]) else { return };
+    let mut pair = Pair::new(&server, "unlike").await;
+    let mut fleet: Vec<Process> = (0..6).map(|i| Process::new(i + 1)).collect();
+    let mut measured = Vec::new();
+    for second in 1..=3_u64 {
+        for (i, process) in fleet.iter_mut().enumerate().rev() {
+            let heavy = i < 2;
+            let now = second * 1_000 + (5 - u64::try_from(i).expect("small")) * 10;
+            pair.sync(process, now, |report| Report {
+                sends: if second == 1 {
+                    0
+                } else if heavy {
+                    125
+                } else {
+                    12
+                },
+                send_demand: if heavy { 250_000 } else { 25_000 },
+                ..report
+            })
+            .await;
+        }
+        measured.push(pair.model.fleet().and_then(|fleet| fleet.admitted_rate));
+    }
+    assert_eq!(measured[1], Some(288_004));
+}
+
+#[tokio::test]
+async fn the_most_demand_a_tick_sums_is_bounded_alike_on_redis_and_in_the_model() {
+    // Ten processes at the most send demand a process may report: their tick's sum stops at
+    // `store_model::MOST_TICK_DEMAND`, which times a million stays exact in the script.
+    let Some(server) = server(&[]) else { return };
+    let mut pair = Pair::new(&server, "most-demand").await;
+    let mut fleet: Vec<Process> = (1..=10).map(Process::new).collect();
+    for start in [1_000, 1_500, 2_100] {
+        for (i, process) in fleet.iter_mut().enumerate() {
+            let now = start + u64::try_from(i).expect("small") * 10;
+            pair.sync(process, now, |report| Report {
+                sends: 1_000,
+                send_demand: MAX_RATE,
+                ..report
+            })
+            .await;
+        }
+        if start == 1_500 {
+            let fleet = pair.model.fleet().expect("a fleet");
+            assert_eq!(fleet.tick_demand, MOST_TICK_DEMAND);
+        }
+    }
+}
+
+#[tokio::test]
 async fn an_outage_and_a_state_an_earlier_script_wrote_give_the_same_replies_and_state() {
     let Some(server) = server(&[]) else { return };
     let mut pair = Pair::new(&server, "outage").await;
@@ -311,11 +366,18 @@ async fn an_outage_and_a_state_an_earlier_script_wrote_give_the_same_replies_and
     // script and the model read them as 0 and go on alike.
     let state = pair.keys.state().to_owned();
     assert_eq!(
-        server.command(&["HDEL", &state, "tick_successes", "calls_failing"]),
-        Resp::Int(2)
+        server.command(&[
+            "HDEL",
+            &state,
+            "tick_successes",
+            "calls_failing",
+            "tick_demand"
+        ]),
+        Resp::Int(3)
     );
     let fleet_state = pair.model.fleet().copied().map(|fleet| FleetState {
         tick_successes: 0,
+        tick_demand: 0,
         calls_failing: false,
         ..fleet
     });

@@ -721,10 +721,10 @@ fn a_tick_the_store_was_away_for_measures_no_rate() {
 }
 
 #[test]
-fn a_tick_counts_the_admitted_rate_per_report_not_over_its_length() {
+fn a_tick_counts_the_admitted_rate_by_its_reports_not_over_its_length() {
     // Eight processes, each admitted 63 attempts a second (504/s), throttled a little. A tick
     // holds one report of each, but one came 100 ms late (the ±10 % jitter): over the tick's
-    // 1.1 s that is 458/s, per report of a process 504/s.
+    // 1.1 s that is 458/s, by the reports (all the fleet's demand) 504/s.
     let mut state = StoreState::default();
     for id in 1..=8 {
         lease(&mut state, &report(id, 1_000 + id * 10));
@@ -743,6 +743,39 @@ fn a_tick_counts_the_admitted_rate_per_report_not_over_its_length() {
     lease(&mut state, &throttled(1, 5_110));
     assert_eq!(fleet(&state).cut_at_ms, 5_110);
     assert_eq!(fleet(&state).w_max, 504_000);
+}
+
+#[test]
+fn a_tick_of_unlike_processes_counts_the_admitted_rate_by_their_demand() {
+    // F1's mixed demand: 2 processes at 250/s and 4 at 25/s against 300/s, each sending its
+    // share (125 and 12 a second). A tick is measured by the share of the fleet's demand its
+    // reports carry (600/s in all), not per report times the 6 live processes: that counted
+    // a tick ended by a light process's report alone 72/s, and a tick holding two reports of
+    // a heavy one 411/s.
+    let mut state = StoreState::default();
+    let demand = |id: u64| if id <= 2 { 250_000 } else { 25_000 };
+    let sending = |id: u64, now: u64| Report {
+        sends: if id <= 2 { 125 } else { 12 },
+        send_demand: demand(id),
+        ..report(id, now)
+    };
+    for id in 1..=6 {
+        let first = Report {
+            send_demand: demand(id),
+            ..report(id, 1_000 + id)
+        };
+        lease(&mut state, &first);
+    }
+    // The tick from 1,001 ms ends with process 3's report: 12 sends of a 25/600 share.
+    lease(&mut state, &sending(3, 2_001));
+    assert_eq!(fleet(&state).admitted_rate, Some(288_004));
+    // The next holds one report of each process but 3, and two of process 1 (its jitter):
+    // 411 sends of an 825/600 share.
+    for id in [1, 2, 4, 5, 6] {
+        lease(&mut state, &sending(id, 2_000 + id + 10));
+    }
+    lease(&mut state, &sending(1, 3_001));
+    assert_eq!(fleet(&state).admitted_rate, Some(298_909));
 }
 
 #[test]
