@@ -39,6 +39,7 @@ local HOLD_MS = 30000
 local PROBE_PPM_PER_S = 2500
 local PROBE_SPAN_MS = 60000
 local ESTIMATE_AGREES_PPM = 100000
+local ESTIMATE_CONFIRM_INTERVALS = 2
 
 local function floor_div(a, b)
   return math.floor(a / b)
@@ -275,7 +276,8 @@ local function new_fleet(now)
     pool = math.min(s.young, s.most), leased = 0, retry_demand = 0, send_demand = 0,
     departed_demand = 0,
     tick_start = now, tick_calls = 0, tick_sends = 0, tick_throttles = 0, tick_reports = 0,
-    tick_successes = 0, tick_demand = 0, calls_rate = -1, send_rate = -1, admitted_rate = -1, calls_failing = 0,
+    tick_successes = 0, tick_demand = 0, calls_rate = -1, send_rate = -1, admitted_rate = -1,
+    calls_failing = 0,
     engaged = 0, adopting = 0, w_max = 0, cold_cut = 0, cut_at = 0, fleet_rate = 0,
   }
   if relearn then
@@ -552,9 +554,12 @@ local function measured_limit(fleet, per_report, now)
   return current
 end
 
--- Whether a cut after an estimate confirms it: at most ESTIMATE_AGREES_PPM over it.
-local function confirms(estimate, measured)
-  return measured <= estimate + floor_div(estimate * ESTIMATE_AGREES_PPM, PPM)
+-- Whether a cut after an estimate confirms it: under it, or at most ESTIMATE_AGREES_PPM over
+-- it and ESTIMATE_CONFIRM_INTERVALS after it or later.
+local function confirms(fleet, measured, now)
+  local soon = now - fleet.cut_at < ESTIMATE_CONFIRM_INTERVALS * s.interval
+  return measured < fleet.w_max or
+    (not soon and measured <= fleet.w_max + floor_div(fleet.w_max * ESTIMATE_AGREES_PPM, PPM))
 end
 
 local function limiter_step(fleet, per_report, now)
@@ -570,7 +575,7 @@ local function limiter_step(fleet, per_report, now)
   end
   if r.throttles > 0 and (fleet.engaged == 0 or now - fleet.cut_at >= s.interval) then
     local measured = math.max(measured_limit(fleet, per_report, now), MIN_FLEET_RATE)
-    if fleet.engaged == 0 or (fleet.cold_cut == 1 and not confirms(fleet.w_max, measured)) then
+    if fleet.engaged == 0 or (fleet.cold_cut == 1 and not confirms(fleet, measured, now)) then
       fleet.cold_cut = 1
     else
       fleet.cold_cut = 0

@@ -102,8 +102,10 @@ pub struct FleetState {
     /// Whether the last cut was an estimate (`cold_cut`): a cold fleet's first, measured from
     /// ticks that hold little of the traffic that met the limit, or a cut after an estimate
     /// that measured more than [`ESTIMATE_AGREES_PPM`](super::store_model::ESTIMATE_AGREES_PPM)
-    /// over it (the tick it measured was the climb from it). The curve grows from an estimate
-    /// at once, without the hold and the linear probe.
+    /// over it (the tick it measured was the climb from it) or came within
+    /// [`ESTIMATE_CONFIRM_INTERVALS`](super::store_model::ESTIMATE_CONFIRM_INTERVALS) of it
+    /// (its ticks began before the estimate took effect). The curve grows from an estimate at
+    /// once, without the hold and the linear probe.
     pub cold_cut: bool,
     /// When the last cut happened, Unix ms (`cut_at`).
     pub cut_at_ms: i64,

@@ -386,10 +386,11 @@ fn the_fleet_limiter_cuts_once_per_round_trip_on_the_admitted_rate() {
 #[test]
 fn between_cuts_the_fleet_rate_regains_its_target_holds_it_then_probes_linearly() {
     let mut state = StoreState::default();
-    lease(&mut state, &one_sender(1_000, 1_000, 0));
-    // A cold fleet's first cut (an estimate, see below), then a cut on a measured tick.
-    lease(&mut state, &one_sender(2_000, 1_000, 100));
+    // A cold fleet's first cut (an estimate, see below), then, two sync intervals later
+    // (`ESTIMATE_CONFIRM_INTERVALS`), a cut on a measured tick.
+    lease(&mut state, &one_sender(1_000, 1_000, 100));
     assert!(fleet(&state).cold_cut);
+    lease(&mut state, &one_sender(2_000, 1_000, 0));
     // The last tick: 1000 sent, 100 throttled: the limit measured is 900/s, the target 3 %
     // under it (873/s), the rate 0.9 × 873/s.
     let cut = lease(&mut state, &one_sender(3_000, 1_000, 100));
@@ -532,18 +533,46 @@ fn a_cut_that_measures_well_over_an_estimate_is_an_estimate_too() {
     lease(&mut state, &one_sender(3_000, 450, 20));
     assert_eq!(fleet(&state).w_max, 430_000);
     assert!(fleet(&state).cold_cut, "{:?}", fleet(&state));
-    // The next cut measures 470/s, 9.3 % over 430/s: the limit, held.
-    lease(&mut state, &one_sender(4_000, 500, 30));
+    // The next cut, two intervals later, measures 470/s, 9.3 % over 430/s: the limit, held.
+    lease(&mut state, &one_sender(4_000, 500, 0));
+    lease(&mut state, &one_sender(5_000, 500, 30));
     assert_eq!(fleet(&state).w_max, 470_000);
     assert!(!fleet(&state).cold_cut);
 }
 
 #[test]
-fn a_curve_that_reached_its_horizon_without_a_throttle_keeps_growing() {
-    // One process sending 3/s is throttled at 3 s: the last tick admitted 2/s.
+fn a_cut_soon_after_an_estimate_is_an_estimate_too() {
+    // F1's mixed demand on a real clock: a cold fleet throttled in its first milliseconds cut
+    // twice within its first second, 47/s and then 54/s from ticks that began before the first
+    // cut took effect; the second, within 10 % of the first, was held: 52/s of 300/s for 40 s.
+    // A cut within ESTIMATE_CONFIRM_INTERVALS of an estimate is an estimate too; one after,
+    // within 10 % of it, is held.
     let mut state = StoreState::default();
-    lease(&mut state, &one_sender(1_000, 3, 0));
-    lease(&mut state, &one_sender(2_000, 3, 1));
+    lease(&mut state, &one_sender(1_000, 0, 0));
+    lease(&mut state, &one_sender(2_000, 50, 5));
+    assert_eq!(
+        (fleet(&state).w_max, fleet(&state).cold_cut),
+        (45_000, true)
+    );
+    lease(&mut state, &one_sender(3_000, 58, 10));
+    assert_eq!(
+        (fleet(&state).w_max, fleet(&state).cold_cut),
+        (48_000, true)
+    );
+    lease(&mut state, &one_sender(5_000, 60, 8));
+    assert_eq!(
+        (fleet(&state).w_max, fleet(&state).cold_cut),
+        (52_000, false)
+    );
+}
+
+#[test]
+fn a_curve_that_reached_its_horizon_without_a_throttle_keeps_growing() {
+    // One process sending 3/s is throttled at 1 s (a cold cut) and 3 s: the last tick
+    // admitted 2/s.
+    let mut state = StoreState::default();
+    lease(&mut state, &one_sender(1_000, 3, 1));
+    lease(&mut state, &one_sender(2_000, 3, 0));
     lease(&mut state, &one_sender(3_000, 3, 1));
     assert_eq!(fleet(&state).w_max, 2_000);
     // Then it sends at its rate without a throttle: the curve reaches 6.15 times its target
