@@ -251,13 +251,13 @@
 //!   reports tell about over a sync interval, scaled up by the share of the fleet's send
 //!   demand those reports carry; for a cold fleet's first cut, at least the admitted traffic
 //!   per report so far times the processes: most of its first traffic is still to be
-//!   reported) and cuts the fleet's rate, once per sync
-//!   interval (the fleet's round trip), to beta times its target, 3 % under that limit;
+//!   reported) and cuts the fleet's rate, once per sync interval (the fleet's round trip), to
+//!   beta times its target, 3 % under that limit;
 //!   between cuts the rate regains the target along the library's CUBIC curve, holds it for
 //!   30 s, probes past it linearly (0.25 % a second for 60 s), then grows along CUBIC again
 //!   (at once after an estimate: a cold fleet's first cut, or a cut more than 10 % over an
-//!   estimate, which measured the climb from it, or within two sync intervals of one, which
-//!   measured ticks from before it took effect); a store that lost its state adopts
+//!   estimate, which measured the climb from it, or at or over one within two sync intervals
+//!   of it, which measured ticks from before it took effect); a store that lost its state adopts
 //!   the lowest rate its processes knew as the target. Below the limit, because a fleet of many
 //!   small senders varies by a few percent from one second to the next: at the limit, its
 //!   busiest seconds are 7-10 % over it. Each process sends at its share of the fleet's send

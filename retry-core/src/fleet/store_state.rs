@@ -102,7 +102,7 @@ pub struct FleetState {
     /// Whether the last cut was an estimate (`cold_cut`): a cold fleet's first, measured from
     /// ticks that hold little of the traffic that met the limit, or a cut after an estimate
     /// that measured more than [`ESTIMATE_AGREES_PPM`](super::store_model::ESTIMATE_AGREES_PPM)
-    /// over it (the tick it measured was the climb from it) or came within
+    /// over it (the tick it measured was the climb from it), or at or over it within
     /// [`ESTIMATE_CONFIRM_INTERVALS`](super::store_model::ESTIMATE_CONFIRM_INTERVALS) of it
     /// (its ticks began before the estimate took effect). The curve grows from an estimate at
     /// once, without the hold and the linear probe.
