@@ -248,24 +248,12 @@ async fn a_throttle_after_quiet_ticks_measures_the_same_limit_on_redis_and_in_th
     assert_eq!(pair.steps, 37);
 }
 
-#[tokio::test]
-async fn a_cut_well_over_an_estimate_is_an_estimate_on_redis_and_in_the_model() {
-    // One process: a cold cut at 270/s (an estimate), a cut on the climb from it at 430/s
-    // (well over it: an estimate too, no hold), then, two sync intervals later
-    // (`store_model::ESTIMATE_CONFIRM_INTERVALS`), one at 470/s (within
-    // `store_model::ESTIMATE_AGREES_PPM` of it: held).
-    let Some(server) = server(&[]) else { return };
-    let mut pair = Pair::new(&server, "estimates").await;
+/// One process with a demand of 1,000/s reports `(second, sends, throttles)` through both;
+/// the limit the fleet measured and whether it was an estimate after each report.
+async fn one_senders_limits(pair: &mut Pair<'_>, reports: &[(u64, u64, u64)]) -> Vec<(i64, bool)> {
     let mut process = Process::new(1);
-    let mut cuts = Vec::new();
-    let reports = [
-        (1, 0, 0),
-        (2, 300, 30),
-        (3, 450, 20),
-        (4, 500, 0),
-        (5, 500, 30),
-    ];
-    for (second, sends, throttles) in reports {
+    let mut limits = Vec::new();
+    for &(second, sends, throttles) in reports {
         pair.sync(&mut process, second * 1_000, |report| Report {
             sends,
             throttles,
@@ -274,8 +262,27 @@ async fn a_cut_well_over_an_estimate_is_an_estimate_on_redis_and_in_the_model() 
         })
         .await;
         let fleet = pair.model.fleet().expect("a fleet");
-        cuts.push((fleet.w_max, fleet.cold_cut));
+        limits.push((fleet.w_max, fleet.cold_cut));
     }
+    limits
+}
+
+#[tokio::test]
+async fn a_cut_well_over_an_estimate_is_an_estimate_on_redis_and_in_the_model() {
+    // One process: a cold cut at 270/s (an estimate), a cut on the climb from it at 430/s
+    // (well over it: an estimate too, no hold), then, two sync intervals later
+    // (`store_model::ESTIMATE_CONFIRM_INTERVALS`), one at 470/s (within
+    // `store_model::ESTIMATE_AGREES_PPM` of it: held).
+    let Some(server) = server(&[]) else { return };
+    let mut pair = Pair::new(&server, "estimates").await;
+    let reports = [
+        (1, 0, 0),
+        (2, 300, 30),
+        (3, 450, 20),
+        (4, 500, 0),
+        (5, 500, 30),
+    ];
+    let cuts = one_senders_limits(&mut pair, &reports).await;
     assert_eq!(
         cuts[1..],
         [
@@ -294,19 +301,8 @@ async fn a_cut_soon_after_an_estimate_is_an_estimate_on_redis_and_in_the_model()
     // one two intervals after that at 52/s (held).
     let Some(server) = server(&[]) else { return };
     let mut pair = Pair::new(&server, "soon").await;
-    let mut process = Process::new(1);
-    let mut cuts = Vec::new();
-    for (second, sends, throttles) in [(1, 0, 0), (2, 50, 5), (3, 58, 10), (5, 60, 8)] {
-        pair.sync(&mut process, second * 1_000, |report| Report {
-            sends,
-            throttles,
-            send_demand: 1_000_000,
-            ..report
-        })
-        .await;
-        let fleet = pair.model.fleet().expect("a fleet");
-        cuts.push((fleet.w_max, fleet.cold_cut));
-    }
+    let reports = [(1, 0, 0), (2, 50, 5), (3, 58, 10), (5, 60, 8)];
+    let cuts = one_senders_limits(&mut pair, &reports).await;
     assert_eq!(cuts[1..], [(45_000, true), (48_000, true), (52_000, false)]);
 }
 
