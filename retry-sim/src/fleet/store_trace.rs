@@ -43,13 +43,17 @@ pub struct StoreStep {
     pub admitted_rate: i64,
     /// The limit the fleet measured (`w_max`).
     pub w_max: i64,
-    /// Whether the last cut was an estimate (a cold fleet's first).
+    /// Whether the last cut was an estimate (a cold fleet's first, or a cut after an estimate
+    /// that did not confirm it: `FleetState::cold_cut`).
     pub cold_cut: bool,
     /// The live processes' send demands, summed: what the shares are taken of, with
     /// `departed_demand`.
     pub demand_sum: i64,
     /// The send demand of expired processes not yet released.
     pub departed_demand: i64,
+    /// The send demand the current tick's reports carry, summed: what the tick's admitted rate
+    /// is weighed by, over `demand_sum` (`FleetState::tick_demand`).
+    pub tick_demand: i64,
 }
 
 impl StoreStep {
@@ -72,6 +76,7 @@ impl StoreStep {
             cold_cut: fleet.cold_cut,
             demand_sum: fleet.send_demand,
             departed_demand: fleet.departed_demand,
+            tick_demand: fleet.tick_demand,
         }
     }
 }
@@ -86,12 +91,12 @@ impl StoreStep {
 pub fn csv(steps: &[StoreStep]) -> String {
     let mut out = String::from(
         "at_ms,process,sends,throttles,send_demand,live,share_ppm,send_rate,engaged,fleet_rate,\
-         fleet_send_rate,admitted_rate,w_max,cold_cut,demand_sum,departed_demand\n",
+         fleet_send_rate,admitted_rate,w_max,cold_cut,demand_sum,departed_demand,tick_demand\n",
     );
     for s in steps {
         let _ = writeln!(
             out,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             s.at_ms,
             s.process,
             s.sends,
@@ -107,7 +112,8 @@ pub fn csv(steps: &[StoreStep]) -> String {
             s.w_max,
             u8::from(s.cold_cut),
             s.demand_sum,
-            s.departed_demand
+            s.departed_demand,
+            s.tick_demand
         );
     }
     out

@@ -552,7 +552,11 @@ mod tests {
         assert!(rows.len() > 100, "{} steps", rows.len());
         assert!(
             rows.iter()
-                .all(|row| row.len() == 16 && (1..=10).contains(&row[1]))
+                .all(|row| row.len() == 17 && (1..=10).contains(&row[1]))
+        );
+        assert!(
+            rows.iter().any(|row| row[16] > 0),
+            "the ticks' reports carry demand"
         );
         assert!(
             rows.windows(2).all(|pair| pair[0][0] <= pair[1][0]),
