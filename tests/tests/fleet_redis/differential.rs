@@ -296,14 +296,18 @@ async fn a_cut_well_over_an_estimate_is_an_estimate_on_redis_and_in_the_model() 
 
 #[tokio::test]
 async fn a_cut_soon_after_an_estimate_is_an_estimate_on_redis_and_in_the_model() {
-    // One process: a cold cut at 45/s, a cut one sync interval later at 48/s (within 10 % of
-    // it, but sooner than `store_model::ESTIMATE_CONFIRM_INTERVALS`: an estimate too), then
-    // one two intervals after that at 52/s (held).
+    // One process: a cold cut at 45/s, a cut one sync interval later at 48/s (over it, but
+    // sooner than `store_model::ESTIMATE_CONFIRM_INTERVALS`: an estimate too), then one two
+    // intervals after that at 52/s (held). In another scope, a cut as soon under the cold
+    // cut, at 40/s, confirms it (held).
     let Some(server) = server(&[]) else { return };
     let mut pair = Pair::new(&server, "soon").await;
     let reports = [(1, 0, 0), (2, 50, 5), (3, 58, 10), (5, 60, 8)];
     let cuts = one_senders_limits(&mut pair, &reports).await;
     assert_eq!(cuts[1..], [(45_000, true), (48_000, true), (52_000, false)]);
+    let mut pair = Pair::new(&server, "soon-under").await;
+    let cuts = one_senders_limits(&mut pair, &[(1, 0, 0), (2, 50, 5), (3, 50, 10)]).await;
+    assert_eq!(cuts[1..], [(45_000, true), (40_000, false)]);
 }
 
 #[tokio::test]

@@ -545,8 +545,8 @@ fn a_cut_soon_after_an_estimate_is_an_estimate_too() {
     // F1's mixed demand on a real clock: a cold fleet throttled in its first milliseconds cut
     // twice within its first second, 47/s and then 54/s from ticks that began before the first
     // cut took effect; the second, within 10 % of the first, was held: 52/s of 300/s for 40 s.
-    // A cut within ESTIMATE_CONFIRM_INTERVALS of an estimate is an estimate too; one after,
-    // within 10 % of it, is held.
+    // A cut within ESTIMATE_CONFIRM_INTERVALS of an estimate, at or over it, is an estimate
+    // too; one after, within 10 % of it, is held.
     let mut state = StoreState::default();
     lease(&mut state, &one_sender(1_000, 0, 0));
     lease(&mut state, &one_sender(2_000, 50, 5));
@@ -563,6 +563,17 @@ fn a_cut_soon_after_an_estimate_is_an_estimate_too() {
     assert_eq!(
         (fleet(&state).w_max, fleet(&state).cold_cut),
         (52_000, false)
+    );
+    // A cut as soon under an estimate confirms it (the fleet sent more than the server
+    // admitted), and is held: every soon cut an estimate kept fleets throttled every interval
+    // growing from each cut (docs/sim/fleet.md).
+    let mut state = StoreState::default();
+    lease(&mut state, &one_sender(1_000, 0, 0));
+    lease(&mut state, &one_sender(2_000, 50, 5));
+    lease(&mut state, &one_sender(3_000, 50, 10));
+    assert_eq!(
+        (fleet(&state).w_max, fleet(&state).cold_cut),
+        (40_000, false)
     );
 }
 
