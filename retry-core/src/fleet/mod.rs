@@ -257,8 +257,11 @@
 //!   30 s, probes past it linearly (0.25 % a second for 60 s), then grows along CUBIC again
 //!   (at once after an estimate: a cold fleet's first cut, or a cut more than 10 % over an
 //!   estimate, which measured the climb from it, or at or over one within two sync intervals
-//!   of it, which measured ticks from before it took effect); a store that lost its state adopts
-//!   the lowest rate its processes knew as the target. Below the limit, because a fleet of many
+//!   of it, which measured ticks from before it took effect); a tick in which the fleet sent
+//!   under half the rate its processes were given, and wanted less than it, does not move the
+//!   curve on past the target, so a fleet that does not use its rate keeps it where it is
+//!   instead of growing it unused;
+//!   a store that lost its state adopts the lowest rate its processes knew as the target. Below the limit, because a fleet of many
 //!   small senders varies by a few percent from one second to the next: at the limit, its
 //!   busiest seconds are 7-10 % over it. Each process sends at its share of the fleet's send
 //!   demand (smoothed over four reports; an expired process's demand counted while it is

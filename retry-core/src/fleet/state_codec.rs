@@ -115,6 +115,7 @@ fn decode_fleet(fields: &[(String, String)]) -> Result<FleetState, ProtocolError
         w_max: int("w_max")?,
         cold_cut: flag("cold_cut")?,
         cut_at_ms: int("cut_at")?,
+        curve_paused_ms: optional("curve_paused")?,
         fleet_rate: int("fleet_rate")?,
     })
 }
@@ -203,9 +204,10 @@ mod tests {
                 fleet.departed_demand,
                 fleet.tick_successes,
                 fleet.tick_demand,
+                fleet.curve_paused_ms,
                 fleet.calls_failing
             ),
-            (0, 0, 0, false)
+            (0, 0, 0, 0, false)
         );
         let mut failing = earlier_state();
         failing.push(("calls_failing".to_owned(), "2".to_owned()));

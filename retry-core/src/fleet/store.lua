@@ -79,7 +79,9 @@ local INT_FIELDS = {
   'admitted_rate', 'engaged', 'adopting', 'w_max', 'cold_cut', 'cut_at', 'fleet_rate',
 }
 -- Fields an earlier script of the same protocol did not write: missing, they are 0.
-local OPTIONAL_INT_FIELDS = {'departed_demand', 'tick_successes', 'calls_failing', 'tick_demand'}
+local OPTIONAL_INT_FIELDS = {
+  'departed_demand', 'tick_successes', 'calls_failing', 'tick_demand', 'curve_paused',
+}
 
 local function stored_int(text)
   if type(text) ~= 'string' or #text > 17 or not string.match(text, '^%-?%d+$') then
@@ -278,7 +280,8 @@ local function new_fleet(now)
     tick_start = now, tick_calls = 0, tick_sends = 0, tick_throttles = 0, tick_reports = 0,
     tick_successes = 0, tick_demand = 0, calls_rate = -1, send_rate = -1, admitted_rate = -1,
     calls_failing = 0,
-    engaged = 0, adopting = 0, w_max = 0, cold_cut = 0, cut_at = 0, fleet_rate = 0,
+    engaged = 0, adopting = 0, w_max = 0, cold_cut = 0, cut_at = 0, curve_paused = 0,
+    fleet_rate = 0,
   }
   if relearn then
     fleet.born = math.min(r.known_born, now)
@@ -509,24 +512,50 @@ local function curve_growth(fleet, d)
     + floor_div(convex * convex * convex, CUBIC_MS3_PER_PPM)
 end
 
+-- How far the curve is past its return to the target, ms, less the time it was held unused.
+local function curve_time(fleet, now)
+  return now - fleet.cut_at - regain_ms() - fleet.curve_paused
+end
+
 -- A curve that ran to its horizon without a throttle grows again from where it got.
 local function rebase_past_horizon(fleet, now)
-  local k = regain_ms()
   local hold, span = curve_phases(fleet)
-  if now - fleet.cut_at - k <= hold + span + CUBIC_HORIZON_MS then
+  if curve_time(fleet, now) <= hold + span + CUBIC_HORIZON_MS then
     return
   end
   local top = PPM + curve_growth(fleet, hold + span + CUBIC_HORIZON_MS)
   local probed = PPM + curve_growth(fleet, hold + span)
   fleet.w_max = math.min(floor_div(fleet.w_max * top, probed), MAX_RATE)
-  fleet.cut_at = now - k - hold - span
+  fleet.cut_at = now - regain_ms() - hold - span
+  fleet.curve_paused = 0
+end
+
+-- The curve's rate, uncapped, time ms past its return to the target (as curve_time counts).
+local function curve_rate_at(fleet, time)
+  local growth = curve_growth(fleet, math.max(-regain_ms(), time))
+  local target = target_of(fleet.w_max)
+  return target + floor_div(target * growth, PPM)
+end
+
+-- Holds the curve over a tick ending now (of at most LONGEST_TICK_INTERVALS) in which the
+-- fleet sent under half the rate its processes were given (the curve's a sync interval
+-- before the tick began) and wants less than it (store_model::pause_unused_curve).
+local function pause_unused_curve(fleet, now)
+  local elapsed = now - fleet.tick_start
+  if fleet.engaged == 0 or elapsed < s.interval or
+      elapsed > LONGEST_TICK_INTERVALS * s.interval then
+    return
+  end
+  local past_target = curve_time(fleet, now)
+  local sent = math.min(floor_div(fleet.tick_sends * 1000000, elapsed), MAX_RATE)
+  local given = curve_rate_at(fleet, past_target - elapsed - s.interval)
+  if past_target > 0 and 2 * sent < given and fleet.send_demand < given then
+    fleet.curve_paused = fleet.curve_paused + math.min(elapsed, past_target)
+  end
 end
 
 local function fleet_curve(fleet, now)
-  local k = regain_ms()
-  local growth = curve_growth(fleet, math.max(-k, now - fleet.cut_at - k))
-  local target = target_of(fleet.w_max)
-  local rate = target + floor_div(target * growth, PPM)
+  local rate = curve_rate_at(fleet, curve_time(fleet, now))
   if fleet.send_rate >= 0 then
     local sending = tick_rate_so_far(fleet, fleet.tick_sends, now)
     rate = math.min(rate, 2 * math.max(fleet.send_rate, sending))
@@ -572,6 +601,7 @@ local function limiter_step(fleet, per_report, now)
     fleet.w_max = limit_with_target(r.known_rate)
     fleet.cold_cut = 0
     fleet.cut_at = now - regain_ms()
+    fleet.curve_paused = 0
   end
   if r.throttles > 0 and (fleet.engaged == 0 or now - fleet.cut_at >= s.interval) then
     local measured = math.max(measured_limit(fleet, per_report, now), MIN_FLEET_RATE)
@@ -582,6 +612,7 @@ local function limiter_step(fleet, per_report, now)
     end
     fleet.w_max = measured
     fleet.cut_at = now
+    fleet.curve_paused = 0
     fleet.engaged = 1
     fleet.adopting = 0
   end
@@ -665,6 +696,7 @@ if is_new then
 end
 add_to_tick(fleet, is_new)
 local per_report = admitted_per_report(fleet, live)
+pause_unused_curve(fleet, now)
 end_tick(fleet, live, now)
 limiter_step(fleet, per_report, now)
 

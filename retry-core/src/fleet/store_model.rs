@@ -59,10 +59,12 @@
 //!    target along the library's rate-scaled CUBIC curve (`adaptive::Cubic`, AWS SDKs'
 //!    `C = 0.4`, reference rate 10/s), holds it for [`HOLD_MS`], then probes past it linearly,
 //!    [`PROBE_PPM_PER_S`] of it per second, for [`PROBE_SPAN_MS`], before CUBIC's convex
-//!    growth resumes, and starts that growth again from where it got at its horizon; at most
-//!    twice the fleet's send rate, at least [`MIN_FLEET_RATE`]. A store re-learning adopts the
-//!    lowest rate the processes knew as its target, held. A process's share is its share of
-//!    the send demand, the departed demand counted in the sum.
+//!    growth resumes, and starts that growth again from where it got at its horizon; a tick
+//!    in which the fleet sent under half the rate its processes were given, and wants less
+//!    than that rate, does not move the curve on past the target (`pause_unused_curve`); at
+//!    most twice the fleet's send rate, at least [`MIN_FLEET_RATE`]. A store re-learning
+//!    adopts the lowest rate the processes knew as its target, held. A process's share is its
+//!    share of the send demand, the departed demand counted in the sum.
 //! 8. The budget: the cap is the fleet's calls per second times the window (the young quota
 //!    at least while the fleet is younger than its window; `most` until the call rate is
 //!    known), at most `most`. Over the cap, the pool shrinks first, then leases are trimmed
@@ -288,6 +290,7 @@ pub fn step(
         i64::try_from(state.processes().len()).unwrap_or(i64::MAX) + i64::from(previous.is_none());
     add_to_tick(&mut fleet, &r, previous.is_none());
     let per_report = admitted_per_report(&fleet, &s, live);
+    pause_unused_curve(&mut fleet, &s, now);
     end_tick(&mut fleet, &s, live, now);
     limiter_step(&mut fleet, &s, &r, per_report, now);
     let (lease, record) = budget_step(&mut fleet, &s, &r, counted, previous.is_none(), live, now);
@@ -482,6 +485,7 @@ fn new_fleet(settings: &Settings, s: &Knobs, r: &Seen, now: i64) -> FleetState {
         w_max: 0,
         cold_cut: false,
         cut_at_ms: 0,
+        curve_paused_ms: 0,
         fleet_rate: 0,
     }
 }
@@ -706,12 +710,14 @@ fn limiter_step(fleet: &mut FleetState, s: &Knobs, r: &Seen, per_report: Option<
         fleet.w_max = limit_with_target(r.known_rate);
         fleet.cold_cut = false;
         fleet.cut_at_ms = now - regain_ms(s);
+        fleet.curve_paused_ms = 0;
     }
     if r.throttles > 0 && (!fleet.engaged || now - fleet.cut_at_ms >= s.interval) {
         let measured = measured_limit(fleet, s, per_report, now).max(min_rate());
         fleet.cold_cut = !fleet.engaged || (fleet.cold_cut && !confirms(fleet, s, measured, now));
         fleet.w_max = measured;
         fleet.cut_at_ms = now;
+        fleet.curve_paused_ms = 0;
         fleet.engaged = true;
         fleet.adopting = false;
     }
@@ -820,27 +826,76 @@ fn curve_growth(fleet: &FleetState, d: i64) -> i64 {
 /// linear probe from now, has that rate. A fleet whose rate is far below the server's limit
 /// (its last cut measured little) thus climbs to it instead of holding at the horizon.
 fn rebase_past_horizon(fleet: &mut FleetState, s: &Knobs, now: i64) {
-    let k = regain_ms(s);
     let (hold, span) = curve_phases(fleet);
-    if now - fleet.cut_at_ms - k <= hold + span + CUBIC_HORIZON_MS {
+    if curve_time(fleet, s, now) <= hold + span + CUBIC_HORIZON_MS {
         return;
     }
     let top = ppm() + curve_growth(fleet, hold + span + CUBIC_HORIZON_MS);
     let probed = ppm() + curve_growth(fleet, hold + span);
     fleet.w_max = floor_div(fleet.w_max * top, probed).min(rate_bound());
-    fleet.cut_at_ms = now - k - hold - span;
+    fleet.cut_at_ms = now - regain_ms(s) - hold - span;
+    fleet.curve_paused_ms = 0;
 }
 
-/// The fleet's rate at `now`: from the last cut, the rate-scaled CUBIC curve back to the target
+/// How far the curve is past its return to the target at `now`, in milliseconds (negative
+/// before it): the time since the last cut, less the time to regain the target
+/// ([`regain_ms`]) and the time the curve was held unused (`curve_paused_ms`).
+fn curve_time(fleet: &FleetState, s: &Knobs, now: i64) -> i64 {
+    now - fleet.cut_at_ms - regain_ms(s) - fleet.curve_paused_ms
+}
+
+/// Holds the curve over the tick that ends at `now` (of at most [`LONGEST_TICK_INTERVALS`])
+/// if the fleet sent under half the rate its processes were given for it and wants less than
+/// that rate (its send demand): the tick's time past the curve's return to the target does
+/// not count ([`curve_time`]), so an engaged fleet that does not use its rate keeps it where it
+/// is instead of growing it. A fleet that wants more than its rate grows it however little it
+/// sends: its processes' shares keep their sends down (an on/off process's share is by its
+/// mean demand, and in its on spells it wants several times that), and held, a cut that
+/// measured a tick of mostly off spells was never probed past (on a real clock, #37's shape
+/// held 70/s of 218/s for a minute). The rate given is the
+/// curve's a sync interval before the tick began (a process sends at the rate of its last
+/// sync and reports the sends at its next), not the curve's now: a curve that grew within the
+/// tick from an estimate (no hold) was twice what the processes had been sending by its end,
+/// and held back each tick it never grew (the shape sweep's #197: 47/s of 2,049/s for 100 s).
+///
+/// Without it, a fleet whose processes want less than half its rate (they send in on/off
+/// spells, or little) was never throttled, its curve ran to its horizon again and again, and
+/// each time [`rebase_past_horizon`] multiplied `w_max` by about 5.4; only the cap at twice
+/// the send rate held the fleet, and when the processes' on spells met, the cap rose with
+/// what they sent. On a real clock (fleet-harness, the shape sweep's #37: 3 on/off processes
+/// against 218/s) the rate ran from 219.7/s to 1,000,000/s in 41 s, and the fleet sent
+/// 399-413/s in its busiest seconds. Linux's CUBIC does the like after an idle period: it
+/// moves its epoch on by the time the sender had nothing to send, so that the window does not
+/// jump when sending resumes; and RFC 7661 ("New CWV") grows a window only while at least
+/// half of it is used.
+fn pause_unused_curve(fleet: &mut FleetState, s: &Knobs, now: i64) {
+    let elapsed = now - fleet.tick_start_ms;
+    if !fleet.engaged || elapsed < s.interval || elapsed > LONGEST_TICK_INTERVALS * s.interval {
+        return;
+    }
+    let past_target = curve_time(fleet, s, now);
+    let sent = floor_div(fleet.tick_sends * 1_000_000, elapsed).min(rate_bound());
+    let given = curve_rate_at(fleet, s, past_target - elapsed - s.interval);
+    if past_target > 0 && 2 * sent < given && fleet.send_demand < given {
+        fleet.curve_paused_ms += elapsed.min(past_target);
+    }
+}
+
+/// The curve's rate, uncapped, `time` milliseconds past its return to the target (as
+/// [`curve_time`] counts it): from the last cut, the rate-scaled CUBIC curve back to the target
 /// (reached `k` after the cut), held, then the linear probe past it, then CUBIC's convex
-/// growth; at most twice the fleet's send rate (as the last tick ended it, averaged over
-/// [`send_rate_span`], or the current tick's so far if more), within
-/// `MIN_FLEET_RATE..=MAX_RATE`.
-fn fleet_curve(fleet: &FleetState, s: &Knobs, now: i64) -> i64 {
-    let k = regain_ms(s);
-    let growth = curve_growth(fleet, (now - fleet.cut_at_ms - k).max(-k));
+/// growth.
+fn curve_rate_at(fleet: &FleetState, s: &Knobs, time: i64) -> i64 {
+    let growth = curve_growth(fleet, time.max(-regain_ms(s)));
     let target = target_of(fleet.w_max);
-    let mut rate = target + floor_div(target * growth, ppm());
+    target + floor_div(target * growth, ppm())
+}
+
+/// The fleet's rate at `now`: the curve's ([`curve_rate_at`]), at most twice the fleet's send
+/// rate (as the last tick ended it, averaged over [`send_rate_span`], or the current tick's so
+/// far if more), within `MIN_FLEET_RATE..=MAX_RATE`.
+fn fleet_curve(fleet: &FleetState, s: &Knobs, now: i64) -> i64 {
+    let mut rate = curve_rate_at(fleet, s, curve_time(fleet, s, now));
     if let Some(send_rate) = fleet.send_rate {
         let sending = tick_rate_so_far(fleet, s, fleet.tick_sends, now);
         rate = rate.min(2 * send_rate.max(sending));

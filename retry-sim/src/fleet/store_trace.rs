@@ -54,6 +54,9 @@ pub struct StoreStep {
     /// The send demand the current tick's reports carry, summed: what the tick's admitted rate
     /// is weighed by, over `demand_sum` (`FleetState::tick_demand`).
     pub tick_demand: i64,
+    /// How long the curve has been held unused since the last cut, milliseconds
+    /// (`FleetState::curve_paused_ms`).
+    pub curve_paused_ms: i64,
 }
 
 impl StoreStep {
@@ -77,6 +80,7 @@ impl StoreStep {
             demand_sum: fleet.send_demand,
             departed_demand: fleet.departed_demand,
             tick_demand: fleet.tick_demand,
+            curve_paused_ms: fleet.curve_paused_ms,
         }
     }
 }
@@ -91,12 +95,13 @@ impl StoreStep {
 pub fn csv(steps: &[StoreStep]) -> String {
     let mut out = String::from(
         "at_ms,process,sends,throttles,send_demand,live,share_ppm,send_rate,engaged,fleet_rate,\
-         fleet_send_rate,admitted_rate,w_max,cold_cut,demand_sum,departed_demand,tick_demand\n",
+         fleet_send_rate,admitted_rate,w_max,cold_cut,demand_sum,departed_demand,tick_demand,\
+         curve_paused_ms\n",
     );
     for s in steps {
         let _ = writeln!(
             out,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             s.at_ms,
             s.process,
             s.sends,
@@ -113,7 +118,8 @@ pub fn csv(steps: &[StoreStep]) -> String {
             u8::from(s.cold_cut),
             s.demand_sum,
             s.departed_demand,
-            s.tick_demand
+            s.tick_demand,
+            s.curve_paused_ms
         );
     }
     out

@@ -177,6 +177,7 @@ async fn a_corrupt_stored_state_is_dropped_and_relearned() {
         "tick_successes",
         "calls_failing",
         "tick_demand",
+        "curve_paused",
     ] {
         server.command(&["HSET", keys.state(), field, "1e9"]);
         let reply = store

@@ -91,8 +91,9 @@ async fn a_fleets_life_gives_the_same_replies_and_state_on_redis_and_in_the_mode
     // 135 s of traffic, 10 calls/s in all; throttles in second 20 (a cold fleet's first cut,
     // and the curve's fast growth from it) and from 30 s to 37 s, the store away for seconds
     // 33 to 35 (a tick that measures no rate), then the limiter's curve runs its whole course
-    // (the hold, the linear probe, the convex growth and past its horizon); the third process
-    // wants retries from 40 s and falls silent at 50 s.
+    // (the hold, the linear probe, the convex growth and past its horizon), the processes
+    // sending ten times as much from 40 s so that they use it; the third process wants retries
+    // from 40 s and falls silent at 50 s.
     for second in (1..=135_u64).filter(|second| !(33..=35).contains(second)) {
         for (i, process) in fleet.iter_mut().enumerate() {
             let index = u64::try_from(i).expect("small");
@@ -106,7 +107,7 @@ async fn a_fleets_life_gives_the_same_replies_and_state_on_redis_and_in_the_mode
                 first_try_successes: 2,
                 tokens_wanted: if index == 2 && second >= 40 { 28 } else { 0 },
                 tokens_granted: if index == 2 && second >= 40 { 14 } else { 0 },
-                sends: 40,
+                sends: if second > 40 { 400 } else { 40 },
                 throttles: if throttled { 10 } else { 0 },
                 send_demand: 40_000 + index * 10_000,
                 ..report
@@ -310,6 +311,52 @@ async fn a_cut_soon_after_an_estimate_is_an_estimate_on_redis_and_in_the_model()
     assert_eq!(cuts[1..], [(45_000, true), (40_000, false)]);
 }
 
+/// One process's life through both, each report `(second, sends, throttles, send demand /s)`:
+/// the curve's time held unused at the end.
+async fn one_senders_held_curve(pair: &mut Pair<'_>, reports: &[(u64, u64, u64, u64)]) -> i64 {
+    let mut process = Process::new(1);
+    for &(second, sends, throttles, demand) in reports {
+        pair.sync(&mut process, second * 1_000, |report| Report {
+            sends,
+            throttles,
+            send_demand: demand * 1_000,
+            ..report
+        })
+        .await;
+    }
+    let fleet = pair.model.fleet().expect("a fleet");
+    assert_eq!((fleet.w_max, fleet.cold_cut), (900_000, false));
+    fleet.curve_paused_ms
+}
+
+#[tokio::test]
+async fn a_fleet_that_uses_under_half_its_rate_holds_its_curve_on_redis_and_in_the_model() {
+    // One process: a cut on a measured 900/s at 3 s, then 130 s at 200/s, all it wants and
+    // under half its target: the curve is held past the target (`store_model`'s
+    // `pause_unused_curve`), not run to its horizon and grown again from there. Then its
+    // demand is back: the curve moves on from the target. In another scope the process wants
+    // 1,000/s all along though it sends 200/s: its curve is never held.
+    let Some(server) = server(&[]) else { return };
+    let cut = [
+        (1, 1_000, 100, 1_000),
+        (2, 1_000, 0, 1_000),
+        (3, 1_000, 100, 1_000),
+    ];
+    let mut held = cut.to_vec();
+    held.extend((4..=133).map(|second| (second, 200, 0, 200)));
+    held.extend((134..=137).map(|second| (second, 1_000, 0, 1_000)));
+    let mut pair = Pair::new(&server, "unused").await;
+    // Held from 1.357 s after the cut (its return to the target) to 133 s; used since.
+    assert_eq!(
+        one_senders_held_curve(&mut pair, &held).await,
+        133_000 - 3_000 - 1_357
+    );
+    let mut wanted = cut.to_vec();
+    wanted.extend((4..=40).map(|second| (second, 200, 0, 1_000)));
+    let mut pair = Pair::new(&server, "wanted").await;
+    assert_eq!(one_senders_held_curve(&mut pair, &wanted).await, 0);
+}
+
 #[tokio::test]
 async fn unlike_processes_demands_weigh_a_tick_alike_on_redis_and_in_the_model() {
     // F1's mixed demand (2 processes at 250/s, 4 at 25/s, each sending its share of 300/s),
@@ -407,13 +454,15 @@ async fn an_outage_and_a_state_an_earlier_script_wrote_give_the_same_replies_and
             &state,
             "tick_successes",
             "calls_failing",
-            "tick_demand"
+            "tick_demand",
+            "curve_paused"
         ]),
-        Resp::Int(3)
+        Resp::Int(4)
     );
     let fleet_state = pair.model.fleet().copied().map(|fleet| FleetState {
         tick_successes: 0,
         tick_demand: 0,
+        curve_paused_ms: 0,
         calls_failing: false,
         ..fleet
     });

@@ -602,6 +602,61 @@ fn a_curve_that_reached_its_horizon_without_a_throttle_keeps_growing() {
     assert!(rates[130] > 100_000, "{rates:?}");
 }
 
+/// A fleet of one process cut on a measured 900/s at 3 s (as in the test above): its target is
+/// 873/s.
+fn cut_at_900_per_second() -> StoreState {
+    let mut state = StoreState::default();
+    lease(&mut state, &one_sender(1_000, 1_000, 100));
+    lease(&mut state, &one_sender(2_000, 1_000, 0));
+    lease(&mut state, &one_sender(3_000, 1_000, 100));
+    assert_eq!(fleet(&state).w_max, 900_000);
+    state
+}
+
+/// A report of the fleet's only sender at `second` that sent `sends` and wanted to send
+/// `demand` a second.
+fn wanting(second: u64, sends: u64, demand: u64) -> Report {
+    Report {
+        send_demand: demand * 1_000,
+        ..one_sender(second * 1_000, sends, 0)
+    }
+}
+
+#[test]
+fn a_fleet_that_uses_under_half_its_rate_holds_its_curve_where_it_is() {
+    let mut state = cut_at_900_per_second();
+    // Five minutes at 200/s, all it wants, under half its rate: its curve holds at the target
+    // instead of running through its hold, its probe and its convex growth again and again
+    // (each horizon had multiplied `w_max` by about 5.4).
+    for second in 4..=303 {
+        lease(&mut state, &wanting(second, 200, 200));
+    }
+    assert_eq!(fleet(&state).w_max, 900_000);
+    // Its demand is back, 2,000/s half-way through a tick (the send-rate cap is twice that):
+    // the fleet's rate is its target, not what the curve had grown to unused.
+    let busy = lease(&mut state, &one_sender(303_500, 1_000, 0));
+    assert_eq!(busy.fleet_rate, 873_000);
+    // Used, the curve goes on from there: 30 s held, then the linear probe.
+    let mut at = |second: u64| lease(&mut state, &wanting(second, 1_000, 1_000)).fleet_rate;
+    for second in 304..=333 {
+        assert_eq!(at(second), 873_000, "{second} s");
+    }
+    assert!(at(336) > 873_000);
+}
+
+#[test]
+fn a_fleet_that_wants_its_whole_rate_grows_its_curve_though_it_sends_less() {
+    // Sending 200/s of the 1,000/s it wants (its processes' shares, or their on/off spells
+    // against shares by their mean demand, keep their sends down): it wants more than its
+    // rate, so its curve is not held, and runs its course from the cut.
+    let mut state = cut_at_900_per_second();
+    for second in 4..=34 {
+        lease(&mut state, &wanting(second, 200, 1_000));
+    }
+    let curve = fleet(&state);
+    assert_eq!((curve.curve_paused_ms, curve.w_max), (0, 900_000));
+}
+
 #[test]
 fn a_quiet_interval_lowers_a_process_send_demand_by_a_quarter_not_to_nothing() {
     // Two processes of an engaged fleet, each with a demand of 70/s.
