@@ -552,7 +552,7 @@ mod tests {
         assert!(rows.len() > 100, "{} steps", rows.len());
         assert!(
             rows.iter()
-                .all(|row| row.len() == 17 && (1..=10).contains(&row[1]))
+                .all(|row| row.len() == 18 && (1..=10).contains(&row[1]))
         );
         assert!(
             rows.iter().any(|row| row[16] > 0),

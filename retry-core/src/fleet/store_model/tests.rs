@@ -754,6 +754,11 @@ fn check_invariants(state: &StoreState, reply: &Reply, report: &Report) {
     }
     let most = i64::try_from(fleet.settings.most).expect("small");
     assert!(fleet.pool <= most);
+    // The curve is held only for time it ran past its return to the target: never back before
+    // it.
+    let curve_time = curve_time(fleet, &Knobs::of(&fleet.settings), fleet.now_ms);
+    assert!(fleet.curve_paused_ms >= 0);
+    assert!(fleet.curve_paused_ms == 0 || curve_time >= 0, "{fleet:?}");
     if let Reply::Lease(lease) = reply {
         let cap = i64::try_from(lease.cap).expect("small");
         assert!(fleet.pool + fleet.leased <= cap || fleet.pool == 0);
@@ -782,6 +787,30 @@ proptest! {
             check_invariants(&state, &reply, &report);
             let decoded = Reply::decode(&reply.encode(), &settings(), &report);
             prop_assert_eq!(decoded, Ok(reply));
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(100))]
+
+    /// An engaged fleet's curve under any mix of busy, quiet and throttled ticks: held only for
+    /// time it ran past its target, and every step's invariants kept.
+    #[test]
+    fn an_engaged_fleets_curve_is_held_only_past_its_target(
+        steps in proptest::collection::vec(
+            (0..2_500_u64, 0..2_000_u64, prop_oneof![4 => Just(0_u64), 1 => 1..100_u64], 0..2_000_u64),
+            1..120,
+        ),
+    ) {
+        let mut state = cut_at_900_per_second();
+        let mut now = 3_000_u64;
+        for (advance, sends, throttles, demand) in steps {
+            now += advance;
+            let report = Report { throttles, ..wanting(0, sends, demand) };
+            let report = Report { now_ms: now, ..report };
+            let reply = step(&mut state, &settings(), &report).expect("valid");
+            check_invariants(&state, &reply, &report);
         }
     }
 }
