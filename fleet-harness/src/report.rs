@@ -177,7 +177,7 @@ pub fn write_json(report: &RunReport, path: &Path) -> io::Result<()> {
 const CSV_HEADER: &str = "phase,second,admitted,throttled,attempts,calls,successes,failures,\
     shed,p50_ms,p99_ms,redis_window_s,redis_evalsha,redis_eval,redis_sent,redis_total,clients,\
     leases_live,send_rate,store_engaged,store_fleet_rate,store_w_max,store_admitted_rate,\
-    store_calls_rate,store_pool,store_leased,faults,errors,client_events";
+    store_calls_rate,store_pool,store_leased,store_curve_paused_s,faults,errors,client_events";
 
 /// Writes every phase's rows as CSV to `path` (empty cells for figures not measured).
 pub fn write_csv(report: &RunReport, path: &Path) -> io::Result<()> {
@@ -228,6 +228,7 @@ fn csv_fields(row: &Row) -> String {
         store(|view| view.calls_rate.map_or(String::new(), |r| format!("{r:.3}"))),
         store(|view| view.pool.to_string()),
         store(|view| view.leased.to_string()),
+        store(|view| format!("{:.3}", view.curve_paused_s)),
         faults.join(" "),
         row.errors.to_string(),
         row.client_events
@@ -256,6 +257,6 @@ mod tests {
         assert_eq!(fields.split(',').count() + 1, CSV_HEADER.split(',').count());
         assert!(fields.starts_with("4,500,0,"), "{fields}");
         assert!(fields.contains(",,1.500,,,,,,"), "{fields}");
-        assert!(fields.ends_with(",0,,,,,,,,,,stop,0,"), "{fields}");
+        assert!(fields.ends_with(",0,,,,,,,,,,,stop,0,"), "{fields}");
     }
 }

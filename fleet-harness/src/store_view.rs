@@ -31,6 +31,9 @@ pub struct StoreView {
     pub pool: i64,
     /// Retry tokens the processes hold.
     pub leased: i64,
+    /// How long the fleet limiter's curve has been held since its last cut because the fleet
+    /// did not use its rate, in seconds (0 in a state an earlier script wrote).
+    pub curve_paused_s: f64,
 }
 
 impl StoreView {
@@ -62,6 +65,7 @@ impl StoreView {
             calls_rate: rate("calls_rate"),
             pool: get("pool")?,
             leased: get("leased")?,
+            curve_paused_s: get("curve_paused").unwrap_or(0) as f64 / 1000.0,
         })
     }
 }
@@ -99,6 +103,7 @@ mod tests {
             ("calls_rate", "71382"),
             ("pool", "3"),
             ("leased", "802"),
+            ("curve_paused", "12500"),
         ]
         .iter()
         .flat_map(|(name, value)| [bulk(name), bulk(value)])
@@ -108,6 +113,7 @@ mod tests {
         assert_eq!((view.fleet_rate, view.w_max), (41.9, 0.5));
         assert_eq!((view.admitted_rate, view.send_rate), (None, Some(1.79)));
         assert_eq!((view.pool, view.leased), (3, 802));
+        assert_eq!(view.curve_paused_s, 12.5);
         assert_eq!(StoreView::from_fields(&fields(&[])), None, "no state yet");
     }
 }
