@@ -582,17 +582,31 @@ fn run_generated(actions: Vec<Action>) {
     });
 }
 
-/// One tick of a lone sender: milliseconds since the last, sends, throttles, send demand a
-/// second.
-type Tick = (u64, u64, u64, u64);
-
-fn tick() -> impl Strategy<Value = Tick> {
+/// A tick of the fleet's only sender: sends, throttles and a send demand (a second) reported
+/// after up to 2.5 s.
+fn lone_tick() -> impl Strategy<Value = Action> {
     (
         0..2_500_u64,
         0..2_000_u64,
         prop_oneof![4 => Just(0_u64), 1 => 1..100_u64],
         0..2_000_u64,
     )
+        .prop_map(|(advance_ms, sends, throttles, demand)| {
+            lone_sync(advance_ms, sends, throttles.min(sends), demand)
+        })
+}
+
+fn lone_sync(advance_ms: u64, sends: u64, throttles: u64, demand: u64) -> Action {
+    Action::Sync {
+        process: 0,
+        advance_ms,
+        report: Report {
+            sends,
+            throttles,
+            send_demand: demand * 1_000,
+            ..Report::default()
+        },
+    }
 }
 
 proptest! {
@@ -602,39 +616,13 @@ proptest! {
     /// and let go again (`store_model`'s `pause_unused_curve`): the script and the model alike.
     #[test]
     fn an_engaged_fleets_busy_and_quiet_ticks_give_the_same_replies_and_state(
-        ticks in proptest::collection::vec(tick(), 1..60),
+        ticks in proptest::collection::vec(lone_tick(), 1..60),
     ) {
-        run_engaged(ticks);
-    }
-}
-
-fn run_engaged(ticks: Vec<Tick>) {
-    let Some(server) = server(&[]) else { return };
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a runtime");
-    runtime.block_on(async {
-        let mut pair = Pair::new(&server, "engaged").await;
-        let mut process = Process::new(1);
         // Cut on a measured 900/s at 3 s, as in the tests above.
-        let cut = [
-            (1_000, 1_000, 100, 1_000),
-            (1_000, 1_000, 0, 1_000),
-            (1_000, 1_000, 100, 1_000),
-        ];
-        let mut now = 0;
-        for (advance_ms, sends, throttles, demand) in cut.into_iter().chain(ticks) {
-            now += advance_ms;
-            pair.sync(&mut process, now, |report| Report {
-                sends,
-                throttles: throttles.min(sends),
-                send_demand: demand * 1_000,
-                ..report
-            })
-            .await;
-        }
-    });
+        let cut = [(0, 1_000, 100), (1_000, 1_000, 0), (1_000, 1_000, 100)]
+            .map(|(advance_ms, sends, throttles)| lone_sync(advance_ms, sends, throttles, 1_000));
+        run_generated(cut.into_iter().chain(ticks).collect());
+    }
 }
 
 /// `counts`' counts on `own`'s identity, time and holdings.
