@@ -414,49 +414,6 @@ local function send_rate_span(fleet, live, falling)
   return math.min(math.max(earn_one, s.interval), longest)
 end
 
--- Ends a tick of at least an interval: the fleet's rates over it (the send and admitted
--- rates only from a tick of at most LONGEST_TICK_INTERVALS: a longer one missed reports).
-local function end_tick(fleet, live, now)
-  local elapsed = now - fleet.tick_start
-  if elapsed < s.interval then
-    return
-  end
-  local function per_second(count)
-    return math.min(floor_div(count * 1000000, elapsed), MAX_RATE)
-  end
-  local calls = per_second(fleet.tick_calls)
-  if fleet.calls_rate < 0 then
-    fleet.calls_rate = calls
-  else
-    local weight = floor_div(math.min(elapsed, s.window) * PPM, s.window)
-    fleet.calls_rate = fleet.calls_rate + floor_div((calls - fleet.calls_rate) * weight, PPM)
-  end
-  if elapsed <= LONGEST_TICK_INTERVALS * s.interval then
-    local sent = per_second(fleet.tick_sends)
-    if fleet.send_rate >= 0 and fleet.engaged == 1 then
-      local span = send_rate_span(fleet, live, sent < fleet.send_rate)
-      local weight = floor_div(math.min(elapsed, span) * PPM, span)
-      fleet.send_rate = fleet.send_rate + floor_div((sent - fleet.send_rate) * weight, PPM)
-    else
-      fleet.send_rate = sent
-    end
-    local admitted = admitted_in_tick(fleet)
-    fleet.admitted_rate = demand_weighted_rate(fleet, admitted) or
-      per_report_rate(fleet, admitted, live) or per_second(admitted)
-  end
-  fleet.calls_failing = 0
-  if tick_says_failing(fleet) then
-    fleet.calls_failing = 1
-  end
-  fleet.tick_start = now
-  fleet.tick_calls = 0
-  fleet.tick_sends = 0
-  fleet.tick_throttles = 0
-  fleet.tick_successes = 0
-  fleet.tick_reports = 0
-  fleet.tick_demand = 0
-end
-
 local function integer_cube_root(n)
   local low, high = 0, 3000
   while low < high do
@@ -537,13 +494,11 @@ local function curve_rate_at(fleet, time)
   return target + floor_div(target * growth, PPM)
 end
 
--- Holds the curve over a tick ending now (of at most LONGEST_TICK_INTERVALS) in which the
+-- Holds the curve over a tick that end_tick measures, ending now, elapsed long, in which the
 -- fleet sent under half the rate its processes were given (the curve's a sync interval
 -- before the tick began) and wants less than it (store_model::pause_unused_curve).
-local function pause_unused_curve(fleet, now)
-  local elapsed = now - fleet.tick_start
-  if fleet.engaged == 0 or elapsed < s.interval or
-      elapsed > LONGEST_TICK_INTERVALS * s.interval then
+local function pause_unused_curve(fleet, elapsed, now)
+  if fleet.engaged == 0 then
     return
   end
   local past_target = curve_time(fleet, now)
@@ -552,6 +507,50 @@ local function pause_unused_curve(fleet, now)
   if past_target > 0 and 2 * sent < given and fleet.send_demand < given then
     fleet.curve_paused = fleet.curve_paused + math.min(elapsed, past_target)
   end
+end
+
+-- Ends a tick of at least an interval: the fleet's rates over it (the send and admitted
+-- rates only from a tick of at most LONGEST_TICK_INTERVALS: a longer one missed reports).
+local function end_tick(fleet, live, now)
+  local elapsed = now - fleet.tick_start
+  if elapsed < s.interval then
+    return
+  end
+  local function per_second(count)
+    return math.min(floor_div(count * 1000000, elapsed), MAX_RATE)
+  end
+  local calls = per_second(fleet.tick_calls)
+  if fleet.calls_rate < 0 then
+    fleet.calls_rate = calls
+  else
+    local weight = floor_div(math.min(elapsed, s.window) * PPM, s.window)
+    fleet.calls_rate = fleet.calls_rate + floor_div((calls - fleet.calls_rate) * weight, PPM)
+  end
+  if elapsed <= LONGEST_TICK_INTERVALS * s.interval then
+    pause_unused_curve(fleet, elapsed, now)
+    local sent = per_second(fleet.tick_sends)
+    if fleet.send_rate >= 0 and fleet.engaged == 1 then
+      local span = send_rate_span(fleet, live, sent < fleet.send_rate)
+      local weight = floor_div(math.min(elapsed, span) * PPM, span)
+      fleet.send_rate = fleet.send_rate + floor_div((sent - fleet.send_rate) * weight, PPM)
+    else
+      fleet.send_rate = sent
+    end
+    local admitted = admitted_in_tick(fleet)
+    fleet.admitted_rate = demand_weighted_rate(fleet, admitted) or
+      per_report_rate(fleet, admitted, live) or per_second(admitted)
+  end
+  fleet.calls_failing = 0
+  if tick_says_failing(fleet) then
+    fleet.calls_failing = 1
+  end
+  fleet.tick_start = now
+  fleet.tick_calls = 0
+  fleet.tick_sends = 0
+  fleet.tick_throttles = 0
+  fleet.tick_successes = 0
+  fleet.tick_reports = 0
+  fleet.tick_demand = 0
 end
 
 local function fleet_curve(fleet, now)
@@ -696,7 +695,6 @@ if is_new then
 end
 add_to_tick(fleet, is_new)
 local per_report = admitted_per_report(fleet, live)
-pause_unused_curve(fleet, now)
 end_tick(fleet, live, now)
 limiter_step(fleet, per_report, now)
 

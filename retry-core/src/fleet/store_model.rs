@@ -290,7 +290,6 @@ pub fn step(
         i64::try_from(state.processes().len()).unwrap_or(i64::MAX) + i64::from(previous.is_none());
     add_to_tick(&mut fleet, &r, previous.is_none());
     let per_report = admitted_per_report(&fleet, &s, live);
-    pause_unused_curve(&mut fleet, &s, now);
     end_tick(&mut fleet, &s, live, now);
     limiter_step(&mut fleet, &s, &r, per_report, now);
     let (lease, record) = budget_step(&mut fleet, &s, &r, counted, previous.is_none(), live, now);
@@ -611,10 +610,10 @@ fn reported_share(fleet: &FleetState) -> Option<i64> {
 }
 
 /// Ends the tick if it lasted a sync interval: the fleet's rates over it (its send and
-/// admitted rates only if it lasted at most [`LONGEST_TICK_INTERVALS`]). The admitted rate is
-/// counted by the reports' share of the fleet's demand ([`demand_weighted_rate`]; per report
-/// of a known process times the live processes without a demand to weigh by), not over the tick's
-/// length: a tick of one interval holds one report of each process, or two of a few (their
+/// admitted rates, and the curve held over it if unused, [`pause_unused_curve`], only if it
+/// lasted at most [`LONGEST_TICK_INTERVALS`]). The admitted rate is counted by the reports'
+/// share of the fleet's demand ([`demand_weighted_rate`]; per report of a known process times
+/// the live processes without a demand to weigh by), not over the tick's length: a tick of one interval holds one report of each process, or two of a few (their
 /// ±10 % jitter), so over its length a fleet of 8 processes measured its rate 12 % high or low
 /// from one tick to the next (the harness: a cut that measured 456/s of a 500/s limit held the
 /// fleet at 443/s for 30 s); by the reports it counts, within a few percent.
@@ -634,6 +633,7 @@ fn end_tick(fleet: &mut FleetState, s: &Knobs, live: i64, now: i64) {
         }
     });
     if elapsed <= LONGEST_TICK_INTERVALS * s.interval {
+        pause_unused_curve(fleet, s, elapsed, now);
         let sent = per_second(fleet.tick_sends);
         fleet.send_rate = Some(match fleet.send_rate {
             Some(rate) if fleet.engaged => {
@@ -844,11 +844,12 @@ fn curve_time(fleet: &FleetState, s: &Knobs, now: i64) -> i64 {
     now - fleet.cut_at_ms - regain_ms(s) - fleet.curve_paused_ms
 }
 
-/// Holds the curve over the tick that ends at `now` (of at most [`LONGEST_TICK_INTERVALS`])
-/// if the fleet sent under half the rate its processes were given for it and wants less than
-/// that rate (its send demand): the tick's time past the curve's return to the target does
-/// not count ([`curve_time`]), so an engaged fleet that does not use its rate keeps it where it
-/// is instead of growing it. A fleet that wants more than its rate grows it however little it
+/// Holds the curve over the tick that ends at `now`, `elapsed` long (one [`end_tick`]
+/// measures: at least a sync interval, at most [`LONGEST_TICK_INTERVALS`]), if the fleet sent
+/// under half the rate its processes were given for it and wants less than that rate (its
+/// send demand): the tick's time past the curve's return to the target does not count
+/// ([`curve_time`]), so an engaged fleet that does not use its rate keeps it where it is
+/// instead of growing it. A fleet that wants more than its rate grows it however little it
 /// sends: its processes' shares keep their sends down (an on/off process's share is by its
 /// mean demand, and in its on spells it wants several times that), and held, a cut that
 /// measured a tick of mostly off spells was never probed past (on a real clock, #37's shape
@@ -868,9 +869,8 @@ fn curve_time(fleet: &FleetState, s: &Knobs, now: i64) -> i64 {
 /// moves its epoch on by the time the sender had nothing to send, so that the window does not
 /// jump when sending resumes; and RFC 7661 ("New CWV") grows a window only while at least
 /// half of it is used.
-fn pause_unused_curve(fleet: &mut FleetState, s: &Knobs, now: i64) {
-    let elapsed = now - fleet.tick_start_ms;
-    if !fleet.engaged || elapsed < s.interval || elapsed > LONGEST_TICK_INTERVALS * s.interval {
+fn pause_unused_curve(fleet: &mut FleetState, s: &Knobs, elapsed: i64, now: i64) {
+    if !fleet.engaged {
         return;
     }
     let past_target = curve_time(fleet, s, now);
