@@ -82,6 +82,12 @@ struct Cli {
     #[arg(long, default_value_t = 1)]
     first_shape: u64,
 
+    /// The shape sweep's callers wait at most this for a send permit, e.g. `100ms` (adaptive
+    /// mode's `max_wait` in local and fleet mode, the longest wait for a turn in the static
+    /// split); by default until their deadline (5 s).
+    #[arg(long, value_parser = parse_interval)]
+    max_wait: Option<Duration>,
+
     /// The shape sweep on these seeds only, comma-separated (instead of `--shapes`).
     #[arg(long, value_delimiter = ',')]
     shape_seeds: Vec<u64>,
@@ -268,13 +274,14 @@ fn run_shapes(cli: &Cli, threads: usize) -> Result<(), String> {
         seeds.len()
     );
     let started = Instant::now();
-    let results = sweep::sweep(&seeds, threads)?;
+    let max_wait = cli.max_wait.map(from_duration);
+    let results = sweep::sweep(&seeds, max_wait, threads)?;
     let table = sweep::markdown(&results);
     write_out(&cli.out, "shapes.md", &table)?;
     write_out(&cli.out, "shapes.csv", &sweep::csv(&results))?;
     if cli.trace {
         for &seed in &seeds {
-            let shape = retry_sim::fleet::shape::Shape::draw(seed);
+            let shape = retry_sim::fleet::shape::Shape::draw(seed).with_max_wait(max_wait);
             for (arm, name) in sweep::ARMS.iter().enumerate() {
                 let trace = sweep::trace(&shape, arm)?;
                 write_out(

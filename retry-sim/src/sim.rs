@@ -96,6 +96,10 @@ pub struct SimConfig {
     /// Without a timed fault, the seconds before the metrics' window opens; `None`: 10 s, or a
     /// tenth of the horizon if shorter. (A hedging arm at a percentile needs its samples first.)
     pub warmup: Option<Nanos>,
+    /// The longest an attempt waits for its turn in the static split (a governor's wait
+    /// bound, as adaptive mode's `max_wait` bounds a permit's); `None`: until its call's
+    /// deadline.
+    pub split_max_wait: Option<Nanos>,
 }
 
 impl SimConfig {
@@ -124,6 +128,7 @@ impl SimConfig {
             store: StoreConfig::default(),
             processes: Vec::new(),
             warmup: None,
+            split_max_wait: None,
         }
     }
 
@@ -729,7 +734,8 @@ impl<'a> Engine<'a> {
 
     /// The static split's answer for an attempt its strategy lets go now: its turn in its
     /// process's bucket (taken at its first ask), or a refusal when the turn would come after
-    /// the call's deadline. Without a split, at once.
+    /// the call's deadline or more than [`SimConfig::split_max_wait`] from now. Without a
+    /// split, at once.
     fn split_turn(&mut self, slot: u32) -> Permit {
         let now = self.now;
         let Some(split) = self.split.as_mut() else {
@@ -739,7 +745,11 @@ impl<'a> Engine<'a> {
         let turn = match call.turn {
             Some(turn) => turn,
             None => {
-                let latest = call.started + self.config.layers[0].deadline;
+                let deadline = call.started + self.config.layers[0].deadline;
+                let latest = self
+                    .config
+                    .split_max_wait
+                    .map_or(deadline, |wait| deadline.min(now.saturating_add(wait)));
                 match split.turn(call.instance as usize, now, latest) {
                     Some(turn) => turn,
                     None => return Permit::Refused,

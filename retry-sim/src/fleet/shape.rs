@@ -7,6 +7,7 @@
 //! flushed, restarted empty, or writes failing for part of the fleet).
 
 use std::fmt;
+use std::time::Duration;
 
 use super::arm::{Arm, FleetTuning};
 use super::process::{Ending, ProcessArrivals, ProcessSpec};
@@ -15,7 +16,7 @@ use crate::fault::{Fault, FaultKind, FaultSchedule};
 use crate::rng::Rng;
 use crate::server::{ServerConfig, ServiceTime};
 use crate::sim::SimConfig;
-use crate::strategy::StrategySpec;
+use crate::strategy::{StrategyKind, StrategySpec};
 use crate::time::{MILLI, Nanos, SECOND, secs};
 
 /// The least and most processes of a shape.
@@ -122,6 +123,11 @@ pub struct Shape {
     pub store_fault: Option<StoreFault>,
     /// The processes.
     pub processes: Vec<ProcessSpec>,
+    /// The longest a call waits for its send permit (adaptive mode's `max_wait` in local and
+    /// fleet mode, the longest wait for its turn in the static split), or `None` for its
+    /// deadline ([`DEADLINE`]). Not drawn: the sweep's callers choose it (`--max-wait`), as
+    /// the fleet harness's do (100 ms there).
+    pub max_wait: Option<Nanos>,
 }
 
 /// Log-uniform within `(low, high)`.
@@ -270,7 +276,21 @@ impl Shape {
             churn,
             store_fault,
             processes,
+            max_wait: None,
         }
+    }
+
+    /// The shape with its callers waiting at most `max_wait` for a send permit
+    /// ([`max_wait`](Self::max_wait)).
+    ///
+    /// ```
+    /// use retry_sim::fleet::shape::Shape;
+    /// let shape = Shape::draw(7).with_max_wait(Some(100_000_000));
+    /// assert_eq!(shape.max_wait, Some(100_000_000));
+    /// assert!(shape.to_string().ends_with("max wait 100 ms"));
+    /// ```
+    pub fn with_max_wait(self, max_wait: Option<Nanos>) -> Self {
+        Self { max_wait, ..self }
     }
 
     fn draw_store_fault(rng: &mut Rng, from: Nanos, horizon: Nanos) -> Option<StoreFault> {
@@ -351,6 +371,7 @@ impl Shape {
         config.layers[0].deadline = DEADLINE;
         config.max_attempts = self.max_attempts;
         config.processes = self.processes.clone();
+        config.split_max_wait = self.max_wait;
         let start = self.limit_from() as f64 / SECOND as f64;
         let mut faults = vec![Fault::at(
             FaultKind::Throttle {
@@ -379,7 +400,14 @@ impl Shape {
     /// the static split, on the default configuration in adaptive mode (the split in standard
     /// mode behind its buckets).
     pub fn strategies(&self) -> Result<[StrategySpec; 3], String> {
-        let base = StrategySpec::named("default-adaptive")?;
+        let mut base = StrategySpec::named("default-adaptive")?;
+        if let (Some(wait), StrategyKind::Ours { config, .. }) = (self.max_wait, &mut base.kind) {
+            *config = config
+                .to_builder()
+                .max_wait(Duration::from_nanos(wait))
+                .build()
+                .map_err(|e| e.to_string())?;
+        }
         let tuning = FleetTuning {
             sync_interval: self.sync_interval,
             ..FleetTuning::default()
@@ -406,6 +434,9 @@ impl fmt::Display for Shape {
             Churn::Crashing(k) => format!(", {k} crash"),
             Churn::Autoscaling(k) => format!(", {k} join + {k} crash"),
         };
+        let wait = self.max_wait.map_or(String::new(), |wait| {
+            format!(", max wait {} ms", wait as f64 / MILLI as f64)
+        });
         let fault = match self.store_fault {
             None => String::new(),
             Some(fault) => {
@@ -430,7 +461,7 @@ impl fmt::Display for Shape {
         write!(
             f,
             "#{}: {} processes, {arrivals}, {skew}, load {:.2}x of {}/s (burst {}), 5xx {:.0} %, \
-             {} attempts, sync {} ms, {} start{churn}{fault}",
+             {} attempts, sync {} ms, {} start{churn}{fault}{wait}",
             self.seed,
             self.processes.len(),
             self.load,

@@ -23,7 +23,7 @@ use super::shape::{Shape, Start};
 use super::store_trace;
 use crate::metrics::{BIN, BINS_PER_SECOND, RunOutput};
 use crate::sim::run;
-use crate::time::{Nanos, SECOND};
+use crate::time::{MILLI, Nanos, SECOND};
 
 /// The arms, in table order.
 pub const ARMS: [&str; 3] = ["local", "fleet", "split"];
@@ -121,9 +121,17 @@ pub fn measure(shape: &Shape, output: &RunOutput) -> ArmResult {
     }
 }
 
-/// Runs the shapes of `seeds` on `threads` threads; results in seed order.
-pub fn sweep(seeds: &[u64], threads: usize) -> Result<Vec<ShapeResult>, String> {
-    let shapes: Vec<Shape> = seeds.iter().map(|&seed| Shape::draw(seed)).collect();
+/// Runs the shapes of `seeds` on `threads` threads, their callers waiting at most `max_wait`
+/// for a send permit ([`Shape::max_wait`]); results in seed order.
+pub fn sweep(
+    seeds: &[u64],
+    max_wait: Option<Nanos>,
+    threads: usize,
+) -> Result<Vec<ShapeResult>, String> {
+    let shapes: Vec<Shape> = seeds
+        .iter()
+        .map(|&seed| Shape::draw(seed).with_max_wait(max_wait))
+        .collect();
     let mut tasks: Vec<(usize, usize)> = (0..shapes.len())
         .flat_map(|s| (0..ARMS.len()).map(move |a| (s, a)))
         .collect();
@@ -464,7 +472,17 @@ fn from_csv_line(line: &str) -> Result<ShapeResult, String> {
     let (seed, rest) = line.split_once(",\"").ok_or("no seed and quoted shape")?;
     let (described, figures) = rest.split_once("\",").ok_or("no figures after the shape")?;
     let seed: u64 = seed.parse().map_err(|e| format!("seed {seed:?}: {e}"))?;
-    let shape = Shape::draw(seed);
+    let max_wait = match described.rsplit_once(", max wait ") {
+        Some((_, wait)) => {
+            let ms = wait
+                .strip_suffix(" ms")
+                .and_then(|ms| ms.parse::<f64>().ok());
+            let ms = ms.ok_or_else(|| format!("max wait {wait:?}: not milliseconds"))?;
+            Some((ms * MILLI as f64).round() as Nanos)
+        }
+        None => None,
+    };
+    let shape = Shape::draw(seed).with_max_wait(max_wait);
     if shape.to_string().replace('"', "'") != described {
         return Err(format!(
             "shape {seed} is drawn otherwise by this simulator: {shape}"
@@ -533,6 +551,7 @@ fn fmt(value: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::strategy::StrategyKind;
 
     #[test]
     fn a_traced_fleet_arm_keeps_its_store_steps_and_runs_as_it_would_untraced() {
@@ -574,6 +593,39 @@ mod tests {
     }
 
     #[test]
+    fn a_shapes_max_wait_bounds_each_arms_wait_for_a_permit() {
+        // #37: 3 on/off processes at 0.86 times a 218/s limit. Their on spells want several
+        // times their share, so calls queue for permits in every arm.
+        let waiting = Shape::draw(37);
+        let bounded = waiting.clone().with_max_wait(Some(100 * MILLI));
+        let [local, fleet, _] = bounded.strategies().expect("strategies");
+        for spec in [&local, &fleet] {
+            let StrategyKind::Ours { config, .. } = &spec.kind else {
+                panic!("{}: not retry-core's", spec.name);
+            };
+            assert_eq!(
+                config.max_wait(),
+                Some(std::time::Duration::from_millis(100))
+            );
+        }
+        assert_eq!(bounded.config().split_max_wait, Some(100 * MILLI));
+        // The median call that succeeded waited seconds in its queue; bounded, about the
+        // bound (1 % latency bins; the attempt's service is 10 ms on average).
+        let p50_ms = |shape: &Shape, arm: usize| {
+            let strategies = shape.strategies().expect("strategies");
+            let output = run(&shape.config(), &strategies[arm], shape.seed).expect("runs");
+            output.metrics.p50_ms
+        };
+        for (arm, name) in ARMS.iter().enumerate() {
+            let (waited, bound) = (p50_ms(&waiting, arm), p50_ms(&bounded, arm));
+            assert!(
+                waited > 500.0 && bound < 150.0,
+                "{name}: the median success's latency {waited:.0} ms, {bound:.0} ms bounded"
+            );
+        }
+    }
+
+    #[test]
     fn a_sweeps_csv_reads_back_as_its_results() {
         // Figures whose rounding at the report's digits a rounded CSV would change.
         let arm = |admitted: f64, cold_start: f64| ArmResult {
@@ -593,9 +645,13 @@ mod tests {
                 shape: Shape::draw(4),
                 arms: [arm(0.75, 2.0), arm(0.125, f64::NAN), arm(1.0, 3.0)],
             },
+            ShapeResult {
+                shape: Shape::draw(5).with_max_wait(Some(2_500_000)),
+                arms: [arm(0.5, 1.0), arm(0.5, 1.0), arm(1.0, 1.0)],
+            },
         ];
         let read = from_csv(&csv(&results)).unwrap();
-        assert_eq!(read.len(), 2);
+        assert_eq!(read.len(), 3);
         for (read, written) in read.iter().zip(&results) {
             assert_eq!(read.shape, written.shape);
             for (r, w) in read.arms.iter().zip(&written.arms) {
