@@ -46,6 +46,7 @@ fn shape(fault: Option<StoreFault>, processes: Vec<ProcessSpec>) -> Shape {
         churn: Churn::None,
         store_fault: fault,
         processes,
+        max_wait: None,
     }
 }
 
