@@ -565,9 +565,14 @@ end
 -- The limit a throttle measures: the last tick's admitted rate; a fleet not yet engaged takes
 -- the current tick's so far (or its traffic per report) if more; an engaged one whose last
 -- tick admitted fewer than LEAST_ADMITTED_TO_MEASURE attempts, the current tick's admissions
--- over a sync interval if more (each report counts about an interval of its traffic).
+-- over a sync interval if more (each report counts about an interval of its traffic). A fleet
+-- climbing from an estimate (cold_cut) takes the current tick's rate so far by its reports'
+-- demand if more: a climb's last tick says less than the traffic that met the limit.
 local function measured_limit(fleet, per_report, now)
   local admitted = admitted_in_tick(fleet)
+  if fleet.admitted_rate >= 0 and fleet.engaged == 1 and fleet.cold_cut == 1 then
+    return math.max(fleet.admitted_rate, demand_weighted_rate(fleet, admitted) or 0)
+  end
   if fleet.admitted_rate >= 0 and fleet.engaged == 1 then
     if fleet.admitted_rate * s.interval >= LEAST_ADMITTED_TO_MEASURE * 1000000 then
       return fleet.admitted_rate

@@ -389,6 +389,37 @@ async fn unlike_processes_demands_weigh_a_tick_alike_on_redis_and_in_the_model()
 }
 
 #[tokio::test]
+async fn a_cut_while_climbing_from_an_estimate_measures_the_current_tick_alike_on_redis_and_in_the_model()
+ {
+    // Two processes climbing from a cold estimate: a whole tick at 400/s, then half of the
+    // next at 640/s so far, its second report throttled. The cut takes the current tick's
+    // rate (by its reports' share of the demand), not the last tick's.
+    let Some(server) = server(&[]) else { return };
+    let mut pair = Pair::new(&server, "climbing").await;
+    let mut fleet: Vec<Process> = (1..=2).map(Process::new).collect();
+    let steps = [
+        (0, 1_000, 0, 0),
+        (1, 1_001, 0, 0),
+        (0, 2_000, 90, 10),
+        (1, 2_500, 200, 0),
+        (0, 3_000, 200, 0),
+        (1, 3_500, 300, 0),
+        (0, 3_600, 350, 10),
+    ];
+    for (i, now, sends, throttles) in steps {
+        pair.sync(&mut fleet[i], now, |report| Report {
+            sends,
+            throttles,
+            send_demand: 1_000_000,
+            ..report
+        })
+        .await;
+    }
+    let fleet = pair.model.fleet().expect("a fleet");
+    assert_eq!((fleet.w_max, fleet.cut_at_ms), (640_000, 3_600));
+}
+
+#[tokio::test]
 async fn the_most_demand_a_tick_sums_is_bounded_alike_on_redis_and_in_the_model() {
     // Ten processes at the most send demand a process may report: their tick's sum stops at
     // `store_model::MOST_TICK_DEMAND`, which times a million stays exact in the script.

@@ -1252,3 +1252,34 @@ fn a_throttle_after_quiet_ticks_measures_no_more_than_the_reports_admitted() {
     assert_eq!(cut.cut_at_ms, 24_350);
     assert!(cut.w_max <= 8_000, "{cut:?}");
 }
+
+#[test]
+fn a_cut_while_climbing_from_an_estimate_measures_the_current_tick_if_it_admitted_more() {
+    // The shape sweep's #509 (9 Poisson processes against 939/s, a 3.5 s sync, callers that
+    // wait at most 100 ms): climbing from a cold estimate, the fleet sent 851-992/s in the
+    // seconds before its first throttle, and the cut took the last whole tick's 564/s, which
+    // began while the fleet sent 500/s. Under the estimate, it confirmed it: 547/s held 30 s.
+    let mut state = StoreState::default();
+    let sending = |id: u64, now: u64, sends: u64, throttles: u64| Report {
+        sends,
+        throttles,
+        send_demand: 1_000_000,
+        ..report(id, now)
+    };
+    lease(&mut state, &sending(1, 1_000, 0, 0));
+    lease(&mut state, &sending(2, 1_001, 0, 0));
+    lease(&mut state, &sending(1, 2_000, 90, 10));
+    assert!(
+        fleet(&state).cold_cut,
+        "a cold fleet's first cut is an estimate"
+    );
+    // A whole tick of the climb, 400/s, then half of the next: 640/s so far, its second
+    // report throttled.
+    lease(&mut state, &sending(2, 2_500, 200, 0));
+    lease(&mut state, &sending(1, 3_000, 200, 0));
+    assert_eq!(fleet(&state).admitted_rate, Some(400_000));
+    lease(&mut state, &sending(2, 3_500, 300, 0));
+    lease(&mut state, &sending(1, 3_600, 350, 10));
+    assert_eq!(fleet(&state).w_max, 640_000, "{:?}", fleet(&state));
+    assert_eq!(fleet(&state).cut_at_ms, 3_600);
+}
