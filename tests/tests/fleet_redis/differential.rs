@@ -73,6 +73,24 @@ impl<'a> Pair<'a> {
         reply
     }
 
+    /// A sync whose report counts `sends` attempts, `throttles` of them throttled, and a send
+    /// demand of `send_demand` (thousandths per second).
+    async fn send(
+        &mut self,
+        process: &mut Process,
+        now_ms: u64,
+        (sends, throttles): (u64, u64),
+        send_demand: u64,
+    ) -> Reply {
+        self.sync(process, now_ms, |report| Report {
+            sends,
+            throttles,
+            send_demand,
+            ..report
+        })
+        .await
+    }
+
     /// The store loses everything (FLUSHALL: the script too), and so does the model.
     fn flush(&mut self) {
         assert_eq!(
@@ -172,13 +190,7 @@ async fn a_fleet_of_slow_processes_averages_its_send_rate_the_same_on_redis_and_
             let sends = u64::from(second <= 4 && (id + second) % 8 == 0);
             let throttles = u64::from(second >= 2 && sends == 1 && id % 5 == 0);
             let now = second * 1_000 + id * 20;
-            pair.sync(process, now, |report| Report {
-                sends,
-                throttles,
-                send_demand: 125,
-                ..report
-            })
-            .await;
+            pair.send(process, now, (sends, throttles), 125).await;
         }
     }
     // The quiet ticks moved the averaged send rate, not to the quiet ticks' 0.
@@ -196,12 +208,12 @@ async fn busy_then_quiet(pair: &mut Pair<'_>) -> Vec<Process> {
         for (i, process) in fleet.iter_mut().enumerate() {
             let id = u64::try_from(i).expect("small") + 1;
             let sends = if second <= 8 { 60 } else { 0 };
-            pair.sync(process, second * 1_000 + id * 100, |report| Report {
-                sends,
-                throttles: u64::from(second == 2),
-                send_demand: 60_000,
-                ..report
-            })
+            pair.send(
+                process,
+                second * 1_000 + id * 100,
+                (sends, u64::from(second == 2)),
+                60_000,
+            )
             .await;
         }
     }
@@ -255,13 +267,8 @@ async fn one_senders_limits(pair: &mut Pair<'_>, reports: &[(u64, u64, u64)]) ->
     let mut process = Process::new(1);
     let mut limits = Vec::new();
     for &(second, sends, throttles) in reports {
-        pair.sync(&mut process, second * 1_000, |report| Report {
-            sends,
-            throttles,
-            send_demand: 1_000_000,
-            ..report
-        })
-        .await;
+        pair.send(&mut process, second * 1_000, (sends, throttles), 1_000_000)
+            .await;
         let fleet = pair.model.fleet().expect("a fleet");
         limits.push((fleet.w_max, fleet.cold_cut));
     }
@@ -316,12 +323,12 @@ async fn a_cut_soon_after_an_estimate_is_an_estimate_on_redis_and_in_the_model()
 async fn one_senders_held_curve(pair: &mut Pair<'_>, reports: &[(u64, u64, u64, u64)]) -> i64 {
     let mut process = Process::new(1);
     for &(second, sends, throttles, demand) in reports {
-        pair.sync(&mut process, second * 1_000, |report| Report {
-            sends,
-            throttles,
-            send_demand: demand * 1_000,
-            ..report
-        })
+        pair.send(
+            &mut process,
+            second * 1_000,
+            (sends, throttles),
+            demand * 1_000,
+        )
         .await;
     }
     let fleet = pair.model.fleet().expect("a fleet");
@@ -407,13 +414,8 @@ async fn a_cut_while_climbing_from_an_estimate_measures_the_current_tick_alike_o
         (0, 3_600, 350, 10),
     ];
     for (i, now, sends, throttles) in steps {
-        pair.sync(&mut fleet[i], now, |report| Report {
-            sends,
-            throttles,
-            send_demand: 1_000_000,
-            ..report
-        })
-        .await;
+        pair.send(&mut fleet[i], now, (sends, throttles), 1_000_000)
+            .await;
     }
     let fleet = pair.model.fleet().expect("a fleet");
     assert_eq!((fleet.w_max, fleet.cut_at_ms), (640_000, 3_600));
