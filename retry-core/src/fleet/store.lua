@@ -584,6 +584,10 @@ local function measured_limit(fleet, per_report, now)
   if fleet.admitted_rate >= 0 then
     return math.max(fleet.admitted_rate, current)
   end
+  if fleet.engaged == 1 then
+    -- Adopted, no whole tick measured yet: the fleet's own rate if more.
+    return math.max(fleet.fleet_rate, current)
+  end
   return current
 end
 

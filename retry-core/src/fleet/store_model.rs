@@ -736,6 +736,14 @@ fn limiter_step(fleet: &mut FleetState, s: &Knobs, r: &Seen, per_report: Option<
 /// than [`LEAST_ADMITTED_TO_MEASURE`] attempts takes the current tick's admissions over a
 /// whole sync interval if more ([`admitted_per_interval`]).
 ///
+/// An engaged fleet without a whole tick measured (its rate adopted from the rate its
+/// processes knew when the store lost its state) takes its own rate if more: the current
+/// tick's first reports alone measure a fraction of the fleet. In the shape sweep's #235 (55
+/// processes against 3,819/s, callers that wait 100 ms) a flush at 23 s and a throttle 3 ms
+/// after the adoption cut the fleet from about 3,830/s to 374/s, two reports over a quarter
+/// interval, and held it there for the rest of the run. Cut from its own rate, the fleet
+/// steps down by `beta` until a whole tick measures the server.
+///
 /// A fleet climbing from an estimate (`cold_cut`: its curve has no hold) takes the current
 /// tick's admitted rate so far if more, counted by its reports' share of the demand
 /// ([`demand_weighted_rate`]): a climb's last tick began at a rate far under the one that met
@@ -755,6 +763,7 @@ fn measured_limit(fleet: &FleetState, s: &Knobs, per_report: Option<i64>, now: i
         Some(last) if fleet.engaged && measures(last) => last,
         Some(last) if fleet.engaged => last.max(admitted_per_interval(fleet, s)),
         Some(last) => last.max(current()),
+        None if fleet.engaged => current().max(fleet.fleet_rate),
         None => current(),
     }
 }

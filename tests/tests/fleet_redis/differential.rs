@@ -422,6 +422,30 @@ async fn a_cut_while_climbing_from_an_estimate_measures_the_current_tick_alike_o
 }
 
 #[tokio::test]
+async fn a_throttle_in_an_adopted_fleets_first_tick_cuts_from_its_rate_alike_on_redis_and_in_the_model()
+ {
+    // 40 processes throttled at about 500/s; the store is flushed. The first report after it
+    // adopts the rate the processes knew; the second, 10 ms later, is throttled: its tick has
+    // two reports of 40, and the cut steps down from the fleet's rate, not from them.
+    let Some(server) = server(&[]) else { return };
+    let mut pair = Pair::new(&server, "adopted").await;
+    let mut fleet: Vec<Process> = (1..=40).map(Process::new).collect();
+    for second in 1..=6_u64 {
+        for (id, process) in (1_u64..).zip(fleet.iter_mut()) {
+            let throttles = if second >= 2 { 5 } else { 0 };
+            let now = second * 1_000 + id * 20;
+            pair.send(process, now, (17, throttles), 17_000).await;
+        }
+    }
+    pair.flush();
+    pair.send(&mut fleet[0], 7_000, (17, 0), 17_000).await;
+    let adopted = pair.model.fleet().expect("re-learned").fleet_rate;
+    assert!(adopted > 400_000, "{adopted}");
+    pair.send(&mut fleet[1], 7_010, (17, 2), 17_000).await;
+    assert_eq!(pair.model.fleet().expect("re-learned").w_max, adopted);
+}
+
+#[tokio::test]
 async fn the_most_demand_a_tick_sums_is_bounded_alike_on_redis_and_in_the_model() {
     // Ten processes at the most send demand a process may report: their tick's sum stops at
     // `store_model::MOST_TICK_DEMAND`, which times a million stays exact in the script.

@@ -1283,3 +1283,38 @@ fn a_cut_while_climbing_from_an_estimate_measures_the_current_tick_if_it_admitte
     assert_eq!(fleet(&state).w_max, 640_000, "{:?}", fleet(&state));
     assert_eq!(fleet(&state).cut_at_ms, 3_600);
 }
+
+#[test]
+fn a_throttle_in_an_adopted_fleets_first_tick_cuts_from_its_rate_not_its_first_reports() {
+    // 40 processes throttled at 500/s; the store loses its state (a flush). The first two
+    // reports after it adopt the rate the processes knew, and the second is throttled, 10 ms
+    // after the first: its tick has measured 2 of 40 processes over a quarter interval.
+    let (state, leases, _) = throttled_fleet(40, 6);
+    let rate = leases.last().expect("six seconds").fleet_rate;
+    let born = u64::try_from(fleet(&state).born_ms).expect("positive");
+    let mut state = StoreState::default();
+    let back = |id: u64, now: u64, throttles: u64| Report {
+        known_born_ms: born,
+        sends: 17,
+        throttles,
+        send_demand: 17_000,
+        known_fleet_rate: rate,
+        ..report(id, now)
+    };
+    lease(&mut state, &back(1, 7_000, 0));
+    let adopted = fleet(&state).fleet_rate;
+    assert!(adopted > 400_000, "{adopted}");
+    // The cut steps down from the fleet's rate (beta), not to the first reports' 128/s.
+    lease(&mut state, &back(2, 7_010, 2));
+    let cut = fleet(&state);
+    assert_eq!((cut.cut_at_ms, cut.w_max), (7_010, adopted), "{cut:?}");
+    // A whole tick later a throttle cuts as ever, from what the tick measured: 40 reports of
+    // 17 sends, 2 of them throttled.
+    for id in 3..=40 {
+        lease(&mut state, &back(id, 7_000 + id * 20, 0));
+    }
+    lease(&mut state, &back(1, 8_100, 0));
+    lease(&mut state, &back(2, 8_110, 5));
+    let cut = fleet(&state);
+    assert_eq!((cut.cut_at_ms, cut.w_max), (8_110, 678_048), "{cut:?}");
+}
