@@ -251,7 +251,9 @@
 //!   reports tell about over a sync interval, scaled up by the share of the fleet's send
 //!   demand those reports carry; for a cold fleet's first cut, at least the admitted traffic
 //!   per report so far times the processes: most of its first traffic is still to be
-//!   reported) and cuts the fleet's rate, once per sync interval (the fleet's round trip), to
+//!   reported; while it climbs from an estimate, at least the current tick's so far, as the
+//!   last tick lags the climb; before a re-learned fleet's first whole tick, at least its own
+//!   rate) and cuts the fleet's rate, once per sync interval (the fleet's round trip), to
 //!   beta times its target, 3 % under that limit;
 //!   between cuts the rate regains the target along the library's CUBIC curve, holds it for
 //!   30 s, probes past it linearly (0.25 % a second for 60 s), then grows along CUBIC again
@@ -260,10 +262,10 @@
 //!   of it, which measured ticks from before it took effect); a tick in which the fleet sent
 //!   under half the rate its processes were given, and wanted less than it, does not move the
 //!   curve on past the target, so a fleet that does not use its rate keeps it where it is
-//!   instead of growing it unused;
-//!   a store that lost its state adopts the lowest rate its processes knew as the target. Below the limit, because a fleet of many
-//!   small senders varies by a few percent from one second to the next: at the limit, its
-//!   busiest seconds are 7-10 % over it. Each process sends at its share of the fleet's send
+//!   instead of growing it unused; a store that lost its state adopts the lowest rate its
+//!   processes knew as the target. Below the limit, because a fleet of many small senders
+//!   varies by a few percent from one second to the next: at the limit, its busiest seconds
+//!   are 7-10 % over it. Each process sends at its share of the fleet's send
 //!   demand (smoothed over four reports; an expired process's demand counted while it is
 //!   released, over about a lease).
 //! * A [`Reply`](protocol::Reply): the grant (tokens to add or give back), the fleet's cap, the

@@ -53,7 +53,9 @@
 //!    tick's admitted traffic per report of a known process times the live processes if more,
 //!    as a cold fleet's first throttles come before most of its first traffic is reported;
 //!    for an engaged fleet whose last tick admitted fewer than [`LEAST_ADMITTED_TO_MEASURE`]
-//!    attempts, the current tick's admissions over a sync interval if more) and
+//!    attempts, the current tick's admissions over a sync interval if more; for one climbing
+//!    from an estimate, the current tick's so far by its reports' share of the demand if more;
+//!    for one adopted and not yet measured by a whole tick, its own rate if more) and
 //!    cuts the fleet's rate to `beta ×` its target, [`TARGET_MARGIN_PPM`] under that limit, at
 //!    most once per sync interval (the fleet's round trip); between cuts the rate regains the
 //!    target along the library's rate-scaled CUBIC curve (`adaptive::Cubic`, AWS SDKs'
@@ -613,10 +615,11 @@ fn reported_share(fleet: &FleetState) -> Option<i64> {
 /// admitted rates, and the curve held over it if unused, [`pause_unused_curve`], only if it
 /// lasted at most [`LONGEST_TICK_INTERVALS`]). The admitted rate is counted by the reports'
 /// share of the fleet's demand ([`demand_weighted_rate`]; per report of a known process times
-/// the live processes without a demand to weigh by), not over the tick's length: a tick of one interval holds one report of each process, or two of a few (their
-/// ±10 % jitter), so over its length a fleet of 8 processes measured its rate 12 % high or low
-/// from one tick to the next (the harness: a cut that measured 456/s of a 500/s limit held the
-/// fleet at 443/s for 30 s); by the reports it counts, within a few percent.
+/// the live processes without a demand to weigh by), not over the tick's length: a tick of
+/// one interval holds one report of each process, or two of a few (their ±10 % jitter), so
+/// over its length a fleet of 8 processes measured its rate 12 % high or low from one tick to
+/// the next (the harness: a cut that measured 456/s of a 500/s limit held the fleet at 443/s
+/// for 30 s); by the reports it counts, within a few percent.
 fn end_tick(fleet: &mut FleetState, s: &Knobs, live: i64, now: i64) {
     let elapsed = now - fleet.tick_start_ms;
     if elapsed < s.interval {
@@ -874,11 +877,11 @@ fn curve_time(fleet: &FleetState, s: &Knobs, now: i64) -> i64 {
 /// sends: its processes' shares keep their sends down (an on/off process's share is by its
 /// mean demand, and in its on spells it wants several times that), and held, a cut that
 /// measured a tick of mostly off spells was never probed past (on a real clock, #37's shape
-/// held 70/s of 218/s for a minute). The rate given is the
-/// curve's a sync interval before the tick began (a process sends at the rate of its last
-/// sync and reports the sends at its next), not the curve's now: a curve that grew within the
-/// tick from an estimate (no hold) was twice what the processes had been sending by its end,
-/// and held back each tick it never grew (the shape sweep's #197: 47/s of 2,049/s for 100 s).
+/// held 70/s of 218/s for a minute). The rate given is the curve's a sync interval before the
+/// tick began (a process sends at the rate of its last sync and reports the sends at its
+/// next), not the curve's now: a curve that grew within the tick from an estimate (no hold)
+/// was twice what the processes had been sending by its end, and held back each tick it never
+/// grew (the shape sweep's #197: 47/s of 2,049/s for 100 s).
 ///
 /// Without it, a fleet whose processes want less than half its rate (they send in on/off
 /// spells, or little) was never throttled, its curve ran to its horizon again and again, and

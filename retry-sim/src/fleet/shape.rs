@@ -19,6 +19,9 @@ use crate::sim::SimConfig;
 use crate::strategy::{StrategyKind, StrategySpec};
 use crate::time::{MILLI, Nanos, SECOND, secs};
 
+/// How a shape's description names its max wait, before the milliseconds.
+const MAX_WAIT_LABEL: &str = ", max wait ";
+
 /// The least and most processes of a shape.
 pub const PROCESSES: (f64, f64) = (2.0, 1_000.0);
 
@@ -280,6 +283,25 @@ impl Shape {
         }
     }
 
+    /// The max wait a shape's description (its `Display`) names, `None` if it names none.
+    ///
+    /// ```
+    /// use retry_sim::fleet::shape::Shape;
+    /// let described = Shape::draw(7).with_max_wait(Some(2_500_000)).to_string();
+    /// assert_eq!(Shape::described_max_wait(&described), Ok(Some(2_500_000)));
+    /// assert_eq!(Shape::described_max_wait(&Shape::draw(7).to_string()), Ok(None));
+    /// ```
+    pub fn described_max_wait(described: &str) -> Result<Option<Nanos>, String> {
+        let Some((_, wait)) = described.rsplit_once(MAX_WAIT_LABEL) else {
+            return Ok(None);
+        };
+        let ms = wait
+            .strip_suffix(" ms")
+            .and_then(|ms| ms.parse::<f64>().ok());
+        let ms = ms.ok_or_else(|| format!("max wait {wait:?}: not milliseconds"))?;
+        Ok(Some((ms * MILLI as f64).round() as Nanos))
+    }
+
     /// The shape with its callers waiting at most `max_wait` for a send permit
     /// ([`max_wait`](Self::max_wait)).
     ///
@@ -435,7 +457,7 @@ impl fmt::Display for Shape {
             Churn::Autoscaling(k) => format!(", {k} join + {k} crash"),
         };
         let wait = self.max_wait.map_or(String::new(), |wait| {
-            format!(", max wait {} ms", wait as f64 / MILLI as f64)
+            format!("{MAX_WAIT_LABEL}{} ms", wait as f64 / MILLI as f64)
         });
         let fault = match self.store_fault {
             None => String::new(),

@@ -23,7 +23,7 @@ use super::shape::{Shape, Start};
 use super::store_trace;
 use crate::metrics::{BIN, BINS_PER_SECOND, RunOutput};
 use crate::sim::run;
-use crate::time::{MILLI, Nanos, SECOND};
+use crate::time::{Nanos, SECOND};
 
 /// The arms, in table order.
 pub const ARMS: [&str; 3] = ["local", "fleet", "split"];
@@ -472,17 +472,7 @@ fn from_csv_line(line: &str) -> Result<ShapeResult, String> {
     let (seed, rest) = line.split_once(",\"").ok_or("no seed and quoted shape")?;
     let (described, figures) = rest.split_once("\",").ok_or("no figures after the shape")?;
     let seed: u64 = seed.parse().map_err(|e| format!("seed {seed:?}: {e}"))?;
-    let max_wait = match described.rsplit_once(", max wait ") {
-        Some((_, wait)) => {
-            let ms = wait
-                .strip_suffix(" ms")
-                .and_then(|ms| ms.parse::<f64>().ok());
-            let ms = ms.ok_or_else(|| format!("max wait {wait:?}: not milliseconds"))?;
-            Some((ms * MILLI as f64).round() as Nanos)
-        }
-        None => None,
-    };
-    let shape = Shape::draw(seed).with_max_wait(max_wait);
+    let shape = Shape::draw(seed).with_max_wait(Shape::described_max_wait(described)?);
     if shape.to_string().replace('"', "'") != described {
         return Err(format!(
             "shape {seed} is drawn otherwise by this simulator: {shape}"
@@ -552,6 +542,7 @@ fn fmt(value: f64) -> String {
 mod tests {
     use super::*;
     use crate::strategy::StrategyKind;
+    use crate::time::MILLI;
 
     #[test]
     fn a_traced_fleet_arm_keeps_its_store_steps_and_runs_as_it_would_untraced() {

@@ -396,8 +396,7 @@ async fn unlike_processes_demands_weigh_a_tick_alike_on_redis_and_in_the_model()
 }
 
 #[tokio::test]
-async fn a_cut_while_climbing_from_an_estimate_measures_the_current_tick_alike_on_redis_and_in_the_model()
- {
+async fn a_climbs_cut_measures_its_current_tick_on_redis_and_in_the_model() {
     // Two processes climbing from a cold estimate: a whole tick at 400/s, then half of the
     // next at 640/s so far, its second report throttled. The cut takes the current tick's
     // rate (by its reports' share of the demand), not the last tick's.
@@ -422,8 +421,7 @@ async fn a_cut_while_climbing_from_an_estimate_measures_the_current_tick_alike_o
 }
 
 #[tokio::test]
-async fn a_throttle_in_an_adopted_fleets_first_tick_cuts_from_its_rate_alike_on_redis_and_in_the_model()
- {
+async fn an_adopted_fleets_first_tick_cut_steps_down_on_redis_and_in_the_model() {
     // 40 processes throttled at about 500/s; the store is flushed. The first report after it
     // adopts the rate the processes knew; the second, 10 ms later, is throttled: its tick has
     // two reports of 40, and the cut steps down from the fleet's rate, not from them.
