@@ -40,6 +40,7 @@ local PROBE_PPM_PER_S = 2500
 local PROBE_SPAN_MS = 60000
 local ESTIMATE_AGREES_PPM = 100000
 local ESTIMATE_CONFIRM_INTERVALS = 2
+local FALL_THROTTLED_PPM = 50000
 
 local function floor_div(a, b)
   return math.floor(a / b)
@@ -599,6 +600,21 @@ local function confirms(fleet, measured, now)
     (not soon and measured <= fleet.w_max + floor_div(fleet.w_max * ESTIMATE_AGREES_PPM, PPM))
 end
 
+-- Whether a cut measured the fleet's fall rather than the server (the limit is then beta times
+-- the one the fleet held): a fleet held at a measured limit (not an estimate, its curve at most
+-- that limit), under beta times it, with at most FALL_THROTTLED_PPM of the tick's attempts
+-- throttled (the current tick's so far, or the report's if it has none).
+local function falls(fleet, measured, now)
+  local sends, throttles = fleet.tick_sends, fleet.tick_throttles
+  if sends == 0 then
+    sends, throttles = r.sends, r.throttles
+  end
+  return fleet.engaged == 1 and fleet.cold_cut == 0 and
+    curve_rate_at(fleet, curve_time(fleet, now)) <= fleet.w_max and
+    measured * PPM < fleet.w_max * s.beta and
+    throttles * PPM <= sends * FALL_THROTTLED_PPM
+end
+
 local function limiter_step(fleet, per_report, now)
   if fleet.adopting == 1 and now >= fleet.relearn_until then
     fleet.adopting = 0
@@ -613,12 +629,16 @@ local function limiter_step(fleet, per_report, now)
   end
   if r.throttles > 0 and (fleet.engaged == 0 or now - fleet.cut_at >= s.interval) then
     local measured = math.max(measured_limit(fleet, per_report, now), MIN_FLEET_RATE)
-    if fleet.engaged == 0 or (fleet.cold_cut == 1 and not confirms(fleet, measured, now)) then
-      fleet.cold_cut = 1
+    if falls(fleet, measured, now) then
+      fleet.w_max = floor_div(fleet.w_max * s.beta, PPM)
     else
-      fleet.cold_cut = 0
+      if fleet.engaged == 0 or (fleet.cold_cut == 1 and not confirms(fleet, measured, now)) then
+        fleet.cold_cut = 1
+      else
+        fleet.cold_cut = 0
+      end
+      fleet.w_max = measured
     end
-    fleet.w_max = measured
     fleet.cut_at = now
     fleet.curve_paused = 0
     fleet.engaged = 1

@@ -57,9 +57,14 @@
 //!    from an estimate, the current tick's so far by its reports' share of the demand if more;
 //!    for one adopted and not yet measured by a whole tick, its own rate if more) and
 //!    cuts the fleet's rate to `beta ×` its target, [`TARGET_MARGIN_PPM`] under that limit, at
-//!    most once per sync interval (the fleet's round trip); between cuts the rate regains the
-//!    target along the library's rate-scaled CUBIC curve (`adaptive::Cubic`, AWS SDKs'
-//!    `C = 0.4`, reference rate 10/s), holds it for [`HOLD_MS`], then probes past it linearly,
+//!    most once per sync interval (the fleet's round trip). A cut is an estimate, its curve
+//!    not held, when it is a cold fleet's first, or when it comes soon after an estimate or well
+//!    over it ([`ESTIMATE_CONFIRM_INTERVALS`], [`ESTIMATE_AGREES_PPM`]). A cut under `beta`
+//!    times the limit a fleet held, with at most [`FALL_THROTTLED_PPM`] of the tick throttled,
+//!    measured the fleet's fall, not the server: the limit is `beta` times the held one.
+//!    Between cuts the rate regains the target along the library's rate-scaled CUBIC curve
+//!    (`adaptive::Cubic`, AWS SDKs' `C = 0.4`, reference rate 10/s), holds it for [`HOLD_MS`]
+//!    (not after an estimate), then probes past it linearly,
 //!    [`PROBE_PPM_PER_S`] of it per second, for [`PROBE_SPAN_MS`], before CUBIC's convex
 //!    growth resumes, and starts that growth again from where it got at its horizon; a tick
 //!    in which the fleet sent under half the rate its processes were given, and wants less
@@ -123,6 +128,11 @@ pub const LEAST_ADMITTED_TO_MEASURE: i64 = 10;
 /// limit in a second in 255 of the shape sweep's 800 shapes, where this rule does in 172
 /// (`docs/sim/fleet.md`).
 pub const ESTIMATE_AGREES_PPM: i64 = 100_000;
+
+/// The most of a tick's attempts throttled for a cut under `beta` times the fleet's held limit
+/// to be the fleet's fall, not the server's limit (see `falls`): 5 %. Such a cut takes `beta`
+/// times the held limit as the limit, one step down, not the tick's admitted rate.
+pub const FALL_THROTTLED_PPM: i64 = 50_000;
 
 /// How long after an estimate a cut that measures at or over it must come to confirm it, in
 /// sync intervals: 2. Such a cut sooner measured ticks that began before the estimate took
@@ -717,8 +727,13 @@ fn limiter_step(fleet: &mut FleetState, s: &Knobs, r: &Seen, per_report: Option<
     }
     if r.throttles > 0 && (!fleet.engaged || now - fleet.cut_at_ms >= s.interval) {
         let measured = measured_limit(fleet, s, per_report, now).max(min_rate());
-        fleet.cold_cut = !fleet.engaged || (fleet.cold_cut && !confirms(fleet, s, measured, now));
-        fleet.w_max = measured;
+        if falls(fleet, s, r, measured, now) {
+            fleet.w_max = floor_div(fleet.w_max * s.beta, ppm());
+        } else {
+            fleet.cold_cut =
+                !fleet.engaged || (fleet.cold_cut && !confirms(fleet, s, measured, now));
+            fleet.w_max = measured;
+        }
         fleet.cut_at_ms = now;
         fleet.curve_paused_ms = 0;
         fleet.engaged = true;
@@ -792,6 +807,35 @@ fn confirms(fleet: &FleetState, s: &Knobs, measured: i64, now: i64) -> bool {
     let soon = now - fleet.cut_at_ms < ESTIMATE_CONFIRM_INTERVALS * s.interval;
     measured < estimate
         || (!soon && measured <= estimate + floor_div(estimate * ESTIMATE_AGREES_PPM, ppm()))
+}
+
+/// Whether a cut that `measured` a limit measured the fleet's fall rather than the server, and
+/// then takes `beta` times the limit the fleet held as its limit instead: a fleet held at a measured
+/// limit (not an estimate, its curve at most that limit), a cut under `beta` times it, with at
+/// most [`FALL_THROTTLED_PPM`] of the tick's attempts throttled (the current tick's so far, or
+/// the report's if it has none).
+///
+/// After a cut the fleet sends `beta` times its target. A tick that admitted less sent under
+/// that rate, and if few of its attempts were throttled, the throttle came from a burst (calls
+/// held back meeting the server's bucket together), not from a rate over a lower limit: a limit
+/// that fell to 0.75 of the last throttles about 6 % of a fleet at `beta = 0.8`, one that fell
+/// to half 37 %. Measured, each such cut took the fleet lower and was held: the shape sweep's
+/// #486 (922 periodic processes against 1,004/s, a 627 ms sync) cut to 943/s, 729/s, then
+/// 473/s with 2 % of the tick throttled, and held 459/s for 30 s before probing at 0.25 % a
+/// second: 0.542 of the limit admitted, 0.715 with this rule. Keeping the held limit instead
+/// (0.815 in #486) sent over 1.10 times the limit in a second in 12 more of the sweep's 800
+/// shapes; this rule in 2 more (`docs/sim/fleet.md`).
+fn falls(fleet: &FleetState, s: &Knobs, r: &Seen, measured: i64, now: i64) -> bool {
+    let (sends, throttles) = if fleet.tick_sends > 0 {
+        (fleet.tick_sends, fleet.tick_throttles)
+    } else {
+        (r.sends, r.throttles)
+    };
+    fleet.engaged
+        && !fleet.cold_cut
+        && curve_rate_at(fleet, s, curve_time(fleet, s, now)) <= fleet.w_max
+        && measured * ppm() < fleet.w_max * s.beta
+        && throttles * ppm() <= sends * FALL_THROTTLED_PPM
 }
 
 /// The fleet's target under a measured `limit`: [`TARGET_MARGIN_PPM`] below it.

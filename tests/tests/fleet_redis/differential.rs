@@ -275,6 +275,16 @@ async fn one_senders_limits(pair: &mut Pair<'_>, reports: &[(u64, u64, u64)]) ->
     limits
 }
 
+/// One process's `(second, sends, throttles)` to a limit held at 470/s: a cold cut at 270/s, a
+/// cut well over it at 430/s (an estimate too), then one at 470/s two intervals later.
+const HELD_AT_470: [(u64, u64, u64); 5] = [
+    (1, 0, 0),
+    (2, 300, 30),
+    (3, 450, 20),
+    (4, 500, 0),
+    (5, 500, 30),
+];
+
 #[tokio::test]
 async fn a_cut_well_over_an_estimate_is_an_estimate_on_redis_and_in_the_model() {
     // One process: a cold cut at 270/s (an estimate), a cut on the climb from it at 430/s
@@ -283,14 +293,7 @@ async fn a_cut_well_over_an_estimate_is_an_estimate_on_redis_and_in_the_model() 
     // `store_model::ESTIMATE_AGREES_PPM` of it: held).
     let Some(server) = server(&[]) else { return };
     let mut pair = Pair::new(&server, "estimates").await;
-    let reports = [
-        (1, 0, 0),
-        (2, 300, 30),
-        (3, 450, 20),
-        (4, 500, 0),
-        (5, 500, 30),
-    ];
-    let cuts = one_senders_limits(&mut pair, &reports).await;
+    let cuts = one_senders_limits(&mut pair, &HELD_AT_470).await;
     assert_eq!(
         cuts[1..],
         [
@@ -316,6 +319,25 @@ async fn a_cut_soon_after_an_estimate_is_an_estimate_on_redis_and_in_the_model()
     let mut pair = Pair::new(&server, "soon-under").await;
     let cuts = one_senders_limits(&mut pair, &[(1, 0, 0), (2, 50, 5), (3, 50, 10)]).await;
     assert_eq!(cuts[1..], [(45_000, true), (40_000, false)]);
+}
+
+#[tokio::test]
+async fn a_cut_under_beta_times_a_held_limit_with_few_throttles_steps_down_alike_on_redis() {
+    // One process held at 470/s, then a tick that admitted 290/s, under `beta` times it: with
+    // 3 % of the tick throttled, the fleet's fall (the limit one step down, 423/s); with a
+    // third, the server's limit (measured).
+    let Some(server) = server(&[]) else { return };
+    for (name, last, cut) in [
+        ("falls", (7, 300, 10), (423_000, false)),
+        ("limit-fell", (7, 300, 100), (200_000, false)),
+    ] {
+        let mut pair = Pair::new(&server, name).await;
+        let reports = [HELD_AT_470.as_slice(), &[(6, 300, 0), last]].concat();
+        let cuts = one_senders_limits(&mut pair, &reports).await;
+        assert_eq!(cuts[4..], [(470_000, false), (470_000, false), cut]);
+        let fleet = pair.model.fleet().expect("a fleet");
+        assert_eq!(fleet.cut_at_ms, 7_000);
+    }
 }
 
 /// One process's life through both, each report `(second, sends, throttles, send demand /s)`:

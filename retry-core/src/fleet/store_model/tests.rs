@@ -1318,3 +1318,48 @@ fn a_throttle_in_an_adopted_fleets_first_tick_cuts_from_its_rate_not_its_first_r
     let cut = fleet(&state);
     assert_eq!((cut.cut_at_ms, cut.w_max), (8_110, 678_048), "{cut:?}");
 }
+
+#[test]
+fn a_cut_under_beta_times_a_held_limit_with_few_throttles_takes_one_step_down() {
+    // The shape sweep's #486 (922 periodic processes against 1,004/s, a 627 ms sync): after
+    // its first cuts the fleet sent under its rate, held-back calls met the server's bucket
+    // together, and each cut measured the fleet's fall: 943/s, 729/s, then 473/s with 2 % of
+    // the tick throttled, held 30 s and probed at 0.25 % a second. Fleet mode admitted 0.542
+    // of the limit, local mode 1.000.
+    let cut = |last: (u64, u64)| {
+        let mut state = StoreState::default();
+        let reports = [
+            (1, 0, 0),
+            (2, 300, 30),
+            (3, 450, 20),
+            (4, 500, 0),
+            (5, 500, 30),
+            (6, 300, 0),
+        ];
+        for (second, sends, throttles) in reports {
+            lease(&mut state, &one_sender(second * 1_000, sends, throttles));
+        }
+        let held = fleet(&state);
+        assert_eq!(
+            (held.w_max, held.cold_cut, held.cut_at_ms),
+            (470_000, false, 5_000)
+        );
+        lease(&mut state, &one_sender(7_000, last.0, last.1));
+        let after = fleet(&state);
+        let later = lease(&mut state, &one_sender(10_000, 300, 0));
+        (
+            (after.w_max, after.cold_cut, after.cut_at_ms),
+            later.fleet_rate,
+        )
+    };
+    // A tick that admitted 290/s, under beta (0.9) times 470/s, 3 % of it throttled: the limit
+    // one step down from the one the fleet held, 423/s, not 290/s; the fleet regains its target
+    // (410/s, 3 % under it).
+    let (after, later) = cut((300, 10));
+    assert_eq!(after, (423_000, false, 7_000));
+    assert_eq!(later, 410_310);
+    // A third of the tick throttled: the server's limit fell, and the cut measures it.
+    let (after, later) = cut((300, 100));
+    assert_eq!(after, (200_000, false, 7_000));
+    assert!(later < 200_000, "{later}");
+}
