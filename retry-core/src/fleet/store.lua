@@ -627,7 +627,11 @@ local function limiter_step(fleet, per_report, now)
     fleet.cut_at = now - regain_ms()
     fleet.curve_paused = 0
   end
-  if r.throttles > 0 and (fleet.engaged == 0 or now - fleet.cut_at >= s.interval) then
+  -- A cold fleet cuts once its tick has admitted enough to measure, or a sync interval after
+  -- it was born (store_model::limiter_step).
+  local measures = fleet.engaged == 1 or fleet.admitted_rate >= 0 or
+    admitted_in_tick(fleet) >= LEAST_ADMITTED_TO_MEASURE or now - fleet.born >= s.interval
+  if r.throttles > 0 and measures and (fleet.engaged == 0 or now - fleet.cut_at >= s.interval) then
     local measured = math.max(measured_limit(fleet, per_report, now), MIN_FLEET_RATE)
     if falls(fleet, measured, now) then
       fleet.w_max = floor_div(fleet.w_max * s.beta, PPM)

@@ -48,7 +48,9 @@
 //!    calls say the upstream is failing (at least [`FAILING_MIN_CALLS`] answered, at most its
 //!    sends less throttles, fewer than [`FAILING_SUCCESS_BELOW_PPM`] of them first-try
 //!    successes).
-//! 7. The limiter: a throttle measures the limit as the rate the server admitted (the last
+//! 7. The limiter: a throttle (to a fleet not yet engaged, once it has a whole tick,
+//!    [`LEAST_ADMITTED_TO_MEASURE`] admitted in the current one, or a sync interval of age)
+//!    measures the limit as the rate the server admitted (the last
 //!    tick's; for a fleet not yet engaged, the current tick's so far if more, or the current
 //!    tick's admitted traffic per report of a known process times the live processes if more,
 //!    as a cold fleet's first throttles come before most of its first traffic is reported;
@@ -711,6 +713,21 @@ fn send_rate_span(fleet: &FleetState, s: &Knobs, live: i64, falling: bool) -> i6
     earn_one.clamp(s.interval, longest)
 }
 
+/// Whether a fleet not yet engaged has seen enough to measure a limit on a throttle: a whole
+/// tick, or [`LEAST_ADMITTED_TO_MEASURE`] attempts admitted in the current one, or a sync
+/// interval since it was born. Until then its processes' own limiters answer the throttles.
+///
+/// A report of a process's first milliseconds, all of them throttled, measured next to nothing
+/// and set a cold estimate at the floor: on a real clock (fleet-harness, F1: 6 processes against
+/// 300/s, a bucket of 15) an estimate of 2/s whose curve took 15-16 s to reach the limit; in the
+/// shape sweep's #226 (62 processes against 272/s) 0.5/s at 64 ms, and the cuts that followed
+/// held the fleet at 171/s until 97 s.
+fn cold_fleet_measures(fleet: &FleetState, s: &Knobs, now: i64) -> bool {
+    fleet.admitted_rate.is_some()
+        || admitted_in_tick(fleet) >= LEAST_ADMITTED_TO_MEASURE
+        || now - fleet.born_ms >= s.interval
+}
+
 /// Adoption while re-learning, the cut on a throttle, and the fleet's rate now.
 fn limiter_step(fleet: &mut FleetState, s: &Knobs, r: &Seen, per_report: Option<i64>, now: i64) {
     if fleet.adopting && now >= fleet.relearn_until_ms {
@@ -725,7 +742,12 @@ fn limiter_step(fleet: &mut FleetState, s: &Knobs, r: &Seen, per_report: Option<
         fleet.cut_at_ms = now - regain_ms(s);
         fleet.curve_paused_ms = 0;
     }
-    if r.throttles > 0 && (!fleet.engaged || now - fleet.cut_at_ms >= s.interval) {
+    let may_cut = if fleet.engaged {
+        now - fleet.cut_at_ms >= s.interval
+    } else {
+        cold_fleet_measures(fleet, s, now)
+    };
+    if r.throttles > 0 && may_cut {
         let measured = measured_limit(fleet, s, per_report, now).max(min_rate());
         if falls(fleet, s, r, measured, now) {
             fleet.w_max = floor_div(fleet.w_max * s.beta, ppm());
@@ -809,22 +831,22 @@ fn confirms(fleet: &FleetState, s: &Knobs, measured: i64, now: i64) -> bool {
         || (!soon && measured <= estimate + floor_div(estimate * ESTIMATE_AGREES_PPM, ppm()))
 }
 
-/// Whether a cut that `measured` a limit measured the fleet's fall rather than the server, and
-/// then takes `beta` times the limit the fleet held as its limit instead: a fleet held at a measured
-/// limit (not an estimate, its curve at most that limit), a cut under `beta` times it, with at
-/// most [`FALL_THROTTLED_PPM`] of the tick's attempts throttled (the current tick's so far, or
-/// the report's if it has none).
+/// Whether a cut that `measured` a limit measured the fleet's own fall, not the server; the
+/// limit is then `beta` times the one the fleet held. That is: a fleet held at a measured limit
+/// (not an estimate, its curve at most that limit), a cut under `beta` times it, and at most
+/// [`FALL_THROTTLED_PPM`] of the tick's attempts throttled (the current tick's so far, or the
+/// report's if the tick has none).
 ///
 /// After a cut the fleet sends `beta` times its target. A tick that admitted less sent under
 /// that rate, and if few of its attempts were throttled, the throttle came from a burst (calls
 /// held back meeting the server's bucket together), not from a rate over a lower limit: a limit
 /// that fell to 0.75 of the last throttles about 6 % of a fleet at `beta = 0.8`, one that fell
-/// to half 37 %. Measured, each such cut took the fleet lower and was held: the shape sweep's
-/// #486 (922 periodic processes against 1,004/s, a 627 ms sync) cut to 943/s, 729/s, then
-/// 473/s with 2 % of the tick throttled, and held 459/s for 30 s before probing at 0.25 % a
-/// second: 0.542 of the limit admitted, 0.715 with this rule. Keeping the held limit instead
-/// (0.815 in #486) sent over 1.10 times the limit in a second in 12 more of the sweep's 800
-/// shapes; this rule in 2 more (`docs/sim/fleet.md`).
+/// to half 37 %. Taken as the limit, each such cut took the fleet lower and was held: the
+/// shape sweep's #486 (922 periodic processes against 1,004/s, a 627 ms sync) cut to 943/s,
+/// 729/s, then 473/s with 2 % of the tick throttled, and held 459/s for 30 s before probing
+/// at 0.25 % a second: 0.542 of the limit admitted, 0.715 with this rule. Keeping the held
+/// limit instead (0.815 in #486) sent over 1.10 times the limit in a second in 12 more of the
+/// sweep's 800 shapes; this rule in 2 more (`docs/sim/fleet.md`).
 fn falls(fleet: &FleetState, s: &Knobs, r: &Seen, measured: i64, now: i64) -> bool {
     let (sends, throttles) = if fleet.tick_sends > 0 {
         (fleet.tick_sends, fleet.tick_throttles)

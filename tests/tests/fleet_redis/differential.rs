@@ -443,6 +443,24 @@ async fn a_climbs_cut_measures_its_current_tick_on_redis_and_in_the_model() {
 }
 
 #[tokio::test]
+async fn a_cold_fleets_first_cut_waits_for_a_measure_on_redis_and_in_the_model() {
+    // A throttled report of a process's first milliseconds does not cut a cold fleet; one more
+    // report with 54 admitted does (216/s, an estimate).
+    let Some(server) = server(&[]) else { return };
+    let mut pair = Pair::new(&server, "cold-wait").await;
+    let mut fleet: Vec<Process> = (1..=3).map(Process::new).collect();
+    pair.send(&mut fleet[0], 1_000, (0, 0), 1_000_000).await;
+    pair.send(&mut fleet[1], 1_010, (4, 4), 1_000_000).await;
+    assert!(!pair.model.fleet().expect("a fleet").engaged);
+    pair.send(&mut fleet[2], 1_100, (60, 6), 1_000_000).await;
+    let cut = pair.model.fleet().expect("a fleet");
+    assert_eq!(
+        (cut.engaged, cut.cold_cut, cut.w_max),
+        (true, true, 216_000)
+    );
+}
+
+#[tokio::test]
 async fn an_adopted_fleets_first_tick_cut_steps_down_on_redis_and_in_the_model() {
     // 40 processes throttled at about 500/s; the store is flushed. The first report after it
     // adopts the rate the processes knew; the second, 10 ms later, is throttled: its tick has

@@ -26,6 +26,16 @@ fn one_sender(now: u64, sends: u64, throttles: u64) -> Report {
 }
 
 /// Steps `report` and returns the lease (a conflict fails the test).
+/// A report of process `id` with a demand of 1,000/s.
+fn sending(id: u64, now: u64, sends: u64, throttles: u64) -> Report {
+    Report {
+        sends,
+        throttles,
+        send_demand: 1_000_000,
+        ..report(id, now)
+    }
+}
+
 fn lease(state: &mut StoreState, report: &Report) -> Lease {
     match step(state, &settings(), report).expect("valid report") {
         Reply::Lease(lease) => lease,
@@ -579,10 +589,10 @@ fn a_cut_soon_after_an_estimate_is_an_estimate_too() {
 
 #[test]
 fn a_curve_that_reached_its_horizon_without_a_throttle_keeps_growing() {
-    // One process sending 3/s is throttled at 1 s (a cold cut) and 3 s: the last tick
-    // admitted 2/s.
+    // One process is throttled at 1 s (a cold cut, 12 admitted) and at 3 s, sending 3/s: the
+    // last tick admitted 2/s.
     let mut state = StoreState::default();
-    lease(&mut state, &one_sender(1_000, 3, 1));
+    lease(&mut state, &one_sender(1_000, 13, 1));
     lease(&mut state, &one_sender(2_000, 3, 0));
     lease(&mut state, &one_sender(3_000, 3, 1));
     assert_eq!(fleet(&state).w_max, 2_000);
@@ -1260,12 +1270,6 @@ fn a_cut_while_climbing_from_an_estimate_measures_the_current_tick_if_it_admitte
     // seconds before its first throttle, and the cut took the last whole tick's 564/s, which
     // began while the fleet sent 500/s. Under the estimate, it confirmed it: 547/s held 30 s.
     let mut state = StoreState::default();
-    let sending = |id: u64, now: u64, sends: u64, throttles: u64| Report {
-        sends,
-        throttles,
-        send_demand: 1_000_000,
-        ..report(id, now)
-    };
     lease(&mut state, &sending(1, 1_000, 0, 0));
     lease(&mut state, &sending(2, 1_001, 0, 0));
     lease(&mut state, &sending(1, 2_000, 90, 10));
@@ -1362,4 +1366,30 @@ fn a_cut_under_beta_times_a_held_limit_with_few_throttles_takes_one_step_down() 
     let (after, later) = cut((300, 100));
     assert_eq!(after, (200_000, false, 7_000));
     assert!(later < 200_000, "{later}");
+}
+
+#[test]
+fn a_cold_fleets_first_cut_waits_until_its_tick_admitted_enough_to_measure() {
+    // On a real clock (fleet-harness, F1: 6 processes against 300/s, a bucket of 15) a cold
+    // fleet's first throttle, in its first second, measured 2/s from reports of a few
+    // milliseconds' traffic, and its estimate took 16 s to climb to the limit; in the shape
+    // sweep's #226 (62 processes against 272/s) a throttle 64 ms in measured 0.5/s.
+    let mut state = StoreState::default();
+    lease(&mut state, &sending(1, 1_000, 0, 0));
+    lease(&mut state, &sending(2, 1_010, 4, 4));
+    assert!(!fleet(&state).engaged, "{:?}", fleet(&state));
+    // 54 admitted so far, over a quarter interval: 216/s, an estimate.
+    lease(&mut state, &sending(3, 1_100, 60, 6));
+    let cut = fleet(&state);
+    assert_eq!(
+        (cut.engaged, cut.cold_cut, cut.w_max),
+        (true, true, 216_000)
+    );
+    // A fleet that admits little cuts anyway once a sync interval has passed since it was born.
+    let mut state = StoreState::default();
+    lease(&mut state, &sending(1, 1_000, 0, 0));
+    lease(&mut state, &sending(2, 1_990, 4, 4));
+    assert!(!fleet(&state).engaged);
+    lease(&mut state, &sending(3, 2_000, 4, 4));
+    assert!(fleet(&state).engaged);
 }
