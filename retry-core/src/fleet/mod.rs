@@ -254,8 +254,12 @@
 //!   reported; while it climbs from an estimate, at least the current tick's so far, as the
 //!   last tick lags the climb; before a re-learned fleet's first whole tick, at least its own
 //!   rate) and cuts the fleet's rate, once per sync interval (the fleet's round trip), to
-//!   beta times its target, 3 % under that limit;
-//!   between cuts the rate regains the target along the library's CUBIC curve, holds it for
+//!   beta times its target, 3 % under that limit. A fleet not yet cut waits for its first
+//!   until it has a whole tick, 10 admitted attempts in the current one, or a sync interval of
+//!   age (a report of a process's first milliseconds measures next to nothing). A cut under
+//!   beta times a limit the fleet held, with at most 5 % of the tick throttled, measured the
+//!   fleet's own fall after its last cut, not the server: the limit is then beta times the
+//!   held one, one step down. Between cuts the rate regains the target along the library's CUBIC curve, holds it for
 //!   30 s, probes past it linearly (0.25 % a second for 60 s), then grows along CUBIC again
 //!   (at once after an estimate: a cold fleet's first cut, or a cut more than 10 % over an
 //!   estimate, which measured the climb from it, or at or over one within two sync intervals
@@ -310,7 +314,7 @@
 //! The Redis backend times out every connection and command, drops a connection that timed
 //! out or broke (a cluster's client reconnects to its nodes by itself), and reconnects with
 //! jittered exponential backoff capped at one sync interval. It sends `AUTH` (with the
-//! connection's set-up), then `PING`, before the 17.7 KB script: Redis closes an
+//! connection's set-up), then `PING`, before the 29 KB script: Redis closes an
 //! unauthenticated connection that sends a long argument.
 //! A server that lost the script (`NOSCRIPT`: flushed, restarted empty, failed over) is sent it
 //! again by `EVAL`; a store that lost the scope's state re-learns it from the reports: its pool

@@ -615,6 +615,14 @@ local function falls(fleet, measured, now)
     throttles * PPM <= sends * FALL_THROTTLED_PPM
 end
 
+-- Whether a fleet not yet engaged has seen enough to measure a limit on a throttle: a whole
+-- tick, LEAST_ADMITTED_TO_MEASURE attempts admitted in the current one, or a sync interval
+-- since it was born (store_model::cold_fleet_measures).
+local function cold_fleet_measures(fleet, now)
+  return fleet.admitted_rate >= 0 or admitted_in_tick(fleet) >= LEAST_ADMITTED_TO_MEASURE or
+    now - fleet.born >= s.interval
+end
+
 local function limiter_step(fleet, per_report, now)
   if fleet.adopting == 1 and now >= fleet.relearn_until then
     fleet.adopting = 0
@@ -627,11 +635,13 @@ local function limiter_step(fleet, per_report, now)
     fleet.cut_at = now - regain_ms()
     fleet.curve_paused = 0
   end
-  -- A cold fleet cuts once its tick has admitted enough to measure, or a sync interval after
-  -- it was born (store_model::limiter_step).
-  local measures = fleet.engaged == 1 or fleet.admitted_rate >= 0 or
-    admitted_in_tick(fleet) >= LEAST_ADMITTED_TO_MEASURE or now - fleet.born >= s.interval
-  if r.throttles > 0 and measures and (fleet.engaged == 0 or now - fleet.cut_at >= s.interval) then
+  local may_cut
+  if fleet.engaged == 1 then
+    may_cut = now - fleet.cut_at >= s.interval
+  else
+    may_cut = cold_fleet_measures(fleet, now)
+  end
+  if r.throttles > 0 and may_cut then
     local measured = math.max(measured_limit(fleet, per_report, now), MIN_FLEET_RATE)
     if falls(fleet, measured, now) then
       fleet.w_max = floor_div(fleet.w_max * s.beta, PPM)

@@ -340,6 +340,25 @@ async fn a_cut_under_beta_times_a_held_limit_with_few_throttles_steps_down_alike
     }
 }
 
+#[tokio::test]
+async fn a_cut_under_beta_times_an_estimate_or_a_probed_limit_measures_alike_on_redis() {
+    // Under an estimate (270/s -> 194/s) the cut confirms it; past a limit held at 470/s and
+    // probed for 55 s, a tick admitting 290/s with 3 % throttled measures the server.
+    let Some(server) = server(&[]) else { return };
+    let mut pair = Pair::new(&server, "under-estimate").await;
+    let cuts = one_senders_limits(&mut pair, &[(1, 0, 0), (2, 300, 30), (3, 200, 6)]).await;
+    assert_eq!(cuts[2], (194_000, false));
+    let mut pair = Pair::new(&server, "probed-past").await;
+    let probing = (6..=60).map(|second| (second, 500, 0));
+    let reports: Vec<_> = HELD_AT_470
+        .into_iter()
+        .chain(probing)
+        .chain([(61, 300, 10)])
+        .collect();
+    let cuts = one_senders_limits(&mut pair, &reports).await;
+    assert_eq!(cuts.last(), Some(&(290_000, false)));
+}
+
 /// One process's life through both, each report `(second, sends, throttles, send demand /s)`:
 /// the curve's time held unused at the end.
 async fn one_senders_held_curve(pair: &mut Pair<'_>, reports: &[(u64, u64, u64, u64)]) -> i64 {

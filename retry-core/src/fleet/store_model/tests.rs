@@ -1369,6 +1369,38 @@ fn a_cut_under_beta_times_a_held_limit_with_few_throttles_takes_one_step_down() 
 }
 
 #[test]
+fn a_cut_under_beta_times_an_estimate_or_a_limit_probed_past_measures_as_ever() {
+    // A cold estimate of 270/s, then a tick admitting 194/s, 3 % of it throttled: under the
+    // estimate, it confirms it (the fall's step is for a limit the fleet held).
+    let mut state = StoreState::default();
+    for (second, sends, throttles) in [(1, 0, 0), (2, 300, 30), (3, 200, 6)] {
+        lease(&mut state, &one_sender(second * 1_000, sends, throttles));
+    }
+    let cut = fleet(&state);
+    assert_eq!((cut.w_max, cut.cold_cut), (194_000, false));
+    // Held at 470/s and probed past it for 60 s without a throttle: a tick admitting 290/s,
+    // 3 % throttled, measures the server (a probe over the limit, not the fleet's fall).
+    let mut state = StoreState::default();
+    let held = [
+        (1, 0, 0),
+        (2, 300, 30),
+        (3, 450, 20),
+        (4, 500, 0),
+        (5, 500, 30),
+    ];
+    for (second, sends, throttles) in held {
+        lease(&mut state, &one_sender(second * 1_000, sends, throttles));
+    }
+    let mut probed = 0;
+    for second in 6..=60 {
+        probed = lease(&mut state, &one_sender(second * 1_000, 500, 0)).fleet_rate;
+    }
+    assert!(probed > 470_000, "{probed}");
+    lease(&mut state, &one_sender(61_000, 300, 10));
+    assert_eq!(fleet(&state).w_max, 290_000);
+}
+
+#[test]
 fn a_cold_fleets_first_cut_waits_until_its_tick_admitted_enough_to_measure() {
     // On a real clock (fleet-harness, F1: 6 processes against 300/s, a bucket of 15) a cold
     // fleet's first throttle, in its first second, measured 2/s from reports of a few
