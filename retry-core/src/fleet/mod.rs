@@ -242,36 +242,37 @@
 //!   back, attempts sent and throttled, its send demand, the fleet rate and store birth it last
 //!   knew; with the scope's [`Settings`](protocol::Settings) (the window, the quota's sizes,
 //!   the interval, the lease, the limiter's beta, a hash of the rest).
-//! * The store's step ([`store_model::step`], and the same step as a Lua script run by
-//!   `EVALSHA`): the fleet's cap is its calls per second times the window (the AWS SDKs' 500
-//!   at least while the fleet is younger than its window); tokens go to processes by their
-//!   share of the retry demand (one retry's cost at least), to a new process its fair share,
-//!   never a private budget; over the cap, leases are trimmed by negative grants. A throttle
-//!   measures the limit as the rate the server admitted over the last tick (the admissions its
-//!   reports tell about over a sync interval, scaled up by the share of the fleet's send
-//!   demand those reports carry; for a cold fleet's first cut, at least the admitted traffic
-//!   per report so far times the processes: most of its first traffic is still to be
-//!   reported; while it climbs from an estimate, at least the current tick's so far, as the
-//!   last tick lags the climb; before a re-learned fleet's first whole tick, at least its own
-//!   rate) and cuts the fleet's rate, once per sync interval (the fleet's round trip), to
-//!   beta times its target, 3 % under that limit. A fleet not yet cut waits for its first
-//!   until it has a whole tick, 10 admitted attempts in the current one, or a sync interval of
-//!   age (a report of a process's first milliseconds measures next to nothing). A cut under
-//!   beta times a limit the fleet held, with at most 5 % of the tick throttled, measured the
-//!   fleet's own fall after its last cut, not the server: the limit is then beta times the
-//!   held one, one step down. Between cuts the rate regains the target along the library's CUBIC curve, holds it for
-//!   30 s, probes past it linearly (0.25 % a second for 60 s), then grows along CUBIC again
-//!   (at once after an estimate: a cold fleet's first cut, or a cut more than 10 % over an
-//!   estimate, which measured the climb from it, or at or over one within two sync intervals
-//!   of it, which measured ticks from before it took effect); a tick in which the fleet sent
-//!   under half the rate its processes were given, and wanted less than it, does not move the
-//!   curve on past the target, so a fleet that does not use its rate keeps it where it is
-//!   instead of growing it unused; a store that lost its state adopts the lowest rate its
-//!   processes knew as the target. Below the limit, because a fleet of many small senders
-//!   varies by a few percent from one second to the next: at the limit, its busiest seconds
-//!   are 7-10 % over it. Each process sends at its share of the fleet's send
-//!   demand (smoothed over four reports; an expired process's demand counted while it is
-//!   released, over about a lease).
+//! * The store's step ([`store_model::step`], and the same step as a Lua script run by `EVALSHA`):
+//!   the fleet's cap is its calls per second times the window (the AWS SDKs' 500 at least while the
+//!   fleet is younger than its window); tokens go to processes by their share of the retry demand
+//!   (one retry's cost at least), to a new process its fair share, never a private budget; over the
+//!   cap, leases are trimmed by negative grants. A throttle measures the limit as the rate the
+//!   server admitted over the last tick (the admissions its reports tell about over a sync
+//!   interval, scaled up by the share of the fleet's send demand those reports carry; for a cold
+//!   fleet's first cut, at least the admitted traffic per report so far times the processes: most
+//!   of its first traffic is still to be reported; while it climbs from an estimate, at least the
+//!   current tick's so far, as the last tick lags the climb; before a re-learned fleet's first
+//!   whole tick, at least its own rate) and cuts the fleet's rate, once per sync interval (the
+//!   fleet's round trip), to beta times its target, 3 % under that limit. A fleet not yet cut waits
+//!   for its first until it has a whole tick, 10 admitted attempts in the current one, or a sync
+//!   interval of age (a report of a process's first milliseconds measures next to nothing). A cut
+//!   under beta times a limit the fleet held, with at most 5 % of the tick throttled, measured the
+//!   fleet's own fall after its last cut, not the server: the limit is then beta times the held
+//!   one, one step down. A throttle on a fleet held at a limit it measured (not probing past it)
+//!   that would cut under that limit, with at most 0.5 % of the last two ticks' attempts throttled,
+//!   is the server's bucket's edge (a few requests arriving together), not a lower limit: no cut.
+//!   Between cuts the rate regains the target along the library's CUBIC curve, holds it for 30 s,
+//!   probes past it linearly (0.25 % a second for 60 s), then grows along CUBIC again (at once
+//!   after an estimate: a cold fleet's first cut, or a cut more than 10 % over an estimate, which
+//!   measured the climb from it, or at or over one within two sync intervals of it, which measured
+//!   ticks from before it took effect); a tick in which the fleet sent under half the rate its
+//!   processes were given, and wanted less than it, does not move the curve on past the target, so
+//!   a fleet that does not use its rate keeps it where it is instead of growing it unused; a store
+//!   that lost its state adopts the lowest rate its processes knew as the target. Below the limit,
+//!   because a fleet of many small senders varies by a few percent from one second to the next: at
+//!   the limit, its busiest seconds are 7-10 % over it. Each process sends at its share of the
+//!   fleet's send demand (smoothed over four reports; an expired process's demand counted while it
+//!   is released, over about a lease).
 //! * A [`Reply`](protocol::Reply): the grant (tokens to add or give back), the fleet's cap, the
 //!   live processes, whether the fleet limiter is engaged, the fleet's rate and the process's
 //!   share of it, the fleet's tokens (below half the cap, the fleet counts as failing; none
@@ -314,7 +315,7 @@
 //! The Redis backend times out every connection and command, drops a connection that timed
 //! out or broke (a cluster's client reconnects to its nodes by itself), and reconnects with
 //! jittered exponential backoff capped at one sync interval. It sends `AUTH` (with the
-//! connection's set-up), then `PING`, before the 29 KB script: Redis closes an
+//! connection's set-up), then `PING`, before the 30 KB script: Redis closes an
 //! unauthenticated connection that sends a long argument.
 //! A server that lost the script (`NOSCRIPT`: flushed, restarted empty, failed over) is sent it
 //! again by `EVAL`; a store that lost the scope's state re-learns it from the reports: its pool

@@ -102,6 +102,8 @@ fn decode_fleet(fields: &[(String, String)]) -> Result<FleetState, ProtocolError
         tick_successes: optional("tick_successes")?,
         tick_reports: int("tick_reports")?,
         tick_demand: optional("tick_demand")?,
+        last_tick_sends: optional("last_sends")?,
+        last_tick_throttles: optional("last_throttles")?,
         calls_rate: rate("calls_rate")?,
         send_rate: rate("send_rate")?,
         admitted_rate: rate("admitted_rate")?,
@@ -205,9 +207,11 @@ mod tests {
                 fleet.tick_successes,
                 fleet.tick_demand,
                 fleet.curve_paused_ms,
+                fleet.last_tick_sends,
+                fleet.last_tick_throttles,
                 fleet.calls_failing
             ),
-            (0, 0, 0, 0, false)
+            (0, 0, 0, 0, 0, 0, false)
         );
         let mut failing = earlier_state();
         failing.push(("calls_failing".to_owned(), "2".to_owned()));

@@ -41,6 +41,7 @@ local PROBE_SPAN_MS = 60000
 local ESTIMATE_AGREES_PPM = 100000
 local ESTIMATE_CONFIRM_INTERVALS = 2
 local FALL_THROTTLED_PPM = 50000
+local EDGE_THROTTLED_PPM = 5000
 
 local function floor_div(a, b)
   return math.floor(a / b)
@@ -82,6 +83,7 @@ local INT_FIELDS = {
 -- Fields an earlier script of the same protocol did not write: missing, they are 0.
 local OPTIONAL_INT_FIELDS = {
   'departed_demand', 'tick_successes', 'calls_failing', 'tick_demand', 'curve_paused',
+  'last_sends', 'last_throttles',
 }
 
 local function stored_int(text)
@@ -279,7 +281,8 @@ local function new_fleet(now)
     pool = math.min(s.young, s.most), leased = 0, retry_demand = 0, send_demand = 0,
     departed_demand = 0,
     tick_start = now, tick_calls = 0, tick_sends = 0, tick_throttles = 0, tick_reports = 0,
-    tick_successes = 0, tick_demand = 0, calls_rate = -1, send_rate = -1, admitted_rate = -1,
+    tick_successes = 0, tick_demand = 0, last_sends = 0, last_throttles = 0,
+    calls_rate = -1, send_rate = -1, admitted_rate = -1,
     calls_failing = 0,
     engaged = 0, adopting = 0, w_max = 0, cold_cut = 0, cut_at = 0, curve_paused = 0,
     fleet_rate = 0,
@@ -527,7 +530,10 @@ local function end_tick(fleet, live, now)
     local weight = floor_div(math.min(elapsed, s.window) * PPM, s.window)
     fleet.calls_rate = fleet.calls_rate + floor_div((calls - fleet.calls_rate) * weight, PPM)
   end
-  if elapsed <= LONGEST_TICK_INTERVALS * s.interval then
+  local whole = elapsed <= LONGEST_TICK_INTERVALS * s.interval
+  fleet.last_sends, fleet.last_throttles = 0, 0
+  if whole then
+    fleet.last_sends, fleet.last_throttles = fleet.tick_sends, fleet.tick_throttles
     pause_unused_curve(fleet, elapsed, now)
     local sent = per_second(fleet.tick_sends)
     if fleet.send_rate >= 0 and fleet.engaged == 1 then
@@ -623,6 +629,36 @@ local function cold_fleet_measures(fleet, now)
     now - fleet.born >= s.interval
 end
 
+-- Whether a throttle on a fleet held at a measured limit is the server's bucket's edge, not a
+-- lower limit: not an estimate, the curve at most the limit, the cut under it, at most
+-- EDGE_THROTTLED_PPM of the last whole tick's and the current tick's attempts throttled
+-- (store_model::at_buckets_edge). The fleet is not cut.
+local function at_buckets_edge(fleet, measured, now)
+  local sends = fleet.last_sends + fleet.tick_sends
+  local throttles = fleet.last_throttles + fleet.tick_throttles
+  return fleet.engaged == 1 and fleet.cold_cut == 0 and
+    curve_rate_at(fleet, curve_time(fleet, now)) <= fleet.w_max and
+    measured < fleet.w_max and throttles * PPM <= sends * EDGE_THROTTLED_PPM
+end
+
+-- A cut on a throttle: the limit measured (one step down if it measured the fleet's fall).
+local function cut(fleet, measured, now)
+  if falls(fleet, measured, now) then
+    fleet.w_max = floor_div(fleet.w_max * s.beta, PPM)
+  else
+    if fleet.engaged == 0 or (fleet.cold_cut == 1 and not confirms(fleet, measured, now)) then
+      fleet.cold_cut = 1
+    else
+      fleet.cold_cut = 0
+    end
+    fleet.w_max = measured
+  end
+  fleet.cut_at = now
+  fleet.curve_paused = 0
+  fleet.engaged = 1
+  fleet.adopting = 0
+end
+
 local function limiter_step(fleet, per_report, now)
   if fleet.adopting == 1 and now >= fleet.relearn_until then
     fleet.adopting = 0
@@ -643,20 +679,9 @@ local function limiter_step(fleet, per_report, now)
   end
   if r.throttles > 0 and may_cut then
     local measured = math.max(measured_limit(fleet, per_report, now), MIN_FLEET_RATE)
-    if falls(fleet, measured, now) then
-      fleet.w_max = floor_div(fleet.w_max * s.beta, PPM)
-    else
-      if fleet.engaged == 0 or (fleet.cold_cut == 1 and not confirms(fleet, measured, now)) then
-        fleet.cold_cut = 1
-      else
-        fleet.cold_cut = 0
-      end
-      fleet.w_max = measured
+    if not at_buckets_edge(fleet, measured, now) then
+      cut(fleet, measured, now)
     end
-    fleet.cut_at = now
-    fleet.curve_paused = 0
-    fleet.engaged = 1
-    fleet.adopting = 0
   end
   if fleet.engaged == 1 then
     rebase_past_horizon(fleet, now)

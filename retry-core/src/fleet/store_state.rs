@@ -73,6 +73,13 @@ pub struct FleetState {
     /// state an earlier script wrote: 0): the share of the fleet's traffic the tick's reports
     /// tell about.
     pub tick_demand: i64,
+    /// Sends reported in the last tick, if it was a whole one (at most
+    /// [`LONGEST_TICK_INTERVALS`](super::store_model::LONGEST_TICK_INTERVALS)), else 0
+    /// (`last_sends`; missing in a state an earlier script wrote: 0).
+    pub last_tick_sends: i64,
+    /// Throttles reported in the last tick, if it was a whole one, else 0 (`last_throttles`;
+    /// missing in a state an earlier script wrote: 0).
+    pub last_tick_throttles: i64,
     /// The fleet's calls per second, thousandths, averaged over about a window; `None` until
     /// the first tick ends (`calls_rate`).
     pub calls_rate: Option<i64>,

@@ -341,6 +341,24 @@ async fn a_cut_under_beta_times_a_held_limit_with_few_throttles_steps_down_alike
 }
 
 #[tokio::test]
+async fn a_held_fleets_throttle_at_the_buckets_edge_does_not_cut_on_redis_either() {
+    // One process held at 470/s, then a tick of 460 attempts: with 2 throttled (0.43 %) the
+    // server's bucket's edge, no cut; with 3 (0.65 %) a cut to the tick's admitted 457/s.
+    let Some(server) = server(&[]) else { return };
+    for (name, last, cut, cut_at) in [
+        ("edge", (7, 460, 2), (470_000, false), 5_000),
+        ("cut", (7, 460, 3), (457_000, false), 7_000),
+    ] {
+        let mut pair = Pair::new(&server, name).await;
+        let reports = [HELD_AT_470.as_slice(), &[(6, 460, 0), last]].concat();
+        let cuts = one_senders_limits(&mut pair, &reports).await;
+        assert_eq!(cuts[4..], [(470_000, false), (470_000, false), cut]);
+        let fleet = pair.model.fleet().expect("a fleet");
+        assert_eq!(fleet.cut_at_ms, cut_at);
+    }
+}
+
+#[tokio::test]
 async fn a_cut_under_beta_times_an_estimate_or_a_probed_limit_measures_alike_on_redis() {
     // Under an estimate (270/s -> 194/s) the cut confirms it; past a limit held at 470/s and
     // probed for 55 s, a tick admitting 290/s with 3 % throttled measures the server.
@@ -569,15 +587,19 @@ async fn an_outage_and_a_state_an_earlier_script_wrote_give_the_same_replies_and
             "tick_successes",
             "calls_failing",
             "tick_demand",
-            "curve_paused"
+            "curve_paused",
+            "last_sends",
+            "last_throttles"
         ]),
-        Resp::Int(4)
+        Resp::Int(6)
     );
     let fleet_state = pair.model.fleet().copied().map(|fleet| FleetState {
         tick_successes: 0,
         tick_demand: 0,
         curve_paused_ms: 0,
         calls_failing: false,
+        last_tick_sends: 0,
+        last_tick_throttles: 0,
         ..fleet
     });
     pair.model = StoreState::from_parts(fleet_state, pair.model.processes().clone());

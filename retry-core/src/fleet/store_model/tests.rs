@@ -1323,6 +1323,25 @@ fn a_throttle_in_an_adopted_fleets_first_tick_cuts_from_its_rate_not_its_first_r
     assert_eq!((cut.cut_at_ms, cut.w_max), (8_110, 678_048), "{cut:?}");
 }
 
+/// One process's reports `(second, sends, throttles)` until a cut at 5 s holds the fleet at a
+/// measured 470/s.
+const HELD_AT_470: [(u64, u64, u64); 5] = [
+    (1, 0, 0),
+    (2, 300, 30),
+    (3, 450, 20),
+    (4, 500, 0),
+    (5, 500, 30),
+];
+
+/// A store stepped through one process's reports `(second, sends, throttles)`.
+fn one_senders_store(reports: &[(u64, u64, u64)]) -> StoreState {
+    let mut state = StoreState::default();
+    for &(second, sends, throttles) in reports {
+        lease(&mut state, &one_sender(second * 1_000, sends, throttles));
+    }
+    state
+}
+
 #[test]
 fn a_cut_under_beta_times_a_held_limit_with_few_throttles_takes_one_step_down() {
     // The shape sweep's #486 (922 periodic processes against 1,004/s, a 627 ms sync): after
@@ -1331,18 +1350,7 @@ fn a_cut_under_beta_times_a_held_limit_with_few_throttles_takes_one_step_down() 
     // the tick throttled, held 30 s and probed at 0.25 % a second. Fleet mode admitted 0.542
     // of the limit, local mode 1.000.
     let cut = |last: (u64, u64)| {
-        let mut state = StoreState::default();
-        let reports = [
-            (1, 0, 0),
-            (2, 300, 30),
-            (3, 450, 20),
-            (4, 500, 0),
-            (5, 500, 30),
-            (6, 300, 0),
-        ];
-        for (second, sends, throttles) in reports {
-            lease(&mut state, &one_sender(second * 1_000, sends, throttles));
-        }
+        let mut state = one_senders_store(&[HELD_AT_470.as_slice(), &[(6, 300, 0)]].concat());
         let held = fleet(&state);
         assert_eq!(
             (held.w_max, held.cold_cut, held.cut_at_ms),
@@ -1369,28 +1377,63 @@ fn a_cut_under_beta_times_a_held_limit_with_few_throttles_takes_one_step_down() 
 }
 
 #[test]
+fn a_held_fleets_throttle_at_the_buckets_edge_does_not_cut() {
+    // A bucket of a few requests throttles a few that arrive together at any rate under its
+    // limit: one throttle in a few hundred attempts. Cut on each, a held fleet stepped lower
+    // and held there 30 s each time (the shape sweep's #553, 13 on/off processes against
+    // 508/s, a bucket of 5: 0.574 of what it could admitted, 0.743 without such cuts).
+    let after = |last: (u64, u64)| {
+        let mut state = one_senders_store(&[HELD_AT_470.as_slice(), &[(6, 460, 0)]].concat());
+        let held = fleet(&state);
+        assert_eq!((held.w_max, held.cut_at_ms), (470_000, 5_000));
+        lease(&mut state, &one_sender(7_000, last.0, last.1));
+        let after = fleet(&state);
+        (after.w_max, after.cold_cut, after.cut_at_ms)
+    };
+    // One throttle in the tick's 460 attempts (0.2 %; this report ended the tick, so the
+    // current one has none yet): the bucket's edge, no cut.
+    assert_eq!(after((460, 1)), (470_000, false, 5_000));
+    // Two (0.43 %): still the edge.
+    assert_eq!(after((460, 2)), (470_000, false, 5_000));
+    // Three (0.65 %, over `EDGE_THROTTLED_PPM`): a cut, to the tick's admitted 457/s.
+    assert_eq!(after((460, 3)), (457_000, false, 7_000));
+}
+
+#[test]
+fn a_throttle_at_the_buckets_edge_still_cuts_an_estimate_a_probe_or_a_rise() {
+    // A cold estimate: the climb from it meets the limit with few throttles, and the cut
+    // measures it.
+    let state = one_senders_store(&[(1, 0, 0), (2, 300, 30), (3, 600, 1)]);
+    let cut = fleet(&state);
+    assert_eq!((cut.w_max, cut.cut_at_ms), (599_000, 3_000), "{cut:?}");
+    // Held at 470/s, then a tick that admitted more than the limit held, one throttle: the
+    // cut measures the higher limit.
+    let held = [HELD_AT_470.as_slice(), &[(6, 500, 0)]].concat();
+    let mut state = one_senders_store(&held);
+    lease(&mut state, &one_sender(7_000, 500, 1));
+    let rise = fleet(&state);
+    assert_eq!((rise.w_max, rise.cut_at_ms), (499_000, 7_000), "{rise:?}");
+    // Held at 470/s and probed past it without a throttle: one throttle in a tick of 600
+    // attempts cuts the probe.
+    let mut state = one_senders_store(&held);
+    for second in 7..=60 {
+        lease(&mut state, &one_sender(second * 1_000, 480, 0));
+    }
+    lease(&mut state, &one_sender(61_000, 480, 1));
+    let probed = fleet(&state);
+    assert_eq!(probed.cut_at_ms, 61_000, "{probed:?}");
+}
+
+#[test]
 fn a_cut_under_beta_times_an_estimate_or_a_limit_probed_past_measures_as_ever() {
     // A cold estimate of 270/s, then a tick admitting 194/s, 3 % of it throttled: under the
     // estimate, it confirms it (the fall's step is for a limit the fleet held).
-    let mut state = StoreState::default();
-    for (second, sends, throttles) in [(1, 0, 0), (2, 300, 30), (3, 200, 6)] {
-        lease(&mut state, &one_sender(second * 1_000, sends, throttles));
-    }
+    let state = one_senders_store(&[(1, 0, 0), (2, 300, 30), (3, 200, 6)]);
     let cut = fleet(&state);
     assert_eq!((cut.w_max, cut.cold_cut), (194_000, false));
     // Held at 470/s and probed past it for 60 s without a throttle: a tick admitting 290/s,
     // 3 % throttled, measures the server (a probe over the limit, not the fleet's fall).
-    let mut state = StoreState::default();
-    let held = [
-        (1, 0, 0),
-        (2, 300, 30),
-        (3, 450, 20),
-        (4, 500, 0),
-        (5, 500, 30),
-    ];
-    for (second, sends, throttles) in held {
-        lease(&mut state, &one_sender(second * 1_000, sends, throttles));
-    }
+    let mut state = one_senders_store(&HELD_AT_470);
     let mut probed = 0;
     for second in 6..=60 {
         probed = lease(&mut state, &one_sender(second * 1_000, 500, 0)).fleet_rate;
