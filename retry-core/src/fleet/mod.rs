@@ -259,8 +259,9 @@
 //!   under beta times a limit the fleet held, with at most 5 % of the tick throttled, measured the
 //!   fleet's own fall after its last cut, not the server: the limit is then beta times the held
 //!   one, one step down. A throttle on a fleet held at a limit it measured (not probing past it)
-//!   that would cut under that limit, with at most 0.5 % of the last two ticks' attempts throttled,
-//!   is the server's bucket's edge (a few requests arriving together), not a lower limit: no cut.
+//!   that would cut under that limit but not under beta times it, with at most 0.5 % of the last
+//!   two ticks' attempts throttled, is the server's bucket's edge (a few requests arriving
+//!   together), not a lower limit: no cut.
 //!   Between cuts the rate regains the target along the library's CUBIC curve, holds it for 30 s,
 //!   probes past it linearly (0.25 % a second for 60 s), then grows along CUBIC again (at once
 //!   after an estimate: a cold fleet's first cut, or a cut more than 10 % over an estimate, which

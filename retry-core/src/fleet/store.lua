@@ -630,15 +630,16 @@ local function cold_fleet_measures(fleet, now)
 end
 
 -- Whether a throttle on a fleet held at a measured limit is the server's bucket's edge, not a
--- lower limit: not an estimate, the curve at most the limit, the cut under it, at most
--- EDGE_THROTTLED_PPM of the last whole tick's and the current tick's attempts throttled
--- (store_model::at_buckets_edge). The fleet is not cut.
+-- lower limit: not an estimate, the curve at most the limit, the cut under it but at least
+-- beta times it (further under, the fall's), at most EDGE_THROTTLED_PPM of the last whole
+-- tick's and the current tick's attempts throttled (store_model::at_buckets_edge). No cut.
 local function at_buckets_edge(fleet, measured, now)
   local sends = fleet.last_sends + fleet.tick_sends
   local throttles = fleet.last_throttles + fleet.tick_throttles
   return fleet.engaged == 1 and fleet.cold_cut == 0 and
     curve_rate_at(fleet, curve_time(fleet, now)) <= fleet.w_max and
-    measured < fleet.w_max and throttles * PPM <= sends * EDGE_THROTTLED_PPM
+    measured < fleet.w_max and measured * PPM >= fleet.w_max * s.beta and
+    throttles * PPM <= sends * EDGE_THROTTLED_PPM
 end
 
 -- A cut on a throttle: the limit measured (one step down if it measured the fleet's fall).

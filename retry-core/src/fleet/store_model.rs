@@ -141,8 +141,8 @@ pub const FALL_THROTTLED_PPM: i64 = 50_000;
 /// limit (see `at_buckets_edge`): 0.5 %, half the 429 share the goals allow.
 ///
 /// Against a cut on every throttle, on the shape sweep's 800 shapes (default callers): shapes
-/// admitting at least 0.9 of what they could 412 -> 426, over 1.10 times the limit in a second
-/// 147 -> 150, calls 0.7 % more. At 1 %: 426, 156, 1.3 % (`docs/sim/fleet.md`).
+/// admitting at least 0.9 of what they could 412 -> 423, over 1.10 times the limit in a second
+/// 147 -> 149, calls 0.55 % more (`docs/sim/fleet.md`).
 pub const EDGE_THROTTLED_PPM: i64 = 5_000;
 
 /// How long after an estimate a cut that measures at or over it must come to confirm it, in
@@ -883,7 +883,8 @@ fn falls(fleet: &FleetState, s: &Knobs, r: &Seen, measured: i64, now: i64) -> bo
 
 /// Whether a throttle on a fleet held at a measured limit is the server's bucket's edge, not a
 /// lower limit: the fleet engaged, its limit not an estimate and its curve at most that limit
-/// (not probing past it), the cut `measured` under it, and at most
+/// (not probing past it), the cut `measured` under it but at least `beta` times it (a cut
+/// further under it is the fall's, [`falls`]: one step down), and at most
 /// [`EDGE_THROTTLED_PPM`] of the attempts of the last whole tick and the current one so far
 /// throttled. The fleet is not cut.
 ///
@@ -900,6 +901,7 @@ fn at_buckets_edge(fleet: &FleetState, s: &Knobs, measured: i64, now: i64) -> bo
         && !fleet.cold_cut
         && curve_rate_at(fleet, s, curve_time(fleet, s, now)) <= fleet.w_max
         && measured < fleet.w_max
+        && measured * ppm() >= fleet.w_max * s.beta
         && throttles * ppm() <= sends * EDGE_THROTTLED_PPM
 }
 

@@ -1400,7 +1400,7 @@ fn a_held_fleets_throttle_at_the_buckets_edge_does_not_cut() {
 }
 
 #[test]
-fn a_throttle_at_the_buckets_edge_still_cuts_an_estimate_a_probe_or_a_rise() {
+fn a_throttle_at_the_buckets_edge_still_cuts_an_estimate_a_probe_a_rise_or_a_fall() {
     // A cold estimate: the climb from it meets the limit with few throttles, and the cut
     // measures it.
     let state = one_senders_store(&[(1, 0, 0), (2, 300, 30), (3, 600, 1)]);
@@ -1422,6 +1422,12 @@ fn a_throttle_at_the_buckets_edge_still_cuts_an_estimate_a_probe_or_a_rise() {
     lease(&mut state, &one_sender(61_000, 480, 1));
     let probed = fleet(&state);
     assert_eq!(probed.cut_at_ms, 61_000, "{probed:?}");
+    // Held at 470/s, then a tick of 300 attempts, one throttled (0.33 %): it admitted under
+    // `beta` (0.9) times the limit, the fleet's fall, and the limit takes one step down.
+    let mut state = one_senders_store(&[HELD_AT_470.as_slice(), &[(6, 300, 0)]].concat());
+    lease(&mut state, &one_sender(7_000, 300, 1));
+    let fell = fleet(&state);
+    assert_eq!((fell.w_max, fell.cut_at_ms), (423_000, 7_000), "{fell:?}");
 }
 
 #[test]
