@@ -606,6 +606,13 @@ local function confirms(fleet, measured, now)
     (not soon and measured <= fleet.w_max + floor_div(fleet.w_max * ESTIMATE_AGREES_PPM, PPM))
 end
 
+-- Whether the fleet holds a limit it measured: engaged, its last cut not an estimate, its curve
+-- at most that limit (store_model::holds_a_measured_limit).
+local function holds_a_measured_limit(fleet, now)
+  return fleet.engaged == 1 and fleet.cold_cut == 0 and
+    curve_rate_at(fleet, curve_time(fleet, now)) <= fleet.w_max
+end
+
 -- Whether a cut measured the fleet's fall rather than the server (the limit is then beta times
 -- the one the fleet held): a fleet held at a measured limit (not an estimate, its curve at most
 -- that limit), under beta times it, with at most FALL_THROTTLED_PPM of the tick's attempts
@@ -615,9 +622,7 @@ local function falls(fleet, measured, now)
   if sends == 0 then
     sends, throttles = r.sends, r.throttles
   end
-  return fleet.engaged == 1 and fleet.cold_cut == 0 and
-    curve_rate_at(fleet, curve_time(fleet, now)) <= fleet.w_max and
-    measured * PPM < fleet.w_max * s.beta and
+  return holds_a_measured_limit(fleet, now) and measured * PPM < fleet.w_max * s.beta and
     throttles * PPM <= sends * FALL_THROTTLED_PPM
 end
 
@@ -636,10 +641,8 @@ end
 local function at_buckets_edge(fleet, measured, now)
   local sends = fleet.last_sends + fleet.tick_sends
   local throttles = fleet.last_throttles + fleet.tick_throttles
-  return fleet.engaged == 1 and fleet.cold_cut == 0 and
-    curve_rate_at(fleet, curve_time(fleet, now)) <= fleet.w_max and
-    measured < fleet.w_max and measured * PPM >= fleet.w_max * s.beta and
-    throttles * PPM <= sends * EDGE_THROTTLED_PPM
+  return holds_a_measured_limit(fleet, now) and measured < fleet.w_max and
+    measured * PPM >= fleet.w_max * s.beta and throttles * PPM <= sends * EDGE_THROTTLED_PPM
 end
 
 -- A cut on a throttle: the limit measured (one step down if it measured the fleet's fall).

@@ -63,7 +63,10 @@
 //!    not held, when it is a cold fleet's first, or when it comes soon after an estimate or well
 //!    over it ([`ESTIMATE_CONFIRM_INTERVALS`], [`ESTIMATE_AGREES_PPM`]). A cut under `beta`
 //!    times the limit a fleet held, with at most [`FALL_THROTTLED_PPM`] of the tick throttled,
-//!    measured the fleet's fall, not the server: the limit is `beta` times the held one.
+//!    measured the fleet's fall, not the server: the limit is `beta` times the held one. A
+//!    throttle that would cut a held limit to between `beta` times it and it, with at most
+//!    [`EDGE_THROTTLED_PPM`] of the last whole tick and the current one throttled, is the
+//!    server's bucket's edge (requests arriving together), not a lower limit: no cut.
 //!    Between cuts the rate regains the target along the library's rate-scaled CUBIC curve
 //!    (`adaptive::Cubic`, AWS SDKs' `C = 0.4`, reference rate 10/s), holds it for [`HOLD_MS`]
 //!    (not after an estimate), then probes past it linearly,
@@ -874,9 +877,7 @@ fn falls(fleet: &FleetState, s: &Knobs, r: &Seen, measured: i64, now: i64) -> bo
     } else {
         (r.sends, r.throttles)
     };
-    fleet.engaged
-        && !fleet.cold_cut
-        && curve_rate_at(fleet, s, curve_time(fleet, s, now)) <= fleet.w_max
+    holds_a_measured_limit(fleet, s, now)
         && measured * ppm() < fleet.w_max * s.beta
         && throttles * ppm() <= sends * FALL_THROTTLED_PPM
 }
@@ -897,12 +898,19 @@ fn falls(fleet: &FleetState, s: &Knobs, r: &Seen, measured: i64, now: i64) -> bo
 fn at_buckets_edge(fleet: &FleetState, s: &Knobs, measured: i64, now: i64) -> bool {
     let sends = fleet.last_tick_sends + fleet.tick_sends;
     let throttles = fleet.last_tick_throttles + fleet.tick_throttles;
-    fleet.engaged
-        && !fleet.cold_cut
-        && curve_rate_at(fleet, s, curve_time(fleet, s, now)) <= fleet.w_max
+    holds_a_measured_limit(fleet, s, now)
         && measured < fleet.w_max
         && measured * ppm() >= fleet.w_max * s.beta
         && throttles * ppm() <= sends * EDGE_THROTTLED_PPM
+}
+
+/// Whether the fleet holds a limit it measured: engaged, its last cut not an estimate, and its
+/// curve at or under that limit (not probing past it). [`falls`] and [`at_buckets_edge`] judge
+/// a throttle on such a fleet only.
+fn holds_a_measured_limit(fleet: &FleetState, s: &Knobs, now: i64) -> bool {
+    fleet.engaged
+        && !fleet.cold_cut
+        && curve_rate_at(fleet, s, curve_time(fleet, s, now)) <= fleet.w_max
 }
 
 /// The fleet's target under a measured `limit`: [`TARGET_MARGIN_PPM`] below it.
