@@ -228,8 +228,11 @@
 //! * **A hostile or corrupt store**: every value of a reply is checked against its bounds and
 //!   the report it answers ([`protocol::Reply::decode`]); a reply out of bounds is refused (a
 //!   warning; the lease stays as it was). In the store, a process's record out of the
-//!   protocol's bounds ([`store_state::ProcessRecord::in_bounds`]: another client wrote it)
-//!   or a key of another type than the script writes is a lost state: dropped and re-learned
+//!   protocol's bounds ([`store_state::ProcessRecord::in_bounds`]: another client wrote it),
+//!   a fleet state out of the bounds the script writes
+//!   ([`store_state::FleetState::in_bounds`]: a birth in the future, a rate over a million a
+//!   second, a negative sum), or a key of another type than the script writes is a lost
+//!   state: dropped and re-learned
 //!   (the rate the processes knew adopted, the fleet's age kept). The reply of the sync that
 //!   dropped it says so ([`protocol::Lease::dropped`]): the process warns (`fleet store dropped
 //!   garbage`, naming the scope and what, once per run of such syncs), counts it
@@ -316,7 +319,7 @@
 //! The Redis backend times out every connection and command, drops a connection that timed
 //! out or broke (a cluster's client reconnects to its nodes by itself), and reconnects with
 //! jittered exponential backoff capped at one sync interval. It sends `AUTH` (with the
-//! connection's set-up), then `PING`, before the 30 KB script: Redis closes an
+//! connection's set-up), then `PING`, before the 31 KB script: Redis closes an
 //! unauthenticated connection that sends a long argument.
 //! A server that lost the script (`NOSCRIPT`: flushed, restarted empty, failed over) is sent it
 //! again by `EVAL`; a store that lost the scope's state re-learns it from the reports: its pool

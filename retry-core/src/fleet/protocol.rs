@@ -466,8 +466,10 @@ pub enum Dropped {
     /// A process's record (this process's or a silent one's being expired): the whole state
     /// was dropped with it, as it cannot account for the record.
     ProcessRecord,
-    /// The scope's state itself: a key of another type than the script writes, or a state hash
-    /// not in its form. (Only the script meets this: the store's model holds no such state.)
+    /// The scope's state itself: a key of another type than the script writes, a state hash
+    /// not in its form (only the script meets these: the store's model holds no such state),
+    /// or a value out of the bounds the script writes
+    /// ([`FleetState::in_bounds`](super::store_state::FleetState::in_bounds)).
     State,
 }
 

@@ -112,7 +112,7 @@ impl RedisStore {
     }
 
     /// Connects if needed, then sends `PING` (a store that asks for a password the URL does
-    /// not give says so here, before the 30 KB script meets Redis's limit on what an
+    /// not give says so here, before the 31 KB script meets Redis's limit on what an
     /// unauthenticated client may send) and loads the store script (`SCRIPT LOAD`; on every
     /// master of a cluster): a missing or refused password and a server or user without
     /// scripting are errors here.

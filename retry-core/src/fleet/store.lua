@@ -93,6 +93,36 @@ local function stored_int(text)
   return tonumber(text)
 end
 
+-- Whether every value is within what this script writes (the model's
+-- `FleetState::in_bounds`): times, the pool, the tick's counts and the rates in their ranges,
+-- the sums not negative. Out of them, the state is garbage: no report could have led to it.
+local function in_bounds(f)
+  local function within(value, least, most)
+    return value >= least and value <= most
+  end
+  for _, name in ipairs({'born', 'now', 'tick_start'}) do
+    if not within(f[name], 0, MAX_TIME_MS) then
+      return false
+    end
+  end
+  for _, name in ipairs({'tick_calls', 'tick_sends', 'tick_throttles', 'tick_successes',
+                         'tick_reports', 'last_sends', 'last_throttles'}) do
+    if not within(f[name], 0, MAX_COUNT) then
+      return false
+    end
+  end
+  -- An unknown rate is stored negative.
+  for _, name in ipairs({'calls_rate', 'send_rate', 'admitted_rate'}) do
+    if f[name] > MAX_RATE then
+      return false
+    end
+  end
+  return within(f.relearn_until, 0, MAX_TIME_MS + RELEARN_INTERVALS * MAX_WINDOW_MS)
+    and within(f.cut_at, -MAX_TIME_MS, MAX_TIME_MS) and within(f.pool, 0, MAX_TOKENS)
+    and f.leased >= 0 and f.retry_demand >= 0 and f.send_demand >= 0
+    and within(f.w_max, 0, MAX_RATE) and within(f.fleet_rate, 0, MAX_RATE)
+end
+
 -- The stored fleet; nil if there is none, nil and true if it is garbage.
 local function load_fleet()
   local flat = redis.call('HGETALL', STATE)
@@ -123,7 +153,7 @@ local function load_fleet()
       end
     end
   end
-  if fleet.calls_failing ~= 0 and fleet.calls_failing ~= 1 then
+  if fleet.calls_failing ~= 0 and fleet.calls_failing ~= 1 or not in_bounds(fleet) then
     return nil, true
   end
   return fleet

@@ -6,11 +6,15 @@
 //! # Integer arithmetic, written the same way twice
 //! Lua numbers are doubles: an integer below 2^53 is exact, and so is `math.floor(a / b)` for
 //! `|a| < 2^53` and a positive integer `b` (the rounding error of `a / b` is below `1 / b`).
-//! Every product below is bounded below 2^53 by the protocol's bounds (a token or count
-//! `< 2^32` times a share `<= 10^6`, a rate `<= 10^9` times a window `<= 3.6 × 10^6`, ...), and
+//! Every product below is bounded below 2^53 by the protocol's bounds and a stored state's (a
+//! token or count `< 2^32` times a share `<= 10^6`, a rate `<= 10^9` times a window
+//! `<= 3.6 × 10^6`, ...; step 0 drops a state out of them), and
 //! every division is [`floor_div`] here and `math.floor(a / b)` there.
 //!
 //! # The step
+//! 0. A stored fleet state out of the bounds the script writes
+//!    ([`FleetState::in_bounds`](super::store_state::FleetState::in_bounds): another client
+//!    wrote it) is garbage: dropped and re-learned as in 4.
 //! 1. The store's clock: `now = max(stored now, reported now)`.
 //! 2. Expiry: up to [`EXPIRE_BATCH`] processes silent for longer than the lease leave, with
 //!    their leases and demands (their tokens are not credited to the pool: no report accounts
@@ -23,10 +27,10 @@
 //!    twice (the simulator, 3 of 8 processes unheard: 1.20x the limit in a second). Released
 //!    over a lease, the others grow into it while the fleet limiter's cuts, measured on their
 //!    throttles, meet the silent ones' traffic (1.08x); a crashed process's share is handed
-//!    on 63 % within a lease, 95 % within three. A record out of the protocol's bounds (no report could have led to it: a
-//!    forged or corrupt one) is garbage: the state is lost, dropped and re-learned as in 4. So
-//!    is the reporting process's own record out of bounds, and in Redis a key of another type
-//!    than the script writes.
+//!    on 63 % within a lease, 95 % within three. A record out of the protocol's bounds (no
+//!    report could have led to it: a forged or corrupt one) is garbage: the state is lost,
+//!    dropped and re-learned as in 4. So is the reporting process's own record out of bounds,
+//!    and in Redis a key of another type than the script writes.
 //! 3. Settings: a report with other settings than the stored ones is a conflict (nothing else
 //!    applied), unless no process is live: then the state is dropped and made anew.
 //! 4. A missing state is made: a new fleet's pool is the young quota; a store that lost its
@@ -274,11 +278,18 @@ pub fn step(
     report.check()?;
     let s = Knobs::of(settings);
     let mut r = Seen::of(report);
-    let stored = state.take_fleet();
+    let mut dropped = Dropped::Nothing;
+    let stored = state.take_fleet().filter(|fleet| {
+        // Garbage: no report could have led to it. Dropped and re-learned, as a lost state.
+        let garbage = !fleet.in_bounds();
+        if garbage {
+            dropped = Dropped::State;
+        }
+        !garbage
+    });
     let now = stored
         .as_ref()
         .map_or(r.now, |fleet| fleet.now_ms.max(r.now));
-    let mut dropped = Dropped::Nothing;
     let mut fleet = match stored {
         Some(mut fleet) => {
             release_departed(&mut fleet, &s, now);

@@ -4,7 +4,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::protocol::{MAX_COUNT, MAX_RATE, MAX_TOKENS, ProcessId, Settings};
+use super::protocol::{
+    MAX_COUNT, MAX_RATE, MAX_TIME_MS, MAX_TOKENS, MAX_WINDOW_MS, ProcessId, Settings,
+};
+use super::store_model::RELEARN_INTERVALS;
 
 /// The store's state for one fleet scope, as [`store_model::step`](super::store_model::step)
 /// and the script keep it.
@@ -125,6 +128,70 @@ pub struct FleetState {
     /// The fleet's send rate at the last report, thousandths of a request per second
     /// (`fleet_rate`).
     pub fleet_rate: i64,
+}
+
+impl FleetState {
+    /// Whether every value is within what the script writes: times within `0..=`
+    /// [`MAX_TIME_MS`] (a cut's time within `±MAX_TIME_MS`: the curve's rebase moves it back
+    /// from the first reports' times; the end of re-learning up to [`RELEARN_INTERVALS`] sync
+    /// intervals later), the pool within `0..=`[`MAX_TOKENS`] (it is at most the cap), the
+    /// sums of the records' leases and demands not negative, the tick's counts within `0..=`
+    /// [`MAX_COUNT`] (their sums stop there), and rates within `0..=`[`MAX_RATE`]. A state out
+    /// of them is garbage, not data (no report could have led to it: another client wrote
+    /// it); the store drops it and re-learns, as after a lost state. The departed demand and
+    /// the tick's demand are clamped where they are used, and the curve's pause is a length
+    /// of time: those only need to be stored integers.
+    ///
+    /// Within these bounds every product the step forms stays below 2^53, where the script's
+    /// numbers (doubles) stop being exact integers and the model's `i64` would overflow.
+    ///
+    /// ```
+    /// use retry_core::fleet::protocol::{Report, ProcessId, Reply, Settings};
+    /// use retry_core::fleet::store_model::step;
+    /// use retry_core::fleet::store_state::StoreState;
+    ///
+    /// let mut state = StoreState::default();
+    /// let report = Report { process: ProcessId(1), now_ms: 1_000, ..Report::default() };
+    /// step(&mut state, &Settings::example(), &report).unwrap();
+    /// let fleet = *state.fleet().unwrap();
+    /// assert!(fleet.in_bounds());
+    /// assert!(!retry_core::fleet::store_state::FleetState { w_max: 1 << 53, ..fleet }.in_bounds());
+    /// ```
+    pub fn in_bounds(&self) -> bool {
+        let within = |value: i64, least: i64, most: u64| {
+            value >= least && u64::try_from(value).map_or(true, |value| value <= most)
+        };
+        let time = |value: i64| within(value, 0, MAX_TIME_MS);
+        let count = |value: i64| within(value, 0, MAX_COUNT);
+        let rate = |value: i64| within(value, 0, MAX_RATE);
+        let relearning = MAX_TIME_MS + RELEARN_INTERVALS.unsigned_abs() * MAX_WINDOW_MS;
+        let earliest_cut = -i64::try_from(MAX_TIME_MS).unwrap_or(i64::MAX);
+        time(self.born_ms)
+            && time(self.now_ms)
+            && within(self.relearn_until_ms, 0, relearning)
+            && time(self.tick_start_ms)
+            && within(self.cut_at_ms, earliest_cut, MAX_TIME_MS)
+            && within(self.pool, 0, MAX_TOKENS)
+            && [self.leased, self.retry_demand, self.send_demand]
+                .iter()
+                .all(|sum| *sum >= 0)
+            && [
+                self.tick_calls,
+                self.tick_sends,
+                self.tick_throttles,
+                self.tick_successes,
+                self.tick_reports,
+                self.last_tick_sends,
+                self.last_tick_throttles,
+            ]
+            .into_iter()
+            .all(count)
+            && [self.calls_rate, self.send_rate, self.admitted_rate]
+                .into_iter()
+                .all(|known| known.is_none_or(rate))
+            && rate(self.w_max)
+            && rate(self.fleet_rate)
+    }
 }
 
 /// One live process's record: the `procs` hash's value for its id, `lease:owed:retry_demand:

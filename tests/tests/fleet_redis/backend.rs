@@ -5,12 +5,12 @@
 use retry_core::fleet::FleetError;
 use retry_core::fleet::keys::ScopeKeys;
 use retry_core::fleet::protocol::{
-    Dropped, MAX_COUNT, ProcessId, Reply, Report, Settings, encode_args,
+    Dropped, Lease, MAX_COUNT, ProcessId, Reply, Report, Settings, encode_args,
 };
 use retry_core::fleet::redis::{RedisStore, STORE_SCRIPT};
 use retry_core::fleet::store_model::step;
 use retry_core::fleet::store_state::StoreState;
-use retry_tests::redis_server::{Resp, free_port};
+use retry_tests::redis_server::{RedisServer, Resp, free_port};
 
 use super::{add_acl_users, lease_of, options, server};
 
@@ -139,20 +139,25 @@ async fn the_script_refuses_arguments_out_of_bounds() {
     }
 }
 
-#[tokio::test]
-async fn a_corrupt_stored_state_is_dropped_and_relearned() {
-    let Some(server) = server(&[]) else { return };
+/// A store connected to `server` and a scope `name` on it, after process 1's first report
+/// (at 1 s): the store, the scope's keys and the lease it got.
+async fn first_report(server: &RedisServer, name: &str) -> (RedisStore, ScopeKeys, Lease) {
     let store = RedisStore::connect(&server.url(), options())
         .await
         .expect("connects");
-    let keys = ScopeKeys::new("retry:", "corrupt").expect("valid");
+    let keys = ScopeKeys::new("retry:", name).expect("valid");
+    let reply = store
+        .sync_once(&keys, &Settings::example(), &report(1, 1_000))
+        .await
+        .expect("synced");
+    (store, keys, lease_of(reply))
+}
+
+#[tokio::test]
+async fn a_corrupt_stored_state_is_dropped_and_relearned() {
+    let Some(server) = server(&[]) else { return };
+    let (store, keys, first) = first_report(&server, "corrupt").await;
     let settings = Settings::example();
-    let first = lease_of(
-        store
-            .sync_once(&keys, &settings, &report(1, 1_000))
-            .await
-            .expect("synced"),
-    );
     // Someone writes a pool of a billion tokens, in a form the script never writes.
     server.command(&["HSET", keys.state(), "pool", "1e9"]);
     let again = Report {
@@ -196,20 +201,74 @@ async fn a_corrupt_stored_state_is_dropped_and_relearned() {
     assert!(store.read_state(&keys).await.is_ok());
 }
 
+/// A state hash in the script's own form whose values no report could have led to (out of
+/// `FleetState::in_bounds`): garbage, dropped and re-learned, by the script as by the model
+/// (whose `i64` products overflowed on some of them before).
+#[tokio::test]
+async fn a_stored_state_out_of_the_bounds_the_script_writes_is_dropped_as_the_model_drops_it() {
+    let Some(server) = server(&[]) else { return };
+    let (store, keys, first) = first_report(&server, "out-of-bounds").await;
+    let settings = Settings::example();
+    let beyond = (1_i64 << 53).to_string();
+    let forgeries = [
+        ("born", beyond.as_str()),
+        ("now", beyond.as_str()),
+        ("relearn_until", beyond.as_str()),
+        ("tick_start", "-1"),
+        ("cut_at", beyond.as_str()),
+        ("pool", beyond.as_str()),
+        ("leased", "-1"),
+        ("retry_demand", "-1"),
+        ("send_demand", "-1"),
+        ("tick_calls", beyond.as_str()),
+        ("tick_sends", beyond.as_str()),
+        ("tick_throttles", beyond.as_str()),
+        ("tick_successes", beyond.as_str()),
+        ("tick_reports", beyond.as_str()),
+        ("last_sends", beyond.as_str()),
+        ("last_throttles", beyond.as_str()),
+        ("calls_rate", beyond.as_str()),
+        ("send_rate", beyond.as_str()),
+        ("admitted_rate", beyond.as_str()),
+        ("w_max", beyond.as_str()),
+        ("fleet_rate", beyond.as_str()),
+    ];
+    for (now_ms, (field, value)) in (2_000..).step_by(1_000).zip(forgeries) {
+        server.command(&["HSET", keys.state(), field, value]);
+        let mut model = store.read_state(&keys).await.expect("readable");
+        let throttled = Report {
+            known_born_ms: first.born_ms,
+            sends: 60,
+            throttles: 5,
+            send_demand: 60_000,
+            ..report(1, now_ms)
+        };
+        let reply = store
+            .sync_once(&keys, &settings, &throttled)
+            .await
+            .expect("synced");
+        assert_eq!(lease_of(reply).dropped, Dropped::State, "{field}");
+        assert_eq!(
+            step(&mut model, &settings, &throttled),
+            Ok(reply),
+            "{field}"
+        );
+        let state = store.read_state(&keys).await.expect("readable");
+        assert_eq!(state, model, "{field}");
+        let fleet = state.fleet().expect("re-learned");
+        assert_eq!(
+            (fleet.born_ms, fleet.pool),
+            (first.born_ms as i64, 0),
+            "{field}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn forged_records_and_keys_of_another_type_are_a_lost_state_relearned() {
     let Some(server) = server(&[]) else { return };
-    let store = RedisStore::connect(&server.url(), options())
-        .await
-        .expect("connects");
-    let keys = ScopeKeys::new("retry:", "forged").expect("valid");
+    let (store, keys, first) = first_report(&server, "forged").await;
     let settings = Settings::example();
-    let first = lease_of(
-        store
-            .sync_once(&keys, &settings, &report(1, 1_000))
-            .await
-            .expect("synced"),
-    );
     let again = |now_ms| Report {
         known_born_ms: first.born_ms,
         held: 500,

@@ -764,6 +764,8 @@ fn check_invariants(state: &StoreState, reply: &Reply, report: &Report) {
     }
     let most = i64::try_from(fleet.settings.most).expect("small");
     assert!(fleet.pool <= most);
+    // What the step writes is never what it would drop as garbage.
+    assert!(fleet.in_bounds(), "{fleet:?}");
     // The curve is held only for time it ran past its return to the target: never back before
     // it.
     let curve_time = curve_time(fleet, &Knobs::of(&fleet.settings), fleet.now_ms);
@@ -782,8 +784,9 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(200))]
 
     /// Under any sequence of reports, hostile values included: the pool and the leases never
-    /// go negative, the sums match the records, nothing is granted beyond the cap, and every
-    /// reply passes the decoder's bounds checks.
+    /// go negative, the sums match the records, nothing is granted beyond the cap, the state
+    /// stays within the bounds a stored one is held to, and every reply passes the decoder's
+    /// bounds checks.
     #[test]
     fn the_pool_and_leases_stay_within_zero_and_the_cap(
         steps in proptest::collection::vec(arbitrary_report(), 1..60),
@@ -1473,4 +1476,68 @@ fn a_cold_fleets_first_cut_waits_until_its_tick_admitted_enough_to_measure() {
     assert!(!fleet(&state).engaged);
     lease(&mut state, &sending(3, 2_000, 4, 4));
     assert!(fleet(&state).engaged);
+}
+
+/// A field of a fleet state set to a value.
+type Forgery = fn(&mut FleetState, i64);
+
+/// [`engaged_fleet`]'s state with one field of its fleet state forged.
+fn forged(forge: impl Fn(&mut FleetState)) -> StoreState {
+    let (mut state, _) = engaged_fleet();
+    let mut fleet = fleet(&state);
+    forge(&mut fleet);
+    state.set_fleet(Some(fleet));
+    state
+}
+
+/// Another client writes values no report could have led to into the state: the step drops
+/// the state and re-learns, as the script does (before, a rate of 2^53 overflowed the step's
+/// `i64` products: a panic in a debug build).
+#[test]
+fn a_fleet_state_out_of_the_bounds_the_script_writes_is_garbage_not_data() {
+    let beyond = 1_i64 << 53;
+    let (born, now) = {
+        let fleet = fleet(&engaged_fleet().0);
+        (fleet.born_ms, fleet.now_ms)
+    };
+    let unsigned = |ms: i64| u64::try_from(ms).expect("a time");
+    let forgeries: [(&str, Forgery); 21] = [
+        ("born", |f, v| f.born_ms = v),
+        ("now", |f, v| f.now_ms = v),
+        ("relearn_until", |f, v| f.relearn_until_ms = v),
+        ("tick_start", |f, v| f.tick_start_ms = v),
+        ("cut_at", |f, v| f.cut_at_ms = v),
+        ("pool", |f, v| f.pool = v),
+        ("leased", |f, v| f.leased = -v),
+        ("retry_demand", |f, v| f.retry_demand = -v),
+        ("send_demand", |f, v| f.send_demand = -v),
+        ("tick_calls", |f, v| f.tick_calls = v),
+        ("tick_sends", |f, v| f.tick_sends = v),
+        ("tick_throttles", |f, v| f.tick_throttles = v),
+        ("tick_successes", |f, v| f.tick_successes = v),
+        ("tick_reports", |f, v| f.tick_reports = v),
+        ("last_sends", |f, v| f.last_tick_sends = v),
+        ("last_throttles", |f, v| f.last_tick_throttles = v),
+        ("calls_rate", |f, v| f.calls_rate = Some(v)),
+        ("send_rate", |f, v| f.send_rate = Some(v)),
+        ("admitted_rate", |f, v| f.admitted_rate = Some(v)),
+        ("w_max", |f, v| f.w_max = v),
+        ("fleet_rate", |f, v| f.fleet_rate = v),
+    ];
+    for (field, forge) in forgeries {
+        let mut state = forged(|fleet| forge(fleet, beyond));
+        // A throttled report a second on, so that the limiter measures from the forged values.
+        let throttled = Report {
+            known_born_ms: unsigned(born),
+            ..sending(1, unsigned(now) + 1_000, 60, 5)
+        };
+        let lease = lease(&mut state, &throttled);
+        assert_eq!(lease.dropped, Dropped::State, "{field}");
+        let fleet = fleet(&state);
+        assert!(fleet.fleet_rate <= rate_bound(), "{field}");
+        // Re-learned from the report: its clock, the age it knew, a pool of nothing.
+        let relearned = (fleet.now_ms, fleet.born_ms, fleet.pool);
+        assert_eq!(relearned, (now + 1_000, born, 0), "{field}");
+        assert!(fleet.relearn_until_ms > fleet.now_ms, "{field}");
+    }
 }
