@@ -355,7 +355,7 @@ pub fn step(
 /// assert!(!leave(&mut state, ProcessId(1)), "gone already");
 /// ```
 pub fn leave(state: &mut StoreState, process: ProcessId) -> bool {
-    let Some(mut fleet) = state.fleet().copied() else {
+    let Some(mut fleet) = state.fleet().copied().filter(FleetState::in_bounds) else {
         return false;
     };
     match state.record(process) {

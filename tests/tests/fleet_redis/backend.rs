@@ -8,7 +8,7 @@ use retry_core::fleet::protocol::{
     Dropped, Lease, MAX_COUNT, ProcessId, Reply, Report, Settings, encode_args,
 };
 use retry_core::fleet::redis::{RedisStore, STORE_SCRIPT};
-use retry_core::fleet::store_model::step;
+use retry_core::fleet::store_model::{leave, step};
 use retry_core::fleet::store_state::StoreState;
 use retry_tests::redis_server::{RedisServer, Resp, free_port};
 
@@ -236,6 +236,13 @@ async fn a_stored_state_out_of_the_bounds_the_script_writes_is_dropped_as_the_mo
     for (now_ms, (field, value)) in (2_000..).step_by(1_000).zip(forgeries) {
         server.command(&["HSET", keys.state(), field, value]);
         let mut model = store.read_state(&keys).await.expect("readable");
+        // A process leaving changes nothing: the next report's step drops the state.
+        let left = store
+            .leave(std::slice::from_ref(&keys), ProcessId(1))
+            .await
+            .expect("left");
+        assert_eq!(left, [Ok(false)], "{field}");
+        assert!(!leave(&mut model, ProcessId(1)), "{field}");
         let throttled = Report {
             known_born_ms: first.born_ms,
             sends: 60,

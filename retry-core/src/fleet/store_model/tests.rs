@@ -1541,3 +1541,13 @@ fn a_fleet_state_out_of_the_bounds_the_script_writes_is_garbage_not_data() {
         assert!(fleet.relearn_until_ms > fleet.now_ms, "{field}");
     }
 }
+
+#[test]
+fn a_process_leaving_a_fleet_state_out_of_bounds_changes_nothing() {
+    // The script's `leave` loads the state as its step does, and leaves a garbage one as it is
+    // for the next report's step to drop; the model does the same.
+    let mut state = forged(|fleet| fleet.w_max = 1 << 53);
+    let before = state.clone();
+    assert!(!leave(&mut state, ProcessId(1)));
+    assert_eq!(state, before);
+}
