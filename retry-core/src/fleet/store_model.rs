@@ -96,15 +96,11 @@ use super::error::ProtocolError;
 use super::protocol::{
     Dropped, Lease, MAX_COUNT, MAX_RATE, MIN_FLEET_RATE, PPM, ProcessId, Reply, Report, Settings,
 };
-use super::store_state::{FleetState, ProcessRecord, StoreState};
+use super::store_state::{FleetState, ProcessRecord, RELEARN_INTERVALS, StoreState};
 
 /// The most processes one step expires: the step stays `O(log n)` in the number of live
 /// processes however many went silent at once (the rest leave at the next steps).
 pub const EXPIRE_BATCH: usize = 64;
-
-/// How long a store that lost its state re-learns, in sync intervals: long enough for every
-/// process, syncing once per interval with a ±10 % jitter, to report.
-pub const RELEARN_INTERVALS: i64 = 2;
 
 /// The longest tick that measures the fleet's send and admitted rates, in sync intervals: a
 /// longer one spans a time the store did not hear the fleet (paused, slow, unreachable), its

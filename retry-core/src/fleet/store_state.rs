@@ -7,7 +7,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::protocol::{
     MAX_COUNT, MAX_RATE, MAX_TIME_MS, MAX_TOKENS, MAX_WINDOW_MS, ProcessId, Settings,
 };
-use super::store_model::RELEARN_INTERVALS;
+
+/// How long a store that lost its state re-learns, in sync intervals: long enough for every
+/// process, syncing once per interval with a ±10 % jitter, to report. A state's
+/// [`relearn_until_ms`](FleetState::relearn_until_ms) is at most this long after its clock.
+pub const RELEARN_INTERVALS: i64 = 2;
 
 /// The store's state for one fleet scope, as [`store_model::step`](super::store_model::step)
 /// and the script keep it.
