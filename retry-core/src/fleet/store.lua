@@ -26,6 +26,7 @@ local PPM = 1000000
 local MIN_FLEET_RATE = 500
 local EXPIRE_BATCH = 64
 local RELEARN_INTERVALS = 2
+local MOST_TICK_REPORTS = 1000000000
 local LONGEST_TICK_INTERVALS = 2
 local LEAST_ADMITTED_TO_MEASURE = 10
 local CUBIC_HORIZON_MS = 5000
@@ -106,10 +107,13 @@ local function in_bounds(f)
     end
   end
   for _, name in ipairs({'tick_calls', 'tick_sends', 'tick_throttles', 'tick_successes',
-                         'tick_reports', 'last_sends', 'last_throttles'}) do
+                         'last_sends', 'last_throttles'}) do
     if not within(f[name], 0, MAX_COUNT) then
       return false
     end
+  end
+  if not within(f.tick_reports, 0, MOST_TICK_REPORTS) then
+    return false
   end
   -- An unknown rate is stored negative.
   for _, name in ipairs({'calls_rate', 'send_rate', 'admitted_rate'}) do
@@ -362,7 +366,7 @@ local function add_to_tick(fleet, is_new)
   fleet.tick_throttles = math.min(fleet.tick_throttles + r.throttles, MAX_COUNT)
   fleet.tick_successes = math.min(fleet.tick_successes + r.successes, MAX_COUNT)
   if not is_new or r.known_born == fleet.born then
-    fleet.tick_reports = math.min(fleet.tick_reports + 1, MAX_COUNT)
+    fleet.tick_reports = math.min(fleet.tick_reports + 1, MOST_TICK_REPORTS)
     fleet.tick_demand = math.min(math.min(fleet.tick_demand, MOST_TICK_DEMAND) + r.send_demand,
       MOST_TICK_DEMAND)
   end

@@ -96,7 +96,9 @@ use super::error::ProtocolError;
 use super::protocol::{
     Dropped, Lease, MAX_COUNT, MAX_RATE, MIN_FLEET_RATE, PPM, ProcessId, Reply, Report, Settings,
 };
-use super::store_state::{FleetState, ProcessRecord, RELEARN_INTERVALS, StoreState};
+use super::store_state::{
+    FleetState, MOST_TICK_REPORTS, ProcessRecord, RELEARN_INTERVALS, StoreState,
+};
 
 /// The most processes one step expires: the step stays `O(log n)` in the number of live
 /// processes however many went silent at once (the rest leave at the next steps).
@@ -574,7 +576,7 @@ fn add_to_tick(fleet: &mut FleetState, r: &Seen, is_new: bool) {
     fleet.tick_throttles = (fleet.tick_throttles + r.throttles).min(most);
     fleet.tick_successes = (fleet.tick_successes + r.successes).min(most);
     if whole_interval {
-        fleet.tick_reports = (fleet.tick_reports + 1).min(most);
+        fleet.tick_reports = (fleet.tick_reports + 1).min(MOST_TICK_REPORTS);
         fleet.tick_demand =
             (fleet.tick_demand.min(MOST_TICK_DEMAND) + r.send_demand).min(MOST_TICK_DEMAND);
     }

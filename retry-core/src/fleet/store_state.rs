@@ -13,6 +13,10 @@ use super::protocol::{
 /// [`relearn_until_ms`](FleetState::relearn_until_ms) is at most this long after its clock.
 pub const RELEARN_INTERVALS: i64 = 2;
 
+/// The most reports a measurement tick counts (`tick_reports`), a billion: times the longest
+/// sync interval ([`MAX_WINDOW_MS`]) it stays below 2^53, exact in the script.
+pub const MOST_TICK_REPORTS: i64 = 1_000_000_000;
+
 /// The store's state for one fleet scope, as [`store_model::step`](super::store_model::step)
 /// and the script keep it.
 ///
@@ -140,14 +144,17 @@ impl FleetState {
     /// from the first reports' times; the end of re-learning up to [`RELEARN_INTERVALS`] sync
     /// intervals later), the pool within `0..=`[`MAX_TOKENS`] (it is at most the cap), the
     /// sums of the records' leases and demands not negative, the tick's counts within `0..=`
-    /// [`MAX_COUNT`] (their sums stop there), and rates within `0..=`[`MAX_RATE`]. A state out
+    /// [`MAX_COUNT`] (their sums stop there; its reports within `0..=`[`MOST_TICK_REPORTS`]),
+    /// and rates within `0..=`[`MAX_RATE`]. A state out
     /// of them is garbage, not data (no report could have led to it: another client wrote
     /// it); the store drops it and re-learns, as after a lost state. The departed demand and
     /// the tick's demand are clamped where they are used, and the curve's pause is a length
     /// of time: those only need to be stored integers.
     ///
     /// Within these bounds every product the step forms stays below 2^53, where the script's
-    /// numbers (doubles) stop being exact integers and the model's `i64` would overflow.
+    /// numbers (doubles) stop being exact integers, and the model's `i64` does not overflow
+    /// (the step's count of live processes aside: a product with it passes 2^53 only past
+    /// 9 billion processes).
     ///
     /// ```
     /// use retry_core::fleet::protocol::{Report, ProcessId, Reply, Settings};
@@ -179,12 +186,12 @@ impl FleetState {
             && [self.leased, self.retry_demand, self.send_demand]
                 .iter()
                 .all(|sum| *sum >= 0)
+            && within(self.tick_reports, 0, MOST_TICK_REPORTS.unsigned_abs())
             && [
                 self.tick_calls,
                 self.tick_sends,
                 self.tick_throttles,
                 self.tick_successes,
-                self.tick_reports,
                 self.last_tick_sends,
                 self.last_tick_throttles,
             ]

@@ -224,7 +224,8 @@ async fn a_stored_state_out_of_the_bounds_the_script_writes_is_dropped_as_the_mo
         ("tick_sends", beyond.as_str()),
         ("tick_throttles", beyond.as_str()),
         ("tick_successes", beyond.as_str()),
-        ("tick_reports", beyond.as_str()),
+        // One over `store_state::MOST_TICK_REPORTS`.
+        ("tick_reports", "1000000001"),
         ("last_sends", beyond.as_str()),
         ("last_throttles", beyond.as_str()),
         ("calls_rate", beyond.as_str()),

@@ -1543,6 +1543,34 @@ fn a_fleet_state_out_of_the_bounds_the_script_writes_is_garbage_not_data() {
 }
 
 #[test]
+fn a_ticks_reports_stop_at_the_most_a_stored_state_may_hold() {
+    // `tick_reports` times the longest sync interval stays exact in the script: the count
+    // stops at `MOST_TICK_REPORTS`, and a stored count over it is garbage.
+    let mut state = forged(|fleet| fleet.tick_reports = MOST_TICK_REPORTS);
+    let at_most = fleet(&state);
+    assert!(at_most.in_bounds());
+    assert!(
+        !FleetState {
+            tick_reports: MOST_TICK_REPORTS + 1,
+            ..at_most
+        }
+        .in_bounds()
+    );
+    let now = u64::try_from(at_most.now_ms).expect("a time");
+    let known_born_ms = u64::try_from(at_most.born_ms).expect("a time");
+    // A report within the tick: counted, the count stays at the most.
+    let lease = lease(
+        &mut state,
+        &Report {
+            known_born_ms,
+            ..sending(2, now, 60, 0)
+        },
+    );
+    assert_eq!(lease.dropped, Dropped::Nothing);
+    assert_eq!(fleet(&state).tick_reports, MOST_TICK_REPORTS);
+}
+
+#[test]
 fn a_process_leaving_a_fleet_state_out_of_bounds_changes_nothing() {
     // The script's `leave` loads the state as its step does, and leaves a garbage one as it is
     // for the next report's step to drop; the model does the same.
