@@ -546,12 +546,15 @@ fn fallback_cap(lease: &Lease) -> u32 {
 const MOST_RISE: f64 = 1.25;
 
 /// The most one lease raises the process's share of the fleet's rate over the last lease's:
-/// 10 %. A process's demand is smoothed over four reports at the store, so a share that
-/// follows demand moves less than this in a sync interval; a larger move is a store that is
-/// re-learning the fleet's demand report by report (flushed, restarted empty, or back after
-/// its processes expired), whose first replies give the first processes to report the shares
-/// of all. In the simulator, store flushed mid-F3, busiest second 1.064 → 1.052 times the limit
-/// (with the no-rise rule below).
+/// 10 %. A process's demand is smoothed over four reports at the store (each report moves it a
+/// quarter of the way), so the share of a process whose demand is steady moves less than this
+/// in a sync interval. A larger move is a store that is re-learning the fleet's demand report
+/// by report (flushed, restarted empty, or back after its processes expired), whose first
+/// replies give the first processes to report the shares of all; or a process whose demand
+/// jumps (an on/off process whose on spell begins: a report from nothing to `D` moves its
+/// smoothed demand by `D / 4` at once), whose share then climbs 10 % a lease too. In the
+/// simulator, store flushed mid-F3, busiest second 1.064 → 1.052 times the limit (with the
+/// no-rise rule below).
 const MOST_SHARE_RISE: f64 = 1.1;
 
 /// How many leases in a row must count the same live processes before the process's share may
