@@ -276,15 +276,13 @@ pub fn step(
     report.check()?;
     let s = Knobs::of(settings);
     let mut r = Seen::of(report);
+    let mut stored = state.take_fleet();
     let mut dropped = Dropped::Nothing;
-    let stored = state.take_fleet().filter(|fleet| {
+    if stored.as_ref().is_some_and(|fleet| !fleet.in_bounds()) {
         // Garbage: no report could have led to it. Dropped and re-learned, as a lost state.
-        let garbage = !fleet.in_bounds();
-        if garbage {
-            dropped = Dropped::State;
-        }
-        !garbage
-    });
+        stored = None;
+        dropped = Dropped::State;
+    }
     let now = stored
         .as_ref()
         .map_or(r.now, |fleet| fleet.now_ms.max(r.now));

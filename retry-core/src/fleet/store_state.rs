@@ -159,14 +159,14 @@ impl FleetState {
     /// ```
     /// use retry_core::fleet::protocol::{Report, ProcessId, Reply, Settings};
     /// use retry_core::fleet::store_model::step;
-    /// use retry_core::fleet::store_state::StoreState;
+    /// use retry_core::fleet::store_state::{FleetState, StoreState};
     ///
     /// let mut state = StoreState::default();
     /// let report = Report { process: ProcessId(1), now_ms: 1_000, ..Report::default() };
     /// step(&mut state, &Settings::example(), &report).unwrap();
     /// let fleet = *state.fleet().unwrap();
     /// assert!(fleet.in_bounds());
-    /// assert!(!retry_core::fleet::store_state::FleetState { w_max: 1 << 53, ..fleet }.in_bounds());
+    /// assert!(!FleetState { w_max: 1 << 53, ..fleet }.in_bounds());
     /// ```
     pub fn in_bounds(&self) -> bool {
         let within = |value: i64, least: i64, most: u64| {
