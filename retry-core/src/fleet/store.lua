@@ -669,14 +669,17 @@ local function cold_fleet_measures(fleet, now)
 end
 
 -- Whether a throttle on a fleet held at a measured limit is the server's bucket's edge, not a
--- lower limit: not an estimate, the curve at most the limit, the cut under it but at least
--- beta times it (further under, the fall's), at most EDGE_THROTTLED_PPM of the last whole
--- tick's and the current tick's attempts throttled (store_model::at_buckets_edge). No cut.
+-- lower limit: not an estimate, the curve at most the limit, the cut under it, and either the
+-- only throttle of the last whole tick and the current one in fewer than 200 attempts, or the
+-- cut at least beta times the limit (further under, the fall's) with at most
+-- EDGE_THROTTLED_PPM of those ticks' attempts throttled (store_model::at_buckets_edge). No cut.
 local function at_buckets_edge(fleet, measured, now)
   local sends = fleet.last_sends + fleet.tick_sends
   local throttles = fleet.last_throttles + fleet.tick_throttles
+  local lone = throttles <= 1 and sends * EDGE_THROTTLED_PPM < PPM
+  local within_beta = measured * PPM >= fleet.w_max * s.beta
   return holds_a_measured_limit(fleet, now) and measured < fleet.w_max and
-    measured * PPM >= fleet.w_max * s.beta and throttles * PPM <= sends * EDGE_THROTTLED_PPM
+    (lone or (within_beta and throttles * PPM <= sends * EDGE_THROTTLED_PPM))
 end
 
 -- A cut on a throttle: the limit measured (one step down if it measured the fleet's fall).

@@ -1379,20 +1379,24 @@ fn a_cut_under_beta_times_a_held_limit_with_few_throttles_takes_one_step_down() 
     assert!(later < 200_000, "{later}");
 }
 
+/// One process held at 470/s ([`HELD_AT_470`]), then a tick of `sends` attempts unthrottled
+/// and a report of `last` = `(sends, throttles)`: the fleet's `(w_max, cold_cut, cut_at_ms)`.
+fn limit_after_held_at_470(sends: u64, last: (u64, u64)) -> (i64, bool, i64) {
+    let mut state = one_senders_store(&[HELD_AT_470.as_slice(), &[(6, sends, 0)]].concat());
+    let held = fleet(&state);
+    assert_eq!((held.w_max, held.cut_at_ms), (470_000, 5_000));
+    lease(&mut state, &one_sender(7_000, last.0, last.1));
+    let after = fleet(&state);
+    (after.w_max, after.cold_cut, after.cut_at_ms)
+}
+
 #[test]
 fn a_held_fleets_throttle_at_the_buckets_edge_does_not_cut() {
     // A bucket of a few requests throttles a few that arrive together at any rate under its
     // limit: one throttle in a few hundred attempts. Cut on each, a held fleet stepped lower
     // and held there 30 s each time (the shape sweep's #553, 13 on/off processes against
     // 508/s, a bucket of 5: 0.574 of what it could admitted, 0.743 without such cuts).
-    let after = |last: (u64, u64)| {
-        let mut state = one_senders_store(&[HELD_AT_470.as_slice(), &[(6, 460, 0)]].concat());
-        let held = fleet(&state);
-        assert_eq!((held.w_max, held.cut_at_ms), (470_000, 5_000));
-        lease(&mut state, &one_sender(7_000, last.0, last.1));
-        let after = fleet(&state);
-        (after.w_max, after.cold_cut, after.cut_at_ms)
-    };
+    let after = |last| limit_after_held_at_470(460, last);
     // One throttle in the tick's 460 attempts (0.2 %; this report ended the tick, so the
     // current one has none yet): the bucket's edge, no cut.
     assert_eq!(after((460, 1)), (470_000, false, 5_000));
@@ -1400,6 +1404,23 @@ fn a_held_fleets_throttle_at_the_buckets_edge_does_not_cut() {
     assert_eq!(after((460, 2)), (470_000, false, 5_000));
     // Three (0.65 %, over `EDGE_THROTTLED_PPM`): a cut, to the tick's admitted 457/s.
     assert_eq!(after((460, 3)), (457_000, false, 7_000));
+}
+
+#[test]
+fn a_lone_throttle_on_a_held_fleet_does_not_cut_however_low_it_measures() {
+    // The shape sweep's #447 (35 on/off processes against 164/s, a bucket of 3, callers
+    // offering 0.66 of the limit): the fleet sent under its rate, the bucket throttled one of
+    // the few attempts of a tick now and then, and each such throttle cut the fleet to the
+    // tick's admitted rate or one step down: 122/s, 90/s, 72/s ... 28/s in 100 s. Fleet mode
+    // admitted 0.44 of what it could, local mode 0.99 (a 4 % 429 share).
+    let after = |last| limit_after_held_at_470(100, last);
+    // One throttle in a tick of 100 attempts (1 %, over `EDGE_THROTTLED_PPM`), admitting 99/s,
+    // under `beta` times the held limit: no cut.
+    assert_eq!(after((100, 1)), (470_000, false, 5_000));
+    // Two: the fleet's fall, one step down.
+    assert_eq!(after((100, 2)), (423_000, false, 7_000));
+    // A third of the tick throttled: the server's limit fell, and the cut measures it.
+    assert_eq!(after((100, 33)), (67_000, false, 7_000));
 }
 
 #[test]
