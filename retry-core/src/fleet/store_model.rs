@@ -913,10 +913,12 @@ fn falls(fleet: &FleetState, s: &Knobs, r: &Seen, measured: i64, now: i64) -> bo
 /// ratcheted the fleet from 122/s to 28/s in 100 s, each on a throttle alone among 37-99
 /// attempts: fleet mode admitted 0.443 of what it could (0.558 with the lone throttle
 /// tolerated), local mode 0.990. A lone throttle says no more than that the bucket met
-/// requests arriving together; a limit under what the fleet sends throttles it again within
-/// the tick or the next one, and is cut then. What the rule lets through: one attempt over the
-/// limit in two ticks, an excess (and a 429 share) of `1 / n` for a fleet that sends `n`
-/// attempts in them (5 % at 20, 0.5 % at 200). In larger ticks a lone throttle under `beta`
+/// requests arriving together; a limit under what the fleet sends by more than one attempt a
+/// tick throttles it twice within a tick, and is cut then. What the rule lets through: one
+/// attempt over the limit a tick (not two ticks: a report that ends a tick leaves the current
+/// one empty, so the two ticks counted are then one), an excess and a 429 share of `1 / n` for
+/// a fleet that sends `n` attempts a tick (5 % at 20, 1 % at 100). In larger ticks a lone
+/// throttle under `beta`
 /// times the limit still takes the fall's step: tolerated there as well, the shape sweep's
 /// store faults (FF, 1,000 processes) sent 1.060 times the limit in their busiest second over
 /// 40 seeds, over the bound of 1.06 (`docs/sim/fleet.md`).

@@ -1421,6 +1421,16 @@ fn a_lone_throttle_on_a_held_fleet_does_not_cut_however_low_it_measures() {
     assert_eq!(after((100, 2)), (423_000, false, 7_000));
     // A third of the tick throttled: the server's limit fell, and the cut measures it.
     assert_eq!(after((100, 33)), (67_000, false, 7_000));
+    // What the rule lets through: one throttle a tick, every tick (each report ends its tick,
+    // so the two ticks counted are one), a 1 % 429 share at 100 attempts a tick.
+    let mut state = one_senders_store(&[HELD_AT_470.as_slice(), &[(6, 100, 0)]].concat());
+    for second in 7..=20 {
+        lease(&mut state, &one_sender(second * 1_000, 100, 1));
+    }
+    assert_eq!(
+        (fleet(&state).w_max, fleet(&state).cut_at_ms),
+        (470_000, 5_000)
+    );
 }
 
 #[test]
