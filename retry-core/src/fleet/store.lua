@@ -30,6 +30,7 @@ local MOST_TICK_REPORTS = 1000000000
 local LONGEST_TICK_INTERVALS = 2
 local LEAST_ADMITTED_TO_MEASURE = 10
 local CUBIC_HORIZON_MS = 5000
+local CONVEX_REFERENCE_INTERVAL_MS = 1000
 local CUBIC_MS3_PER_PPM = 25000
 local DEMAND_SMOOTHING = 4
 local MOST_TICK_DEMAND = 8000000000
@@ -494,6 +495,20 @@ local function curve_phases(fleet)
   return HOLD_MS, PROBE_SPAN_MS
 end
 
+-- The time the convex growth counts as CONVEX_REFERENCE_INTERVAL_MS, ms: the sync interval if
+-- longer, once the fleet holds a limit it measured (store_model::convex_unit_ms).
+local function convex_unit_ms(fleet)
+  if fleet.cold_cut == 1 then
+    return CONVEX_REFERENCE_INTERVAL_MS
+  end
+  return math.max(s.interval, CONVEX_REFERENCE_INTERVAL_MS)
+end
+
+-- How long the convex growth lasts before the curve is rebased, ms.
+local function horizon_ms(fleet)
+  return floor_div(CUBIC_HORIZON_MS * convex_unit_ms(fleet), CONVEX_REFERENCE_INTERVAL_MS)
+end
+
 -- The curve's growth over the target (ppm), d ms past its return to it: CUBIC's concave part
 -- before, then the hold, the linear probe, and CUBIC's convex growth up to the horizon.
 local function curve_growth(fleet, d)
@@ -502,7 +517,8 @@ local function curve_growth(fleet, d)
   end
   local hold, span = curve_phases(fleet)
   local probing = math.max(0, math.min(d - hold, span))
-  local convex = math.max(0, math.min(d - hold - span, CUBIC_HORIZON_MS))
+  local past_probe = math.max(0, math.min(d - hold - span, horizon_ms(fleet)))
+  local convex = floor_div(past_probe * CONVEX_REFERENCE_INTERVAL_MS, convex_unit_ms(fleet))
   return floor_div(PROBE_PPM_PER_S * probing, 1000)
     + floor_div(convex * convex * convex, CUBIC_MS3_PER_PPM)
 end
@@ -515,10 +531,11 @@ end
 -- A curve that ran to its horizon without a throttle grows again from where it got.
 local function rebase_past_horizon(fleet, now)
   local hold, span = curve_phases(fleet)
-  if curve_time(fleet, now) <= hold + span + CUBIC_HORIZON_MS then
+  local horizon = horizon_ms(fleet)
+  if curve_time(fleet, now) <= hold + span + horizon then
     return
   end
-  local top = PPM + curve_growth(fleet, hold + span + CUBIC_HORIZON_MS)
+  local top = PPM + curve_growth(fleet, hold + span + horizon)
   local probed = PPM + curve_growth(fleet, hold + span)
   fleet.w_max = math.min(floor_div(fleet.w_max * top, probed), MAX_RATE)
   fleet.cut_at = now - regain_ms() - hold - span

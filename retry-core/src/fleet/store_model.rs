@@ -77,7 +77,9 @@
 //!    (`adaptive::Cubic`, AWS SDKs' `C = 0.4`, reference rate 10/s), holds it for [`HOLD_MS`]
 //!    (not after an estimate), then probes past it linearly,
 //!    [`PROBE_PPM_PER_S`] of it per second, for [`PROBE_SPAN_MS`], before CUBIC's convex
-//!    growth resumes, and starts that growth again from where it got at its horizon; a tick
+//!    growth resumes (past a measured limit, by the same amount per sync interval as at a 1 s
+//!    sync when the interval is longer: [`CONVEX_REFERENCE_INTERVAL_MS`]), and starts that
+//!    growth again from where it got at its horizon; a tick
 //!    in which the fleet sent under half the rate its processes were given, and wants less
 //!    than that rate, does not move the curve on past the target (`pause_unused_curve`); at
 //!    most twice the fleet's send rate, at least [`MIN_FLEET_RATE`]. A store re-learning
@@ -171,8 +173,16 @@ pub const ESTIMATE_CONFIRM_INTERVALS: i64 = 2;
 
 /// How far the fleet's CUBIC curve grows past the linear probe, in milliseconds: the rate is
 /// then about 6.2 times its target (and capped at twice the fleet's send rate anyway). Keeps
-/// `d^3`, and the rate times its growth, below 2^53 in the script.
+/// `d^3`, and the rate times its growth, below 2^53 in the script. Past a measured limit it
+/// counts a sync interval longer than [`CONVEX_REFERENCE_INTERVAL_MS`] as that.
 pub const CUBIC_HORIZON_MS: i64 = 5_000;
+
+/// The sync interval the curve's convex growth past a measured limit was chosen at, in
+/// milliseconds: 1 s (the default, `fleet::DEFAULT_SYNC_INTERVAL`). A fleet that syncs less
+/// often grows past its probe that much slower, by the same amount per sync interval: it hears
+/// of an overshoot a sync interval or two after it sent it (`docs/sim/fleet.md`, "The convex
+/// growth per sync interval").
+pub const CONVEX_REFERENCE_INTERVAL_MS: i64 = 1_000;
 
 /// The most send demand a tick sums over its reports, thousandths of a request per second
 /// (8 × [`MAX_RATE`], 8 million requests a second): times [`PPM`] it stays below 2^53, exact
@@ -981,15 +991,50 @@ fn curve_phases(fleet: &FleetState) -> (i64, i64) {
 /// The curve's growth over the target, in parts per million, `d` milliseconds past its return
 /// to it (negative before: CUBIC's concave part, from `-regain_ms`): nothing while it holds,
 /// then the linear probe, then CUBIC's convex growth up to the horizon.
-fn curve_growth(fleet: &FleetState, d: i64) -> i64 {
+fn curve_growth(fleet: &FleetState, s: &Knobs, d: i64) -> i64 {
     if d < 0 {
         return floor_div(d * d * d, CUBIC_MS3_PER_PPM);
     }
     let (hold, span) = curve_phases(fleet);
     let probing = (d - hold).clamp(0, span);
-    let convex = (d - hold - span).clamp(0, CUBIC_HORIZON_MS);
+    let unit = convex_unit_ms(fleet, s);
+    let past_probe = (d - hold - span).clamp(0, horizon_ms(fleet, s));
+    let convex = floor_div(past_probe * CONVEX_REFERENCE_INTERVAL_MS, unit);
     floor_div(PROBE_PPM_PER_S * probing, 1_000)
         + floor_div(convex * convex * convex, CUBIC_MS3_PER_PPM)
+}
+
+/// The time the curve's convex growth counts as [`CONVEX_REFERENCE_INTERVAL_MS`], in
+/// milliseconds: the sync interval, if longer, once the fleet holds a limit it measured (not
+/// an estimate, `cold_cut`, which climbs to the server's limit as fast at any interval).
+///
+/// A fleet hears of its overshoot a sync interval or two after it sent it: its processes
+/// take the rate at their next sync and report the throttles at the one after. Past its probe
+/// the curve grows 4 % in the first second and 59 % in 2.4 s: at a 1 s sync the store cuts
+/// within the first, at longer ones the fleet has sent most of the second before a cut comes
+/// back. Over the shape sweep's 800 shapes (main at stop 45) fleet mode's busiest second went
+/// over 1.10 times the limit in 11 % of the shapes that sync in under a second, 17 % at 1-2 s,
+/// 25 % at 2-3 s and 36 % at 3-5 s. In #396 (6 on/off processes at 0.68 of 385/s, a 2.4 s
+/// sync) the curve left its probe at 130 s and rose from 251/s at 131 s to 1,016/s at 134.5 s:
+/// the fleet sent 1.59 times the limit in its busiest second where local mode never went over
+/// 0.92 times it. Grown by the same amount per sync interval, it sent 0.95 times it. Over the
+/// 800 shapes, over 1.10 times the limit in a second in 152 -> 146 (9 no longer, 3 newly), the
+/// calls served within 0.01 % (`docs/sim/fleet.md`, "The convex growth per sync interval").
+fn convex_unit_ms(fleet: &FleetState, s: &Knobs) -> i64 {
+    if fleet.cold_cut {
+        CONVEX_REFERENCE_INTERVAL_MS
+    } else {
+        s.interval.max(CONVEX_REFERENCE_INTERVAL_MS)
+    }
+}
+
+/// How long the curve's convex growth lasts before [`rebase_past_horizon`], in milliseconds:
+/// [`CUBIC_HORIZON_MS`] in units of [`convex_unit_ms`].
+fn horizon_ms(fleet: &FleetState, s: &Knobs) -> i64 {
+    floor_div(
+        CUBIC_HORIZON_MS * convex_unit_ms(fleet, s),
+        CONVEX_REFERENCE_INTERVAL_MS,
+    )
 }
 
 /// A curve that ran to its horizon without a throttle starts its convex growth again from
@@ -998,11 +1043,12 @@ fn curve_growth(fleet: &FleetState, d: i64) -> i64 {
 /// (its last cut measured little) thus climbs to it instead of holding at the horizon.
 fn rebase_past_horizon(fleet: &mut FleetState, s: &Knobs, now: i64) {
     let (hold, span) = curve_phases(fleet);
-    if curve_time(fleet, s, now) <= hold + span + CUBIC_HORIZON_MS {
+    let horizon = horizon_ms(fleet, s);
+    if curve_time(fleet, s, now) <= hold + span + horizon {
         return;
     }
-    let top = ppm() + curve_growth(fleet, hold + span + CUBIC_HORIZON_MS);
-    let probed = ppm() + curve_growth(fleet, hold + span);
+    let top = ppm() + curve_growth(fleet, s, hold + span + horizon);
+    let probed = ppm() + curve_growth(fleet, s, hold + span);
     fleet.w_max = floor_div(fleet.w_max * top, probed).min(rate_bound());
     fleet.cut_at_ms = now - regain_ms(s) - hold - span;
     fleet.curve_paused_ms = 0;
@@ -1057,7 +1103,7 @@ fn pause_unused_curve(fleet: &mut FleetState, s: &Knobs, elapsed: i64, now: i64)
 /// (reached `k` after the cut), held, then the linear probe past it, then CUBIC's convex
 /// growth.
 fn curve_rate_at(fleet: &FleetState, s: &Knobs, time: i64) -> i64 {
-    let growth = curve_growth(fleet, time.max(-regain_ms(s)));
+    let growth = curve_growth(fleet, s, time.max(-regain_ms(s)));
     let target = target_of(fleet.w_max);
     target + floor_div(target * growth, ppm())
 }

@@ -428,6 +428,47 @@ async fn a_fleet_that_uses_under_half_its_rate_holds_its_curve_on_redis_and_in_t
 }
 
 #[tokio::test]
+async fn a_held_curves_convex_growth_runs_per_sync_interval_on_redis_and_in_the_model() {
+    // One process at a 2.5 s sync: a cold cut, a quiet tick, a cut on a measured 900/s; then
+    // it sends 1,000/s unthrottled, wanting 10,000/s, through the hold, the probe and the
+    // convex growth (which counts 2.5 s as a second past a measured limit) to its horizon,
+    // 12.5 s past the probe, and on from there. The script and the model agree at each step.
+    let Some(server) = server(&[]) else { return };
+    let settings = Settings {
+        sync_interval_ms: 2_500,
+        lease_ttl_ms: 7_500,
+        ..Settings::example()
+    };
+    let mut pair = Pair::new(&server, "convex").await;
+    let mut process = Process::new(1);
+    let mut rates = Vec::new();
+    for tick in 0..48_u64 {
+        let throttles = if tick == 0 || tick == 2 { 250 } else { 0 };
+        let report = process.report(1_000 + tick * 2_500, |report| Report {
+            sends: 2_500,
+            throttles,
+            send_demand: 10_000_000,
+            ..report
+        });
+        let reply = pair.step(&settings, &report).await;
+        process.apply(&report, &reply);
+        let fleet = pair.model.fleet().expect("a fleet");
+        rates.push((fleet.w_max, fleet.fleet_rate));
+    }
+    // Held at the measured 900/s (its target 873/s) from K = 1.357 s after the cut at 6 s, for
+    // 30 s, then probing for 60 s: 14.7 % over the target at 96 s, 15 % at 97.357 s.
+    assert_eq!(rates[3], (900_000, 873_000));
+    let at = |tick: usize| rates[tick].1;
+    assert_eq!(at(38), 1_000_987);
+    // Then the convex growth, 2.5 s counted as one: 1.143 s past the probe (98.5 s) adds
+    // 0.4 % (at a 1 s sync, 6 %), 3.643 s 12.4 % (193 %), 6.143 s 59.3 %.
+    assert_eq!((at(39), at(40), at(41)), (1_007_282, 1_111_956, 1_521_901));
+    // Its horizon is five sync intervals past the probe (109.857 s): rebased at the first
+    // step after it (111 s), `w_max` times (1 + 0.15 + 5) / 1.15.
+    assert_eq!((rates[43].0, rates[44].0), (900_000, 4_813_043));
+}
+
+#[tokio::test]
 async fn unlike_processes_demands_weigh_a_tick_alike_on_redis_and_in_the_model() {
     // F1's mixed demand (2 processes at 250/s, 4 at 25/s, each sending its share of 300/s),
     // the light ones reporting first: the first tick is ended by a light process's report

@@ -612,6 +612,41 @@ fn a_curve_that_reached_its_horizon_without_a_throttle_keeps_growing() {
     assert!(rates[130] > 100_000, "{rates:?}");
 }
 
+#[test]
+fn past_a_measured_limit_the_curves_convex_growth_runs_per_sync_interval() {
+    let held = fleet(&cut_at_900_per_second());
+    let knobs = |interval_ms: u64| {
+        Knobs::of(&Settings {
+            sync_interval_ms: interval_ms,
+            lease_ttl_ms: 3 * interval_ms,
+            ..settings()
+        })
+    };
+    let (every_second, slower) = (knobs(1_000), knobs(2_500));
+    let probed = HOLD_MS + PROBE_SPAN_MS;
+    // The hold and the probe take as long at any interval: 15 % over the target.
+    assert_eq!(curve_growth(&held, &every_second, probed), 150_000);
+    assert_eq!(curve_growth(&held, &slower, probed), 150_000);
+    // One sync interval into the convex growth, 4 % more at either; 2.5 s into it, 62.5 % more
+    // at a 1 s sync (as at every interval before).
+    assert_eq!(curve_growth(&held, &every_second, probed + 1_000), 190_000);
+    assert_eq!(curve_growth(&held, &slower, probed + 2_500), 190_000);
+    assert_eq!(curve_growth(&held, &every_second, probed + 2_500), 775_000);
+    // The horizon is five sync intervals: the same top, 6.2 times the target, later.
+    assert_eq!(horizon_ms(&held, &slower), 12_500);
+    assert_eq!(
+        curve_growth(&held, &slower, probed + 12_500),
+        curve_growth(&held, &every_second, probed + 5_000)
+    );
+    // An estimate climbs to the server's limit as fast at any interval.
+    let estimate = FleetState {
+        cold_cut: true,
+        ..held
+    };
+    assert_eq!(curve_growth(&estimate, &slower, 2_500), 625_000);
+    assert_eq!(horizon_ms(&estimate, &slower), CUBIC_HORIZON_MS);
+}
+
 /// A fleet of one process cut on a measured 900/s at 3 s (as in the test above): its target is
 /// 873/s.
 fn cut_at_900_per_second() -> StoreState {
