@@ -1010,9 +1010,9 @@ fn curve_growth(fleet: &FleetState, s: &Knobs, d: i64) -> i64 {
 ///
 /// A fleet hears of its overshoot a sync interval or two after it sent it: its processes
 /// take the rate at their next sync and report the throttles at the one after. Past its probe
-/// the curve grows 4 % in the first second and 59 % in 2.4 s: at a 1 s sync the store cuts
-/// within the first, at longer ones the fleet has sent most of the second before a cut comes
-/// back. Over the shape sweep's 800 shapes (main at stop 45) fleet mode's busiest second went
+/// the curve grows 4 % in its first second and 59 % in 2.4 s: a fleet that syncs every second
+/// is cut after a few percent of overshoot, one that syncs every 2.4 s after more than half
+/// again its rate. Over the shape sweep's 800 shapes (main at stop 45) fleet mode's busiest second went
 /// over 1.10 times the limit in 11 % of the shapes that sync in under a second, 17 % at 1-2 s,
 /// 25 % at 2-3 s and 36 % at 3-5 s. In #396 (6 on/off processes at 0.68 of 385/s, a 2.4 s
 /// sync) the curve left its probe at 130 s and rose from 251/s at 131 s to 1,016/s at 134.5 s:

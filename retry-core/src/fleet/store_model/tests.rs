@@ -628,7 +628,7 @@ fn past_a_measured_limit_the_curves_convex_growth_runs_per_sync_interval() {
     assert_eq!(curve_growth(&held, &every_second, probed), 150_000);
     assert_eq!(curve_growth(&held, &slower, probed), 150_000);
     // One sync interval into the convex growth, 4 % more at either; 2.5 s into it, 62.5 % more
-    // at a 1 s sync (as at every interval before).
+    // at a 1 s sync (as at any interval before the growth was counted per interval).
     assert_eq!(curve_growth(&held, &every_second, probed + 1_000), 190_000);
     assert_eq!(curve_growth(&held, &slower, probed + 2_500), 190_000);
     assert_eq!(curve_growth(&held, &every_second, probed + 2_500), 775_000);
