@@ -129,7 +129,12 @@ impl ClientRateLimiter {
         state.counted.count(1, ended);
         if state.pinned {
             // A fleet's lease sets the rate: the fleet cuts it once per round trip for every
-            // process, and a throttle here reaches it with the next report.
+            // process, and a throttle here reaches it with the next report. Until then, the
+            // process's first throttle steps its own rate down once.
+            #[cfg(feature = "fleet")]
+            if throttled {
+                state.step_pinned_rate_down(sent_at, now);
+            }
             return congested;
         }
         if state.enabled {

@@ -114,6 +114,8 @@ impl ClientRateLimiter {
                 counted: CountedRate::new(now),
                 timeouts: TimeoutEvidence::default(),
                 pinned: false,
+                #[cfg(feature = "fleet")]
+                pinned_step_from: None,
             }),
             enabled: AtomicBool::new(false),
         })

@@ -54,10 +54,15 @@ pub(super) struct LimiterState {
     /// Whether the service answered while attempts timed out (a queue, not an outage).
     pub(super) timeouts: TimeoutEvidence,
     /// Whether a fleet's lease sets the fill rate ([`ClientRateLimiter::pin_rate`]): responses
-    /// then feed the measurements but move no rate.
+    /// then feed the measurements and move no rate but for one step down per lease.
     ///
     /// [`ClientRateLimiter::pin_rate`]: super::ClientRateLimiter::pin_rate
     pub(super) pinned: bool,
+    /// While pinned, from when a throttle steps the pinned rate down (the lease's time: an
+    /// attempt sent earlier was counted in the report the lease answered); `None` once one
+    /// did, until the next lease (`fleet_rate`'s `step_pinned_rate_down`).
+    #[cfg(feature = "fleet")]
+    pub(super) pinned_step_from: Option<f64>,
 }
 
 /// How long the bucket takes to gain `missing` (> 0) permits at `fill_rate`, rounded up to the

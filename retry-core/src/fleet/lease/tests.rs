@@ -348,11 +348,19 @@ fn an_engaged_fleet_sets_each_limiter_to_its_share_and_no_share_to_the_floor() {
     assert!(limiter.enabled);
     assert_eq!(limiter.fill_rate, lease.send_rate as f64 / 1_000.0);
     assert_eq!(fleet.stats(0).send_rate, Some(limiter.fill_rate));
-    // Its own throttles do not move the rate the fleet set.
+    // Its own first throttle under the lease steps its rate down once; the fleet's share (its
+    // stats) is unchanged, and the next lease sets it again.
     let scope = fleet.scope(0).clone();
     let now = fleet.now();
     scope.limiter().record_response(true, now, now);
-    assert_eq!(scope.limiter().stats().fill_rate, limiter.fill_rate);
+    scope.limiter().record_response(true, now, now);
+    assert_eq!(scope.limiter().stats().fill_rate, limiter.fill_rate * 0.7);
+    assert_eq!(fleet.stats(0).send_rate, Some(limiter.fill_rate));
+    let again = fleet.sync(0);
+    assert_eq!(
+        scope.limiter().stats().fill_rate,
+        again.send_rate as f64 / 1_000.0
+    );
     // Process 1 has no demand: no share, the floor.
     let idle = fleet.sync(1);
     assert_eq!((idle.engaged, idle.share_ppm), (true, 0));
