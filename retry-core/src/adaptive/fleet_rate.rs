@@ -138,7 +138,7 @@ mod tests {
         // the limit in a second, each process waiting for the fleet's cut.
         let limiter = ClientRateLimiter::new(Duration::ZERO);
         limiter.pin_rate(40.0, ms(1_000));
-        // A throttle of an attempt sent before the lease: the lease already answered it.
+        // A throttle of an attempt sent before the lease: it met the rate the lease replaced.
         limiter.record_response(true, ms(990), ms(1_010));
         assert_eq!(limiter.stats().fill_rate, 40.0);
         // The first throttle of an attempt sent under the lease: one step down.

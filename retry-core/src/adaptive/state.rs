@@ -59,8 +59,8 @@ pub(super) struct LimiterState {
     /// [`ClientRateLimiter::pin_rate`]: super::ClientRateLimiter::pin_rate
     pub(super) pinned: bool,
     /// While pinned, from when a throttle steps the pinned rate down (the lease's time: an
-    /// attempt sent earlier was counted in the report the lease answered); `None` once one
-    /// did, until the next lease (`fleet_rate`'s `step_pinned_rate_down`).
+    /// attempt sent earlier met the rate the lease replaced); `None` once one did, until the
+    /// next lease (`fleet_rate`'s `step_pinned_rate_down`).
     #[cfg(feature = "fleet")]
     pub(super) pinned_step_from: Option<f64>,
 }
