@@ -31,7 +31,12 @@ const PINNED_BURST: Duration = Duration::from_millis(100);
 /// shape sweep's #73 (3 processes at 0.64 of 219/s, a bucket of 3, a 2.4 s sync) 1.41 times
 /// the limit in its busiest second, where local mode sent 0.92 times it; stepped down once per
 /// lease, 0.99 times it, with 1.5 % -> 0.1 % of its attempts throttled and 14 % more calls
-/// served. Over the sweep's 800 shapes, fleet mode's busiest second went over 1.10 times the
+/// served. On a real clock (fleet-harness, one run per build, `docs/fleet-harness.md`
+/// section N) a shape like #420 (8 processes against 98/s, a 4.9 s sync, the limit falling
+/// under them) sent 1.80 -> 1.13 times the limit in its busiest second, 2.25 % -> 0.46 % of
+/// its attempts throttled, for the same calls; one like #73 went over the limit in neither
+/// build, and the step's run served 11 % fewer calls (its cold start held a lower cut). Over
+/// the sweep's 800 shapes, fleet mode's busiest second went over 1.10 times the
 /// limit in 146 -> 93 of them (over local mode's too in 25 -> 9) and its 429 share over 2 % in
 /// 67 -> 51, the calls served within 0.1 % (geometric mean). A step at each throttle (each
 /// from an attempt sent after the last step) served 0.2 % fewer calls for 4 fewer shapes over
@@ -81,7 +86,6 @@ impl ClientRateLimiter {
         }
         let now = state.time.at(now);
         state.pinned = false;
-        state.pinned_step_from = None;
         let rate = resume_at.unwrap_or(state.fill_rate);
         state.cubic.resume_at(rate, now);
         state.set_rate(rate, now);

@@ -60,7 +60,7 @@ pub(super) struct LimiterState {
     pub(super) pinned: bool,
     /// While pinned, from when a throttle steps the pinned rate down (the lease's time: an
     /// attempt sent earlier met the rate the lease replaced); `None` once one did, until the
-    /// next lease (`fleet_rate`'s `step_pinned_rate_down`).
+    /// next lease (`fleet_rate`'s `step_pinned_rate_down`). Read only while `pinned`.
     #[cfg(feature = "fleet")]
     pub(super) pinned_step_from: Option<f64>,
 }

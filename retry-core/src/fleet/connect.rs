@@ -281,8 +281,9 @@ impl FleetBuilder {
     ///
     /// The interval is the fleet's round trip: a longer one lowers the store's load (one
     /// command per process per interval), and the store hears of throttles, and the processes
-    /// of a new rate, that much later. Past a limit it measured, its rate grows once its probe is over by the
-    /// same amount per interval as at the default: at a 5 s sync, five times slower.
+    /// of a new rate, that much later. Past a limit the fleet measured, once its probe is
+    /// over, its rate grows by as much per interval as at the default 1 s: at a 5 s sync,
+    /// five times slower.
     pub fn sync_interval(mut self, interval: Duration) -> Self {
         self.options.sync_interval = interval;
         self
