@@ -32,6 +32,7 @@ pub mod policy;
 pub mod report;
 pub mod rng;
 pub mod runner;
+pub mod runs;
 pub mod scenario;
 pub mod server;
 pub mod sim;

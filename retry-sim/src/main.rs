@@ -19,7 +19,7 @@ use retry_sim::hedge::scenarios::HEDGE_IDS;
 use retry_sim::scenario::{IDS, Options, Scenario, builtin};
 use retry_sim::strategy::{BUILT_IN, StrategySpec};
 use retry_sim::time::from_duration;
-use retry_sim::{config, goals, plot, report, runner};
+use retry_sim::{config, goals, plot, report, runner, runs};
 
 /// A deterministic simulation of retry storms that drives retry-core's real strategies.
 #[derive(Debug, Parser)]
@@ -102,6 +102,12 @@ struct Cli {
     /// state after it and the lease) to `trace-<seed>-store.csv`.
     #[arg(long)]
     trace: bool,
+
+    /// The `runs.csv` of an earlier run of the same scenarios (another build, say): each
+    /// figure's difference from it seed by seed, averaged with its 95 % confidence interval,
+    /// written to `paired.md` (the shape sweep compares by its `shapes.csv` instead).
+    #[arg(long)]
+    paired_with: Option<PathBuf>,
 
     /// Only these variants of each scenario, by name, comma-separated (e.g. `shape 1,shape 6`
     /// for two of H1's shapes); every variant by default.
@@ -305,6 +311,13 @@ fn run_shapes(cli: &Cli, threads: usize) -> Result<(), String> {
     Ok(())
 }
 
+/// The runs of the `runs.csv` at `path`.
+fn read_runs(path: &Path) -> Result<Vec<runs::RunRow>, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    runs::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
 /// Writes `text` to the file `name` in `dir`, made if missing.
 fn write_out(dir: &Path, name: &str, text: &str) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
@@ -322,8 +335,16 @@ fn run(cli: &Cli) -> Result<(), String> {
         .iter()
         .any(|id| id.trim().eq_ignore_ascii_case("shapes"))
     {
+        if cli.paired_with.is_some() {
+            return Err(
+                "--paired-with compares scenarios' runs; the shape sweep's shapes are \
+                        compared by their shapes.csv"
+                    .to_owned(),
+            );
+        }
         return run_shapes(cli, threads);
     }
+    let earlier = cli.paired_with.as_deref().map(read_runs).transpose()?;
     let scenarios = scenarios(cli)?;
     let runs: usize = scenarios.iter().map(Scenario::runs).sum();
     eprintln!(
@@ -358,6 +379,14 @@ fn run(cli: &Cli) -> Result<(), String> {
         "results.md",
         &report::full_markdown(&results, &header, &goals),
     )?;
+    write("runs.csv", &runs::csv(&results))?;
+    if let Some(earlier) = &earlier {
+        write("paired.md", &runs::paired_markdown(&results, earlier)?)?;
+        eprintln!(
+            "retry-sim: paired with the earlier runs in {}",
+            cli.out.join("paired.md").display()
+        );
+    }
     for result in &results {
         write(
             &format!("{}.md", plot::slug(&result.scenario.id)),
