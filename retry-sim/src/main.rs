@@ -346,6 +346,14 @@ fn run(cli: &Cli) -> Result<(), String> {
     }
     let earlier = cli.paired_with.as_deref().map(read_runs).transpose()?;
     let scenarios = scenarios(cli)?;
+    if let (Some(earlier), Some(path)) = (&earlier, &cli.paired_with)
+        && !runs::pairs_with(&scenarios, earlier)
+    {
+        return Err(format!(
+            "--paired-with: {} holds no run of these scenarios, variants, strategies and seeds",
+            path.display()
+        ));
+    }
     let runs: usize = scenarios.iter().map(Scenario::runs).sum();
     eprintln!(
         "retry-sim: {} scenario(s), {runs} runs on {threads} thread(s)",

@@ -10,6 +10,7 @@ use std::fmt::Write as _;
 
 use crate::metrics::RunMetrics;
 use crate::runner::ScenarioResult;
+use crate::scenario::Scenario;
 use crate::stats::Summary;
 
 /// A figure of a run: its name in `runs.csv` (the [`RunMetrics`] field's) and its value.
@@ -280,6 +281,19 @@ fn take_quoted(rest: &mut &str, column: &str) -> Result<String, String> {
     Ok(name.to_owned())
 }
 
+/// Whether `earlier` holds a run of `scenarios` (the same scenario, variant, strategy and
+/// seed), to pair with before running them; [`paired_markdown`] pairs what it finds.
+pub fn pairs_with(scenarios: &[Scenario], earlier: &[RunRow]) -> bool {
+    earlier.iter().any(|row| {
+        scenarios.iter().any(|scenario| {
+            scenario.id == row.scenario
+                && scenario.variants.iter().any(|v| v.name == row.variant)
+                && scenario.strategies.iter().any(|k| k.name == row.strategy)
+                && (1..=u64::from(scenario.seeds)).contains(&row.seed)
+        })
+    })
+}
+
 /// The paired comparison of `results` with `earlier` (the runs of an earlier `runs.csv`): for
 /// each scenario variant and strategy in both, each figure of this run, of the earlier one,
 /// and their difference seed by seed (this run's less the earlier's), averaged, with its 95 %
@@ -419,6 +433,10 @@ mod tests {
         earlier[0].variant = "another".to_owned();
         let err = paired_markdown(&[result(&[1.0])], &earlier).unwrap_err();
         assert!(err.contains("no run of the earlier runs.csv"), "{err}");
+        let scenario = result(&[1.0]).scenario;
+        assert!(!pairs_with(std::slice::from_ref(&scenario), &earlier));
+        earlier[0].variant = scenario.variants[0].name.clone();
+        assert!(pairs_with(&[scenario], &earlier));
     }
 
     #[test]
