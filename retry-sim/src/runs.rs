@@ -134,7 +134,7 @@ const FIGURES: [Figure; 27] = [
 /// The columns of `runs.csv` before the figures.
 const RUN_COLUMNS: [&str; 4] = ["scenario", "variant", "strategy", "seed"];
 
-/// One line of `runs.csv`: which run, and its figures in [`FIGURES`]' order.
+/// One line of `runs.csv`: which run, and its figures in the file's column order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunRow {
     /// The scenario's id (`ff`, `s1`, ...).

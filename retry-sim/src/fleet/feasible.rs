@@ -7,6 +7,9 @@
 //! *feasible*, and fleet mode missing it there is fleet mode's own loss. The goals stay as
 //! they are ([`GOALS`]); this only counts. For a goal measured against an arm (successes over
 //! local mode's, over the split's) that arm meets it by definition in every shape.
+//!
+//! The calls fleet mode loses where local mode protects the server as well
+//! ([`calls_lost_unprotected`]) are its plainest loss: no bound asked for them.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -23,9 +26,12 @@ const SPLIT: usize = 2;
 /// it are named, lowest first.
 const HARDEST_LISTED: usize = 8;
 
-/// The admitted goal's and the 429 share goal's indices in [`GOALS`].
+/// The goals' indices in [`GOALS`]: admitted, the 429 share, the busiest second, successes
+/// over local mode's.
 const ADMITTED: usize = 0;
 const SHARE_429: usize = 1;
+const BUSIEST: usize = 2;
+const OVER_LOCAL: usize = 3;
 
 /// One goal's misses by fleet mode over a sweep, and who meets the bound in those shapes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -120,6 +126,45 @@ pub fn admitted_where_possible(results: &[ShapeResult]) -> String {
     )
 }
 
+/// The shapes where fleet mode costs calls and protects nothing: local mode meets the 429
+/// share's and the busiest second's bounds, and fleet mode misses the bound of successes over
+/// local mode's. Lowest successes over local mode's first.
+pub fn calls_lost_unprotected(results: &[ShapeResult]) -> Vec<&ShapeResult> {
+    let goal = &GOALS[OVER_LOCAL];
+    let mut lost: Vec<&ShapeResult> = results
+        .iter()
+        .filter(|r| meets(&GOALS[SHARE_429], r, LOCAL) && meets(&GOALS[BUSIEST], r, LOCAL))
+        .filter(|r| !meets(goal, r, FLEET))
+        .collect();
+    lost.sort_by(|a, b| (goal.value)(a, FLEET).total_cmp(&(goal.value)(b, FLEET)));
+    lost
+}
+
+/// [`calls_lost_unprotected`] as a line of markdown: how many shapes, and the lowest.
+fn calls_lost_line(results: &[ShapeResult]) -> String {
+    let goal = &GOALS[OVER_LOCAL];
+    let lost = calls_lost_unprotected(results);
+    let lowest: Vec<String> = lost
+        .iter()
+        .take(HARDEST_LISTED)
+        .map(|r| format!("#{} {:.3}", r.shape.seed, (goal.value)(r, FLEET)))
+        .collect();
+    let lowest = if lowest.is_empty() {
+        "none".to_owned()
+    } else {
+        lowest.join(", ")
+    };
+    format!(
+        "Calls lost for no protection: in {} of {} shapes local mode keeps its 429 share and its \
+         busiest second within their bounds and serves more calls than fleet mode (fleet \
+         mode's {} under {}). Lowest: {lowest}.\n",
+        lost.len(),
+        results.len(),
+        goal.name,
+        goal.every_shape,
+    )
+}
+
 /// The shapes by the set of per-shape bounds fleet mode misses in them (the goals' names
 /// joined by ` + `), most shapes first; shapes that miss none are left out.
 pub fn by_bounds_missed(results: &[ShapeResult]) -> Vec<(String, usize)> {
@@ -157,6 +202,7 @@ pub fn markdown(results: &[ShapeResult]) -> String {
         );
     }
     let _ = writeln!(out, "\n{}", admitted_where_possible(results));
+    let _ = writeln!(out, "{}", calls_lost_line(results));
     let _ = writeln!(out, "Shapes by the per-shape bounds fleet mode misses:\n");
     for (bounds, count) in by_bounds_missed(results) {
         let _ = writeln!(out, "* {count}: {bounds}");
@@ -255,6 +301,46 @@ mod tests {
             (split.fleet, split.split_meets, split.local_meets),
             (1, 1, 1)
         );
+    }
+
+    /// Calls fleet mode loses count as lost for no protection only where local mode kept both
+    /// protection bounds; lowest first.
+    #[test]
+    fn calls_lost_for_no_protection_are_where_local_mode_protects() {
+        let results = [
+            // Local mode over 2 % 429s: its extra calls cost the server.
+            result(
+                1,
+                [arm(1.0, 0.05, 1.0, 1_000), arm(0.9, 0.0, 1.0, 500), good()],
+            ),
+            // Local mode over 1.10x in a second.
+            result(
+                2,
+                [arm(1.0, 0.0, 1.3, 1_000), arm(0.9, 0.0, 1.0, 500), good()],
+            ),
+            // Local mode protects and serves more: lost, twice, the lower first.
+            result(
+                3,
+                [arm(1.0, 0.01, 1.05, 1_000), arm(0.9, 0.0, 1.0, 800), good()],
+            ),
+            result(
+                4,
+                [arm(1.0, 0.01, 1.05, 1_000), arm(0.5, 0.0, 1.0, 500), good()],
+            ),
+            // Within 1 % of local mode: not lost.
+            result(
+                5,
+                [arm(1.0, 0.0, 1.0, 1_000), arm(1.0, 0.0, 1.0, 995), good()],
+            ),
+        ];
+        let lost: Vec<u64> = calls_lost_unprotected(&results)
+            .iter()
+            .map(|r| r.shape.seed)
+            .collect();
+        assert_eq!(lost, [4, 3]);
+        let line = calls_lost_line(&results);
+        assert!(line.contains("in 2 of 5 shapes"), "{line}");
+        assert!(line.contains("Lowest: #4 0.500, #3 0.800."), "{line}");
     }
 
     /// `result` with its shape's server bucket and offered load replaced.
