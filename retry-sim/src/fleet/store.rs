@@ -1,6 +1,6 @@
 //! The fleet's store as the simulator sees it: a round trip away (jittered), with its faults on
 //! the timeline, holding one scope's state and running `retry-core`'s own store step
-//! ([`store_model::step`], the Rust twin of the Redis script) on it.
+//! ([`store_model::step`](step), the Rust twin of the Redis script) on it.
 
 use retry_core::fleet::ProtocolError;
 use retry_core::fleet::protocol::{Reply, ReplyItem, Report, Settings};

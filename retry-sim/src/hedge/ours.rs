@@ -9,7 +9,7 @@
 //! call's account and settled with it), `max_attempts` and the deadline shared by retries and
 //! hedges, the backoff's exponent counting the hedges, the throttle's pause of the scope's
 //! hedges, and the percentile, which the scope measures itself
-//! ([`ScopeHedging`](retry_core::hedge::ScopeHedging)) from its hedged calls' first attempts
+//! ([`ScopeHedging`]) from its hedged calls' first attempts
 //! as they end in the run; the simulator only delivers each copy's answer at its time.
 //!
 //! Where a simulated call differs from a user's: a copy is an event, not a future, so a
