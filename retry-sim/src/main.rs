@@ -311,11 +311,19 @@ fn run_shapes(cli: &Cli, threads: usize) -> Result<(), String> {
     Ok(())
 }
 
-/// The runs of the `runs.csv` at `path`.
-fn read_runs(path: &Path) -> Result<Vec<runs::RunRow>, String> {
+/// The runs of the `runs.csv` at `path`, to pair `scenarios`' runs with: an error unless one
+/// of them is a run of `scenarios`.
+fn earlier_runs(path: &Path, scenarios: &[Scenario]) -> Result<Vec<runs::RunRow>, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    runs::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+    let earlier = runs::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    if !runs::pairs_with(scenarios, &earlier) {
+        return Err(format!(
+            "--paired-with: {} holds no run of these scenarios, variants, strategies and seeds",
+            path.display()
+        ));
+    }
+    Ok(earlier)
 }
 
 /// Writes `text` to the file `name` in `dir`, made if missing.
@@ -344,16 +352,12 @@ fn run(cli: &Cli) -> Result<(), String> {
         }
         return run_shapes(cli, threads);
     }
-    let earlier = cli.paired_with.as_deref().map(read_runs).transpose()?;
     let scenarios = scenarios(cli)?;
-    if let (Some(earlier), Some(path)) = (&earlier, &cli.paired_with)
-        && !runs::pairs_with(&scenarios, earlier)
-    {
-        return Err(format!(
-            "--paired-with: {} holds no run of these scenarios, variants, strategies and seeds",
-            path.display()
-        ));
-    }
+    let earlier = cli
+        .paired_with
+        .as_deref()
+        .map(|path| earlier_runs(path, &scenarios))
+        .transpose()?;
     let runs: usize = scenarios.iter().map(Scenario::runs).sum();
     eprintln!(
         "retry-sim: {} scenario(s), {runs} runs on {threads} thread(s)",

@@ -96,19 +96,7 @@ pub fn admitted_where_possible(results: &[ShapeResult]) -> String {
     };
     let admitted: Vec<f64> = possible.iter().map(|r| (goal.value)(r, FLEET)).collect();
     let (worst, p5, median) = worst_p5_median(&admitted, goal.higher_is_better);
-    let mut hardest: Vec<&&ShapeResult> =
-        possible.iter().filter(|r| !meets(goal, r, FLEET)).collect();
-    hardest.sort_by(|a, b| (goal.value)(a, FLEET).total_cmp(&(goal.value)(b, FLEET)));
-    let hardest: Vec<String> = hardest
-        .iter()
-        .take(HARDEST_LISTED)
-        .map(|r| format!("#{} {:.3}", r.shape.seed, (goal.value)(r, FLEET)))
-        .collect();
-    let hardest = if hardest.is_empty() {
-        "none".to_owned()
-    } else {
-        hardest.join(", ")
-    };
+    let hardest = listed(goal, &fleet_misses(goal, possible.iter().copied()));
     format!(
         "Admitted with at most a {} % 429 share: in {} of {} shapes the server's bucket lets no \
          Poisson stream of requests have both (`retry_sim::fleet::frontier`); fleet mode misses \
@@ -130,39 +118,50 @@ pub fn admitted_where_possible(results: &[ShapeResult]) -> String {
 /// share's and the busiest second's bounds, and fleet mode misses the bound of successes over
 /// local mode's. Lowest successes over local mode's first.
 pub fn calls_lost_unprotected(results: &[ShapeResult]) -> Vec<&ShapeResult> {
-    let goal = &GOALS[OVER_LOCAL];
-    let mut lost: Vec<&ShapeResult> = results
-        .iter()
-        .filter(|r| meets(&GOALS[SHARE_429], r, LOCAL) && meets(&GOALS[BUSIEST], r, LOCAL))
-        .filter(|r| !meets(goal, r, FLEET))
-        .collect();
-    lost.sort_by(|a, b| (goal.value)(a, FLEET).total_cmp(&(goal.value)(b, FLEET)));
-    lost
+    let local_protects =
+        |r: &&ShapeResult| meets(&GOALS[SHARE_429], r, LOCAL) && meets(&GOALS[BUSIEST], r, LOCAL);
+    fleet_misses(&GOALS[OVER_LOCAL], results.iter().filter(local_protects))
 }
 
 /// [`calls_lost_unprotected`] as a line of markdown: how many shapes, and the lowest.
 fn calls_lost_line(results: &[ShapeResult]) -> String {
     let goal = &GOALS[OVER_LOCAL];
     let lost = calls_lost_unprotected(results);
-    let lowest: Vec<String> = lost
-        .iter()
-        .take(HARDEST_LISTED)
-        .map(|r| format!("#{} {:.3}", r.shape.seed, (goal.value)(r, FLEET)))
-        .collect();
-    let lowest = if lowest.is_empty() {
-        "none".to_owned()
-    } else {
-        lowest.join(", ")
-    };
     format!(
         "Calls lost for no protection: in {} of {} shapes local mode keeps its 429 share and its \
          busiest second within their bounds and serves more calls than fleet mode (fleet \
-         mode's {} under {}). Lowest: {lowest}.\n",
+         mode's {} under {}). Lowest: {}.\n",
         lost.len(),
         results.len(),
         goal.name,
         goal.every_shape,
+        listed(goal, &lost),
     )
+}
+
+/// The shapes of `shapes` where fleet mode misses `goal`'s per-shape bound, its figure lowest
+/// first.
+fn fleet_misses<'a>(
+    goal: &Goal,
+    shapes: impl Iterator<Item = &'a ShapeResult>,
+) -> Vec<&'a ShapeResult> {
+    let mut missed: Vec<&ShapeResult> = shapes.filter(|r| !meets(goal, r, FLEET)).collect();
+    missed.sort_by(|a, b| (goal.value)(a, FLEET).total_cmp(&(goal.value)(b, FLEET)));
+    missed
+}
+
+/// The first [`HARDEST_LISTED`] of `shapes` as `#seed figure` (fleet mode's figure for
+/// `goal`), or `none`.
+fn listed(goal: &Goal, shapes: &[&ShapeResult]) -> String {
+    if shapes.is_empty() {
+        return "none".to_owned();
+    }
+    let named: Vec<String> = shapes
+        .iter()
+        .take(HARDEST_LISTED)
+        .map(|r| format!("#{} {:.3}", r.shape.seed, (goal.value)(r, FLEET)))
+        .collect();
+    named.join(", ")
 }
 
 /// The shapes by the set of per-shape bounds fleet mode misses in them (the goals' names
