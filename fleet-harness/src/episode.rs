@@ -1,5 +1,5 @@
 //! A fault's episode: from the fault to the store's recovery (`stop` to `cont`, `kill` to
-//! `restart-empty`; a Redis Cluster's `failover` to the promotion of the replica, `migrate` to
+//! `restart-empty`, `writes-fail` to `writes-resume`; a Redis Cluster's `failover` to the promotion of the replica, `migrate` to
 //! the slot given to the target; `flushall` and a lone `restart-empty` are instants), with the
 //! phase's figures during it and in the two sync intervals after it, and when every process
 //! held a live fleet lease again.
@@ -15,7 +15,8 @@ use crate::summary::{Summary, SummaryContext};
 /// One fault's episode.
 #[derive(Debug, Clone, Serialize)]
 pub struct Episode {
-    /// `stop→cont`, `kill→restart-empty`, `flushall`, `restart-empty`.
+    /// `stop→cont`, `kill→restart-empty`, `writes-fail→writes-resume`, `flushall`,
+    /// `restart-empty`.
     pub name: String,
     /// The second the fault struck in.
     pub start_s: u64,
@@ -65,7 +66,9 @@ pub fn episodes(
             continue;
         }
         match (fault.action, open) {
-            (FaultAction::Stop | FaultAction::Kill, None) => open = Some(*fault),
+            (FaultAction::Stop | FaultAction::Kill | FaultAction::WritesFail, None) => {
+                open = Some(*fault);
+            }
             (FaultAction::Kill, Some(_)) => {}
             (action, Some(start)) if action.recovers() => {
                 episodes.push(episode(start, *fault, rows, context));

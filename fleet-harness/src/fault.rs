@@ -1,5 +1,6 @@
 //! Store faults on a timeline: `--fault 20s:stop --fault 25s:cont --fault 40s:kill
-//! --fault 45s:restart-empty --fault 60s:flushall` for one `redis-server`, `--fault
+//! --fault 45s:restart-empty --fault 60s:flushall --fault 70s:writes-fail --fault
+//! 85s:writes-resume` for one `redis-server`, `--fault
 //! 20s:failover --fault 40s:migrate` for a Redis Cluster, each at its time from the start of a
 //! phase, checked as a whole before anything starts.
 
@@ -27,6 +28,12 @@ pub enum FaultAction {
     /// `FLUSHALL`: the store lost its state (every key; the script cache stays), the server
     /// runs on.
     Flushall,
+    /// Partial write failure: the later half of the clients (by index) lose their ACL user's
+    /// access to the keys, so their syncs are refused while the others' succeed, as a server
+    /// at `maxmemory` with `noeviction` refuses some scripts and runs others.
+    WritesFail,
+    /// The clients of `writes-fail` get their keys back.
+    WritesResume,
     /// A Redis Cluster's master of the harness scope's slot killed (`SIGKILL`): the cluster
     /// promotes its replica (the fault ends when the cluster serves every slot again).
     Failover,
@@ -37,12 +44,14 @@ pub enum FaultAction {
 }
 
 impl FaultAction {
-    const NAMES: [(&'static str, FaultAction); 7] = [
+    const NAMES: [(&'static str, FaultAction); 9] = [
         ("stop", FaultAction::Stop),
         ("cont", FaultAction::Cont),
         ("kill", FaultAction::Kill),
         ("restart-empty", FaultAction::RestartEmpty),
         ("flushall", FaultAction::Flushall),
+        ("writes-fail", FaultAction::WritesFail),
+        ("writes-resume", FaultAction::WritesResume),
         ("failover", FaultAction::Failover),
         ("migrate", FaultAction::Migrate),
     ];
@@ -57,7 +66,10 @@ impl FaultAction {
 
     /// Whether the store is answering again after this action (the end of a fault).
     pub fn recovers(self) -> bool {
-        matches!(self, FaultAction::Cont | FaultAction::RestartEmpty)
+        matches!(
+            self,
+            FaultAction::Cont | FaultAction::RestartEmpty | FaultAction::WritesResume
+        )
     }
 
     /// Whether the action is a Redis Cluster's (else one `redis-server`'s).
@@ -90,7 +102,8 @@ impl FromStr for Fault {
             .ok_or_else(|| {
                 format!(
                     "`{text}`: unknown action `{action}` (one of stop, cont, kill, restart-empty, \
-                     flushall; failover, migrate with --redis-cluster)"
+                     flushall, writes-fail, writes-resume; failover, migrate with \
+                     --redis-cluster)"
                 )
             })?;
         Ok(Fault {
@@ -112,13 +125,14 @@ enum StoreState {
     Running,
     Stopped,
     Down,
+    WritesFailing,
 }
 
 /// Checks a timeline against a phase of `duration` on a store that is a Redis Cluster or not
 /// (`cluster`), and returns it in time order: every fault inside the phase and for that store,
 /// no two at the same time, and each action possible in the state the earlier ones leave
-/// (`cont` after `stop`; `flushall` and `stop` on a running server; `kill` on one that is not
-/// down already).
+/// (`cont` after `stop`; `flushall`, `stop` and `writes-fail` on a running server; `kill` on
+/// one that is not down already; `writes-resume` after `writes-fail`, with nothing between).
 pub fn check_timeline(
     mut faults: Vec<Fault>,
     duration: Duration,
@@ -157,6 +171,8 @@ pub fn check_timeline(
             (FaultAction::Kill, StoreState::Running | StoreState::Stopped) => StoreState::Down,
             (FaultAction::RestartEmpty, _) => StoreState::Running,
             (FaultAction::Flushall, StoreState::Running) => StoreState::Running,
+            (FaultAction::WritesFail, StoreState::Running) => StoreState::WritesFailing,
+            (FaultAction::WritesResume, StoreState::WritesFailing) => StoreState::Running,
             // The cluster recovers by itself: the fault returns once it did.
             (FaultAction::Failover | FaultAction::Migrate, _) => StoreState::Running,
             (action, state) => {
@@ -167,11 +183,14 @@ pub fn check_timeline(
                         StoreState::Running => "running",
                         StoreState::Stopped => "stopped",
                         StoreState::Down => "down",
+                        StoreState::WritesFailing => "failing writes",
                     },
-                    match state {
-                        StoreState::Running => "`stop` before `cont`",
-                        StoreState::Stopped => "`cont` before it",
-                        StoreState::Down => "`restart-empty` before it",
+                    match (action, state) {
+                        (FaultAction::WritesResume, _) => "`writes-fail` before it",
+                        (_, StoreState::Running) => "`stop` before `cont`",
+                        (_, StoreState::Stopped) => "`cont` before it",
+                        (_, StoreState::Down) => "`restart-empty` before it",
+                        (_, StoreState::WritesFailing) => "`writes-resume` before it",
                     }
                 ));
             }
@@ -209,6 +228,19 @@ mod tests {
     }
 
     #[test]
+    fn partial_write_failure_is_a_fault_with_its_end() {
+        let timeline = faults(&["40s:writes-resume", "20s:writes-fail"]);
+        let checked = check_timeline(timeline, Duration::from_secs(60), false).expect("valid");
+        assert_eq!(checked[0].action, FaultAction::WritesFail);
+        assert!(checked[1].action.recovers());
+        let on_a_cluster = check_timeline(checked, Duration::from_secs(60), true).unwrap_err();
+        assert!(
+            on_a_cluster.contains("`failover` and `migrate`"),
+            "{on_a_cluster}"
+        );
+    }
+
+    #[test]
     fn the_issue_timeline_is_accepted_in_time_order() {
         let timeline = faults(&[
             "60s:flushall",
@@ -236,6 +268,11 @@ mod tests {
             (vec!["5s:kill", "6s:kill"], "`kill` on a store that is down"),
             (vec!["5s:stop", "5s:cont"], "at the same time"),
             (vec!["30s:stop"], "not inside the phase"),
+            (vec!["5s:writes-resume"], "`writes-fail` before it"),
+            (
+                vec!["5s:writes-fail", "6s:stop"],
+                "`stop` on a store that is failing writes (write `writes-resume` before it)",
+            ),
         ];
         for (texts, expected) in cases {
             let error = check_timeline(faults(&texts), Duration::from_secs(30), false).unwrap_err();

@@ -18,7 +18,7 @@ use crate::client_event::ClientAction;
 use crate::cluster_store::topology;
 use crate::command_stats::script_commands;
 use crate::episode::episodes;
-use crate::fault::Fault;
+use crate::fault::{Fault, FaultAction};
 use crate::node_stats::{IDLE_WINDOW, NodeReading, NodeSecond};
 use crate::phase_spec::{Mode, PhaseSpec};
 use crate::report::{FaultEvent, PhaseReport, RedisSecond, Row, RunSettings};
@@ -79,7 +79,7 @@ pub async fn run_phase(
                 .ok_or("a fleet phase without a redis-server (the harness's bug)")?,
         ),
     };
-    let (redis_url, layout) = match redis {
+    let (redis_url, unheard_url, layout) = match redis {
         Some(redis) => {
             let shared = Arc::clone(redis);
             blocking(move || {
@@ -89,10 +89,15 @@ pub async fn run_phase(
             })
             .await?;
             let redis = lock(redis);
-            (Some(redis.url()), Some(redis.layout()))
+            (Some(redis.url()), redis.unheard_url(), Some(redis.layout()))
         }
-        None => (None, None),
+        None => (None, None, None),
     };
+    let writes_fail = spec.faults
+        && (context.timeline.iter()).any(|fault| fault.action == FaultAction::WritesFail);
+    let unheard = unheard_url
+        .filter(|_| writes_fail)
+        .map(|url| (url, settings.processes / 2));
     let first_scope = scope_names(&settings.scope, settings.scopes)
         .into_iter()
         .next()
@@ -128,7 +133,7 @@ pub async fn run_phase(
         split_rate: None,
         split_burst: 1.0,
     };
-    let mut running = Running::new(template, context.seed ^ (number << 32), settings);
+    let mut running = Running::new(template, context.seed ^ (number << 32), settings, unheard);
     let options = running.start(settings.processes, 0);
     let (line_sender, mut lines) = mpsc::unbounded_channel();
     let mut clients = Clients::spawn(&options, &line_sender)?;
@@ -472,10 +477,18 @@ struct Running {
     /// Each running process: its index, its rate and the second it started in.
     processes: Vec<(u32, f64, u64)>,
     next_index: u32,
+    /// In a phase with `writes-fail`: the store's URL as the user that fault refuses, and the
+    /// first index to connect as it (the later half of the processes, and any started later).
+    unheard: Option<(String, u32)>,
 }
 
 impl Running {
-    fn new(template: ClientOptions, seed: u64, settings: &RunSettings) -> Self {
+    fn new(
+        template: ClientOptions,
+        seed: u64,
+        settings: &RunSettings,
+        unheard: Option<(String, u32)>,
+    ) -> Self {
         Self {
             template,
             seed,
@@ -484,6 +497,7 @@ impl Running {
             rates: settings.rates.clone(),
             processes: Vec::new(),
             next_index: 0,
+            unheard,
         }
     }
 
@@ -508,6 +522,10 @@ impl Running {
             .iter()
             .map(|&(index, rate, first_second)| {
                 let (split_rate, split_burst) = split_share(self.limit, self.burst, rate, demand);
+                let redis_url = match &self.unheard {
+                    Some((url, first)) if index >= *first => Some(url.clone()),
+                    _ => self.template.redis_url.clone(),
+                };
                 ClientOptions {
                     index,
                     rate,
@@ -515,6 +533,7 @@ impl Running {
                     seed: self.seed ^ u64::from(index),
                     split_rate: (self.template.mode == Mode::Split).then_some(split_rate),
                     split_burst,
+                    redis_url,
                     ..self.template.clone()
                 }
             })
@@ -712,8 +731,15 @@ mod tests {
             split_rate: None,
             split_burst: 1.0,
         };
-        let mut running = Running::new(template, 7, &settings);
+        let unheard = Some(("redis://unheard@127.0.0.1:1/".to_owned(), 2));
+        let mut running = Running::new(template, 7, &settings, unheard);
         let first = running.start(3, 0);
+        // With `writes-fail` in the timeline, the later processes connect as the user it
+        // refuses, those started later too.
+        let urls: Vec<Option<&str>> = (first.iter())
+            .map(|options| options.redis_url.as_deref())
+            .collect();
+        assert_eq!(urls, [None, None, Some("redis://unheard@127.0.0.1:1/")]);
         let rates: Vec<(f64, Option<f64>)> = first
             .iter()
             .map(|options| (options.rate, options.split_rate))
@@ -729,6 +755,7 @@ mod tests {
             (3, 100.0, Some(75.0))
         );
         assert_eq!(joined[0].first_second, 20);
+        assert!(joined[0].redis_url.is_some());
         assert_eq!((running.reporting(19), running.reporting(20)), (3, 4));
         running.end(&[3, 2]);
         assert_eq!(running.reporting(30), 2);

@@ -1,7 +1,8 @@
 //! The harness's `redis-server`: on a free port of 127.0.0.1, without persistence, killed and
 //! waited for by its PID when dropped (the run ended, failed or was interrupted), and the
 //! faults of the timeline: `SIGSTOP`, `SIGCONT`, `SIGKILL`, a restart empty on the same port,
-//! `FLUSHALL`.
+//! `FLUSHALL`, and the keys of [`UNHEARD_USER`] taken away and given back (partial write
+//! failure).
 
 use std::io;
 use std::net::TcpListener;
@@ -17,6 +18,13 @@ const START_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long the harness waits for the server's answer to its own commands: a stopped server
 /// costs this much, once a second.
 pub const COMMAND_TIMEOUT: Duration = Duration::from_millis(250);
+
+/// The ACL user of the clients whose syncs `writes-fail` refuses (the later half), with
+/// every command and, but during that fault, every key.
+pub const UNHEARD_USER: &str = "harness-unheard";
+
+/// [`UNHEARD_USER`]'s password (a loopback server of the harness's own).
+const UNHEARD_PASSWORD: &str = "unheard";
 
 /// A running (or stopped, or killed) `redis-server` of the harness's own.
 #[derive(Debug)]
@@ -66,7 +74,10 @@ impl RedisProcess {
                 )
             })?;
         self.child = Some(child);
-        self.wait_ready()
+        self.wait_ready()?;
+        let password = format!(">{UNHEARD_PASSWORD}");
+        let user = ["reset", "on", &password, "~*", "&*", "+@all"];
+        self.expect_ok(&[["ACL", "SETUSER", UNHEARD_USER].as_slice(), &user].concat())
     }
 
     fn wait_ready(&mut self) -> io::Result<()> {
@@ -104,6 +115,24 @@ impl RedisProcess {
     /// `redis://127.0.0.1:<port>/`.
     pub fn url(&self) -> String {
         format!("redis://127.0.0.1:{}/", self.port)
+    }
+
+    /// [`url`](Self::url) as [`UNHEARD_USER`].
+    pub fn unheard_url(&self) -> String {
+        format!(
+            "redis://{UNHEARD_USER}:{UNHEARD_PASSWORD}@127.0.0.1:{}/",
+            self.port
+        )
+    }
+
+    /// `writes-fail`: [`UNHEARD_USER`] loses every key (its scripts are refused).
+    pub fn fail_unheard_writes(&self) -> io::Result<()> {
+        self.expect_ok(&["ACL", "SETUSER", UNHEARD_USER, "resetkeys"])
+    }
+
+    /// `writes-resume`: [`UNHEARD_USER`] has every key again.
+    pub fn resume_unheard_writes(&self) -> io::Result<()> {
+        self.expect_ok(&["ACL", "SETUSER", UNHEARD_USER, "~*"])
     }
 
     /// The server's port on 127.0.0.1 (the same after a restart).
@@ -157,6 +186,7 @@ impl RedisProcess {
             None => self.spawn()?,
         }
         self.flushall()?;
+        self.resume_unheard_writes()?;
         self.expect_ok(&["CONFIG", "RESETSTAT"])
     }
 

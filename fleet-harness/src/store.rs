@@ -42,6 +42,14 @@ impl Store {
         }
     }
 
+    /// The URL of the clients whose syncs `writes-fail` refuses (one `redis-server` only).
+    pub fn unheard_url(&self) -> Option<String> {
+        match self {
+            Store::Node(node) => Some(node.unheard_url()),
+            Store::Cluster(_) => None,
+        }
+    }
+
     /// What the harness reads each second.
     pub fn layout(&self) -> Layout {
         match self {
@@ -64,6 +72,8 @@ impl Store {
             (Store::Node(node), FaultAction::Kill) => node.kill(),
             (Store::Node(node), FaultAction::RestartEmpty) => node.restart_empty(),
             (Store::Node(node), FaultAction::Flushall) => node.flushall(),
+            (Store::Node(node), FaultAction::WritesFail) => node.fail_unheard_writes(),
+            (Store::Node(node), FaultAction::WritesResume) => node.resume_unheard_writes(),
             (Store::Cluster(cluster), FaultAction::Failover) => {
                 cluster.fail_over();
                 Ok(())

@@ -56,6 +56,11 @@ fn run_harness(out_dir: &PathBuf, args: &[&str]) -> Value {
     serde_json::from_str(&json).expect("the report is JSON")
 }
 
+/// The report's directory of the test named `name`, one per test process.
+fn out_dir(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("fleet-harness-{name}-{}", std::process::id()))
+}
+
 fn number(value: &Value, field: &str) -> f64 {
     value[field]
         .as_f64()
@@ -69,7 +74,7 @@ fn the_harness_reports_every_second_of_both_modes_within_the_bounds() {
     ) {
         return;
     }
-    let out_dir = std::env::temp_dir().join(format!("fleet-harness-smoke-{}", std::process::id()));
+    let out_dir = out_dir("smoke");
     let duration = format!("{SECONDS}s");
     let args = [
         "--phases",
@@ -140,7 +145,7 @@ fn the_harness_reports_every_second_of_both_modes_within_the_bounds() {
 /// joining at 2 s and the last started one crashing at 4 s (SIGKILL).
 #[test]
 fn the_harness_runs_a_split_with_mixed_demand_on_off_arrivals_503s_and_a_crash() {
-    let out_dir = std::env::temp_dir().join(format!("fleet-harness-shapes-{}", std::process::id()));
+    let out_dir = out_dir("shapes");
     let args = [
         "--phases",
         "split",
@@ -203,8 +208,7 @@ fn the_harness_runs_a_fleet_on_a_cluster_through_a_failover() {
     if !retry_tests::redis_server::available(suite) || !redis_cli_available() {
         return;
     }
-    let out_dir =
-        std::env::temp_dir().join(format!("fleet-harness-cluster-{}", std::process::id()));
+    let out_dir = out_dir("cluster");
     let duration = format!("{CLUSTER_SECONDS}s");
     let args = [
         "--phases",
@@ -238,6 +242,47 @@ fn the_harness_runs_a_fleet_on_a_cluster_through_a_failover() {
     assert!(
         last["store"].is_object(),
         "the scope's state, read from its master: {last}"
+    );
+}
+
+/// The partial write failure run's length: the fault from 1 s to 4 s, then leases to renew.
+const UNHEARD_SECONDS: u64 = 8;
+
+#[test]
+fn the_harness_refuses_the_later_processes_syncs_and_lets_them_back() {
+    let suite = "fleet-harness/tests/smoke.rs (partial write failure)";
+    if !retry_tests::redis_server::available(suite) {
+        return;
+    }
+    let out_dir = out_dir("unheard");
+    let duration = format!("{UNHEARD_SECONDS}s");
+    let args = [
+        "--phases",
+        "fleet+faults",
+        "--fault",
+        "1s:writes-fail",
+        "--fault",
+        "4s:writes-resume",
+        "--duration",
+        &duration,
+        "--warmup",
+        "1s",
+    ];
+    let report = run_harness(&out_dir, &args);
+    let _ = std::fs::remove_dir_all(&out_dir);
+    let phase = &report["phases"][0];
+    let episode = &phase["episodes"][0];
+    assert_eq!(episode["name"], "writes-fail→writes-resume", "{episode}");
+    assert_eq!(episode["leases_lapsed"], Value::Bool(true), "{episode}");
+    let rows = phase["rows"].as_array().expect("rows");
+    // Of 3 processes, the later 2 connect as the user the fault refuses: their leases lapse
+    // (1.5 s, three sync intervals), the first one's stays live.
+    let live: Vec<Option<u64>> = rows.iter().map(|row| row["leases_live"].as_u64()).collect();
+    assert!(live.contains(&Some(1)), "two leases lapsed: {live:?}");
+    assert_eq!(
+        live.last(),
+        Some(&Some(PROCESSES)),
+        "all live again: {live:?}"
     );
 }
 

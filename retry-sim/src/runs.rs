@@ -297,8 +297,8 @@ pub fn pairs_with(scenarios: &[Scenario], earlier: &[RunRow]) -> bool {
 /// The paired comparison of `results` with `earlier` (the runs of an earlier `runs.csv`): for
 /// each scenario variant and strategy in both, each figure of this run, of the earlier one,
 /// and their difference seed by seed (this run's less the earlier's), averaged, with its 95 %
-/// confidence interval, over the seeds both ran. Figures equal on every seed are left out. An
-/// error when no run of `earlier` matches one of `results`.
+/// confidence interval, over the seeds both ran. Figures equal on every seed are left out (a
+/// cell with none says so). An error when no run of `earlier` matches one of `results`.
 pub fn paired_markdown(results: &[ScenarioResult], earlier: &[RunRow]) -> Result<String, String> {
     let now = rows(results);
     let mut out = String::from(
@@ -336,17 +336,19 @@ fn same_cell(a: &RunRow, b: &RunRow) -> bool {
     a.scenario == b.scenario && a.variant == b.variant && a.strategy == b.strategy
 }
 
-/// The table of one scenario variant and strategy, over its paired seeds.
+/// The table of one scenario variant and strategy, over its paired seeds; a line saying so
+/// when every figure is the same on every seed (the change did not reach these runs).
 fn cell_table(out: &mut String, pairs: &[(&RunRow, &RunRow)]) {
     let (first, _) = pairs[0];
     let _ = write!(
         out,
-        "\n## {} — {} — {} ({} seeds)\n\n| figure | this run | earlier | difference |\n|---|---:|---:|---:|\n",
+        "\n## {} — {} — {} ({} seeds)\n\n",
         first.scenario,
         first.variant,
         first.strategy,
         pairs.len()
     );
+    let mut rows = String::new();
     for (i, figure) in FIGURES.iter().enumerate() {
         let now: Vec<f64> = pairs.iter().map(|(n, _)| n.figures[i]).collect();
         let then: Vec<f64> = pairs.iter().map(|(_, e)| e.figures[i]).collect();
@@ -355,13 +357,19 @@ fn cell_table(out: &mut String, pairs: &[(&RunRow, &RunRow)]) {
             continue;
         }
         let _ = writeln!(
-            out,
+            rows,
             "| {} | {:.4} | {:.4} | {} |",
             figure.key,
             Summary::of(&now).mean,
             Summary::of(&then).mean,
             signed(Summary::of(&differences))
         );
+    }
+    if rows.is_empty() {
+        out.push_str("Every figure the same on every seed.\n");
+    } else {
+        out.push_str("| figure | this run | earlier | difference |\n|---|---:|---:|---:|\n");
+        out.push_str(&rows);
     }
 }
 
@@ -425,6 +433,12 @@ mod tests {
             !paired.contains("| amplification |"),
             "equal on every seed: {paired}"
         );
+        let same = paired_markdown(&[result(&[1.00, 1.10, 1.05])], &earlier).unwrap();
+        assert!(
+            same.contains("Every figure the same on every seed."),
+            "{same}"
+        );
+        assert!(!same.contains("| figure |"), "no empty table: {same}");
     }
 
     #[test]

@@ -206,7 +206,10 @@
 //!   share stays idle for that time. In the simulator (8 processes, 500/s, 1 s sync,
 //!   `cargo test -p retry-sim --release --test fleet_partial_writes`): writes failing for 3 of
 //!   8, busiest second 1.204x the limit -> 1.078x; 3 of 8 crashed, the live ones back at 0.95
-//!   of their demand after 4 s -> 7 s.
+//!   of their demand after 4 s -> 7 s. The cuts made while some processes were unheard
+//!   measured the others alone: when one of those processes reports again (it knew the
+//!   fleet, so it was alive), the fleet's limit returns to the one its rate had before them,
+//!   instead of holding the fault's low measure for the rest of the run.
 //! * **A process that shuts down cleanly** ([`Fleet::shutdown`], or its last `Fleet` clone
 //!   dropped on a tokio runtime) tells the store it leaves: its record goes and its share of
 //!   the fleet's rate goes to the others at their next sync, not over a lease as a crashed

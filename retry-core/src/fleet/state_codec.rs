@@ -119,6 +119,8 @@ fn decode_fleet(fields: &[(String, String)]) -> Result<FleetState, ProtocolError
         cut_at_ms: int("cut_at")?,
         curve_paused_ms: optional("curve_paused")?,
         fleet_rate: int("fleet_rate")?,
+        expired_at_ms: optional("expired_at")?,
+        rate_before_cuts: optional("rate_before_cuts")?,
     })
 }
 
@@ -213,6 +215,7 @@ mod tests {
             ),
             (0, 0, 0, 0, 0, 0, false)
         );
+        assert_eq!((fleet.expired_at_ms, fleet.rate_before_cuts), (0, 0));
         let mut failing = earlier_state();
         failing.push(("calls_failing".to_owned(), "2".to_owned()));
         assert!(

@@ -85,7 +85,7 @@ local INT_FIELDS = {
 -- Fields an earlier script of the same protocol did not write: missing, they are 0.
 local OPTIONAL_INT_FIELDS = {
   'departed_demand', 'tick_successes', 'calls_failing', 'tick_demand', 'curve_paused',
-  'last_sends', 'last_throttles',
+  'last_sends', 'last_throttles', 'expired_at', 'rate_before_cuts',
 }
 
 local function stored_int(text)
@@ -102,7 +102,7 @@ local function in_bounds(f)
   local function within(value, least, most)
     return value >= least and value <= most
   end
-  for _, name in ipairs({'born', 'now', 'tick_start'}) do
+  for _, name in ipairs({'born', 'now', 'tick_start', 'expired_at'}) do
     if not within(f[name], 0, MAX_TIME_MS) then
       return false
     end
@@ -126,6 +126,7 @@ local function in_bounds(f)
     and within(f.cut_at, -MAX_TIME_MS, MAX_TIME_MS) and within(f.pool, 0, MAX_TOKENS)
     and f.leased >= 0 and f.retry_demand >= 0 and f.send_demand >= 0
     and within(f.w_max, 0, MAX_RATE) and within(f.fleet_rate, 0, MAX_RATE)
+    and within(f.rate_before_cuts, 0, MAX_RATE)
 end
 
 -- The stored fleet; nil if there is none, nil and true if it is garbage.
@@ -295,6 +296,7 @@ local function expire(fleet, cutoff)
     fleet.retry_demand = fleet.retry_demand - rec.retry_demand
     fleet.send_demand = fleet.send_demand - rec.send_demand
     fleet.departed_demand = math.min(fleet.departed_demand + rec.send_demand, MAX_RATE)
+    fleet.expired_at = fleet.now
   end
   return true
 end
@@ -320,7 +322,7 @@ local function new_fleet(now)
     calls_rate = -1, send_rate = -1, admitted_rate = -1,
     calls_failing = 0,
     engaged = 0, adopting = 0, w_max = 0, cold_cut = 0, cut_at = 0, curve_paused = 0,
-    fleet_rate = 0,
+    fleet_rate = 0, expired_at = 0, rate_before_cuts = 0,
   }
   if relearn then
     fleet.born = math.min(r.known_born, now)
@@ -699,8 +701,41 @@ local function at_buckets_edge(fleet, measured, now)
     (lone or (within_beta and throttles * PPM <= sends * EDGE_THROTTLED_PPM))
 end
 
+-- Whether the last cut came when a process the store expired may have been silent already: at
+-- most a lease before the store last expired one, or after.
+local function cut_while_unheard(fleet)
+  return fleet.expired_at > 0 and fleet.cut_at >= fleet.expired_at - s.lease_ttl
+end
+
+-- Keeps the fleet's rate before a cut: before the first of those since the store last expired
+-- a process, the rate now for a cut before that, nothing for a fleet not yet engaged.
+local function remember_rate_before_cuts(fleet)
+  if fleet.engaged == 0 then
+    fleet.rate_before_cuts = 0
+  elseif not (cut_while_unheard(fleet) and fleet.rate_before_cuts > 0) then
+    fleet.rate_before_cuts = fleet.fleet_rate
+  end
+end
+
+-- A process the store expired reports again (it knew this fleet): the cuts made while it was
+-- unheard measured the others only. The limit returns to the one whose target is the rate
+-- before the first of them, held, if higher. Not while the store re-learns.
+local function undo_cuts_made_without(fleet, is_new, now)
+  local returning = is_new and r.known_born == fleet.born and fleet.relearn_until <= now
+  local limit_before = limit_with_target(fleet.rate_before_cuts)
+  if not (returning and fleet.engaged == 1 and cut_while_unheard(fleet)
+      and limit_before > fleet.w_max) then
+    return
+  end
+  fleet.w_max = limit_before
+  fleet.cold_cut = 0
+  fleet.expired_at = 0
+  fleet.rate_before_cuts = 0
+end
+
 -- A cut on a throttle: the limit measured (one step down if it measured the fleet's fall).
 local function cut(fleet, measured, now)
+  remember_rate_before_cuts(fleet)
   if falls(fleet, measured, now) then
     fleet.w_max = floor_div(fleet.w_max * s.beta, PPM)
   else
@@ -822,6 +857,7 @@ end
 add_to_tick(fleet, is_new)
 local per_report = admitted_per_report(fleet, live)
 end_tick(fleet, live, now)
+undo_cuts_made_without(fleet, is_new, now)
 limiter_step(fleet, per_report, now)
 
 -- 8. The budget.

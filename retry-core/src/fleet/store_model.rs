@@ -83,7 +83,11 @@
 //!    in which the fleet sent under half the rate its processes were given, and wants less
 //!    than that rate, does not move the curve on past the target (`pause_unused_curve`); at
 //!    most twice the fleet's send rate, at least [`MIN_FLEET_RATE`]. A store re-learning
-//!    adopts the lowest rate the processes knew as its target, held. A process's share is its
+//!    adopts the lowest rate the processes knew as its target, held. A process the store
+//!    expired that reports again (it knew this fleet's birth: alive, its reports lost) undoes
+//!    the cuts made while it may have been unheard, since a lease before the store last
+//!    expired a process: they measured the others alone. The limit returns to the one whose
+//!    target is the fleet's rate before the first of them, held, if that is higher. A process's share is its
 //!    share of the send demand, the departed demand counted in the sum.
 //! 8. The budget: the cap is the fleet's calls per second times the window (the young quota
 //!    at least while the fleet is younger than its window; `most` until the call rate is
@@ -336,6 +340,7 @@ pub fn step(
     add_to_tick(&mut fleet, &r, previous.is_none());
     let per_report = admitted_per_report(&fleet, &s, live);
     end_tick(&mut fleet, &s, live, now);
+    undo_cuts_made_without(&mut fleet, &s, &r, previous.is_none(), now);
     limiter_step(&mut fleet, &s, &r, per_report, now);
     let (lease, record) = budget_step(&mut fleet, &s, &r, counted, previous.is_none(), live, now);
     state.put_record(report.process, record);
@@ -481,6 +486,7 @@ fn expire(state: &mut StoreState, fleet: &mut FleetState, cutoff: i64) -> bool {
         fleet.retry_demand -= record.retry_demand;
         fleet.send_demand -= record.send_demand;
         fleet.departed_demand = (fleet.departed_demand + record.send_demand).min(rate_bound());
+        fleet.expired_at_ms = fleet.now_ms;
     }
     true
 }
@@ -533,6 +539,8 @@ fn new_fleet(settings: &Settings, s: &Knobs, r: &Seen, now: i64) -> FleetState {
         cut_at_ms: 0,
         curve_paused_ms: 0,
         fleet_rate: 0,
+        expired_at_ms: 0,
+        rate_before_cuts: 0,
     }
 }
 
@@ -800,6 +808,7 @@ fn limiter_step(fleet: &mut FleetState, s: &Knobs, r: &Seen, per_report: Option<
 /// A cut on a throttle: the limit `measured` (or one step down from the held limit if the cut
 /// measured the fleet's own fall, [`falls`]), the curve started again from it.
 fn cut(fleet: &mut FleetState, s: &Knobs, r: &Seen, measured: i64, now: i64) {
+    remember_rate_before_cuts(fleet, s);
     if falls(fleet, s, r, measured, now) {
         fleet.w_max = floor_div(fleet.w_max * s.beta, ppm());
     } else {
@@ -872,6 +881,57 @@ fn confirms(fleet: &FleetState, s: &Knobs, measured: i64, now: i64) -> bool {
     let soon = now - fleet.cut_at_ms < ESTIMATE_CONFIRM_INTERVALS * s.interval;
     measured < estimate
         || (!soon && measured <= estimate + floor_div(estimate * ESTIMATE_AGREES_PPM, ppm()))
+}
+
+/// Keeps the fleet's rate before a cut, for [`undo_cuts_made_without`]: the rate before the
+/// first of the cuts made since the store last expired a process (or a lease before: it was
+/// silent by then), the rate now for a cut before that; nothing for a fleet not yet engaged
+/// (its first cut is the first measure there is).
+fn remember_rate_before_cuts(fleet: &mut FleetState, s: &Knobs) {
+    fleet.rate_before_cuts = if !fleet.engaged {
+        0
+    } else if cut_while_unheard(fleet, s) && fleet.rate_before_cuts > 0 {
+        fleet.rate_before_cuts
+    } else {
+        fleet.fleet_rate
+    };
+}
+
+/// Whether the last cut came when a process the store expired may have been silent already:
+/// at most a lease before the store last expired one, or after.
+fn cut_while_unheard(fleet: &FleetState, s: &Knobs) -> bool {
+    fleet.expired_at_ms > 0 && fleet.cut_at_ms >= fleet.expired_at_ms - s.lease_ttl
+}
+
+/// A process the store expired reports again: it knew this fleet (its birth), so it was alive
+/// while the store did not hear it (its writes failed while the others' succeeded, or the
+/// store was away), sending at its last share. The cuts made while it was unheard measured the
+/// others' admissions scaled by their share of a demand that no longer counted it, a fraction
+/// of what the fleet sent; held, they kept the fleet there long after the fault. The fleet's
+/// limit returns to the one whose target is its rate before the first of those cuts, held as a
+/// measured limit (its hold, then the probe), if that is higher than the limit now. The last
+/// cut's time stays: the curve regains the target from it, and the next cut comes a sync
+/// interval after it at the earliest (moved to now, a cut could follow each undo at once: the
+/// shape sweep's #300, 84 % of the commands failing, was cut six times and undone five in
+/// 0.4 s, down to 740/s of 1,977/s; 0.862 admitted, 0.934 without the undo, 0.970 now). Not
+/// while the store re-learns (it adopts the rates the processes knew).
+///
+/// In the shape sweep's #572 (824 processes against 423/s, writes failing for 53 % of them at
+/// 42-69 s) cuts measured on the heard half took the fleet from about 350/s to 154/s, held
+/// and probed at 0.25 % a second for the rest of the run: 0.560 of the offered calls
+/// admitted, local mode 1.000; with the undo 0.860. #368 (2 processes, one unheard at 58-68 s):
+/// a cut to 19.9/s of 224/s measured on the heard process alone, held for 52 s: 0.339
+/// admitted, 0.551 with the undo (`docs/sim/fleet.md`).
+fn undo_cuts_made_without(fleet: &mut FleetState, s: &Knobs, r: &Seen, is_new: bool, now: i64) {
+    let returning = is_new && r.known_born == fleet.born_ms && fleet.relearn_until_ms <= now;
+    let limit_before = limit_with_target(fleet.rate_before_cuts);
+    if !(returning && fleet.engaged && cut_while_unheard(fleet, s) && limit_before > fleet.w_max) {
+        return;
+    }
+    fleet.w_max = limit_before;
+    fleet.cold_cut = false;
+    fleet.expired_at_ms = 0;
+    fleet.rate_before_cuts = 0;
 }
 
 /// Whether a cut that `measured` a limit measured the fleet's own fall, not the server; the

@@ -136,6 +136,15 @@ pub struct FleetState {
     /// The fleet's send rate at the last report, thousandths of a request per second
     /// (`fleet_rate`).
     pub fleet_rate: i64,
+    /// When the store last expired a process, Unix ms; 0 if none since the last undone cut
+    /// (`expired_at`; missing in a state an earlier script wrote: 0).
+    pub expired_at_ms: i64,
+    /// The fleet's rate before the first of the cuts since the store last expired a process
+    /// (or a lease before it), thousandths of a request per second; 0 for none
+    /// (`rate_before_cuts`; missing in a state an earlier script wrote: 0): what the fleet
+    /// returns to if a process it expired reports again, its cuts measured without it
+    /// ([`store_model`](super::store_model)'s step 7).
+    pub rate_before_cuts: i64,
 }
 
 impl FleetState {
@@ -202,6 +211,8 @@ impl FleetState {
                 .all(|known| known.is_none_or(rate))
             && rate(self.w_max)
             && rate(self.fleet_rate)
+            && time(self.expired_at_ms)
+            && rate(self.rate_before_cuts)
     }
 }
 

@@ -183,6 +183,8 @@ async fn a_corrupt_stored_state_is_dropped_and_relearned() {
         "calls_failing",
         "tick_demand",
         "curve_paused",
+        "expired_at",
+        "rate_before_cuts",
     ] {
         server.command(&["HSET", keys.state(), field, "1e9"]);
         let reply = store
@@ -233,6 +235,8 @@ async fn a_stored_state_out_of_the_bounds_the_script_writes_is_dropped_as_the_mo
         ("admitted_rate", beyond.as_str()),
         ("w_max", beyond.as_str()),
         ("fleet_rate", beyond.as_str()),
+        ("expired_at", beyond.as_str()),
+        ("rate_before_cuts", beyond.as_str()),
     ];
     for (now_ms, (field, value)) in (2_000..).step_by(1_000).zip(forgeries) {
         server.command(&["HSET", keys.state(), field, value]);

@@ -634,9 +634,11 @@ async fn an_outage_and_a_state_an_earlier_script_wrote_give_the_same_replies_and
             "tick_demand",
             "curve_paused",
             "last_sends",
-            "last_throttles"
+            "last_throttles",
+            "expired_at",
+            "rate_before_cuts"
         ]),
-        Resp::Int(6)
+        Resp::Int(8)
     );
     let fleet_state = pair.model.fleet().copied().map(|fleet| FleetState {
         tick_successes: 0,
@@ -645,6 +647,8 @@ async fn an_outage_and_a_state_an_earlier_script_wrote_give_the_same_replies_and
         calls_failing: false,
         last_tick_sends: 0,
         last_tick_throttles: 0,
+        expired_at_ms: 0,
+        rate_before_cuts: 0,
         ..fleet
     });
     pair.model = StoreState::from_parts(fleet_state, pair.model.processes().clone());

@@ -1567,7 +1567,7 @@ fn a_fleet_state_out_of_the_bounds_the_script_writes_is_garbage_not_data() {
         (fleet.born_ms, fleet.now_ms)
     };
     let unsigned = |ms: i64| u64::try_from(ms).expect("a time");
-    let forgeries: [(&str, Forgery); 21] = [
+    let forgeries: [(&str, Forgery); 23] = [
         ("born", |f, v| f.born_ms = v),
         ("now", |f, v| f.now_ms = v),
         ("relearn_until", |f, v| f.relearn_until_ms = v),
@@ -1589,6 +1589,8 @@ fn a_fleet_state_out_of_the_bounds_the_script_writes_is_garbage_not_data() {
         ("admitted_rate", |f, v| f.admitted_rate = Some(v)),
         ("w_max", |f, v| f.w_max = v),
         ("fleet_rate", |f, v| f.fleet_rate = v),
+        ("expired_at", |f, v| f.expired_at_ms = v),
+        ("rate_before_cuts", |f, v| f.rate_before_cuts = v),
     ];
     for (field, forge) in forgeries {
         let mut state = forged(|fleet| forge(fleet, beyond));
@@ -1644,4 +1646,95 @@ fn a_process_leaving_a_fleet_state_out_of_bounds_changes_nothing() {
     let before = state.clone();
     assert!(!leave(&mut state, ProcessId(1)));
     assert_eq!(state, before);
+}
+
+/// Process `id`'s report at `now` ms of `sends` attempts, `throttles` of them throttled, with
+/// a demand of 250/s, knowing the fleet born at `born` (0: not yet synced).
+fn half_of_the_fleet(id: u64, now: u64, born: u64, sends: u64, throttles: u64) -> Report {
+    Report {
+        known_born_ms: born,
+        sends,
+        throttles,
+        send_demand: 250_000,
+        ..report(id, now)
+    }
+}
+
+/// When the fleet of [`cut_while_process_two_is_unheard`] was born: process 1's first report.
+const BORN: u64 = 1_300;
+
+/// Two processes of 250/s each, cut at 2 s and 3 s (450/s admitted) and held there; from 11 s
+/// the store hears process 1 only (process 2's writes fail; it expires after its 3 s lease)
+/// and at 16 s process 1's throttles cut the fleet on its traffic alone. The state after that
+/// cut, and the fleet's rate before it.
+fn cut_while_process_two_is_unheard() -> (StoreState, i64) {
+    let mut state = StoreState::default();
+    let mut rate_before = 0;
+    for second in 1..=16 {
+        for id in 1..=2 {
+            if id == 2 && second >= 11 {
+                continue;
+            }
+            let throttles = match second {
+                2 => 25,
+                3 => 50,
+                16 => 100,
+                _ => 0,
+            };
+            rate_before = state.fleet().map_or(0, |fleet| fleet.fleet_rate);
+            let born = if second == 1 { 0 } else { BORN };
+            let now = second * 1_000 + id * 300;
+            lease(
+                &mut state,
+                &half_of_the_fleet(id, now, born, 275, throttles),
+            );
+        }
+    }
+    (state, rate_before)
+}
+
+#[test]
+fn a_cut_made_while_a_process_was_unheard_is_undone_when_it_reports_again() {
+    let (mut state, rate_before) = cut_while_process_two_is_unheard();
+    let cut = fleet(&state);
+    assert!(rate_before > 430_000, "held near 450/s: {rate_before}");
+    assert!(cut.w_max < 300_000, "cut on process 1 alone: {cut:?}");
+    // A process that never synced with this fleet says nothing of the cut.
+    lease(&mut state, &half_of_the_fleet(3, 16_700, 0, 0, 0));
+    assert_eq!(fleet(&state).w_max, cut.w_max);
+    // Process 2 reports again: it knew this fleet, so it was sending while unheard. The limit
+    // is back to the one whose target is the rate before the cut, held as a measured limit;
+    // the cut's time stays (the next cut a sync interval after it, at the earliest), and the
+    // curve regains that target from it.
+    lease(&mut state, &half_of_the_fleet(2, 17_000, BORN, 275, 0));
+    let undone = fleet(&state);
+    assert_eq!(undone.w_max, limit_with_target(rate_before), "{undone:?}");
+    assert_eq!((undone.cold_cut, undone.cut_at_ms), (false, cut.cut_at_ms));
+    let regained = lease(&mut state, &half_of_the_fleet(1, 18_300, BORN, 275, 0));
+    let rate_before = u64::try_from(rate_before).expect("a rate");
+    assert!(
+        regained.fleet_rate.abs_diff(rate_before) <= 1,
+        "{regained:?}"
+    );
+}
+
+#[test]
+fn a_process_that_returns_after_a_cut_it_was_heard_for_undoes_nothing() {
+    let (mut state, _) = cut_while_process_two_is_unheard();
+    // Process 1 keeps reporting alone until 40 s: the cut is long past when process 2 returns.
+    for second in 17..=40 {
+        lease(
+            &mut state,
+            &half_of_the_fleet(1, second * 1_000 + 300, BORN, 275, 0),
+        );
+    }
+    lease(&mut state, &half_of_the_fleet(1, 41_300, BORN, 275, 100));
+    let recut = fleet(&state);
+    assert_eq!(recut.cut_at_ms, 41_300, "a second cut: {recut:?}");
+    lease(&mut state, &half_of_the_fleet(2, 45_000, BORN, 275, 0));
+    assert_eq!(
+        fleet(&state).w_max,
+        recut.w_max,
+        "cut with every live process heard"
+    );
 }
