@@ -19,7 +19,9 @@ struct Figure {
     value: fn(&RunMetrics) -> f64,
 }
 
-/// The figures `runs.csv` holds: every number of [`RunMetrics`], in its order.
+/// The figures `runs.csv` holds: every number of [`RunMetrics`], in its order (a test reads
+/// the struct's fields from its `Debug` form and fails on one missing here; the two
+/// `*_censored` flags are not numbers: a censored figure is the time left).
 const FIGURES: [Figure; 27] = [
     Figure {
         key: "amplification",
@@ -418,6 +420,26 @@ mod tests {
         assert_eq!(rows[1].seed, 2);
         assert_eq!(rows[1].figures[column("admitted_1s")], 1.0625);
         assert!(rows[1].figures[column("r95")].is_nan());
+    }
+
+    #[test]
+    fn every_number_of_run_metrics_is_a_figure() {
+        let debug = format!("{:?}", RunMetrics::default());
+        let fields = debug
+            .strip_prefix("RunMetrics { ")
+            .and_then(|rest| rest.strip_suffix(" }"))
+            .expect("a struct's Debug form");
+        let numbers: Vec<&str> = fields
+            .split(", ")
+            .filter_map(|field| field.split_once(": "))
+            .filter(|(_, value)| value.parse::<f64>().is_ok())
+            .map(|(name, _)| name)
+            .collect();
+        let keys: Vec<&str> = FIGURES.iter().map(|figure| figure.key).collect();
+        assert_eq!(
+            numbers, keys,
+            "runs.csv's figures are RunMetrics' numbers, in order"
+        );
     }
 
     #[test]

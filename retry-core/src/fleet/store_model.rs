@@ -87,8 +87,8 @@
 //!    expired that reports again (it knew this fleet's birth: alive, its reports lost) undoes
 //!    the cuts made while it may have been unheard, since a lease before the store last
 //!    expired a process: they measured the others alone. The limit returns to the one whose
-//!    target is the fleet's rate before the first of them, held, if that is higher. A process's share is its
-//!    share of the send demand, the departed demand counted in the sum.
+//!    target is the fleet's rate before the first of them, held, if that is higher. A
+//!    process's share is its share of the send demand, the departed demand counted in the sum.
 //! 8. The budget: the cap is the fleet's calls per second times the window (the young quota
 //!    at least while the fleet is younger than its window; `most` until the call rate is
 //!    known), at most `most`. Over the cap, the pool shrinks first, then leases are trimmed
@@ -920,7 +920,7 @@ fn cut_while_unheard(fleet: &FleetState, s: &Knobs) -> bool {
 /// 42-69 s) cuts measured on the heard half took the fleet from about 350/s to 154/s, held
 /// and probed at 0.25 % a second for the rest of the run: 0.560 of the offered calls
 /// admitted, local mode 1.000; with the undo 0.860. #368 (2 processes, one unheard at 58-68 s):
-/// a cut to 19.9/s of 224/s measured on the heard process alone, held for 52 s: 0.339
+/// a cut to 19.9/s of 224/s measured on the heard process alone, held for 57 s: 0.339
 /// admitted, 0.551 with the undo (`docs/sim/fleet.md`).
 fn undo_cuts_made_without(fleet: &mut FleetState, s: &Knobs, r: &Seen, is_new: bool, now: i64) {
     let returning = is_new && r.known_born == fleet.born_ms && fleet.relearn_until_ms <= now;
