@@ -1,8 +1,8 @@
 //! A fault's episode: from the fault to the store's recovery (`stop` to `cont`, `kill` to
-//! `restart-empty`, `writes-fail` to `writes-resume`; a Redis Cluster's `failover` to the promotion of the replica, `migrate` to
-//! the slot given to the target; `flushall` and a lone `restart-empty` are instants), with the
-//! phase's figures during it and in the two sync intervals after it, and when every process
-//! held a live fleet lease again.
+//! `restart-empty`, `writes-fail` to `writes-resume`; a Redis Cluster's `failover` to the
+//! promotion of the replica, `migrate` to the slot given to the target; `flushall` and a lone
+//! `restart-empty` are instants), with the phase's figures during it and in the two sync
+//! intervals after it, and when every process held a live fleet lease again.
 
 use std::time::Duration;
 

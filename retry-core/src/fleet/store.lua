@@ -707,8 +707,9 @@ local function cut_while_unheard(fleet)
   return fleet.expired_at > 0 and fleet.cut_at >= fleet.expired_at - s.lease_ttl
 end
 
--- Keeps the fleet's rate before a cut: before the first of those since the store last expired
--- a process, the rate now for a cut before that, nothing for a fleet not yet engaged.
+-- Keeps the fleet's rate before a cut: the rate now, or the one kept if the last cut came in the
+-- window of the latest expiry (store_model::remember_rate_before_cuts), nothing for a fleet
+-- not yet engaged.
 local function remember_rate_before_cuts(fleet)
   if fleet.engaged == 0 then
     fleet.rate_before_cuts = 0

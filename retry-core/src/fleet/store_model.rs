@@ -86,8 +86,9 @@
 //!    adopts the lowest rate the processes knew as its target, held. A process the store
 //!    expired that reports again (it knew this fleet's birth: alive, its reports lost) undoes
 //!    the cuts made while it may have been unheard, since a lease before the store last
-//!    expired a process: they measured the others alone. The limit returns to the one whose
-//!    target is the fleet's rate before the first of them, held, if that is higher. A
+//!    expired a process (of those before the expiry, the last only): they measured the
+//!    others alone. The limit returns to the one whose target is the fleet's rate before the
+//!    first of them, held, if that is higher. A
 //!    process's share is its share of the send demand, the departed demand counted in the sum.
 //! 8. The budget: the cap is the fleet's calls per second times the window (the young quota
 //!    at least while the fleet is younger than its window; `most` until the call rate is
@@ -883,10 +884,17 @@ fn confirms(fleet: &FleetState, s: &Knobs, measured: i64, now: i64) -> bool {
         || (!soon && measured <= estimate + floor_div(estimate * ESTIMATE_AGREES_PPM, ppm()))
 }
 
-/// Keeps the fleet's rate before a cut, for [`undo_cuts_made_without`]: the rate before the
-/// first of the cuts made since the store last expired a process (or a lease before: it was
-/// silent by then), the rate now for a cut before that; nothing for a fleet not yet engaged
-/// (its first cut is the first measure there is).
+/// Keeps the fleet's rate before a cut, for [`undo_cuts_made_without`]: the rate now, or the
+/// rate kept already if the last cut came in the window of the store's latest expiry
+/// ([`cut_while_unheard`]), so that the rate before the first cut in that window is kept;
+/// nothing for a fleet not yet engaged (its first cut is the first measure there is).
+///
+/// The window is known once the store expires a process, a lease after it went silent: each
+/// cut made in that lease, before the expiry, kept the rate before it, and a return undoes the
+/// last of them only (the model test `of_the_cuts_made_before_the_store_expired_a_silent_
+/// process_only_the_last_is_undone`). Keeping the rate across cuts within a lease of each
+/// other instead, so that all of them are undone, measured the same on 400 shapes of the
+/// sweep (calls 1.0006x and 1.0000x, every count equal).
 fn remember_rate_before_cuts(fleet: &mut FleetState, s: &Knobs) {
     fleet.rate_before_cuts = if !fleet.engaged {
         0

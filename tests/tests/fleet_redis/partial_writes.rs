@@ -68,8 +68,8 @@ async fn sync(
     Ok(lease_of(reply))
 }
 
-/// What process `id` reports at `second`: 87 attempts, a fifth throttled in seconds 2 to 4 (the fleet limiter engaged, then holding its target), a
-/// demand of 70/s.
+/// What process `id` reports at `second`: 87 attempts, a fifth throttled in seconds 2 to 4
+/// (the fleet limiter engaged, then holding its target), a demand of 70/s.
 fn report_of(process: &Process, id: u64, second: u64) -> Report {
     process.report(second * 1_000 + id * 100, |report| Report {
         sends: 87,

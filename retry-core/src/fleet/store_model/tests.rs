@@ -1664,10 +1664,10 @@ fn half_of_the_fleet(id: u64, now: u64, born: u64, sends: u64, throttles: u64) -
 const BORN: u64 = 1_300;
 
 /// Two processes of 250/s each, cut at 2 s and 3 s (450/s admitted) and held there; from 11 s
-/// the store hears process 1 only (process 2's writes fail; it expires after its 3 s lease),
-/// until 16 s, when process 1's attempts meet `throttles_at_16`. The state after that second,
-/// and the fleet's rate before process 1's report in it.
-fn process_two_unheard_from_11_s(throttles_at_16: u64) -> (StoreState, i64) {
+/// the store hears process 1 only (process 2's writes fail; the store expires it after its 3 s
+/// lease, at 14.3 s), until 16 s; process 1's attempts meet the throttles `throttled` gives by
+/// second. The state after 16 s, and the fleet's rate before process 1's report then.
+fn process_two_unheard_from_11_s(throttled: &[(u64, u64)]) -> (StoreState, i64) {
     let mut state = StoreState::default();
     let mut rate_before = 0;
     for second in 1..=16 {
@@ -1675,11 +1675,11 @@ fn process_two_unheard_from_11_s(throttles_at_16: u64) -> (StoreState, i64) {
             if id == 2 && second >= 11 {
                 continue;
             }
+            let later = throttled.iter().find(|&&(at, _)| at == second && id == 1);
             let throttles = match second {
                 2 => 25,
                 3 => 50,
-                16 => throttles_at_16,
-                _ => 0,
+                _ => later.map_or(0, |&(_, throttles)| throttles),
             };
             rate_before = state.fleet().map_or(0, |fleet| fleet.fleet_rate);
             let born = if second == 1 { 0 } else { BORN };
@@ -1696,7 +1696,7 @@ fn process_two_unheard_from_11_s(throttles_at_16: u64) -> (StoreState, i64) {
 /// [`process_two_unheard_from_11_s`] with process 1's throttles at 16 s cutting the fleet on
 /// its traffic alone.
 fn cut_while_process_two_is_unheard() -> (StoreState, i64) {
-    process_two_unheard_from_11_s(100)
+    process_two_unheard_from_11_s(&[(16, 100)])
 }
 
 #[test]
@@ -1729,7 +1729,7 @@ fn a_process_that_returns_undoes_no_cut_made_while_it_was_heard() {
     // The only cuts (2 s, 3 s) came while process 2 was heard: more than a lease before the
     // store expired it (14.3 s). It reports again at 17 s: nothing is undone, though the
     // fleet's rate before those cuts (a cold fleet's climb) was far over the held limit.
-    let (mut state, _) = process_two_unheard_from_11_s(0);
+    let (mut state, _) = process_two_unheard_from_11_s(&[]);
     let held = fleet(&state);
     assert_eq!(
         (held.cut_at_ms, held.expired_at_ms),
@@ -1742,4 +1742,26 @@ fn a_process_that_returns_undoes_no_cut_made_while_it_was_heard() {
     );
     lease(&mut state, &half_of_the_fleet(2, 17_000, BORN, 275, 0));
     assert_eq!(fleet(&state).w_max, held.w_max);
+}
+
+#[test]
+fn of_the_cuts_made_before_the_store_expired_a_silent_process_only_the_last_is_undone() {
+    // Process 1's throttles cut the fleet at 12.3 s and 13.3 s, while process 2 was silent
+    // but before the store expired it (14.3 s): neither cut knew of the silence, so each kept
+    // the fleet's rate before it. Process 2's return undoes the later cut only; the earlier
+    // one stays (`remember_rate_before_cuts`).
+    let (mut state, _) = process_two_unheard_from_11_s(&[(12, 100), (13, 150)]);
+    let held = fleet(&state);
+    assert_eq!(
+        (held.cut_at_ms, held.expired_at_ms, held.w_max),
+        (13_300, 14_300, 250_000),
+        "{held:?}"
+    );
+    let before_the_last = held.rate_before_cuts;
+    assert!(
+        before_the_last < 350_000,
+        "after the 12.3 s cut, under the 450/s held before it: {held:?}"
+    );
+    lease(&mut state, &half_of_the_fleet(2, 17_000, BORN, 275, 0));
+    assert_eq!(fleet(&state).w_max, limit_with_target(before_the_last));
 }
