@@ -612,6 +612,22 @@ fn a_share_that_may_not_rise_does_not() {
 }
 
 #[test]
+fn a_lease_counting_under_half_the_processes_does_not_raise_a_rate_to_the_even_one() {
+    // A store re-learning after a flush: 1,000 processes shared 500/s, this one 0.3/s of it.
+    // The first lease after counts 3 processes and gives this one a third of the fleet's rate:
+    // its rate stays, not the fleet's rate over 1,000 (0.5/s).
+    let last = engaged_lease(1_000, 500.0, 0.3);
+    let relearning = engaged_lease(3, 500.0, 500.0 / 3.0);
+    assert_rate(
+        limiter_rate(&relearning, Some(&last), Some(0.3), false),
+        0.3,
+    );
+    // Half the processes counted (half the fleet crashed at once): the even rate is a floor.
+    let half = engaged_lease(500, 500.0, 1.0);
+    assert_rate(limiter_rate(&half, Some(&last), Some(0.3), false), 0.5);
+}
+
+#[test]
 fn no_share_rises_until_three_leases_count_the_same_processes() {
     // One process's leases: 10 live processes and a share of 50/s; then the store counts 5
     // (it forgot the others and hears them again), then 10 again, each lease offering twice
