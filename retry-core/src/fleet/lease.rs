@@ -608,12 +608,9 @@ fn limiter_rate(
     };
     match (rate, previous) {
         (Some(rate), Some(last)) => {
-            let most = most_rate(lease, last, rate, share_may_rise);
-            if lease.live * MOST_LIVE_FALL_FOR_EVEN < last.live {
-                wanted.min(most)
-            } else {
-                wanted.min(most.max(even))
-            }
+            let counts_half_the_last = lease.live * MOST_LIVE_FALL_FOR_EVEN >= last.live;
+            let floor = if counts_half_the_last { even } else { 0.0 };
+            wanted.min(most_rate(lease, last, rate, share_may_rise).max(floor))
         }
         // No rate in force (the first engaged lease): the share as it is.
         _ => wanted,

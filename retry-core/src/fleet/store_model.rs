@@ -88,8 +88,8 @@
 //!    the cuts made while it may have been unheard, since a lease before the store last
 //!    expired a process (of those before the expiry, the last only): they measured the
 //!    others alone. The limit returns to the one whose target is the fleet's rate before the
-//!    first of them, held, if that is higher. A
-//!    process's share is its share of the send demand, the departed demand counted in the sum.
+//!    first of them, held, if that is higher. A process's share is its share of the send
+//!    demand, the departed demand counted in the sum.
 //! 8. The budget: the cap is the fleet's calls per second times the window (the young quota
 //!    at least while the fleet is younger than its window; `most` until the call rate is
 //!    known), at most `most`. Over the cap, the pool shrinks first, then leases are trimmed

@@ -141,9 +141,8 @@ pub struct FleetState {
     pub expired_at_ms: i64,
     /// The fleet's rate before the first of the cuts since the store last expired a process
     /// (or the last cut in the lease before it), thousandths of a request per second; 0 for
-    /// none
-    /// (`rate_before_cuts`; missing in a state an earlier script wrote: 0): what the fleet
-    /// returns to if a process it expired reports again, its cuts measured without it
+    /// none (`rate_before_cuts`; missing in a state an earlier script wrote: 0): what the
+    /// fleet returns to if a process it expired reports again, its cuts measured without it
     /// ([`store_model`](super::store_model)'s step 7).
     pub rate_before_cuts: i64,
 }
