@@ -633,15 +633,40 @@ fn no_share_rises_until_three_leases_count_the_same_processes() {
     // (it forgot the others and hears them again), then 10 again, each lease offering twice
     // the share. The share stays until three leases in a row counted the same processes, then
     // rises a tenth per lease.
+    let rates = rates_through_leases(&[10, 5, 10, 10, 10, 10, 10], 500.0, 50.0);
+    assert_rates(&rates, &[50.0, 50.0, 50.0, 50.0, 50.0, 55.0, 60.5]);
+}
+
+#[test]
+fn a_share_rises_while_leases_count_a_process_or_two_more_or_fewer() {
+    // A fleet of about 800 processes that scales and loses a process now and then: no two
+    // leases in a row count the same, each within a hundredth of the last. Each lease offers
+    // the process twice its share; after three such leases it rises a tenth per lease. A
+    // count moving by more than a hundredth (a store re-learning) starts the three again.
+    let lives = [800, 801, 803, 802, 804, 805, 880, 881, 882, 883];
+    let rates = rates_through_leases(&lives, 400.0, 0.5);
+    let expected = [
+        0.5, 0.5, 0.5, 0.55, 0.605, 0.6655, 0.6655, 0.6655, 0.6655, 0.73205,
+    ];
+    assert_rates(&rates, &expected);
+}
+
+/// The limiter's rate after each of one process's engaged leases a second apart, counting
+/// `lives` live processes of a fleet at `fleet_rate`: the first lease gives it `first_share`/s,
+/// every later one twice that.
+fn rates_through_leases(lives: &[u64], fleet_rate: f64, first_share: f64) -> Vec<f64> {
     let mut fleet = Fleet::new(1);
     fleet.sync(0);
-    let lives = [10, 5, 10, 10, 10, 10, 10];
     let mut rates = Vec::new();
-    for (i, live) in lives.into_iter().enumerate() {
-        let send_rate = if i == 0 { 50.0 } else { 100.0 };
+    for (i, &live) in lives.iter().enumerate() {
+        let send_rate = if i == 0 {
+            first_share
+        } else {
+            2.0 * first_share
+        };
         let lease = Lease {
             now_ms: fleet.wall_ms(),
-            ..engaged_lease(live, 500.0, send_rate)
+            ..engaged_lease(live, fleet_rate, send_rate)
         };
         fleet.advance_ms(1_000);
         let (now, wall_ms) = (fleet.now(), fleet.wall_ms());
@@ -650,7 +675,11 @@ fn no_share_rises_until_three_leases_count_the_same_processes() {
         holder.apply(&Reply::Lease(lease), now);
         rates.push(fleet.scope(0).limiter().stats().fill_rate);
     }
-    let expected = [50.0, 50.0, 50.0, 50.0, 50.0, 55.0, 60.5];
+    rates
+}
+
+fn assert_rates(rates: &[f64], expected: &[f64]) {
+    assert_eq!(rates.len(), expected.len(), "{rates:?}");
     for (rate, expected) in rates.iter().zip(expected) {
         assert!((rate - expected).abs() < 1e-6, "{rates:?}");
     }
