@@ -559,12 +559,12 @@ const MOST_RISE: f64 = 1.25;
 const MOST_SHARE_RISE: f64 = 1.1;
 
 /// How many leases in a row must count about as many live processes as the one before
-/// ([`STEADY_LIVE_PARTS`]) before the process's share may rise: 3. When processes come, leave or register again, the demands the store shares by move
-/// for a few reports (each is smoothed over four): the first replies after a store forgot its
-/// processes give the first to report the shares of all, and the next ones share by a mix of
-/// fresh and smoothed demands. In the harness, after a 5 s pause or a restart empty the shares
-/// added up to 1.12x the fleet's rate with no rise while the count was lower, 1.09x with no
-/// rise for one lease after it changed.
+/// ([`STEADY_LIVE_PARTS`]) before the process's share may rise: 3. When processes come, leave
+/// or register again, the demands the store shares by move for a few reports (each is smoothed
+/// over four): the first replies after a store forgot its processes give the first to report
+/// the shares of all, and the next ones share by a mix of fresh and smoothed demands. In the
+/// harness, after a 5 s pause or a restart empty the shares added up to 1.12x the fleet's rate
+/// with no rise while the count was lower, 1.09x with no rise for one lease after it changed.
 const STEADY_LEASES_TO_RISE: u32 = 3;
 
 /// How far a lease's count of live processes may move from the last lease's for the two to
@@ -582,8 +582,8 @@ const STEADY_LEASES_TO_RISE: u32 = 3;
 /// (`docs/sim/fleet.md`, "A share rises while a lease counts about as many processes").
 const STEADY_LIVE_PARTS: u64 = 100;
 
-/// Whether `lease` counts about as many live processes as `last`: within
-/// [`STEADY_LIVE_PARTS`] of the last count.
+/// Whether `lease` counts about as many live processes as `last`: the two counts differ by at
+/// most the last one over [`STEADY_LIVE_PARTS`].
 fn counts_about_as_many(lease: &Lease, last: &Lease) -> bool {
     lease.live.abs_diff(last.live) * STEADY_LIVE_PARTS <= last.live
 }
