@@ -577,9 +577,12 @@ const STEADY_LEASES_TO_RISE: u32 = 3;
 /// while its callers waited. A store re-learning its processes counts them in jumps (1, 226,
 /// 477, 722, 972 of 1,000 in the simulator's FF); a hundredth tells one from the other. Over
 /// the shape sweep's 800 shapes fleet mode admitted at least 0.9 of what it could in 440 -> 450
-/// of them and sent over 1.10 times the limit in a second in 86 -> 83; at a twentieth, 453 and
-/// 85, but FF's store down went to 1.060 times the limit in its busiest second, the bound
-/// (`docs/sim/fleet.md`, "A share rises while a lease counts about as many processes").
+/// of them and sent over 1.10 times the limit in a second in 86 -> 83 (calls served 0.8 %
+/// more; on the 400 held out, 46 over either way and 0.2 % fewer); at a twentieth, 453 and 85,
+/// but FF's store down went to 1.060 times the limit in its busiest second, the bound. On a
+/// real clock (fleet-harness, 150 on/off processes, one started and one crashed every 4 s) two
+/// seeds served 5 % fewer and 9 % more calls (`docs/sim/fleet.md`, "A share rises while a
+/// lease counts about as many processes"; `docs/fleet-harness.md` section P).
 const STEADY_LIVE_PARTS: u64 = 100;
 
 /// Whether `lease` counts about as many live processes as `last`: the two counts differ by at
