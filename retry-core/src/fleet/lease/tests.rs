@@ -628,11 +628,12 @@ fn a_lease_counting_under_half_the_processes_does_not_raise_a_rate_to_the_even_o
 }
 
 #[test]
-fn no_share_rises_until_three_leases_count_the_same_processes() {
-    // One process's leases: 10 live processes and a share of 50/s; then the store counts 5
-    // (it forgot the others and hears them again), then 10 again, each lease offering twice
-    // the share. The share stays until three leases in a row counted the same processes, then
-    // rises a tenth per lease.
+fn no_share_of_a_small_fleet_rises_until_three_leases_count_the_same_processes() {
+    // One process's leases in a fleet under 100 processes (a hundredth of its count is under
+    // one process): 10 live processes and a share of 50/s; then the store counts 5 (it forgot
+    // the others and hears them again), then 10 again, each lease offering twice the share.
+    // The share stays until three leases in a row counted the same processes, then rises a
+    // tenth per lease.
     let rates = rates_through_leases(&[10, 5, 10, 10, 10, 10, 10], 500.0, 50.0);
     assert_rates(&rates, &[50.0, 50.0, 50.0, 50.0, 50.0, 55.0, 60.5]);
 }
