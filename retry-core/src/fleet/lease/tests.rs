@@ -639,12 +639,13 @@ fn no_share_of_a_small_fleet_rises_until_three_leases_count_the_same_processes()
 }
 
 #[test]
-fn a_share_rises_while_leases_count_a_process_or_two_more_or_fewer() {
-    // A fleet of about 800 processes that scales and loses a process now and then: no two
-    // leases in a row count the same, each within a hundredth of the last. Each lease offers
-    // the process twice its share; after three such leases it rises a tenth per lease. A
-    // count moving by more than a hundredth (a store re-learning) starts the three again.
-    let lives = [800, 801, 803, 802, 804, 805, 880, 881, 882, 883];
+fn a_share_rises_while_leases_count_within_a_hundredth_of_the_last() {
+    // A fleet of about 800 processes that scales up and down: no two leases in a row count the
+    // same, each at most a hundredth of the last count from it (800 -> 808 and 808 -> 800:
+    // 8 of 800 and of 808). Each lease offers the process twice its share; after three such
+    // leases it rises a tenth per lease. A count moving by more than a hundredth (808 -> 817:
+    // 9 of 808) starts the three again.
+    let lives = [800, 808, 800, 808, 816, 808, 817, 825, 833, 841];
     let rates = rates_through_leases(&lives, 400.0, 0.5);
     let expected = [
         0.5, 0.5, 0.5, 0.55, 0.605, 0.6655, 0.6655, 0.6655, 0.6655, 0.73205,
