@@ -332,9 +332,17 @@ fn on_fleet(base: &str) -> String {
     format!("{base}+fleet")
 }
 
-/// Fleet mode's goals (issue 17): S3's throttling over 1000 processes held to the limit with
-/// few 429s; S1's amplification flat from 10 to 10,000 processes; the store's faults no worse
-/// in a second than the harness's bound, the fleet back within two sync intervals.
+/// The most attempts fleet mode may send in one second, over the limit: issue 25's bound on
+/// every shape of its sweep ("sent in any second ≤ 1.10× the limit"), which replaced issue
+/// 17's 1.06 for F3 and FF. Issue 25 names that bound as the one the rules were fitted to, one
+/// shape checked on its busiest second, which pushed the fleet under the limit; its goals
+/// "replace that one". F3's busiest ten seconds stay held to 1.02.
+pub const FLEET_BUSIEST_SECOND: f64 = 1.10;
+
+/// Fleet mode's goals (issue 17, the busiest second issue 25's): S3's throttling over 1000
+/// processes held to the limit with few 429s; S1's amplification flat from 10 to 10,000
+/// processes; the store's faults no worse in a second than [`FLEET_BUSIEST_SECOND`], the
+/// fleet back within two sync intervals.
 fn fleet_goals(c: &mut Check<'_>) {
     let f3 = on_fleet(F3_STRATEGY);
     for variant in variants(c.results, "f3") {
@@ -375,8 +383,8 @@ fn fleet_goals(c: &mut Check<'_>) {
             &f3,
             |m| m.admitted_1s,
             3,
-            "≤ 1.06",
-            |x| x <= 1.06,
+            &format!("≤ {FLEET_BUSIEST_SECOND:.2}"),
+            |x| x <= FLEET_BUSIEST_SECOND,
         );
     }
     let f1 = on_fleet(F1_STRATEGY);
@@ -401,8 +409,8 @@ fn fleet_goals(c: &mut Check<'_>) {
             &f3,
             |m| m.admitted_1s,
             3,
-            "≤ 1.06",
-            |x| x <= 1.06,
+            &format!("≤ {FLEET_BUSIEST_SECOND:.2}"),
+            |x| x <= FLEET_BUSIEST_SECOND,
         );
         if let (Some(limit), true) = (two_intervals, variant.starts_with("store ")) {
             c.add(

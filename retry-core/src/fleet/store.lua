@@ -44,6 +44,7 @@ local ESTIMATE_AGREES_PPM = 100000
 local ESTIMATE_CONFIRM_INTERVALS = 2
 local FALL_THROTTLED_PPM = 50000
 local EDGE_THROTTLED_PPM = 5000
+local STEP_THROTTLED_PPM = 50000
 
 local function floor_div(a, b)
   return math.floor(a / b)
@@ -701,6 +702,21 @@ local function at_buckets_edge(fleet, measured, now)
     (lone or (within_beta and throttles * PPM <= sends * EDGE_THROTTLED_PPM))
 end
 
+-- The share of the last whole tick's and the current one's attempts throttled, in parts per
+-- million, if a throttle that measured a limit steps a held limit down by it rather than cutting
+-- to it: held at a measured limit, the cut between beta times it and it, at most
+-- STEP_THROTTLED_PPM of those ticks throttled (store_model::steps_down); nil otherwise.
+local function steps_down(fleet, measured, now)
+  local sends = fleet.last_sends + fleet.tick_sends
+  local throttles = fleet.last_throttles + fleet.tick_throttles
+  local within_beta = measured * PPM >= fleet.w_max * s.beta
+  if holds_a_measured_limit(fleet, now) and within_beta and measured < fleet.w_max and
+      sends > 0 and throttles * PPM <= sends * STEP_THROTTLED_PPM then
+    return floor_div(throttles * PPM, sends)
+  end
+  return nil
+end
+
 -- Whether the last cut came when a process the store expired may have been silent already: at
 -- most a lease before the store last expired one, or after.
 local function cut_while_unheard(fleet)
@@ -753,6 +769,16 @@ local function cut(fleet, measured, now)
   fleet.adopting = 0
 end
 
+-- The held limit stepped down by the throttled share (at most beta's step), the curve at the
+-- new target now and held (store_model::step_down).
+local function step_down(fleet, throttled, now)
+  remember_rate_before_cuts(fleet)
+  local step = math.min(throttled, PPM - s.beta)
+  fleet.w_max = math.max(floor_div(fleet.w_max * (PPM - step), PPM), MIN_FLEET_RATE)
+  fleet.cut_at = now
+  fleet.curve_paused = -regain_ms()
+end
+
 local function limiter_step(fleet, per_report, now)
   if fleet.adopting == 1 and now >= fleet.relearn_until then
     fleet.adopting = 0
@@ -774,7 +800,12 @@ local function limiter_step(fleet, per_report, now)
   if r.throttles > 0 and may_cut then
     local measured = math.max(measured_limit(fleet, per_report, now), MIN_FLEET_RATE)
     if not at_buckets_edge(fleet, measured, now) then
-      cut(fleet, measured, now)
+      local throttled = steps_down(fleet, measured, now)
+      if throttled then
+        step_down(fleet, throttled, now)
+      else
+        cut(fleet, measured, now)
+      end
     end
   end
   if fleet.engaged == 1 then

@@ -72,7 +72,9 @@
 //!    [`EDGE_THROTTLED_PPM`] of the last whole tick and the current one throttled, is the
 //!    server's bucket's edge (requests arriving together), not a lower limit: no cut; nor is
 //!    a lone throttle (the only one in those ticks, fewer than 200 attempts) however low it
-//!    would cut.
+//!    would cut. With more of those ticks throttled, at most [`STEP_THROTTLED_PPM`], such a
+//!    throttle steps the held limit down by that share instead of measuring it, the curve at
+//!    its new target and held, at most once per sync interval.
 //!    Between cuts the rate regains the target along the library's rate-scaled CUBIC curve
 //!    (`adaptive::Cubic`, AWS SDKs' `C = 0.4`, reference rate 10/s), holds it for [`HOLD_MS`]
 //!    (not after an estimate), then probes past it linearly,
@@ -158,6 +160,24 @@ pub const FALL_THROTTLED_PPM: i64 = 50_000;
 /// admitting at least 0.9 of what they could 412 -> 423, over 1.10 times the limit in a second
 /// 147 -> 149, calls 0.55 % more (`docs/sim/fleet.md`).
 pub const EDGE_THROTTLED_PPM: i64 = 5_000;
+
+/// The most of the attempts of the last whole tick and the current one throttled for a
+/// throttle on a fleet held at a measured limit, that would cut it to between `beta` times that
+/// limit and the limit, to step the limit down by that share rather than to the tick's
+/// admitted rate (see `steps_down`): 5 %, the share under which [`FALL_THROTTLED_PPM`] takes a
+/// cut further down for the fleet's fall.
+///
+/// A held fleet sends 3 % under the limit it measured ([`TARGET_MARGIN_PPM`]), so the
+/// admitted rate of a tick it was throttled in is at most that: taken as the limit, each such
+/// throttle moved the fleet at least 3 % lower and held it there 30 s, and a server's bucket of
+/// a few requests, throttling a percent or two of any traffic near its limit, ratcheted the
+/// fleet down cut by cut (the shape sweep's #140, 861 periodic processes against 188/s, a
+/// bucket of 10: 0.523 of what it could admitted, 0.641 stepped by the share). Against cuts to
+/// the admitted rate, over the shape sweep's 800 shapes (default callers): shapes missing
+/// some bound 576 -> 560, admitting at least 0.9 of what they could 450 -> 458, over 1.10
+/// times the limit in a second 83 -> 86, over 2 % of 429s 51 -> 52, calls 1.2 % more
+/// (`docs/sim/fleet.md`).
+pub const STEP_THROTTLED_PPM: i64 = 50_000;
 
 /// How long after an estimate a cut that measures at or over it must come to confirm it, in
 /// sync intervals: 2. Such a cut sooner measured ticks that began before the estimate took
@@ -794,7 +814,11 @@ fn limiter_step(fleet: &mut FleetState, s: &Knobs, r: &Seen, per_report: Option<
     };
     if r.throttles > 0 && may_cut {
         let measured = measured_limit(fleet, s, per_report, now).max(min_rate());
-        if !at_buckets_edge(fleet, s, measured, now) {
+        if at_buckets_edge(fleet, s, measured, now) {
+            // No cut: the server's bucket met requests arriving together.
+        } else if let Some(throttled) = steps_down(fleet, s, measured, now) {
+            step_down(fleet, s, throttled, now);
+        } else {
             cut(fleet, s, r, measured, now);
         }
     }
@@ -1008,6 +1032,36 @@ fn at_buckets_edge(fleet: &FleetState, s: &Knobs, measured: i64, now: i64) -> bo
     holds_a_measured_limit(fleet, s, now)
         && measured < fleet.w_max
         && (lone || (within_beta && throttles * ppm() <= sends * EDGE_THROTTLED_PPM))
+}
+
+/// The share of the attempts of the last whole tick and the current one throttled, in parts
+/// per million, if a throttle that `measured` a limit steps a held limit down by it rather
+/// than cutting to it: a fleet held at a measured limit, the cut between `beta` times that
+/// limit and the limit (further under, the fall's, [`falls`]), at most [`STEP_THROTTLED_PPM`]
+/// of those ticks throttled. Asked once [`at_buckets_edge`] has said the throttle is not the
+/// bucket's edge.
+fn steps_down(fleet: &FleetState, s: &Knobs, measured: i64, now: i64) -> Option<i64> {
+    let sends = fleet.last_tick_sends + fleet.tick_sends;
+    let throttles = fleet.last_tick_throttles + fleet.tick_throttles;
+    let within_beta = measured * ppm() >= fleet.w_max * s.beta;
+    let steps = holds_a_measured_limit(fleet, s, now)
+        && within_beta
+        && measured < fleet.w_max
+        && sends > 0
+        && throttles * ppm() <= sends * STEP_THROTTLED_PPM;
+    steps.then(|| floor_div(throttles * ppm(), sends))
+}
+
+/// The held limit stepped down by the `throttled` share ([`steps_down`]), at most the fall's
+/// step (`beta`); the curve at the new target now, held for [`HOLD_MS`] (the time to regain
+/// it counted as past: the rate falls to the target at once, not to `beta` times it), and the
+/// next cut a sync interval away at the earliest.
+fn step_down(fleet: &mut FleetState, s: &Knobs, throttled: i64, now: i64) {
+    remember_rate_before_cuts(fleet, s);
+    let step = throttled.min(ppm() - s.beta);
+    fleet.w_max = floor_div(fleet.w_max * (ppm() - step), ppm()).max(min_rate());
+    fleet.cut_at_ms = now;
+    fleet.curve_paused_ms = -regain_ms(s);
 }
 
 /// Whether the fleet holds a limit it measured: engaged, its last cut not an estimate, and its

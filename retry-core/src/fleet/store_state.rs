@@ -130,8 +130,10 @@ pub struct FleetState {
     /// How long the curve has been held since the last cut (or since it started growing again
     /// at its horizon), in milliseconds (`curve_paused`; missing in a state an earlier script
     /// wrote: 0): the ticks in which the fleet sent under half the rate its processes were
-    /// given and wanted less than it, past the curve's return to the target, do not move it on
-    /// ([`store_model`](super::store_model)'s step 7).
+    /// given and wanted less than it, past the curve's return to the target, do not move it on;
+    /// after a held limit stepped down by its throttled share, less the time to regain the
+    /// target (negative: the curve is at its target at once) ([`store_model`](super::store_model)'s
+    /// step 7).
     pub curve_paused_ms: i64,
     /// The fleet's send rate at the last report, thousandths of a request per second
     /// (`fleet_rate`).

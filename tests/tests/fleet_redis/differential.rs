@@ -343,13 +343,15 @@ async fn a_cut_under_beta_times_a_held_limit_with_few_throttles_steps_down_alike
 #[tokio::test]
 async fn a_held_fleets_throttle_at_the_buckets_edge_does_not_cut_on_redis_either() {
     // One process held at 470/s, then a tick of 460 attempts: with 2 throttled (0.43 %) the
-    // server's bucket's edge, no cut; with 3 (0.65 %) a cut to the tick's admitted 457/s. A
-    // tick of 300 with 1 throttled admitted under `beta` times the limit: the fall, one step
-    // down (423/s). A tick of 100 with 1 throttled (1 %), a lone throttle: no cut.
+    // server's bucket's edge, no cut; with 3 (0.65 %) the limit stepped down by that share,
+    // 466.9/s; with 30 (6.5 %) a cut to the tick's admitted 430/s. A tick of 300 with 1
+    // throttled admitted under `beta` times the limit: the fall, one step down (423/s). A tick
+    // of 100 with 1 throttled (1 %), a lone throttle: no cut.
     let Some(server) = server(&[]) else { return };
     for (name, ticks, cut, cut_at) in [
         ("edge", [(6, 460, 0), (7, 460, 2)], (470_000, false), 5_000),
-        ("cut", [(6, 460, 0), (7, 460, 3)], (457_000, false), 7_000),
+        ("step", [(6, 460, 0), (7, 460, 3)], (466_935, false), 7_000),
+        ("cut", [(6, 460, 0), (7, 460, 30)], (430_000, false), 7_000),
         ("fall", [(6, 300, 0), (7, 300, 1)], (423_000, false), 7_000),
         ("lone", [(6, 100, 0), (7, 100, 1)], (470_000, false), 5_000),
     ] {
