@@ -667,6 +667,18 @@ local function holds_a_measured_limit(fleet, now)
     curve_rate_at(fleet, curve_time(fleet, now)) <= fleet.w_max
 end
 
+-- The attempts and throttles of the last whole tick and the current one so far
+-- (store_model::last_two_ticks).
+local function last_two_ticks(fleet)
+  return fleet.last_sends + fleet.tick_sends, fleet.last_throttles + fleet.tick_throttles
+end
+
+-- Whether a cut that measured a limit is at least beta times the held limit
+-- (store_model::within_beta).
+local function within_beta(fleet, measured)
+  return measured * PPM >= fleet.w_max * s.beta
+end
+
 -- Whether a cut measured the fleet's fall rather than the server (the limit is then beta times
 -- the one the fleet held): a fleet held at a measured limit (not an estimate, its curve at most
 -- that limit), under beta times it, with at most FALL_THROTTLED_PPM of the tick's attempts
@@ -676,7 +688,7 @@ local function falls(fleet, measured, now)
   if sends == 0 then
     sends, throttles = r.sends, r.throttles
   end
-  return holds_a_measured_limit(fleet, now) and measured * PPM < fleet.w_max * s.beta and
+  return holds_a_measured_limit(fleet, now) and not within_beta(fleet, measured) and
     throttles * PPM <= sends * FALL_THROTTLED_PPM
 end
 
@@ -694,24 +706,20 @@ end
 -- cut at least beta times the limit (further under, the fall's) with at most
 -- EDGE_THROTTLED_PPM of those ticks' attempts throttled (store_model::at_buckets_edge). No cut.
 local function at_buckets_edge(fleet, measured, now)
-  local sends = fleet.last_sends + fleet.tick_sends
-  local throttles = fleet.last_throttles + fleet.tick_throttles
+  local sends, throttles = last_two_ticks(fleet)
   local lone = throttles <= 1 and sends * EDGE_THROTTLED_PPM < PPM
-  local within_beta = measured * PPM >= fleet.w_max * s.beta
   return holds_a_measured_limit(fleet, now) and measured < fleet.w_max and
-    (lone or (within_beta and throttles * PPM <= sends * EDGE_THROTTLED_PPM))
+    (lone or (within_beta(fleet, measured) and throttles * PPM <= sends * EDGE_THROTTLED_PPM))
 end
 
 -- The share of the last whole tick's and the current one's attempts throttled, in parts per
--- million, if a throttle that measured a limit steps a held limit down by it rather than cutting
--- to it: held at a measured limit, the cut between beta times it and it, at most
+-- million, if a cut that measured a limit steps a held limit down by it rather than to what was
+-- measured: held at a measured limit, the cut between beta times it and it, at most
 -- STEP_THROTTLED_PPM of those ticks throttled (store_model::steps_down); nil otherwise.
 local function steps_down(fleet, measured, now)
-  local sends = fleet.last_sends + fleet.tick_sends
-  local throttles = fleet.last_throttles + fleet.tick_throttles
-  local within_beta = measured * PPM >= fleet.w_max * s.beta
-  if holds_a_measured_limit(fleet, now) and within_beta and measured < fleet.w_max and
-      sends > 0 and throttles * PPM <= sends * STEP_THROTTLED_PPM then
+  local sends, throttles = last_two_ticks(fleet)
+  if holds_a_measured_limit(fleet, now) and within_beta(fleet, measured) and
+      measured < fleet.w_max and sends > 0 and throttles * PPM <= sends * STEP_THROTTLED_PPM then
     return floor_div(throttles * PPM, sends)
   end
   return nil
@@ -750,11 +758,18 @@ local function undo_cuts_made_without(fleet, is_new, now)
   fleet.rate_before_cuts = 0
 end
 
--- A cut on a throttle: the limit measured (one step down if it measured the fleet's fall).
+-- A cut on a throttle: the limit measured; for a held limit, one step down if it measured the
+-- fleet's fall, or the throttled share off it if few were throttled (store_model::cut).
 local function cut(fleet, measured, now)
   remember_rate_before_cuts(fleet)
+  local curve_paused = 0
+  local throttled = steps_down(fleet, measured, now)
   if falls(fleet, measured, now) then
     fleet.w_max = floor_div(fleet.w_max * s.beta, PPM)
+  elseif throttled then
+    local step = math.min(throttled, PPM - s.beta)
+    fleet.w_max = math.max(floor_div(fleet.w_max * (PPM - step), PPM), MIN_FLEET_RATE)
+    curve_paused = -regain_ms()
   else
     if fleet.engaged == 0 or (fleet.cold_cut == 1 and not confirms(fleet, measured, now)) then
       fleet.cold_cut = 1
@@ -764,19 +779,9 @@ local function cut(fleet, measured, now)
     fleet.w_max = measured
   end
   fleet.cut_at = now
-  fleet.curve_paused = 0
+  fleet.curve_paused = curve_paused
   fleet.engaged = 1
   fleet.adopting = 0
-end
-
--- The held limit stepped down by the throttled share (at most beta's step), the curve at the
--- new target now and held (store_model::step_down).
-local function step_down(fleet, throttled, now)
-  remember_rate_before_cuts(fleet)
-  local step = math.min(throttled, PPM - s.beta)
-  fleet.w_max = math.max(floor_div(fleet.w_max * (PPM - step), PPM), MIN_FLEET_RATE)
-  fleet.cut_at = now
-  fleet.curve_paused = -regain_ms()
 end
 
 local function limiter_step(fleet, per_report, now)
@@ -800,12 +805,7 @@ local function limiter_step(fleet, per_report, now)
   if r.throttles > 0 and may_cut then
     local measured = math.max(measured_limit(fleet, per_report, now), MIN_FLEET_RATE)
     if not at_buckets_edge(fleet, measured, now) then
-      local throttled = steps_down(fleet, measured, now)
-      if throttled then
-        step_down(fleet, throttled, now)
-      else
-        cut(fleet, measured, now)
-      end
+      cut(fleet, measured, now)
     end
   end
   if fleet.engaged == 1 then

@@ -814,11 +814,7 @@ fn limiter_step(fleet: &mut FleetState, s: &Knobs, r: &Seen, per_report: Option<
     };
     if r.throttles > 0 && may_cut {
         let measured = measured_limit(fleet, s, per_report, now).max(min_rate());
-        if at_buckets_edge(fleet, s, measured, now) {
-            // No cut: the server's bucket met requests arriving together.
-        } else if let Some(throttled) = steps_down(fleet, s, measured, now) {
-            step_down(fleet, s, throttled, now);
-        } else {
+        if !at_buckets_edge(fleet, s, measured, now) {
             cut(fleet, s, r, measured, now);
         }
     }
@@ -830,18 +826,25 @@ fn limiter_step(fleet: &mut FleetState, s: &Knobs, r: &Seen, per_report: Option<
     }
 }
 
-/// A cut on a throttle: the limit `measured` (or one step down from the held limit if the cut
-/// measured the fleet's own fall, [`falls`]), the curve started again from it.
+/// A cut on a throttle: the limit `measured`, the curve started again from it; or, for a
+/// fleet held at a measured limit, one step down from it if the cut measured the fleet's own
+/// fall ([`falls`]), or the share of its attempts throttled off it ([`steps_down`]).
 fn cut(fleet: &mut FleetState, s: &Knobs, r: &Seen, measured: i64, now: i64) {
     remember_rate_before_cuts(fleet, s);
+    let mut curve_paused = 0;
     if falls(fleet, s, r, measured, now) {
         fleet.w_max = floor_div(fleet.w_max * s.beta, ppm());
+    } else if let Some(throttled) = steps_down(fleet, s, measured, now) {
+        let step = throttled.min(ppm() - s.beta);
+        fleet.w_max = floor_div(fleet.w_max * (ppm() - step), ppm()).max(min_rate());
+        // At the new target at once: the time to regain it counted as past.
+        curve_paused = -regain_ms(s);
     } else {
         fleet.cold_cut = !fleet.engaged || (fleet.cold_cut && !confirms(fleet, s, measured, now));
         fleet.w_max = measured;
     }
     fleet.cut_at_ms = now;
-    fleet.curve_paused_ms = 0;
+    fleet.curve_paused_ms = curve_paused;
     fleet.engaged = true;
     fleet.adopting = false;
 }
@@ -989,7 +992,7 @@ fn falls(fleet: &FleetState, s: &Knobs, r: &Seen, measured: i64, now: i64) -> bo
         (r.sends, r.throttles)
     };
     holds_a_measured_limit(fleet, s, now)
-        && measured * ppm() < fleet.w_max * s.beta
+        && !within_beta(fleet, s, measured)
         && throttles * ppm() <= sends * FALL_THROTTLED_PPM
 }
 
@@ -1025,48 +1028,47 @@ fn falls(fleet: &FleetState, s: &Knobs, r: &Seen, measured: i64, now: i64) -> bo
 /// store faults (FF, 1,000 processes) sent 1.060 times the limit in their busiest second over
 /// 40 seeds, over the bound of 1.06 (`docs/sim/fleet.md`).
 fn at_buckets_edge(fleet: &FleetState, s: &Knobs, measured: i64, now: i64) -> bool {
-    let sends = fleet.last_tick_sends + fleet.tick_sends;
-    let throttles = fleet.last_tick_throttles + fleet.tick_throttles;
+    let (sends, throttles) = last_two_ticks(fleet);
     let lone = throttles <= 1 && sends * EDGE_THROTTLED_PPM < ppm();
-    let within_beta = measured * ppm() >= fleet.w_max * s.beta;
+    let within_beta = within_beta(fleet, s, measured);
     holds_a_measured_limit(fleet, s, now)
         && measured < fleet.w_max
         && (lone || (within_beta && throttles * ppm() <= sends * EDGE_THROTTLED_PPM))
 }
 
+/// The attempts and throttles of the last whole tick and the current one so far.
+fn last_two_ticks(fleet: &FleetState) -> (i64, i64) {
+    (
+        fleet.last_tick_sends + fleet.tick_sends,
+        fleet.last_tick_throttles + fleet.tick_throttles,
+    )
+}
+
+/// Whether a cut that `measured` a limit is at least `beta` times the limit the fleet holds:
+/// further under it, the fleet's fall ([`falls`]).
+fn within_beta(fleet: &FleetState, s: &Knobs, measured: i64) -> bool {
+    measured * ppm() >= fleet.w_max * s.beta
+}
+
 /// The share of the attempts of the last whole tick and the current one throttled, in parts
-/// per million, if a throttle that `measured` a limit steps a held limit down by it rather
-/// than cutting to it: a fleet held at a measured limit, the cut between `beta` times that
+/// per million, if a cut that `measured` a limit steps the held limit down by it rather than
+/// to what was measured: a fleet held at a measured limit, the cut between `beta` times that
 /// limit and the limit (further under, the fall's, [`falls`]), at most [`STEP_THROTTLED_PPM`]
-/// of those ticks throttled. Asked once [`at_buckets_edge`] has said the throttle is not the
-/// bucket's edge.
+/// of those ticks throttled. [`cut`] then takes that share off the limit (at most the fall's
+/// step) and puts the curve at its new target at once, held for [`HOLD_MS`].
 fn steps_down(fleet: &FleetState, s: &Knobs, measured: i64, now: i64) -> Option<i64> {
-    let sends = fleet.last_tick_sends + fleet.tick_sends;
-    let throttles = fleet.last_tick_throttles + fleet.tick_throttles;
-    let within_beta = measured * ppm() >= fleet.w_max * s.beta;
+    let (sends, throttles) = last_two_ticks(fleet);
     let steps = holds_a_measured_limit(fleet, s, now)
-        && within_beta
+        && within_beta(fleet, s, measured)
         && measured < fleet.w_max
         && sends > 0
         && throttles * ppm() <= sends * STEP_THROTTLED_PPM;
     steps.then(|| floor_div(throttles * ppm(), sends))
 }
 
-/// The held limit stepped down by the `throttled` share ([`steps_down`]), at most the fall's
-/// step (`beta`); the curve at the new target now, held for [`HOLD_MS`] (the time to regain
-/// it counted as past: the rate falls to the target at once, not to `beta` times it), and the
-/// next cut a sync interval away at the earliest.
-fn step_down(fleet: &mut FleetState, s: &Knobs, throttled: i64, now: i64) {
-    remember_rate_before_cuts(fleet, s);
-    let step = throttled.min(ppm() - s.beta);
-    fleet.w_max = floor_div(fleet.w_max * (ppm() - step), ppm()).max(min_rate());
-    fleet.cut_at_ms = now;
-    fleet.curve_paused_ms = -regain_ms(s);
-}
-
 /// Whether the fleet holds a limit it measured: engaged, its last cut not an estimate, and its
-/// curve at or under that limit (not probing past it). [`falls`] and [`at_buckets_edge`] judge
-/// a throttle on such a fleet only.
+/// curve at or under that limit (not probing past it). [`falls`], [`at_buckets_edge`] and
+/// [`steps_down`] judge a throttle on such a fleet only.
 fn holds_a_measured_limit(fleet: &FleetState, s: &Knobs, now: i64) -> bool {
     fleet.engaged
         && !fleet.cold_cut

@@ -1327,23 +1327,73 @@ fn a_cut_while_climbing_from_an_estimate_measures_the_current_tick_if_it_admitte
     assert_eq!(fleet(&state).cut_at_ms, 3_600);
 }
 
+/// 40 processes throttled at 500/s for 6 s: the fleet's birth and the rate its processes
+/// know, which a store that lost its state adopts.
+fn known_before_a_flush() -> (u64, u64) {
+    let (state, leases, _) = throttled_fleet(40, 6);
+    let rate = leases.last().expect("six seconds").fleet_rate;
+    let born = u64::try_from(fleet(&state).born_ms).expect("positive");
+    (born, rate)
+}
+
+/// A report of a process that knew the fleet born at `born` and its rate `known_fleet_rate`,
+/// after the store lost its state: 17 attempts, `throttles` of them throttled.
+fn back_after_a_flush(
+    born: u64,
+    known_fleet_rate: u64,
+    id: u64,
+    now: u64,
+    throttles: u64,
+) -> Report {
+    Report {
+        known_born_ms: born,
+        sends: 17,
+        throttles,
+        send_demand: 17_000,
+        known_fleet_rate,
+        ..report(id, now)
+    }
+}
+
+#[test]
+fn a_step_down_ends_the_re_learning_as_a_cut_does() {
+    // 40 processes throttled at 500/s; the store loses its state and adopts the rate they
+    // knew, held. 21 of them report over the adopted fleet's first 840 ms, 2 of their 357
+    // attempts throttled (0.56 %): the held limit steps down by that share, and the store
+    // stops adopting the rates its processes knew (a later, lower one is not taken), as after
+    // any cut.
+    let (born, rate) = known_before_a_flush();
+    let mut state = StoreState::default();
+    let back =
+        |id, now, throttles, known_rate| back_after_a_flush(born, known_rate, id, now, throttles);
+    for id in 1..=20 {
+        lease(&mut state, &back(id, 7_000 + 40 * id, 0, rate));
+    }
+    let adopted = fleet(&state);
+    assert!(adopted.adopting, "{adopted:?}");
+    lease(&mut state, &back(21, 7_840, 2, rate));
+    let stepped = fleet(&state);
+    let step = 2 * ppm() / 357;
+    assert_eq!(
+        (stepped.w_max, stepped.adopting, stepped.cut_at_ms),
+        (
+            floor_div(adopted.w_max * (ppm() - step), ppm()),
+            false,
+            7_840
+        )
+    );
+    lease(&mut state, &back(22, 7_880, 0, rate / 2));
+    assert_eq!(fleet(&state).w_max, stepped.w_max);
+}
+
 #[test]
 fn a_throttle_in_an_adopted_fleets_first_tick_cuts_from_its_rate_not_its_first_reports() {
     // 40 processes throttled at 500/s; the store loses its state (a flush). The first two
     // reports after it adopt the rate the processes knew, and the second is throttled, 10 ms
     // after the first: its tick has measured 2 of 40 processes over a quarter interval.
-    let (state, leases, _) = throttled_fleet(40, 6);
-    let rate = leases.last().expect("six seconds").fleet_rate;
-    let born = u64::try_from(fleet(&state).born_ms).expect("positive");
+    let (born, rate) = known_before_a_flush();
     let mut state = StoreState::default();
-    let back = |id: u64, now: u64, throttles: u64| Report {
-        known_born_ms: born,
-        sends: 17,
-        throttles,
-        send_demand: 17_000,
-        known_fleet_rate: rate,
-        ..report(id, now)
-    };
+    let back = |id, now, throttles| back_after_a_flush(born, rate, id, now, throttles);
     lease(&mut state, &back(1, 7_000, 0));
     let adopted = fleet(&state).fleet_rate;
     assert!(adopted > 400_000, "{adopted}");
