@@ -1527,6 +1527,31 @@ fn a_held_fleet_throttled_on_a_few_percent_steps_down_by_that_share_at_its_targe
 }
 
 #[test]
+fn a_cut_judges_the_curve_as_it_was_before_the_cut() {
+    // Held at 470/s, then 75 s of sending a fifth of its rate while wanting little more: the
+    // curve's unused time does not count (`pause_unused_curve`), so at 80 s the fleet still
+    // holds its target where it would otherwise be probing 11 % past it. A cut that read the
+    // curve after resetting its pause would see that probe, not a held limit, and measure the
+    // tick (a bug met while the step down was written; no other test caught it).
+    let quiet = |second: u64| Report {
+        sends: 100,
+        send_demand: 100_000,
+        ..report(1, second * 1_000)
+    };
+    let mut state = one_senders_store(&HELD_AT_470);
+    for second in 6..=79 {
+        lease(&mut state, &quiet(second));
+    }
+    let held = lease(&mut state, &one_sender(80_000, 460, 0));
+    assert_eq!(i64::try_from(held.fleet_rate), Ok(target_of(470_000)));
+    // 9 of 460 attempts throttled (2.0 %): a held fleet's step down by that share, at its new
+    // target at once.
+    let stepped = lease(&mut state, &one_sender(81_000, 460, 9));
+    assert_eq!(fleet(&state).w_max, 460_804, "{:?}", fleet(&state));
+    assert_eq!(i64::try_from(stepped.fleet_rate), Ok(target_of(460_804)));
+}
+
+#[test]
 fn a_lone_throttle_on_a_held_fleet_does_not_cut_however_low_it_measures() {
     // The shape sweep's #447 (35 on/off processes against 164/s, a bucket of 3, callers
     // offering 0.66 of the limit): the fleet sent under its rate, the bucket throttled one of
