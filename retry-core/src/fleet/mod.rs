@@ -177,7 +177,7 @@
 //!   1 % with a tenth);
 //! * one lease raises the process's rate at most 1.25x the last one's, and its share of the
 //!   fleet's rate at most 1.1x, and only after three leases in a row counted about as many
-//!   live processes (within a hundredth of the last count); or to the fleet's rate over its
+//!   live processes (within a twentieth of the last count); or to the fleet's rate over its
 //!   live processes if that is more, unless the lease counts under half the live processes of
 //!   the last one (a store that lost its state hands its first reporters the shares of all,
 //!   and shares by moving demands for a few reports after; a corrupt one cannot make a process

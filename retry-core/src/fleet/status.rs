@@ -55,7 +55,7 @@ pub struct FleetStats {
     /// lease is live and in fallback (its share as it is, below 0.5/s too; without a share the
     /// AWS SDKs' floor of 0.5/s, or the fleet's rate over its live processes if less; raised at
     /// most 1.25x per lease, the share at most 1.1x and only once three leases in a row counted
-    /// about as many live processes as the one before, within a hundredth; or to the fleet's
+    /// about as many live processes as the one before, within a twentieth; or to the fleet's
     /// rate over its live processes unless the lease counts under half of the last one's).
     /// The process's first throttle under a lease steps the limiter down to 0.7 times it until
     /// the next lease; this figure stays the lease's.

@@ -629,7 +629,7 @@ fn a_lease_counting_under_half_the_processes_does_not_raise_a_rate_to_the_even_o
 
 #[test]
 fn no_share_of_a_small_fleet_rises_until_three_leases_count_the_same_processes() {
-    // One process's leases in a fleet under 100 processes (a hundredth of its count is under
+    // One process's leases in a fleet under 20 processes (a twentieth of its count is under
     // one process): 10 live processes and a share of 50/s; then the store counts 5 (it forgot
     // the others and hears them again), then 10 again, each lease offering twice the share.
     // The share stays until three leases in a row counted the same processes, then rises a
@@ -639,13 +639,14 @@ fn no_share_of_a_small_fleet_rises_until_three_leases_count_the_same_processes()
 }
 
 #[test]
-fn a_share_rises_while_leases_count_within_a_hundredth_of_the_last() {
+fn a_share_rises_while_leases_count_within_a_twentieth_of_the_last() {
     // A fleet of about 800 processes that scales up and down: no two leases in a row count the
-    // same, each at most a hundredth of the last count from it (800 -> 808 and 808 -> 800:
-    // 8 of 800 and of 808). Each lease offers the process twice its share; after three such
-    // leases it rises a tenth per lease. A count moving by more than a hundredth (808 -> 817:
-    // 9 of 808) starts the three again.
-    let lives = [800, 808, 800, 808, 816, 808, 817, 825, 833, 841];
+    // same, each at most a twentieth of the last count from it, up and down (800 -> 840: 40 of
+    // 800; 840 -> 882: 42 of 840, the edge). Each lease offers the process twice its share;
+    // after three such leases it rises a tenth per lease. A count moving by more than a
+    // twentieth (840 -> 883: 43 of 840) starts the three again. A fortieth, a tenth or counting
+    // exactly fails this.
+    let lives = [800, 840, 800, 840, 882, 840, 883, 927, 973, 1_021];
     let rates = rates_through_leases(&lives, 400.0, 0.5);
     let expected = [
         0.5, 0.5, 0.5, 0.55, 0.605, 0.6655, 0.6655, 0.6655, 0.6655, 0.73205,
