@@ -1528,7 +1528,7 @@ fn a_held_fleet_throttled_on_a_few_percent_steps_down_by_that_share_at_its_targe
 
 #[test]
 fn a_cut_judges_the_curve_as_it_was_before_the_cut() {
-    // Held at 470/s, then 75 s of sending a fifth of its rate while wanting little more: the
+    // Held at 470/s, then 74 s of sending about a fifth of its rate and wanting no more: the
     // curve's unused time does not count (`pause_unused_curve`), so at 80 s the fleet still
     // holds its target where it would otherwise be probing 11 % past it. A cut that read the
     // curve after resetting its pause would see that probe, not a held limit, and measure the
