@@ -27,11 +27,14 @@ local MIN_FLEET_RATE = 500
 local EXPIRE_BATCH = 64
 local RELEARN_INTERVALS = 2
 local MOST_TICK_REPORTS = 1000000000
+-- Settings::encode's longest string: 8 fields of at most 16 digits, the hash, 8 commas.
+local MOST_SETTINGS_LEN = 8 * 16 + 16 + 8
 local LONGEST_TICK_INTERVALS = 2
 local LEAST_ADMITTED_TO_MEASURE = 10
 local CUBIC_HORIZON_MS = 5000
 local CONVEX_REFERENCE_INTERVAL_MS = 1000
 local CUBIC_MS3_PER_PPM = 25000
+local MOST_REGAIN_MS = 2924
 local DEMAND_SMOOTHING = 4
 local MOST_TICK_DEMAND = 8000000000
 local TARGET_MARGIN_PPM = 30000
@@ -54,17 +57,67 @@ local function fmt(x)
   return string.format('%d', x)
 end
 
--- An argument: decimal digits, at most 16, within least..most.
-local function arg_int(index, least, most)
-  local text = ARGV[index]
+-- A decimal integer, at most 16 digits, within least..most; nil if it is not.
+local function decimal_within(text, least, most)
   if type(text) ~= 'string' or #text > 16 or not string.match(text, '^%d+$') then
-    return error({err = 'ERR retry-fleet: argument ' .. index .. ' is not a decimal integer'})
+    return nil
   end
   local value = tonumber(text)
   if value < least or value > most then
-    return error({err = 'ERR retry-fleet: argument ' .. index .. ' is out of bounds'})
+    return nil
   end
   return value
+end
+
+-- An argument: decimal digits, at most 16, within least..most.
+local function arg_int(index, least, most)
+  local value = decimal_within(ARGV[index], least, most)
+  if value == nil then
+    return error({err = 'ERR retry-fleet: argument ' .. index ..
+      ' is not a decimal integer within its bounds'})
+  end
+  return value
+end
+
+-- The settings in `fields` (the report's arguments 15-23, or a stored settings string's
+-- fields), each within its bound (`Settings::check`); nil and the position of the first field
+-- out of its bound (in the order they are checked: `most` before `young`).
+local function settings_of(fields)
+  if #fields ~= 9 then
+    return nil, math.min(#fields + 1, 9)
+  end
+  local bad = nil
+  local function int(at, least, most)
+    local value = bad == nil and decimal_within(fields[at], least, most)
+    if not value then
+      bad = bad or at
+      return 0
+    end
+    return value
+  end
+  local t = {window = int(1, 1, MAX_WINDOW_MS), most = int(3, 0, MAX_TOKENS)}
+  t.young = int(2, 0, t.most)
+  t.retry_cost = int(4, 0, MAX_TOKENS)
+  t.reward = int(5, 0, MAX_SUCCESS_REWARD)
+  t.interval = int(6, 1, MAX_WINDOW_MS)
+  t.lease_ttl = int(7, t.interval, MAX_LEASE_TTL_MS)
+  t.beta = int(8, 1, PPM - 1)
+  if bad == nil and (#fields[9] ~= 16 or not string.match(fields[9], '^[0-9a-f]+$')) then
+    bad = 9
+  end
+  if bad ~= nil then
+    return nil, bad
+  end
+  return t
+end
+
+-- A stored settings string's fields: what lies between its commas.
+local function fields_of(text)
+  local fields = {}
+  for field in string.gmatch(text .. ',', '([^,]*),') do
+    fields[#fields + 1] = field
+  end
+  return fields
 end
 
 local function arg_hex16(index)
@@ -98,7 +151,8 @@ end
 
 -- Whether every value is within what this script writes (the model's
 -- `FleetState::in_bounds`): times, the pool, the tick's counts and the rates in their ranges,
--- the sums not negative. Out of them, the state is garbage: no report could have led to it.
+-- the sums not negative, the curve's pause from minus the longest regain to the time since
+-- the cut. Out of them, the state is garbage: no report could have led to it.
 local function in_bounds(f)
   local function within(value, least, most)
     return value >= least and value <= most
@@ -128,6 +182,7 @@ local function in_bounds(f)
     and f.leased >= 0 and f.retry_demand >= 0 and f.send_demand >= 0
     and within(f.w_max, 0, MAX_RATE) and within(f.fleet_rate, 0, MAX_RATE)
     and within(f.rate_before_cuts, 0, MAX_RATE)
+    and within(f.curve_paused, -MOST_REGAIN_MS, math.max(f.now - f.cut_at, 0))
 end
 
 -- The stored fleet; nil if there is none, nil and true if it is garbage.
@@ -141,7 +196,8 @@ local function load_fleet()
     raw[flat[i]] = flat[i + 1]
   end
   local fleet = {settings = raw.settings}
-  if type(fleet.settings) ~= 'string' then
+  if type(fleet.settings) ~= 'string' or #fleet.settings > MOST_SETTINGS_LEN
+      or settings_of(fields_of(fleet.settings)) == nil then
     return nil, true
   end
   for _, name in ipairs(INT_FIELDS) do
@@ -269,16 +325,11 @@ local r = {
   send_demand = arg_int(13, 0, MAX_RATE),
   known_rate = arg_int(14, 0, MAX_RATE),
 }
-local s = {}
-s.window = arg_int(15, 1, MAX_WINDOW_MS)
-s.most = arg_int(17, 0, MAX_TOKENS)
-s.young = arg_int(16, 0, s.most)
-s.retry_cost = arg_int(18, 0, MAX_TOKENS)
-s.reward = arg_int(19, 0, MAX_SUCCESS_REWARD)
-s.interval = arg_int(20, 1, MAX_WINDOW_MS)
-s.lease_ttl = arg_int(21, s.interval, MAX_LEASE_TTL_MS)
-s.beta = arg_int(22, 1, PPM - 1)
-arg_hex16(23)
+local s, bad_setting = settings_of({unpack(ARGV, 15, 23)})
+if s == nil then
+  return redis.error_reply('ERR retry-fleet: argument ' .. (14 + bad_setting) ..
+    ' is not a setting within its bounds')
+end
 local settings = table.concat(ARGV, ',', 15, 23)
 
 -- Removes up to EXPIRE_BATCH processes last seen before `cutoff`. False if a silent process

@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::protocol::{
     MAX_COUNT, MAX_RATE, MAX_TIME_MS, MAX_TOKENS, MAX_WINDOW_MS, ProcessId, Settings,
 };
+use super::store_model::MOST_REGAIN_MS;
 
 /// How long a store that lost its state re-learns, in sync intervals: long enough for every
 /// process, syncing once per interval with a ±10 % jitter, to report. A state's
@@ -150,17 +151,19 @@ pub struct FleetState {
 }
 
 impl FleetState {
-    /// Whether every value is within what the script writes: times within `0..=`
-    /// [`MAX_TIME_MS`] (a cut's time within `±MAX_TIME_MS`: the curve's rebase moves it back
-    /// from the first reports' times; the end of re-learning up to [`RELEARN_INTERVALS`] sync
-    /// intervals later), the pool within `0..=`[`MAX_TOKENS`] (it is at most the cap), the
-    /// sums of the records' leases and demands not negative, the tick's counts within `0..=`
-    /// [`MAX_COUNT`] (their sums stop there; its reports within `0..=`[`MOST_TICK_REPORTS`]),
-    /// and rates within `0..=`[`MAX_RATE`]. A state out
-    /// of them is garbage, not data (no report could have led to it: another client wrote
-    /// it); the store drops it and re-learns, as after a lost state. The departed demand and
-    /// the tick's demand are clamped where they are used, and the curve's pause is a length
-    /// of time: those only need to be stored integers.
+    /// Whether every value is within what the script writes: the settings within
+    /// [`Settings::check`]'s bounds, times within `0..=`[`MAX_TIME_MS`] (a cut's time within
+    /// `±MAX_TIME_MS`: the curve's rebase moves it back from the first reports' times; the end
+    /// of re-learning up to [`RELEARN_INTERVALS`] sync intervals later), the pool within
+    /// `0..=`[`MAX_TOKENS`] (it is at most the cap), the sums of the records' leases and
+    /// demands not negative, the tick's counts within `0..=`[`MAX_COUNT`] (their sums stop
+    /// there; its reports within `0..=`[`MOST_TICK_REPORTS`]), rates within
+    /// `0..=`[`MAX_RATE`], and the curve's time held unused from `-`[`MOST_REGAIN_MS`] (a step
+    /// down counts the time to regain the target as past) to the time since the cut (the curve
+    /// is held only for time it ran past the target). A state out of them is garbage, not data
+    /// (no report could have led to it: another client wrote it); the store drops it and
+    /// re-learns, as after a lost state. The departed demand and the tick's demand are clamped
+    /// where they are used: those only need to be stored integers.
     ///
     /// Within these bounds every product the step forms stays below 2^53, where the script's
     /// numbers (doubles) stop being exact integers, and the model's `i64` does not overflow
@@ -188,7 +191,8 @@ impl FleetState {
         let rate = |value: i64| within(value, 0, MAX_RATE);
         let relearning = MAX_TIME_MS + RELEARN_INTERVALS.unsigned_abs() * MAX_WINDOW_MS;
         let earliest_cut = -i64::try_from(MAX_TIME_MS).unwrap_or(i64::MAX);
-        time(self.born_ms)
+        self.settings.check().is_ok()
+            && time(self.born_ms)
             && time(self.now_ms)
             && within(self.relearn_until_ms, 0, relearning)
             && time(self.tick_start_ms)
@@ -215,6 +219,11 @@ impl FleetState {
             && rate(self.fleet_rate)
             && time(self.expired_at_ms)
             && rate(self.rate_before_cuts)
+            && within(
+                self.curve_paused_ms,
+                -MOST_REGAIN_MS,
+                (self.now_ms - self.cut_at_ms).max(0).unsigned_abs(),
+            )
     }
 }
 

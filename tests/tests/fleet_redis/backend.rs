@@ -122,16 +122,25 @@ async fn the_script_refuses_arguments_out_of_bounds() {
         (4, "-1".to_owned()),
         (4, "1.5".to_owned()),
         (1, "ZZ".to_owned()),
+        // The settings: beta, young over most, a short hash.
         (21, "0".to_owned()),
-        (0, "2".to_owned()),
+        (15, "5001".to_owned()),
+        (22, "00".to_owned()),
     ];
     for (index, value) in cases {
         let mut bad = args.clone();
         bad[index] = value.clone();
+        let named = format!("retry-fleet: argument {}", index + 1);
         match run(&bad) {
-            Resp::Error(message) => assert!(message.contains("retry-fleet"), "{message}"),
+            Resp::Error(message) => assert!(message.contains(&named), "{message}"),
             other => panic!("argument {index} = {value}: {other:?}"),
         }
+    }
+    let mut bad = args.clone();
+    bad[0] = "2".to_owned();
+    match run(&bad) {
+        Resp::Error(message) => assert!(message.contains("protocol 1 expected"), "{message}"),
+        other => panic!("protocol 2: {other:?}"),
     }
     match run(&args[..22]) {
         Resp::Error(message) => assert!(message.contains("23 arguments"), "{message}"),
@@ -193,6 +202,18 @@ async fn a_corrupt_stored_state_is_dropped_and_relearned() {
             .expect("synced");
         assert_eq!(lease_of(reply).dropped, Dropped::State, "{field}");
     }
+    // Stored settings that no process could have sent (not `Settings::encode`'s form, or a
+    // field out of `Settings::check`'s bounds): garbage too, not a conflict each process's
+    // sync fails to read (before, every sync failed until the processes' leases expired).
+    let beta_of_a_million = "60000,500,5000,14,1,1000,3000,1000000,0000000000000000";
+    let young_over_most = "60000,5001,5000,14,1,1000,3000,900000,0000000000000000";
+    let short_hash = "60000,500,5000,14,1,1000,3000,900000,00";
+    for forged in ["garbage", beta_of_a_million, young_over_most, short_hash] {
+        server.command(&["HSET", keys.state(), "settings", forged]);
+        let reply = store.sync_once(&keys, &settings, &again).await;
+        let dropped = reply.map(|reply| lease_of(reply).dropped);
+        assert_eq!(dropped, Ok(Dropped::State), "{forged}");
+    }
     // A corrupt record too.
     server.command(&["HSET", keys.procs(), "0000000000000001", "lots"]);
     let reply = store
@@ -237,6 +258,10 @@ async fn a_stored_state_out_of_the_bounds_the_script_writes_is_dropped_as_the_mo
         ("fleet_rate", beyond.as_str()),
         ("expired_at", beyond.as_str()),
         ("rate_before_cuts", beyond.as_str()),
+        // Before minus the longest regain (`store_model::MOST_REGAIN_MS`), and longer than the
+        // time since the cut.
+        ("curve_paused", "-2925"),
+        ("curve_paused", beyond.as_str()),
     ];
     for (now_ms, (field, value)) in (2_000..).step_by(1_000).zip(forgeries) {
         server.command(&["HSET", keys.state(), field, value]);

@@ -1677,7 +1677,7 @@ fn a_fleet_state_out_of_the_bounds_the_script_writes_is_garbage_not_data() {
         (fleet.born_ms, fleet.now_ms)
     };
     let unsigned = |ms: i64| u64::try_from(ms).expect("a time");
-    let forgeries: [(&str, Forgery); 23] = [
+    let forgeries: [(&str, Forgery); 24] = [
         ("born", |f, v| f.born_ms = v),
         ("now", |f, v| f.now_ms = v),
         ("relearn_until", |f, v| f.relearn_until_ms = v),
@@ -1701,6 +1701,7 @@ fn a_fleet_state_out_of_the_bounds_the_script_writes_is_garbage_not_data() {
         ("fleet_rate", |f, v| f.fleet_rate = v),
         ("expired_at", |f, v| f.expired_at_ms = v),
         ("rate_before_cuts", |f, v| f.rate_before_cuts = v),
+        ("settings", |f, v| f.settings.beta_ppm = v.unsigned_abs()),
     ];
     for (field, forge) in forgeries {
         let mut state = forged(|fleet| forge(fleet, beyond));
@@ -1717,6 +1718,45 @@ fn a_fleet_state_out_of_the_bounds_the_script_writes_is_garbage_not_data() {
         let relearned = (fleet.now_ms, fleet.born_ms, fleet.pool);
         assert_eq!(relearned, (now + 1_000, born, 0), "{field}");
         assert!(fleet.relearn_until_ms > fleet.now_ms, "{field}");
+    }
+}
+
+/// The curve's time held unused is a length of time the script counts from the last cut: from
+/// minus the time to regain the target (a step down puts the curve at its target at once) to
+/// the time since the cut. A forged pause far below it put the curve past its horizon at the
+/// next report, and `rebase_past_horizon` multiplied the measured limit by about 5.4; one far
+/// above it held the curve under its target until the next cut. Both are garbage, dropped.
+#[test]
+fn a_curve_paused_longer_than_its_cut_is_old_or_before_its_regain_is_garbage() {
+    assert_eq!(
+        MOST_REGAIN_MS,
+        integer_cube_root(CUBIC_MS3_PER_PPM * (ppm() - 1))
+    );
+    let engaged = fleet(&engaged_fleet().0);
+    let since_cut = engaged.now_ms - engaged.cut_at_ms;
+    let edges = [
+        (-MOST_REGAIN_MS, true),
+        (-MOST_REGAIN_MS - 1, false),
+        (since_cut, true),
+        (since_cut + 1, false),
+    ];
+    for (paused, in_bounds) in edges {
+        let forged = FleetState {
+            curve_paused_ms: paused,
+            ..engaged
+        };
+        assert_eq!(forged.in_bounds(), in_bounds, "{paused}");
+    }
+    let unsigned = |ms: i64| u64::try_from(ms).expect("a time");
+    for paused in [-(1_i64 << 40), 1 << 40] {
+        let mut state = forged(|fleet| fleet.curve_paused_ms = paused);
+        let sending = Report {
+            known_born_ms: unsigned(engaged.born_ms),
+            ..sending(1, unsigned(engaged.now_ms) + 1_000, 60, 0)
+        };
+        let lease = lease(&mut state, &sending);
+        assert_eq!(lease.dropped, Dropped::State, "{paused}");
+        assert!(fleet(&state).w_max <= engaged.w_max, "{paused}");
     }
 }
 
