@@ -150,15 +150,20 @@ local function stored_int(text)
 end
 
 -- Whether every value is within what this script writes (the model's
--- `FleetState::in_bounds`): times, the pool, the tick's counts and the rates in their ranges,
--- the sums not negative, the curve's pause from minus the longest regain to the time since
--- the cut. Out of them, the state is garbage: no report could have led to it.
-local function in_bounds(f)
+-- `FleetState::in_bounds`), `interval` the stored settings' sync interval: the clock in its
+-- range and every time set from it at or before it (the end of re-learning at most
+-- RELEARN_INTERVALS intervals after it), the pool, the tick's counts and the rates in their
+-- ranges, the sums not negative, the curve's pause from minus the longest regain to the time
+-- since the cut. Out of them, the state is garbage: no report could have led to it.
+local function in_bounds(f, interval)
   local function within(value, least, most)
     return value >= least and value <= most
   end
-  for _, name in ipairs({'born', 'now', 'tick_start', 'expired_at'}) do
-    if not within(f[name], 0, MAX_TIME_MS) then
+  if not within(f.now, 0, MAX_TIME_MS) then
+    return false
+  end
+  for _, name in ipairs({'born', 'tick_start', 'expired_at'}) do
+    if not within(f[name], 0, f.now) then
       return false
     end
   end
@@ -177,12 +182,12 @@ local function in_bounds(f)
       return false
     end
   end
-  return within(f.relearn_until, 0, MAX_TIME_MS + RELEARN_INTERVALS * MAX_WINDOW_MS)
-    and within(f.cut_at, -MAX_TIME_MS, MAX_TIME_MS) and within(f.pool, 0, MAX_TOKENS)
+  return within(f.relearn_until, 0, f.now + RELEARN_INTERVALS * interval)
+    and within(f.cut_at, -MAX_TIME_MS, f.now) and within(f.pool, 0, MAX_TOKENS)
     and f.leased >= 0 and f.retry_demand >= 0 and f.send_demand >= 0
     and within(f.w_max, 0, MAX_RATE) and within(f.fleet_rate, 0, MAX_RATE)
     and within(f.rate_before_cuts, 0, MAX_RATE)
-    and within(f.curve_paused, -MOST_REGAIN_MS, math.max(f.now - f.cut_at, 0))
+    and within(f.curve_paused, -MOST_REGAIN_MS, f.now - f.cut_at)
 end
 
 -- The stored fleet; nil if there is none, nil and true if it is garbage.
@@ -196,8 +201,11 @@ local function load_fleet()
     raw[flat[i]] = flat[i + 1]
   end
   local fleet = {settings = raw.settings}
-  if type(fleet.settings) ~= 'string' or #fleet.settings > MOST_SETTINGS_LEN
-      or settings_of(fields_of(fleet.settings)) == nil then
+  if type(fleet.settings) ~= 'string' or #fleet.settings > MOST_SETTINGS_LEN then
+    return nil, true
+  end
+  local stored_settings = settings_of(fields_of(fleet.settings))
+  if stored_settings == nil then
     return nil, true
   end
   for _, name in ipairs(INT_FIELDS) do
@@ -216,7 +224,12 @@ local function load_fleet()
       end
     end
   end
-  if fleet.calls_failing ~= 0 and fleet.calls_failing ~= 1 or not in_bounds(fleet) then
+  for _, flag in ipairs({'engaged', 'adopting', 'cold_cut', 'calls_failing'}) do
+    if fleet[flag] ~= 0 and fleet[flag] ~= 1 then
+      return nil, true
+    end
+  end
+  if not in_bounds(fleet, stored_settings.interval) then
     return nil, true
   end
   return fleet
@@ -880,6 +893,12 @@ local function cap_at(fleet, now)
   return math.min(base, s.most)
 end
 
+-- Whether a process was last seen after `now`, the store's clock: this script marks the
+-- reporting process seen at its clock, another client marked this one.
+local function seen_after(now)
+  return #redis.call('ZRANGEBYSCORE', SEEN, '(' .. fmt(now), '+inf', 'LIMIT', 0, 1) > 0
+end
+
 -- 1. The clock; 2. expiry; 3. settings; 4. a missing state. `dropped`: the garbage met.
 local dropped = 0
 if not keys_of_their_types() then
@@ -898,7 +917,7 @@ if fleet ~= nil then
   now = math.max(fleet.now, r.now)
   release_departed(fleet, now)
   fleet.now = now
-  if not expire(fleet, now - s.lease_ttl) then
+  if not expire(fleet, now - s.lease_ttl) or seen_after(now) then
     dropped = 1
     drop_all()
     fleet = nil

@@ -29,8 +29,9 @@
 //!    throttles, meet the silent ones' traffic (1.08x); a crashed process's share is handed
 //!    on 63 % within a lease, 95 % within three. A record out of the protocol's bounds (no
 //!    report could have led to it: a forged or corrupt one) is garbage: the state is lost,
-//!    dropped and re-learned as in 4. So is the reporting process's own record out of bounds,
-//!    and in Redis a key of another type than the script writes.
+//!    dropped and re-learned as in 4. So is a process seen after the store's clock (it would
+//!    never expire), the reporting process's own record out of bounds, and in Redis a key of
+//!    another type than the script writes.
 //! 3. Settings: a report with other settings than the stored ones is a conflict (nothing else
 //!    applied), unless no process is live: then the state is dropped and made anew.
 //! 4. A missing state is made: a new fleet's pool is the young quota; a store that lost its
@@ -334,7 +335,7 @@ pub fn step(
         Some(mut fleet) => {
             release_departed(&mut fleet, &s, now);
             fleet.now_ms = now;
-            if !expire(state, &mut fleet, now - s.lease_ttl) {
+            if !expire(state, &mut fleet, now - s.lease_ttl) || state.seen_after(now) {
                 dropped = Dropped::ProcessRecord;
                 state.clear();
                 new_fleet(settings, &s, &r, now)

@@ -152,12 +152,13 @@ pub struct FleetState {
 
 impl FleetState {
     /// Whether every value is within what the script writes: the settings within
-    /// [`Settings::check`]'s bounds, times within `0..=`[`MAX_TIME_MS`] (a cut's time within
-    /// `±MAX_TIME_MS`: the curve's rebase moves it back from the first reports' times; the end
-    /// of re-learning up to [`RELEARN_INTERVALS`] sync intervals later), the pool within
-    /// `0..=`[`MAX_TOKENS`] (it is at most the cap), the sums of the records' leases and
-    /// demands not negative, the tick's counts within `0..=`[`MAX_COUNT`] (their sums stop
-    /// there; its reports within `0..=`[`MOST_TICK_REPORTS`]), rates within
+    /// [`Settings::check`]'s bounds; the store's clock within `0..=`[`MAX_TIME_MS`], and every
+    /// time set from it at or before it (the birth, the tick's start, the last expiry, the cut:
+    /// the curve's rebase may move a cut back before the first reports, down to
+    /// `-MAX_TIME_MS`), the end of re-learning at most [`RELEARN_INTERVALS`] sync intervals
+    /// after it; the pool within `0..=`[`MAX_TOKENS`] (it is at most the cap), the sums of the
+    /// records' leases and demands not negative, the tick's counts within `0..=`[`MAX_COUNT`]
+    /// (their sums stop there; its reports within `0..=`[`MOST_TICK_REPORTS`]), rates within
     /// `0..=`[`MAX_RATE`], and the curve's time held unused from `-`[`MOST_REGAIN_MS`] (a step
     /// down counts the time to regain the target as past) to the time since the cut (the curve
     /// is held only for time it ran past the target). A state out of them is garbage, not data
@@ -189,14 +190,14 @@ impl FleetState {
         let time = |value: i64| within(value, 0, MAX_TIME_MS);
         let count = |value: i64| within(value, 0, MAX_COUNT);
         let rate = |value: i64| within(value, 0, MAX_RATE);
-        let relearning = MAX_TIME_MS + RELEARN_INTERVALS.unsigned_abs() * MAX_WINDOW_MS;
         let earliest_cut = -i64::try_from(MAX_TIME_MS).unwrap_or(i64::MAX);
         self.settings.check().is_ok()
-            && time(self.born_ms)
             && time(self.now_ms)
-            && within(self.relearn_until_ms, 0, relearning)
-            && time(self.tick_start_ms)
-            && within(self.cut_at_ms, earliest_cut, MAX_TIME_MS)
+            && [self.born_ms, self.tick_start_ms, self.expired_at_ms]
+                .into_iter()
+                .all(|at| within(at, 0, self.now_ms.unsigned_abs()))
+            && within(self.cut_at_ms, earliest_cut, self.now_ms.unsigned_abs())
+            && within(self.relearn_until_ms, 0, self.latest_relearn_end())
             && within(self.pool, 0, MAX_TOKENS)
             && [self.leased, self.retry_demand, self.send_demand]
                 .iter()
@@ -217,13 +218,19 @@ impl FleetState {
                 .all(|known| known.is_none_or(rate))
             && rate(self.w_max)
             && rate(self.fleet_rate)
-            && time(self.expired_at_ms)
             && rate(self.rate_before_cuts)
             && within(
                 self.curve_paused_ms,
                 -MOST_REGAIN_MS,
-                (self.now_ms - self.cut_at_ms).max(0).unsigned_abs(),
+                (self.now_ms - self.cut_at_ms).unsigned_abs(),
             )
+    }
+
+    /// The latest end of re-learning a state at this clock may hold: [`RELEARN_INTERVALS`] sync
+    /// intervals after it (settings within their bounds, the clock within `0..=MAX_TIME_MS`).
+    fn latest_relearn_end(&self) -> u64 {
+        let interval = self.settings.sync_interval_ms.min(MAX_WINDOW_MS);
+        self.now_ms.unsigned_abs() + RELEARN_INTERVALS.unsigned_abs() * interval
     }
 }
 
@@ -320,6 +327,12 @@ impl StoreState {
         let record = self.processes.remove(&id)?;
         self.by_seen.remove(&(record.seen_ms, id));
         Some(record)
+    }
+
+    /// Whether a process was last seen after `now`, the store's clock: no step marks one so (it
+    /// marks the reporting process seen at its clock), another client did.
+    pub(crate) fn seen_after(&self, now: i64) -> bool {
+        self.by_seen.last().is_some_and(|(seen, _)| *seen > now)
     }
 
     /// Up to `limit` processes last seen before `cutoff`, the longest silent first.

@@ -202,6 +202,15 @@ async fn a_corrupt_stored_state_is_dropped_and_relearned() {
             .expect("synced");
         assert_eq!(lease_of(reply).dropped, Dropped::State, "{field}");
     }
+    // A flag the script stores as 0 or 1, stored as 2: the script compares it with both (before,
+    // `engaged` at 2 was neither engaged nor not: the fleet's rate replied 0 with the flag 2,
+    // which each process refused, every sync an error until a throttle cut the fleet).
+    for field in ["engaged", "adopting", "cold_cut"] {
+        server.command(&["HSET", keys.state(), field, "2"]);
+        let reply = store.sync_once(&keys, &settings, &again).await;
+        let dropped = reply.map(|reply| lease_of(reply).dropped);
+        assert_eq!(dropped, Ok(Dropped::State), "{field}");
+    }
     // Stored settings that no process could have sent (not `Settings::encode`'s form, or a
     // field out of `Settings::check`'s bounds): garbage too, not a conflict each process's
     // sync fails to read (before, every sync failed until the processes' leases expired).
@@ -262,6 +271,13 @@ async fn a_stored_state_out_of_the_bounds_the_script_writes_is_dropped_as_the_mo
         // time since the cut.
         ("curve_paused", "-2925"),
         ("curve_paused", beyond.as_str()),
+        // Times ten days after the store's clock (within `MAX_TIME_MS`): the script sets each
+        // from its clock, at or before it (the end of re-learning two intervals after it).
+        ("born", "864000000"),
+        ("tick_start", "864000000"),
+        ("cut_at", "864000000"),
+        ("expired_at", "864000000"),
+        ("relearn_until", "864000000"),
     ];
     for (now_ms, (field, value)) in (2_000..).step_by(1_000).zip(forgeries) {
         server.command(&["HSET", keys.state(), field, value]);
@@ -332,6 +348,25 @@ async fn forged_records_and_keys_of_another_type_are_a_lost_state_relearned() {
     let lease = lease_of(reply);
     assert_eq!((lease.grant, lease.born_ms), (0, first.born_ms));
     assert_eq!(state.fleet().expect("a state").send_demand, 60_000);
+    // Another client marks process 2 seen ten days after the store's clock: it would never
+    // expire, its share kept from the others. Garbage, by the script as by the model.
+    let second = Report {
+        known_born_ms: first.born_ms,
+        ..report(2, 2_500)
+    };
+    store
+        .sync_once(&keys, &settings, &second)
+        .await
+        .expect("synced");
+    server.command(&["ZADD", keys.seen(), "864002500", "0000000000000002"]);
+    let mut model = store.read_state(&keys).await.expect("readable");
+    let reply = store
+        .sync_once(&keys, &settings, &again(2_800))
+        .await
+        .expect("synced");
+    assert_eq!(lease_of(reply).dropped, Dropped::ProcessRecord);
+    assert_eq!(step(&mut model, &settings, &again(2_800)), Ok(reply));
+    assert_eq!(store.read_state(&keys).await.expect("readable"), model);
     // Each of the three keys overwritten with a value of another type: the state is lost and
     // re-learned, the sync is no error.
     for (key, kind) in [

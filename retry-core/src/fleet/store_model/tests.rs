@@ -986,6 +986,18 @@ fn engaged_fleet() -> (StoreState, u64) {
     (state, rate)
 }
 
+/// Process `id` of [`engaged_fleet`] reporting at `second` (at `id` tenths of a second in it):
+/// 60 sends, a send demand of `demand` thousandths a second, the fleet's birth and `rate` known.
+fn steady_report(id: u64, second: u64, born: u64, rate: u64, demand: u64) -> Report {
+    Report {
+        known_born_ms: born,
+        sends: 60,
+        send_demand: demand,
+        known_fleet_rate: rate,
+        ..report(id, second * 1_000 + id * 100)
+    }
+}
+
 #[test]
 fn forged_records_out_of_the_protocols_bounds_are_garbage_not_data() {
     let (mut state, rate) = engaged_fleet();
@@ -1006,13 +1018,7 @@ fn forged_records_out_of_the_protocols_bounds_are_garbage_not_data() {
     // The processes go on reporting what they send and the fleet's rate they know.
     for second in 7..=12 {
         for id in 1..=8 {
-            let sending = Report {
-                known_born_ms: born,
-                sends: 60,
-                send_demand: 60_000,
-                known_fleet_rate: rate,
-                ..report(id, second * 1_000 + id * 100)
-            };
+            let sending = steady_report(id, second, born, rate, 60_000);
             let lease = lease(&mut state, &sending);
             assert!(lease.engaged, "{second} s, process {id}");
             // Each keeps about an eighth of what the fleet knew, never the 0.5/s floor.
@@ -1031,6 +1037,41 @@ fn forged_records_out_of_the_protocols_bounds_are_garbage_not_data() {
         "re-learned, the fleet's age kept"
     );
     assert!(fleet.send_demand <= 8 * 60_000, "{}", fleet.send_demand);
+}
+
+/// The script marks a process seen at its clock: a process seen after it is garbage. Another
+/// client moved process 8's `seen` score ten days ahead, and process 8 then crashed: its record
+/// never expired, and its share of the fleet's rate was kept from the others for those ten
+/// days. Now the next report drops the state and re-learns.
+#[test]
+fn a_process_seen_after_the_stores_clock_is_garbage() {
+    let (mut state, rate) = engaged_fleet();
+    let engaged = fleet(&state);
+    let born = u64::try_from(engaged.born_ms).expect("a time");
+    let record = state.record(ProcessId(8)).expect("live");
+    let ahead = engaged.now_ms + 864_000_000;
+    state.put_record(
+        ProcessId(8),
+        ProcessRecord {
+            seen_ms: ahead,
+            ..record
+        },
+    );
+    let mut dropped = Vec::new();
+    let mut last = None;
+    for second in 7..=20 {
+        for id in 1..=7 {
+            let lease = lease(&mut state, &steady_report(id, second, born, rate, 70_000));
+            dropped.push(lease.dropped);
+            last = Some(lease);
+        }
+    }
+    assert_eq!(dropped[0], Dropped::ProcessRecord);
+    assert!(state.record(ProcessId(8)).is_none(), "forgotten");
+    let last = last.expect("leases");
+    // The seven share the fleet's rate: each about a seventh of it.
+    assert_eq!(last.live, 7);
+    assert!(last.share_ppm >= PPM / 7 * 9 / 10, "{last:?}");
 }
 
 /// The share process 1 of [`engaged_fleet`] gets at each second from 7 s to `until` s, while
@@ -1758,6 +1799,46 @@ fn a_curve_paused_longer_than_its_cut_is_old_or_before_its_regain_is_garbage() {
         assert_eq!(lease.dropped, Dropped::State, "{paused}");
         assert!(fleet(&state).w_max <= engaged.w_max, "{paused}");
     }
+}
+
+/// The script sets every time it stores from the store's clock (`now`, the latest report's):
+/// a birth, a tick's start, a cut and an expiry at or before it, the end of re-learning at most
+/// [`RELEARN_INTERVALS`] sync intervals after it. A time after that is garbage: a cut in the
+/// future left the fleet unable to cut again until then (a throttled fleet sent on at its
+/// rate), a birth in the future made every reply fail the process's check (`born_ms` after
+/// `now_ms`).
+#[test]
+fn a_time_after_the_stores_clock_is_garbage() {
+    let engaged = fleet(&engaged_fleet().0);
+    let now = engaged.now_ms;
+    let relearning = now + RELEARN_INTERVALS * 1_000;
+    let forgeries: [(&str, Forgery, i64); 5] = [
+        ("born", |f, v| f.born_ms = v, now),
+        ("tick_start", |f, v| f.tick_start_ms = v, now),
+        ("cut_at", |f, v| f.cut_at_ms = v, now),
+        ("expired_at", |f, v| f.expired_at_ms = v, now),
+        ("relearn_until", |f, v| f.relearn_until_ms = v, relearning),
+    ];
+    for (field, forge, latest) in forgeries {
+        let mut at_latest = engaged;
+        forge(&mut at_latest, latest);
+        // The curve's pause within its bounds whatever the cut's time.
+        at_latest.curve_paused_ms = 0;
+        assert!(at_latest.in_bounds(), "{field}");
+        let mut after = at_latest;
+        forge(&mut after, latest + 1);
+        assert!(!after.in_bounds(), "{field}");
+    }
+    // Throttled a second on, a fleet whose cut was forged an hour ahead is dropped and cut,
+    // not left at its rate.
+    let mut state = forged(|fleet| fleet.cut_at_ms = now + 3_600_000);
+    let born = u64::try_from(engaged.born_ms).expect("a time");
+    let at = u64::try_from(now).expect("a time") + 1_000;
+    let throttled = Report {
+        known_born_ms: born,
+        ..sending(1, at, 60, 30)
+    };
+    assert_eq!(lease(&mut state, &throttled).dropped, Dropped::State);
 }
 
 #[test]
