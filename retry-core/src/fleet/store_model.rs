@@ -268,13 +268,6 @@ pub const PROBE_SPAN_MS: i64 = 60_000;
 /// rate (`adaptive::cubic::REFERENCE_RATE`).
 pub const CUBIC_MS3_PER_PPM: i64 = 25_000;
 
-/// The longest time from a cut to the curve's return to the target (`regain_ms`), in
-/// milliseconds: at the smallest `beta` the protocol accepts (1 ppm),
-/// `cbrt(CUBIC_MS3_PER_PPM × 999,999)`. A step down counts it as past (the curve's pause at
-/// minus it): a stored pause below it is garbage
-/// ([`FleetState::in_bounds`](super::store_state::FleetState::in_bounds)).
-pub const MOST_REGAIN_MS: i64 = 2_924;
-
 /// Below this share of first-try successes among the calls the server answered in the store's
 /// tick, in parts per million, the fleet's calls say its upstream is failing: half, the share
 /// at which gRPC's retry throttling (gRFC A6) stops retrying (its tokens at half their most)

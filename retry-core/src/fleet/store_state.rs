@@ -7,7 +7,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::protocol::{
     MAX_COUNT, MAX_RATE, MAX_TIME_MS, MAX_TOKENS, MAX_WINDOW_MS, ProcessId, Settings,
 };
-use super::store_model::MOST_REGAIN_MS;
 
 /// How long a store that lost its state re-learns, in sync intervals: long enough for every
 /// process, syncing once per interval with a ±10 % jitter, to report. A state's
@@ -17,6 +16,14 @@ pub const RELEARN_INTERVALS: i64 = 2;
 /// The most reports a measurement tick counts (`tick_reports`), a billion: times the longest
 /// sync interval ([`MAX_WINDOW_MS`]) it stays below 2^53, exact in the script.
 pub const MOST_TICK_REPORTS: i64 = 1_000_000_000;
+
+/// The longest time from a cut to the fleet limiter's curve's return to its target, in
+/// milliseconds: at the smallest `beta` the protocol accepts (1 ppm),
+/// `cbrt(CUBIC_MS3_PER_PPM × 999,999)`
+/// ([`CUBIC_MS3_PER_PPM`](super::store_model::CUBIC_MS3_PER_PPM)). A step down counts it as past
+/// (the curve's pause at minus it): a stored pause below it is garbage
+/// ([`FleetState::in_bounds`]).
+pub const MOST_REGAIN_MS: i64 = 2_924;
 
 /// The store's state for one fleet scope, as [`store_model::step`](super::store_model::step)
 /// and the script keep it.

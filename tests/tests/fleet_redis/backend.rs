@@ -267,7 +267,7 @@ async fn a_stored_state_out_of_the_bounds_the_script_writes_is_dropped_as_the_mo
         ("fleet_rate", beyond.as_str()),
         ("expired_at", beyond.as_str()),
         ("rate_before_cuts", beyond.as_str()),
-        // Before minus the longest regain (`store_model::MOST_REGAIN_MS`), and longer than the
+        // Before minus the longest regain (`store_state::MOST_REGAIN_MS`), and longer than the
         // time since the cut.
         ("curve_paused", "-2925"),
         ("curve_paused", beyond.as_str()),

@@ -2,6 +2,7 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::fleet::protocol::{MAX_TIME_MS, MAX_TOKENS, ProcessId};
+use crate::fleet::store_state::MOST_REGAIN_MS;
 
 fn settings() -> Settings {
     Settings::example()
