@@ -245,7 +245,8 @@
 //!   a fleet state out of the bounds the script writes
 //!   ([`store_state::FleetState::in_bounds`]: a birth or a cut after the store's clock, a
 //!   rate over a million a second, a negative sum, the curve held longer than since its cut,
-//!   settings no process could send), or a key of another type than the script writes is a lost
+//!   settings no process could send), sums of the leases and demands that disagree with the
+//!   records (counted again once a lease), a process seen after the store's clock, or a key of another type than the script writes is a lost
 //!   state: dropped and re-learned
 //!   (the rate the processes knew adopted, the fleet's age kept). The reply of the sync that
 //!   dropped it says so ([`protocol::Lease::dropped`]): the process warns (`fleet store dropped

@@ -121,6 +121,7 @@ fn decode_fleet(fields: &[(String, String)]) -> Result<FleetState, ProtocolError
         fleet_rate: int("fleet_rate")?,
         expired_at_ms: optional("expired_at")?,
         rate_before_cuts: optional("rate_before_cuts")?,
+        recounted_at_ms: optional("recounted_at")?,
     })
 }
 
@@ -215,7 +216,12 @@ mod tests {
             ),
             (0, 0, 0, 0, 0, 0, false)
         );
-        assert_eq!((fleet.expired_at_ms, fleet.rate_before_cuts), (0, 0));
+        let since = (
+            fleet.expired_at_ms,
+            fleet.rate_before_cuts,
+            fleet.recounted_at_ms,
+        );
+        assert_eq!(since, (0, 0, 0));
         let mut failing = earlier_state();
         failing.push(("calls_failing".to_owned(), "2".to_owned()));
         assert!(

@@ -139,7 +139,7 @@ local INT_FIELDS = {
 -- Fields an earlier script of the same protocol did not write: missing, they are 0.
 local OPTIONAL_INT_FIELDS = {
   'departed_demand', 'tick_successes', 'calls_failing', 'tick_demand', 'curve_paused',
-  'last_sends', 'last_throttles', 'expired_at', 'rate_before_cuts',
+  'last_sends', 'last_throttles', 'expired_at', 'rate_before_cuts', 'recounted_at',
 }
 
 local function stored_int(text)
@@ -162,7 +162,7 @@ local function in_bounds(f, interval)
   if not within(f.now, 0, MAX_TIME_MS) then
     return false
   end
-  for _, name in ipairs({'born', 'tick_start', 'expired_at'}) do
+  for _, name in ipairs({'born', 'tick_start', 'expired_at', 'recounted_at'}) do
     if not within(f[name], 0, f.now) then
       return false
     end
@@ -387,7 +387,7 @@ local function new_fleet(now)
     calls_rate = -1, send_rate = -1, admitted_rate = -1,
     calls_failing = 0,
     engaged = 0, adopting = 0, w_max = 0, cold_cut = 0, cut_at = 0, curve_paused = 0,
-    fleet_rate = 0, expired_at = 0, rate_before_cuts = 0,
+    fleet_rate = 0, expired_at = 0, rate_before_cuts = 0, recounted_at = now,
   }
   if relearn then
     fleet.born = math.min(r.known_born, now)
@@ -899,7 +899,34 @@ local function seen_after(now)
   return #redis.call('ZRANGEBYSCORE', SEEN, '(' .. fmt(now), '+inf', 'LIMIT', 0, 1) > 0
 end
 
--- 1. The clock; 2. expiry; 3. settings; 4. a missing state. `dropped`: the garbage met.
+-- Once a lease, the sums of the leases and demands counted again from the records
+-- (store_model::sums_recounted): whether they agree (or no recount was due); a recount that
+-- agrees is dated now. Sums that disagree, or a record out of bounds, are garbage.
+local function sums_recounted(fleet, now)
+  if now - fleet.recounted_at < s.lease_ttl then
+    return true
+  end
+  local flat = redis.call('HGETALL', PROCS)
+  local leased, retry_demand, send_demand = 0, 0, 0
+  for i = 2, #flat, 2 do
+    local rec = parse_record(flat[i])
+    if rec == nil then
+      return false
+    end
+    leased = leased + rec.lease
+    retry_demand = retry_demand + rec.retry_demand
+    send_demand = send_demand + rec.send_demand
+  end
+  local agree = leased == fleet.leased and retry_demand == fleet.retry_demand and
+    send_demand == fleet.send_demand
+  if agree then
+    fleet.recounted_at = now
+  end
+  return agree
+end
+
+-- 1. The clock; 2. expiry and, once a lease, the sums recounted; 3. settings; 4. a missing
+-- state. `dropped`: the garbage met.
 local dropped = 0
 if not keys_of_their_types() then
   dropped = 2
@@ -919,6 +946,10 @@ if fleet ~= nil then
   fleet.now = now
   if not expire(fleet, now - s.lease_ttl) or seen_after(now) then
     dropped = 1
+    drop_all()
+    fleet = nil
+  elseif not sums_recounted(fleet, now) then
+    dropped = 2
     drop_all()
     fleet = nil
   end

@@ -31,7 +31,8 @@
 //!    report could have led to it: a forged or corrupt one) is garbage: the state is lost,
 //!    dropped and re-learned as in 4. So is a process seen after the store's clock (it would
 //!    never expire), the reporting process's own record out of bounds, and in Redis a key of
-//!    another type than the script writes.
+//!    another type than the script writes. Once a lease the sums of the leases and demands are
+//!    counted again from the records (`sums_recounted`): sums that disagree are garbage too.
 //! 3. Settings: a report with other settings than the stored ones is a conflict (nothing else
 //!    applied), unless no process is live: then the state is dropped and made anew.
 //! 4. A missing state is made: a new fleet's pool is the young quota; a store that lost its
@@ -332,6 +333,10 @@ pub fn step(
                 dropped = Dropped::ProcessRecord;
                 state.clear();
                 new_fleet(settings, &s, &r, now)
+            } else if !sums_recounted(state, &mut fleet, &s, now) {
+                dropped = Dropped::State;
+                state.clear();
+                new_fleet(settings, &s, &r, now)
             } else if fleet.settings == *settings {
                 fleet
             } else if !state.processes().is_empty() {
@@ -524,6 +529,31 @@ fn release_departed(fleet: &mut FleetState, s: &Knobs, now: i64) {
     fleet.departed_demand = departed - floor_div(departed * share + ppm() - 1, ppm());
 }
 
+/// Counts the fleet's sums of the leases and demands again from the live processes' records
+/// once a lease (`lease_ttl` since the last recount): whether they agree (or no recount was
+/// due); a recount that agrees is dated `now`. Each step keeps the sums with the records it
+/// changes, so sums that disagree (or a record out of the protocol's bounds) are garbage:
+/// another client wrote them. A sum of send demands forged high took each process's share of
+/// the fleet's rate down to nothing, for as long as the state lived; a sum of leases, the pool.
+/// Once a lease, the count costs the script one read of the records per lease, not per report.
+fn sums_recounted(state: &StoreState, fleet: &mut FleetState, s: &Knobs, now: i64) -> bool {
+    if now - fleet.recounted_at_ms < s.lease_ttl {
+        return true;
+    }
+    let records = state.processes().values();
+    if !records.clone().all(ProcessRecord::in_bounds) {
+        return false;
+    }
+    let sum = |part: fn(&ProcessRecord) -> i64| records.clone().map(part).sum::<i64>();
+    let agree = sum(|record| record.lease) == fleet.leased
+        && sum(|record| record.retry_demand) == fleet.retry_demand
+        && sum(|record| record.send_demand) == fleet.send_demand;
+    if agree {
+        fleet.recounted_at_ms = now;
+    }
+    agree
+}
+
 /// A new state: a new fleet (the report knows no birth) or a store re-learning.
 fn new_fleet(settings: &Settings, s: &Knobs, r: &Seen, now: i64) -> FleetState {
     let relearn = r.known_born > 0;
@@ -563,6 +593,7 @@ fn new_fleet(settings: &Settings, s: &Knobs, r: &Seen, now: i64) -> FleetState {
         fleet_rate: 0,
         expired_at_ms: 0,
         rate_before_cuts: 0,
+        recounted_at_ms: now,
     }
 }
 

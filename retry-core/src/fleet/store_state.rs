@@ -155,12 +155,18 @@ pub struct FleetState {
     /// fleet returns to if a process it expired reports again, its cuts measured without it
     /// ([`store_model`](super::store_model)'s step 7).
     pub rate_before_cuts: i64,
+    /// When the store last counted the sums of the leases and demands again from the live
+    /// processes' records, Unix ms (`recounted_at`; missing in a state an earlier script wrote:
+    /// 0, a recount due at once): once a lease it does, and sums that disagree with the
+    /// records are garbage ([`store_model`](super::store_model)'s step 2).
+    pub recounted_at_ms: i64,
 }
 
 impl FleetState {
     /// Whether every value is within what the script writes: the settings within
     /// [`Settings::check`]'s bounds; the store's clock within `0..=`[`MAX_TIME_MS`], and every
-    /// time set from it at or before it (the birth, the tick's start, the last expiry, the cut:
+    /// time set from it at or before it (the birth, the tick's start, the last expiry and
+    /// recount, the cut:
     /// the curve's rebase may move a cut back before the first reports, down to
     /// `-MAX_TIME_MS`), the end of re-learning at most [`RELEARN_INTERVALS`] sync intervals
     /// after it; the pool within `0..=`[`MAX_TOKENS`] (it is at most the cap), the sums of the
@@ -200,9 +206,14 @@ impl FleetState {
         let earliest_cut = -i64::try_from(MAX_TIME_MS).unwrap_or(i64::MAX);
         self.settings.check().is_ok()
             && time(self.now_ms)
-            && [self.born_ms, self.tick_start_ms, self.expired_at_ms]
-                .into_iter()
-                .all(|at| within(at, 0, self.now_ms.unsigned_abs()))
+            && [
+                self.born_ms,
+                self.tick_start_ms,
+                self.expired_at_ms,
+                self.recounted_at_ms,
+            ]
+            .into_iter()
+            .all(|at| within(at, 0, self.now_ms.unsigned_abs()))
             && within(self.cut_at_ms, earliest_cut, self.now_ms.unsigned_abs())
             && within(self.relearn_until_ms, 0, self.latest_relearn_end())
             && within(self.pool, 0, MAX_TOKENS)

@@ -194,6 +194,7 @@ async fn a_corrupt_stored_state_is_dropped_and_relearned() {
         "curve_paused",
         "expired_at",
         "rate_before_cuts",
+        "recounted_at",
     ] {
         server.command(&["HSET", keys.state(), field, "1e9"]);
         let reply = store
@@ -314,6 +315,44 @@ async fn a_stored_state_out_of_the_bounds_the_script_writes_is_dropped_as_the_mo
             (first.born_ms as i64, 0),
             "{field}"
         );
+    }
+}
+
+/// A sum of the state raised by another client (the records left as they were) is garbage
+/// once the store counts its sums again from the records, a lease after the last count: the
+/// script and the model drop it at the same report.
+#[tokio::test]
+async fn sums_that_disagree_with_the_records_are_dropped_a_lease_on_as_the_model_drops_them() {
+    let Some(server) = server(&[]) else { return };
+    let settings = Settings::example();
+    for field in ["send_demand", "retry_demand", "leased"] {
+        let (store, keys, first) = first_report(&server, &format!("sums-{field}")).await;
+        server.command(&["HINCRBY", keys.state(), field, "1125899906842624"]);
+        let mut model = store.read_state(&keys).await.expect("readable");
+        let mut dropped = Vec::new();
+        for now_ms in [2_000, 3_000, 4_000, 5_000] {
+            let again = Report {
+                known_born_ms: first.born_ms,
+                held: 500,
+                send_demand: 60_000,
+                ..report(1, now_ms)
+            };
+            let reply = store
+                .sync_once(&keys, &settings, &again)
+                .await
+                .expect("synced");
+            assert_eq!(step(&mut model, &settings, &again), Ok(reply), "{field}");
+            assert_eq!(store.read_state(&keys).await.expect("readable"), model);
+            dropped.push(lease_of(reply).dropped);
+        }
+        // The first report at 1 s counted; the lease is 3 s.
+        let expected = [
+            Dropped::Nothing,
+            Dropped::Nothing,
+            Dropped::State,
+            Dropped::Nothing,
+        ];
+        assert_eq!(dropped, expected, "{field}");
     }
 }
 

@@ -638,9 +638,10 @@ async fn an_outage_and_a_state_an_earlier_script_wrote_give_the_same_replies_and
             "last_sends",
             "last_throttles",
             "expired_at",
-            "rate_before_cuts"
+            "rate_before_cuts",
+            "recounted_at"
         ]),
-        Resp::Int(8)
+        Resp::Int(9)
     );
     let fleet_state = pair.model.fleet().copied().map(|fleet| FleetState {
         tick_successes: 0,
@@ -651,6 +652,7 @@ async fn an_outage_and_a_state_an_earlier_script_wrote_give_the_same_replies_and
         last_tick_throttles: 0,
         expired_at_ms: 0,
         rate_before_cuts: 0,
+        recounted_at_ms: 0,
         ..fleet
     });
     pair.model = StoreState::from_parts(fleet_state, pair.model.processes().clone());

@@ -75,9 +75,11 @@ async fn a_forged_record_is_warned_of_counted_and_the_processes_keep_serving() {
         process(&server.url(), 1).await,
         process(&server.url(), 2).await,
     );
-    let first = attached(&one, "forged", &config);
-    // The second scope's metric handles are made when it is linked, under this recorder.
+    // The scopes' metric handles are made when they are linked, under this recorder: both
+    // count in the one series of the scope.
+    let first = metrics::with_local_recorder(&recorder, || attached(&one, "forged", &config));
     let second = metrics::with_local_recorder(&recorder, || attached(&two, "forged", &config));
+    let dropped = || fleet_stats(&first).garbage_dropped + fleet_stats(&second).garbage_dropped;
     wait_for_status(&first, FleetStatus::Live).await;
     wait_for_status(&second, FleetStatus::Live).await;
     let garbage_counted = || {
@@ -90,7 +92,7 @@ async fn a_forged_record_is_warned_of_counted_and_the_processes_keep_serving() {
     };
     // Several clean syncs: nothing dropped, nothing said.
     tokio::time::sleep(3 * INTERVAL).await;
-    assert_eq!(fleet_stats(&second).garbage_dropped, 0);
+    assert_eq!(dropped(), 0);
     assert_eq!(logs.garbage_warnings(), Vec::<String>::new());
     assert_eq!(garbage_counted().unwrap_or(0.0), 0.0);
 
@@ -103,16 +105,17 @@ async fn a_forged_record_is_warned_of_counted_and_the_processes_keep_serving() {
         "500:0:0:1000000000000",
     ]);
     assert_eq!(forged, Resp::Int(0), "the record was there: overwritten");
-    wait_until("the second process told of the garbage", || {
-        fleet_stats(&second).garbage_dropped == 1
-    })
-    .await;
+    // The process whose sync meets it is told: the second, reporting with its record, or the
+    // first, when its sync recounts the sums a lease after the last count (the record's demand
+    // is in neither sum: `store_model::sums_recounted`).
+    wait_until("a process told of the garbage", || dropped() == 1).await;
     let warnings = logs.garbage_warnings();
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     assert!(
         warnings[0].contains("WARN")
             && warnings[0].contains("scope=\"forged\"")
-            && warnings[0].contains("a process record"),
+            && (warnings[0].contains("a process record")
+                || warnings[0].contains("the scope's state")),
         "{warnings:?}"
     );
     assert_eq!(garbage_counted(), Some(1.0));
@@ -127,6 +130,6 @@ async fn a_forged_record_is_warned_of_counted_and_the_processes_keep_serving() {
         );
         assert!(call(strategy, 1, ErrorKind::Transient), "a retried success");
     }
-    assert_eq!(fleet_stats(&second).garbage_dropped, 1);
+    assert_eq!(dropped(), 1);
     assert_eq!(logs.garbage_warnings().len(), 1);
 }

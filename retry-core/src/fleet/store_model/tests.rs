@@ -795,10 +795,11 @@ fn check_invariants(state: &StoreState, reply: &Reply, report: &Report) {
     assert_eq!(fleet.retry_demand, retry_demand);
     assert_eq!(fleet.send_demand, send_demand);
     assert!(fleet.pool >= 0, "pool {}", fleet.pool);
+    let most = i64::try_from(fleet.settings.most).expect("small");
     for record in state.processes().values() {
         assert!(record.lease >= 0 && record.owed >= 0 && record.owed <= record.lease);
+        assert!(record.lease <= most, "{record:?}");
     }
-    let most = i64::try_from(fleet.settings.most).expect("small");
     assert!(fleet.pool <= most);
     // What the step writes is never what it would drop as garbage.
     assert!(fleet.in_bounds(), "{fleet:?}");
@@ -1996,4 +1997,44 @@ fn of_the_cuts_made_before_the_store_expired_a_silent_process_only_the_last_is_u
     );
     lease(&mut state, &half_of_the_fleet(2, 17_000, BORN, 275, 0));
     assert_eq!(fleet(&state).w_max, limit_with_target(before_the_last));
+}
+
+/// Once a lease the store counts its sums again from the records (`sums_recounted`). Another
+/// client raised a sum by 2^50: of the send demands, each process's share of the fleet's rate
+/// fell to nothing (`share_ppm` 0, `send_rate` 0 at 30 s, and for as long as the state lived);
+/// of the leases, the pool stayed empty. Within a lease of the forgery the step drops the
+/// state as garbage, and the eight share the rate they knew again.
+#[test]
+fn sums_that_disagree_with_the_records_are_garbage_within_a_lease() {
+    let (engaged, rate) = engaged_fleet();
+    let born = u64::try_from(fleet(&engaged).born_ms).expect("a time");
+    let lease_ttl = settings().lease_ttl_ms;
+    let forgeries: [(&str, Forgery); 3] = [
+        ("send_demand", |f, v| f.send_demand += v),
+        ("retry_demand", |f, v| f.retry_demand += v),
+        ("leased", |f, v| f.leased += v),
+    ];
+    for (field, forge) in forgeries {
+        let mut state = forged(|fleet| forge(fleet, 1 << 50));
+        let mut dropped_at = None;
+        let mut last = None;
+        for second in 7..=14 {
+            for id in 1..=8 {
+                let sending = steady_report(id, second, born, rate, 60_000);
+                let lease = lease(&mut state, &sending);
+                if lease.dropped == Dropped::State && dropped_at.is_none() {
+                    dropped_at = Some(sending.now_ms);
+                }
+                last = Some(lease);
+            }
+        }
+        let dropped_at = dropped_at.unwrap_or_else(|| panic!("{field}: never dropped"));
+        assert!(
+            dropped_at <= 7_000 + lease_ttl,
+            "{field}: at {dropped_at} ms"
+        );
+        let last = last.expect("leases");
+        assert_eq!(last.share_ppm, PPM / 8, "{field}: {last:?}");
+        assert!(last.send_rate >= rate / 8 * 9 / 10, "{field}: {last:?}");
+    }
 }
