@@ -9,7 +9,7 @@ use retry_core::fleet::protocol::{
 };
 use retry_core::fleet::redis::RedisStore;
 use retry_core::fleet::store_model::{MOST_TICK_DEMAND, step};
-use retry_core::fleet::store_state::{FleetState, StoreState};
+use retry_core::fleet::store_state::{FleetState, MOST_REGAIN_MS, MOST_TICK_REPORTS, StoreState};
 use retry_tests::redis_server::{RedisServer, Resp};
 
 use super::{Process, options, server};
@@ -47,14 +47,18 @@ impl<'a> Pair<'a> {
             .unwrap_or_else(|error| panic!("step {}: Redis failed: {error}", self.steps));
         let modelled = step(&mut self.model, settings, report).expect("a valid report");
         assert_eq!(
-            stored, modelled,
-            "step {}: the script and the model replied differently to {report:?}",
+            stored,
+            modelled,
+            "{} step {}: the script and the model replied differently to {report:?}",
+            self.keys.state(),
             self.steps
         );
         let state = self.store.read_state(&self.keys).await.expect("readable");
         assert_eq!(
-            state, self.model,
-            "step {}: the script and the model left different states after {report:?}",
+            state,
+            self.model,
+            "{} step {}: the script and the model left different states after {report:?}",
+            self.keys.state(),
             self.steps
         );
         stored
@@ -89,6 +93,20 @@ impl<'a> Pair<'a> {
             ..report
         })
         .await
+    }
+
+    /// Another client writes [`FORGERIES`]' `forgery`, moved by `delta`, into the state (the
+    /// model reads the forged state back): the next report's step must drop it, or keep it,
+    /// in both alike. Nothing without a state.
+    async fn forge(&mut self, forgery: usize, delta: i64) {
+        let Some(fleet) = self.model.fleet().copied() else {
+            return;
+        };
+        let (field, value_of) = FORGERIES[forgery];
+        let value = (value_of(&fleet) + delta).to_string();
+        self.server
+            .command(&["HSET", self.keys.state(), field, &value]);
+        self.model = self.store.read_state(&self.keys).await.expect("readable");
     }
 
     /// The store loses everything (FLUSHALL: the script too), and so does the model.
@@ -668,6 +686,34 @@ async fn an_outage_and_a_state_an_earlier_script_wrote_give_the_same_replies_and
     }
 }
 
+/// Every forgery of [`FORGERIES`], at its bound and one either side, written into an engaged
+/// fleet's state (a fresh scope each, the same 24 reports to reach it): the next report's
+/// step drops the state, or keeps it, on Redis as in the model, with the same reply and
+/// state. The script and the model check the same bounds to the unit.
+#[tokio::test]
+async fn every_forged_field_at_its_bound_is_dropped_or_kept_alike() {
+    let Some(server) = server(&[]) else { return };
+    for (forgery, (field, _)) in FORGERIES.iter().enumerate() {
+        for delta in -1..=1 {
+            let mut pair = Pair::new(&server, &format!("forged-{field}-{forgery}-{delta}")).await;
+            let mut fleet: Vec<Process> = (1..=3).map(Process::new).collect();
+            for second in 1..=8_u64 {
+                for (i, process) in fleet.iter_mut().enumerate() {
+                    let now = second * 1_000 + u64::try_from(i).expect("small") * 300;
+                    let throttles = if (3..=4).contains(&second) { 10 } else { 0 };
+                    pair.send(process, now, (40, throttles), 40_000).await;
+                }
+            }
+            pair.forge(forgery, delta).await;
+            let reply = pair.send(&mut fleet[0], 9_000, (40, 0), 40_000).await;
+            assert!(
+                matches!(reply, Reply::Lease(_)),
+                "{field} {delta:+}: {reply:?}"
+            );
+        }
+    }
+}
+
 /// One step of a generated sequence.
 #[derive(Debug, Clone)]
 enum Action {
@@ -680,7 +726,67 @@ enum Action {
         advance_ms: u64,
     },
     Flush,
+    /// Another client writes one field of the scope's state: [`FORGERIES`]' `forgery`, moved
+    /// by `delta`.
+    Forge {
+        forgery: usize,
+        delta: i64,
+    },
 }
+
+/// A state field and the value at one of its bounds for the state as it is.
+type Forgery = (&'static str, fn(&FleetState) -> i64);
+
+/// Where another client may write a value into the state: each integer field (the flags
+/// aside: the codec reads only 0 or 1 there, and `backend.rs` forges them) with each bound
+/// `FleetState::in_bounds` checks on it, or the sums' recount, as that bound's value for the
+/// state as it is. A forgery moves it by -1, 0 or +1.
+const FORGERIES: [Forgery; 42] = [
+    ("now", |_| 0),
+    ("now", |_| MAX_TIME_MS as i64),
+    ("born", |_| 0),
+    ("born", |f| f.now_ms),
+    ("tick_start", |_| 0),
+    ("tick_start", |f| f.now_ms),
+    ("expired_at", |_| 0),
+    ("expired_at", |f| f.now_ms),
+    ("recounted_at", |_| 0),
+    ("recounted_at", |f| f.now_ms),
+    ("cut_at", |_| -(MAX_TIME_MS as i64)),
+    ("cut_at", |f| f.now_ms),
+    ("relearn_until", |_| 0),
+    ("relearn_until", |f| {
+        f.now_ms + 2 * f.settings.sync_interval_ms as i64
+    }),
+    ("curve_paused", |_| -MOST_REGAIN_MS),
+    ("curve_paused", |f| f.now_ms - f.cut_at_ms),
+    ("pool", |_| 0),
+    ("pool", |_| MAX_TOKENS as i64),
+    ("leased", |f| f.leased),
+    ("retry_demand", |f| f.retry_demand),
+    ("send_demand", |f| f.send_demand),
+    ("departed_demand", |_| 0),
+    ("departed_demand", |_| MAX_RATE as i64),
+    ("tick_calls", |_| MAX_COUNT as i64),
+    ("tick_sends", |_| 0),
+    ("tick_sends", |_| MAX_COUNT as i64),
+    ("tick_throttles", |_| MAX_COUNT as i64),
+    ("tick_successes", |_| MAX_COUNT as i64),
+    ("tick_reports", |_| 0),
+    ("tick_reports", |_| MOST_TICK_REPORTS),
+    ("tick_demand", |_| MOST_TICK_DEMAND),
+    ("last_sends", |_| MAX_COUNT as i64),
+    ("last_throttles", |_| MAX_COUNT as i64),
+    ("calls_rate", |_| MAX_RATE as i64),
+    ("send_rate", |_| 0),
+    ("send_rate", |_| MAX_RATE as i64),
+    ("admitted_rate", |_| MAX_RATE as i64),
+    ("w_max", |_| 0),
+    ("w_max", |_| MAX_RATE as i64),
+    ("fleet_rate", |_| MAX_RATE as i64),
+    ("rate_before_cuts", |_| 0),
+    ("rate_before_cuts", |_| MAX_RATE as i64),
+];
 
 fn count() -> impl Strategy<Value = u64> {
     prop_oneof![8 => 0..30_u64, 1 => Just(MAX_COUNT), 1 => 0..=MAX_COUNT]
@@ -712,10 +818,13 @@ fn action() -> impl Strategy<Value = Action> {
                 },
             }
         });
+    let forge = (0..FORGERIES.len(), -1..=1_i64)
+        .prop_map(|(forgery, delta)| Action::Forge { forgery, delta });
     prop_oneof![
         30 => sync,
         1 => (0..2_000_u64).prop_map(|advance_ms| Action::Conflict { advance_ms }),
         1 => Just(Action::Flush),
+        3 => forge,
     ]
 }
 
@@ -766,6 +875,7 @@ fn run_generated(actions: Vec<Action>) {
                     pair.step(&other, &report).await;
                 }
                 Action::Flush => pair.flush(),
+                Action::Forge { forgery, delta } => pair.forge(forgery, delta).await,
             }
         }
     });
