@@ -901,12 +901,17 @@ end
 
 -- Once a lease, the sums of the leases and demands counted again from the records
 -- (store_model::sums_recounted): whether they agree (or no recount was due); a recount that
--- agrees is dated now. Sums that disagree, or a record out of bounds, are garbage.
+-- agrees is dated now. Sums that disagree, a record out of bounds, or another count of
+-- records than of `seen` entries (a record without its entry never expires; the model's codec
+-- refuses such a state) are garbage.
 local function sums_recounted(fleet, now)
   if now - fleet.recounted_at < s.lease_ttl then
     return true
   end
   local flat = redis.call('HGETALL', PROCS)
+  if #flat / 2 ~= redis.call('ZCARD', SEEN) then
+    return false
+  end
   local leased, retry_demand, send_demand = 0, 0, 0
   for i = 2, #flat, 2 do
     local rec = parse_record(flat[i])

@@ -406,6 +406,33 @@ async fn forged_records_and_keys_of_another_type_are_a_lost_state_relearned() {
     assert_eq!(lease_of(reply).dropped, Dropped::ProcessRecord);
     assert_eq!(step(&mut model, &settings, &again(2_800)), Ok(reply));
     assert_eq!(store.read_state(&keys).await.expect("readable"), model);
+    // Another client removes process 2's `seen` entry and leaves its record: it would never
+    // expire (expiry walks `seen`), its share kept from the others, and the sums, which hold
+    // its record, agree with the records. The model cannot hold such a state (the codec
+    // refuses it); the script drops it at its next recount of the sums, a lease (3 s) after
+    // the re-learned state's first at 2.8 s.
+    store
+        .sync_once(&keys, &settings, &second)
+        .await
+        .expect("synced");
+    server.command(&["ZREM", keys.seen(), "0000000000000002"]);
+    assert!(
+        store.read_state(&keys).await.is_err(),
+        "the codec refuses it"
+    );
+    let mut dropped = Vec::new();
+    for now_ms in [3_800, 4_800, 5_800] {
+        let reply = store
+            .sync_once(&keys, &settings, &again(now_ms))
+            .await
+            .expect("synced");
+        dropped.push(lease_of(reply).dropped);
+    }
+    assert_eq!(
+        dropped,
+        [Dropped::Nothing, Dropped::Nothing, Dropped::State]
+    );
+    assert!(store.read_state(&keys).await.is_ok());
     // Each of the three keys overwritten with a value of another type: the state is lost and
     // re-learned, the sync is no error.
     for (key, kind) in [
