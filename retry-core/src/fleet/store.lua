@@ -57,9 +57,12 @@ local function fmt(x)
   return string.format('%d', x)
 end
 
--- A decimal integer, at most 16 digits, within least..most; nil if it is not.
+-- A decimal integer as Rust writes it (at most 16 digits, no leading zero), within
+-- least..most; nil if it is not. The stored settings are compared as text: another form of the
+-- same numbers would be a conflict with the process's own settings.
 local function decimal_within(text, least, most)
-  if type(text) ~= 'string' or #text > 16 or not string.match(text, '^%d+$') then
+  if type(text) ~= 'string' or #text > 16 or not string.match(text, '^%d+$')
+      or (#text > 1 and string.sub(text, 1, 1) == '0') then
     return nil
   end
   local value = tonumber(text)
