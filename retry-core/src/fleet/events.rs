@@ -8,8 +8,9 @@
 //!   until it answers;
 //! * `warn` "fleet sync failed" (the error) at the first failure after a success, `debug` for
 //!   the next ones;
-//! * `warn` "fleet reply refused" (scope, the reply's error): out of the protocol's bounds, the
-//!   lease is left as it was;
+//! * `warn` "fleet reply refused" (scope, the reply's error): out of the protocol's bounds (or
+//!   the store's clock too far ahead of the process's), the lease is left as it was; at the
+//!   first failed sync after a success, `debug` for the next ones;
 //! * `warn` "fleet store dropped garbage" (scope, what: `a process record` or `the scope's
 //!   state`) when a sync's store met a stored value no process could have written and dropped
 //!   it (the state is re-learned from the processes' reports): once per run of such syncs,
@@ -78,14 +79,23 @@ pub(crate) fn sync_failed(error: &FleetError, first: bool) {
     }
 }
 
-/// The store's reply for `scope` was refused.
-pub(crate) fn reply_refused(scope: &str, error: &FleetError) {
-    tracing::warn!(
-        target: "retry_core",
-        scope,
-        %error,
-        "fleet reply refused: the lease is left as it was"
-    );
+/// The store's reply for `scope` was refused; `first`: the first failed sync since a success.
+pub(crate) fn reply_refused(scope: &str, error: &FleetError, first: bool) {
+    if first {
+        tracing::warn!(
+            target: "retry_core",
+            scope,
+            %error,
+            "fleet reply refused: the lease is left as it was"
+        );
+    } else {
+        tracing::debug!(
+            target: "retry_core",
+            scope,
+            %error,
+            "fleet reply refused: the lease is left as it was"
+        );
+    }
 }
 
 /// The store dropped garbage (`what`) while syncing `scope`; `first`: the first of a run of

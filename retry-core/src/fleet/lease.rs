@@ -329,7 +329,7 @@ impl LeaseHolder {
     /// failure after a success, a debug event for the next ones).
     pub fn failed_with(&mut self, report: &Report, error: &FleetError, now: Duration) {
         if let FleetError::Protocol(_) = error {
-            events::reply_refused(self.scope.name(), error);
+            events::reply_refused(self.scope.name(), error, !self.failing);
         } else {
             events::sync_failed(error, !self.failing);
         }

@@ -316,6 +316,14 @@
 //! offerings may not allow it (Redis docs, "Scripting with Lua", script replication): passing
 //! the time keeps the script deterministic everywhere and lets the model take the very same
 //! input. Skew between processes (NTP keeps it to milliseconds) shifts expiries by as much.
+//! A larger lead stops the store's time for the others: once a host whose clock runs ahead
+//! stops reporting (or after another client wrote the state's `now`), no tick ends, no
+//! throttle cuts the fleet and no silent process expires until their clocks reach it. So a
+//! process refuses a reply whose clock leads its report's by more than
+//! [`protocol::MOST_STORE_CLOCK_LEAD_MS`] (10 s): a sync refused (`result="refused"` in
+//! `retry.fleet.syncs`, the "fleet reply refused" warning naming both clocks, the
+//! [`FleetErrorKind::Protocol`] last error), its lease expires into local limits, and it takes
+//! leases again once the clocks agree.
 //!
 //! # Keys
 //! Per scope, under a configurable prefix (default `retry:`), the protocol's version in every

@@ -33,6 +33,21 @@ pub const MAX_RATE: u64 = 1_000_000_000;
 /// The latest time a process may report, in Unix milliseconds (10^15 ms: the year 33658).
 pub const MAX_TIME_MS: u64 = 1_000_000_000_000_000;
 
+/// The most the store's clock may lead the clock of the process it replies to, in milliseconds:
+/// 10 s. A lease whose `now_ms` leads its report's by more is refused.
+///
+/// The store's clock is the latest any process reported (see "Time" in [`fleet`](super)), so
+/// one host whose clock runs ahead, or another client that wrote the state's `now`, carries it
+/// ahead of every other process. While such a process reports, the store keeps time by its
+/// clock; once it stops, the store's clock stands still until the others' clocks reach it: no
+/// measurement tick ends, no throttle cuts the fleet's rate (a cut needs a sync interval since
+/// the last one), no silent process expires, and the fleet's rate stays whatever it was,
+/// throttled or not. Hosts kept by NTP agree within milliseconds (RFC 5905); 10 s is far over
+/// that and under the 30 s the fleet holds a measured rate. A process refused for it keeps
+/// syncing: its lease expires into local limits, its status and last error say so, and it
+/// takes leases again once the clocks agree.
+pub const MOST_STORE_CLOCK_LEAD_MS: u64 = 10_000;
+
 /// The longest quota window and sync interval, in milliseconds (one hour): with [`MAX_RATE`]
 /// the fleet's cap, `rate × window`, stays below 2^53.
 pub const MAX_WINDOW_MS: u64 = 3_600_000;
@@ -426,7 +441,9 @@ pub struct Lease {
     /// When the store's state for the scope was born, Unix milliseconds: the process reports
     /// it back as [`Report::known_born_ms`].
     pub born_ms: u64,
-    /// The store's time: the latest any process reported (`report.now_ms..=MAX_TIME_MS`).
+    /// The store's time: the latest any process reported (`report.now_ms..=MAX_TIME_MS`; a
+    /// process takes a lease only within [`MOST_STORE_CLOCK_LEAD_MS`] of its report's clock,
+    /// [`Reply::check_clock`]).
     pub now_ms: u64,
     /// Whether the fleet limiter is engaged (a throttle was seen).
     pub engaged: bool,
@@ -619,6 +636,42 @@ impl Reply {
                 "0 (lease) or 1 (conflict)",
             )),
         }
+    }
+
+    /// Whether the store's clock in a lease leads the clock of the `report` it answers by at
+    /// most [`MOST_STORE_CLOCK_LEAD_MS`]: the error names both clocks and what to check. The
+    /// sync task refuses a lease that leads by more, as a reply out of bounds (a conflict has
+    /// no clock).
+    ///
+    /// ```
+    /// use retry_core::fleet::protocol::{Lease, Reply, Report, MOST_STORE_CLOCK_LEAD_MS};
+    /// let report = Report { now_ms: 1_000, ..Report::default() };
+    /// let lease = Lease { grant: 0, cap: 1_000, live: 2, born_ms: 0, now_ms: 1_000,
+    ///                     engaged: false, fleet_rate: 0, share_ppm: 0, send_rate: 0,
+    ///                     fleet_tokens: 500, dropped: Default::default() };
+    /// assert!(Reply::Lease(lease).check_clock(&report).is_ok());
+    /// let ahead = Lease { now_ms: 1_001 + MOST_STORE_CLOCK_LEAD_MS, ..lease };
+    /// assert_eq!(Reply::Lease(ahead).check_clock(&report).unwrap_err().field(), "now_ms");
+    /// ```
+    pub fn check_clock(&self, report: &Report) -> Result<(), ProtocolError> {
+        let Reply::Lease(lease) = self else {
+            return Ok(());
+        };
+        let most = report.now_ms.saturating_add(MOST_STORE_CLOCK_LEAD_MS);
+        if lease.now_ms <= most {
+            return Ok(());
+        }
+        Err(ProtocolError::new(
+            "now_ms",
+            lease.now_ms,
+            &format!(
+                "{}..={most}: the store's clock, the latest any process of the fleet reported, \
+                 at most {} s ahead of this process's (another host's clock runs ahead of this \
+                 one's, or this one's behind; check the hosts' clocks)",
+                report.now_ms,
+                MOST_STORE_CLOCK_LEAD_MS / 1_000
+            ),
+        ))
     }
 }
 

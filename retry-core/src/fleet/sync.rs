@@ -235,13 +235,19 @@ impl Syncer {
             };
             let holder = &mut synced.holder;
             let now = holder.scope().clock().now();
-            let missing;
+            let failure;
             let reply = match results.as_ref().map(|results| results.get(index)) {
-                Ok(Some(Ok(reply))) => Ok(reply),
+                Ok(Some(Ok(reply))) => match reply.check_clock(report) {
+                    Ok(()) => Ok(reply),
+                    Err(error) => {
+                        failure = FleetError::Protocol(error);
+                        Err(&failure)
+                    }
+                },
                 Ok(Some(Err(error))) | Err(error) => Err(error),
                 Ok(None) => {
-                    missing = missing_reply();
-                    Err(&missing)
+                    failure = missing_reply();
+                    Err(&failure)
                 }
             };
             match reply {

@@ -6,9 +6,10 @@
 
 use std::io;
 use std::sync::{Arc, Mutex};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use retry_core::RetryConfig;
-use retry_core::fleet::FleetStatus;
+use retry_core::fleet::{FleetErrorKind, FleetStatus};
 use tracing_subscriber::fmt::MakeWriter;
 
 use super::{
@@ -27,11 +28,25 @@ impl Logs {
 
     /// The lines of the garbage warning.
     fn garbage_warnings(&self) -> Vec<String> {
+        self.lines_with("fleet store dropped garbage")
+    }
+
+    /// The lines that contain `text`.
+    fn lines_with(&self, text: &str) -> Vec<String> {
         self.text()
             .lines()
-            .filter(|line| line.contains("fleet store dropped garbage"))
+            .filter(|line| line.contains(text))
             .map(str::to_owned)
             .collect()
+    }
+
+    /// A subscriber at `WARN` that writes here.
+    fn subscriber(&self) -> impl tracing::Subscriber + Send + Sync + use<> {
+        tracing_subscriber::fmt()
+            .with_writer(self.clone())
+            .with_ansi(false)
+            .with_max_level(tracing::Level::WARN)
+            .finish()
     }
 }
 
@@ -61,13 +76,8 @@ impl<'a> MakeWriter<'a> for Logs {
 async fn a_forged_record_is_warned_of_counted_and_the_processes_keep_serving() {
     let Some(server) = server(&[]) else { return };
     let logs = Logs::default();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(logs.clone())
-        .with_ansi(false)
-        .with_max_level(tracing::Level::WARN)
-        .finish();
     // The test's runtime runs the sync tasks on this thread: the subscriber sees their events.
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let _guard = tracing::subscriber::set_default(logs.subscriber());
     let recorder = metrics_exporter_prometheus::PrometheusBuilder::new().build_recorder();
     let scrape = recorder.handle();
     let config = RetryConfig::default();
@@ -132,4 +142,60 @@ async fn a_forged_record_is_warned_of_counted_and_the_processes_keep_serving() {
     }
     assert_eq!(dropped(), 1);
     assert_eq!(logs.garbage_warnings().len(), 1);
+}
+
+/// The store's clock is the latest any process reported: another client that writes the
+/// state's `now` an hour ahead (as a host whose clock runs an hour ahead does, then stops)
+/// stops the store's time for every other process for that hour. No tick ends, no throttle
+/// cuts the fleet; before the refusal the process stayed `Live` on that frozen state. It now
+/// refuses the replies (`protocol::MOST_STORE_CLOCK_LEAD_MS`), falls back to local limits when
+/// its lease expires, says why once, serves its calls, and takes leases again once the
+/// store's clock agrees with its own (here: the state deleted, re-learned).
+#[tokio::test]
+async fn a_store_clock_an_hour_ahead_is_refused_until_the_clocks_agree() {
+    let Some(server) = server(&[]) else { return };
+    let logs = Logs::default();
+    let _guard = tracing::subscriber::set_default(logs.subscriber());
+    let fleet = process(&server.url(), 1).await;
+    let strategy = attached(&fleet, "ahead", &RetryConfig::default());
+    wait_for_status(&strategy, FleetStatus::Live).await;
+    tokio::time::sleep(3 * INTERVAL).await;
+    assert_eq!(logs.lines_with("fleet reply refused"), Vec::<String>::new());
+
+    let an_hour_ahead = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("after 1970")
+        .as_millis()
+        + 3_600_000;
+    let forged = server.command(&[
+        "HSET",
+        "retry:{ahead}:v1:state",
+        "now",
+        &an_hour_ahead.to_string(),
+    ]);
+    assert_eq!(forged, Resp::Int(0), "the field was there: overwritten");
+    wait_for_status(&strategy, FleetStatus::Fallback).await;
+    let stats = fleet_stats(&strategy);
+    assert_eq!(stats.last_error, Some(FleetErrorKind::Protocol));
+    let error = fleet.last_error().expect("the error kept").to_string();
+    assert!(
+        error.contains("now_ms") && error.contains("clocks"),
+        "{error}"
+    );
+    // Refused at every sync, said once.
+    tokio::time::sleep(5 * INTERVAL).await;
+    let refusals = logs.lines_with("fleet reply refused");
+    assert_eq!(refusals.len(), 1, "{refusals:?}");
+    assert!(refusals[0].contains("scope=\"ahead\""), "{refusals:?}");
+    assert!(
+        call(&strategy, 1, ErrorKind::Transient),
+        "served on local limits"
+    );
+
+    // The clocks agree again (the operator deleted the forged state): leases again.
+    assert_eq!(
+        server.command(&["DEL", "retry:{ahead}:v1:state"]),
+        Resp::Int(1)
+    );
+    wait_for_status(&strategy, FleetStatus::Live).await;
 }

@@ -94,6 +94,37 @@ fn a_hostile_reply_cannot_give_a_negative_share_or_a_rate_out_of_bounds() {
 }
 
 #[test]
+fn a_store_clock_far_ahead_of_the_process_is_refused_and_says_what_to_check() {
+    use ReplyItem::Int;
+    // The report's clock is 2,000 ms: the store's may lead it by 10 s, not a millisecond more.
+    let lead = |now_ms: u64| {
+        let mut items = lease_items();
+        items[6] = Int(i64::try_from(now_ms).expect("small"));
+        decode(&items)
+            .expect("within the protocol's bounds")
+            .check_clock(&held(10))
+    };
+    let most = 2_000 + MOST_STORE_CLOCK_LEAD_MS;
+    assert_eq!(lead(most), Ok(()));
+    let error = lead(most + 1).expect_err("a millisecond over");
+    assert_eq!(error.field(), "now_ms");
+    let message = error.to_string();
+    assert!(
+        message.contains("12001") && message.contains("clocks"),
+        "{message}"
+    );
+    // An hour ahead, and the latest time a process may report: refused alike.
+    assert_eq!(
+        lead(2_000 + 3_600_000).expect_err("an hour").field(),
+        "now_ms"
+    );
+    assert_eq!(lead(MAX_TIME_MS).expect_err("the latest").field(), "now_ms");
+    // A conflict has no clock.
+    let conflict = Reply::Conflict(Settings::example());
+    assert_eq!(conflict.check_clock(&held(10)), Ok(()));
+}
+
+#[test]
 fn a_reply_of_another_shape_or_version_is_an_error_not_a_panic() {
     use ReplyItem::Int;
     assert_eq!(decode(&[]).expect_err("empty").field(), "version");
