@@ -535,7 +535,7 @@ fn release_departed(fleet: &mut FleetState, s: &Knobs, now: i64) {
 /// changes, so sums that disagree (or a record out of the protocol's bounds) are garbage:
 /// another client wrote them. A sum of send demands forged high took each process's share of
 /// the fleet's rate down to nothing, for as long as the state lived; a sum of leases, the pool.
-/// Once a lease, the count costs the script one read of the records per lease, not per report.
+/// The count costs the script one read of the records per lease, not per report.
 fn sums_recounted(state: &StoreState, fleet: &mut FleetState, s: &Knobs, now: i64) -> bool {
     if now - fleet.recounted_at_ms < s.lease_ttl {
         return true;
