@@ -319,7 +319,7 @@
 //! A larger lead stops the store's time for the others: once a host whose clock runs ahead
 //! stops reporting (or after another client wrote the state's `now`), no tick ends, no
 //! throttle cuts the fleet and no silent process expires until their clocks reach it. So a
-//! process refuses a reply whose clock leads its report's by more than
+//! process refuses a reply whose clock leads its own when the reply came by more than
 //! [`protocol::MOST_STORE_CLOCK_LEAD_MS`] (10 s): a sync refused (`result="refused"` in
 //! `retry.fleet.syncs`, the "fleet reply refused" warning naming both clocks, the
 //! [`FleetErrorKind::Protocol`] last error), its lease expires into local limits, and it takes

@@ -10,6 +10,7 @@
 //! decoded: nothing read from the store is trusted beyond its bounds ([`Reply::decode`]).
 
 use std::fmt;
+use std::time::Duration;
 
 use super::error::ProtocolError;
 
@@ -34,7 +35,8 @@ pub const MAX_RATE: u64 = 1_000_000_000;
 pub const MAX_TIME_MS: u64 = 1_000_000_000_000_000;
 
 /// The most the store's clock may lead the clock of the process it replies to, in milliseconds:
-/// 10 s. A lease whose `now_ms` leads its report's by more is refused.
+/// 10 s. A lease whose `now_ms` leads the process's clock when it came (its report's clock
+/// plus the time the reply took) by more is refused ([`Reply::check_clock`]).
 ///
 /// The store's clock is the latest any process reported (see "Time" in [`fleet`](super)), so
 /// one host whose clock runs ahead, or another client that wrote the state's `now`, carries it
@@ -638,26 +640,32 @@ impl Reply {
         }
     }
 
-    /// Whether the store's clock in a lease leads the clock of the `report` it answers by at
-    /// most [`MOST_STORE_CLOCK_LEAD_MS`]: the error names both clocks and what to check. The
-    /// sync task refuses a lease that leads by more, as a reply out of bounds (a conflict has
-    /// no clock).
+    /// Whether the store's clock in a lease leads the process's clock by at most
+    /// [`MOST_STORE_CLOCK_LEAD_MS`]: the process's clock when the reply came, the clock of the
+    /// `report` it answers plus `waited`, the time the reply took. The error names both clocks
+    /// and what to check. The sync task refuses a lease that leads by more, as a reply out of
+    /// bounds (a conflict has no clock).
     ///
     /// ```
     /// use retry_core::fleet::protocol::{Lease, Reply, Report, MOST_STORE_CLOCK_LEAD_MS};
+    /// use std::time::Duration;
     /// let report = Report { now_ms: 1_000, ..Report::default() };
     /// let lease = Lease { grant: 0, cap: 1_000, live: 2, born_ms: 0, now_ms: 1_000,
     ///                     engaged: false, fleet_rate: 0, share_ppm: 0, send_rate: 0,
     ///                     fleet_tokens: 500, dropped: Default::default() };
-    /// assert!(Reply::Lease(lease).check_clock(&report).is_ok());
-    /// let ahead = Lease { now_ms: 1_001 + MOST_STORE_CLOCK_LEAD_MS, ..lease };
-    /// assert_eq!(Reply::Lease(ahead).check_clock(&report).unwrap_err().field(), "now_ms");
+    /// let waited = Duration::ZERO;
+    /// assert!(Reply::Lease(lease).check_clock(&report, waited).is_ok());
+    /// let ahead = Reply::Lease(Lease { now_ms: 1_001 + MOST_STORE_CLOCK_LEAD_MS, ..lease });
+    /// assert_eq!(ahead.check_clock(&report, waited).unwrap_err().field(), "now_ms");
+    /// assert!(ahead.check_clock(&report, Duration::from_millis(1)).is_ok());
     /// ```
-    pub fn check_clock(&self, report: &Report) -> Result<(), ProtocolError> {
+    pub fn check_clock(&self, report: &Report, waited: Duration) -> Result<(), ProtocolError> {
         let Reply::Lease(lease) = self else {
             return Ok(());
         };
-        let most = report.now_ms.saturating_add(MOST_STORE_CLOCK_LEAD_MS);
+        let waited_ms = u64::try_from(waited.as_millis()).unwrap_or(u64::MAX);
+        let clock = report.now_ms.saturating_add(waited_ms);
+        let most = clock.saturating_add(MOST_STORE_CLOCK_LEAD_MS);
         if lease.now_ms <= most {
             return Ok(());
         }

@@ -237,13 +237,15 @@ impl Syncer {
             let now = holder.scope().clock().now();
             let failure;
             let reply = match results.as_ref().map(|results| results.get(index)) {
-                Ok(Some(Ok(reply))) => match reply.check_clock(report) {
-                    Ok(()) => Ok(reply),
-                    Err(error) => {
-                        failure = FleetError::Protocol(error);
-                        Err(&failure)
+                Ok(Some(Ok(reply))) => {
+                    match reply.check_clock(report, now.saturating_sub(*started)) {
+                        Ok(()) => Ok(reply),
+                        Err(error) => {
+                            failure = FleetError::Protocol(error);
+                            Err(&failure)
+                        }
                     }
-                },
+                }
                 Ok(Some(Err(error))) | Err(error) => Err(error),
                 Ok(None) => {
                     failure = missing_reply();

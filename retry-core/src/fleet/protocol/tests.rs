@@ -1,3 +1,5 @@
+use std::time::Duration;
+
 use super::*;
 
 fn lease_items() -> Vec<ReplyItem> {
@@ -102,7 +104,7 @@ fn a_store_clock_far_ahead_of_the_process_is_refused_and_says_what_to_check() {
         items[6] = Int(i64::try_from(now_ms).expect("small"));
         decode(&items)
             .expect("within the protocol's bounds")
-            .check_clock(&held(10))
+            .check_clock(&held(10), Duration::ZERO)
     };
     let most = 2_000 + MOST_STORE_CLOCK_LEAD_MS;
     assert_eq!(lead(most), Ok(()));
@@ -121,7 +123,15 @@ fn a_store_clock_far_ahead_of_the_process_is_refused_and_says_what_to_check() {
     assert_eq!(lead(MAX_TIME_MS).expect_err("the latest").field(), "now_ms");
     // A conflict has no clock.
     let conflict = Reply::Conflict(Settings::example());
-    assert_eq!(conflict.check_clock(&held(10)), Ok(()));
+    assert_eq!(conflict.check_clock(&held(10), Duration::ZERO), Ok(()));
+    // A reply that took 3 s to come back may lead the report by 3 s more: the process's clock
+    // moved on while the store answered the others.
+    let mut items = lease_items();
+    items[6] = Int(i64::try_from(most + 3_000).expect("small"));
+    let late = decode(&items).expect("within the protocol's bounds");
+    assert_eq!(late.check_clock(&held(10), Duration::from_secs(3)), Ok(()));
+    let error = late.check_clock(&held(10), Duration::from_millis(2_999));
+    assert_eq!(error.expect_err("a millisecond over").field(), "now_ms");
 }
 
 #[test]
