@@ -444,8 +444,8 @@ pub struct Lease {
     /// it back as [`Report::known_born_ms`].
     pub born_ms: u64,
     /// The store's time: the latest any process reported (`report.now_ms..=MAX_TIME_MS`; a
-    /// process takes a lease only within [`MOST_STORE_CLOCK_LEAD_MS`] of its report's clock,
-    /// [`Reply::check_clock`]).
+    /// process takes a lease only within [`MOST_STORE_CLOCK_LEAD_MS`] of its own clock when
+    /// the reply came, [`Reply::check_clock`]).
     pub now_ms: u64,
     /// Whether the fleet limiter is engaged (a throttle was seen).
     pub engaged: bool,

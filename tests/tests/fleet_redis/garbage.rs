@@ -149,18 +149,36 @@ async fn a_forged_record_is_warned_of_counted_and_the_processes_keep_serving() {
 /// stops the store's time for every other process for that hour. No tick ends, no throttle
 /// cuts the fleet; before the refusal the process stayed `Live` on that frozen state. It now
 /// refuses the replies (`protocol::MOST_STORE_CLOCK_LEAD_MS`), falls back to local limits when
-/// its lease expires, says why once, serves its calls, and takes leases again once the
-/// store's clock agrees with its own (here: the state deleted, re-learned).
+/// its lease expires, says why once and counts each refused sync, serves its calls, and takes
+/// leases again once the store's clock agrees with its own (here: the state deleted,
+/// re-learned).
 #[tokio::test]
 async fn a_store_clock_an_hour_ahead_is_refused_until_the_clocks_agree() {
     let Some(server) = server(&[]) else { return };
     let logs = Logs::default();
     let _guard = tracing::subscriber::set_default(logs.subscriber());
+    let recorder = metrics_exporter_prometheus::PrometheusBuilder::new().build_recorder();
+    let scrape = recorder.handle();
+    let refused_syncs = || {
+        scrape
+            .render()
+            .lines()
+            .find(|line| {
+                line.starts_with("retry_fleet_syncs{")
+                    && line.contains("scope=\"ahead\"")
+                    && line.contains("result=\"refused\"")
+            })
+            .and_then(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
     let fleet = process(&server.url(), 1).await;
-    let strategy = attached(&fleet, "ahead", &RetryConfig::default());
+    let strategy = metrics::with_local_recorder(&recorder, || {
+        attached(&fleet, "ahead", &RetryConfig::default())
+    });
     wait_for_status(&strategy, FleetStatus::Live).await;
     tokio::time::sleep(3 * INTERVAL).await;
     assert_eq!(logs.lines_with("fleet reply refused"), Vec::<String>::new());
+    assert_eq!(refused_syncs(), 0.0);
 
     let an_hour_ahead = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -182,10 +200,16 @@ async fn a_store_clock_an_hour_ahead_is_refused_until_the_clocks_agree() {
         error.contains("now_ms") && error.contains("clocks"),
         "{error}"
     );
-    // Refused at every sync, said once.
+    // Refused at every sync, said once, each counted.
+    let refused_before = refused_syncs();
     tokio::time::sleep(5 * INTERVAL).await;
     let refusals = logs.lines_with("fleet reply refused");
     assert_eq!(refusals.len(), 1, "{refusals:?}");
+    assert!(
+        refused_syncs() >= refused_before + 3.0,
+        "{refused_before} -> {}",
+        refused_syncs()
+    );
     assert!(refusals[0].contains("scope=\"ahead\""), "{refusals:?}");
     assert!(
         call(&strategy, 1, ErrorKind::Transient),
