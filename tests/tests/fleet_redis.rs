@@ -186,3 +186,24 @@ fn failed_call(strategy: &StandardStrategy) {
         strategy.record_failure(token);
     }
 }
+
+/// The value of metric `name` in `scrape`'s rendering, in the series whose labels include
+/// every one of `labels` (written as rendered: `scope="forged"`); `None` before it is recorded.
+fn scraped(
+    scrape: &metrics_exporter_prometheus::PrometheusHandle,
+    name: &str,
+    labels: &[&str],
+) -> Option<f64> {
+    let series = format!("{name}{{");
+    scrape
+        .render()
+        .lines()
+        .filter(|line| line.starts_with(&series))
+        .find(|line| labels.iter().all(|label| line.contains(label)))
+        .map(|line| {
+            let value = line.rsplit(' ').next().unwrap_or_default();
+            value
+                .parse::<f64>()
+                .unwrap_or_else(|_| panic!("a number in {line}"))
+        })
+}

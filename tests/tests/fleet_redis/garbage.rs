@@ -13,8 +13,8 @@ use retry_core::fleet::{FleetErrorKind, FleetStatus};
 use tracing_subscriber::fmt::MakeWriter;
 
 use super::{
-    ErrorKind, INTERVAL, Resp, attached, call, fleet_stats, process, server, wait_for_status,
-    wait_until,
+    ErrorKind, INTERVAL, Resp, attached, call, fleet_stats, process, scraped, server,
+    wait_for_status, wait_until,
 };
 
 /// What the test's subscriber wrote.
@@ -92,14 +92,7 @@ async fn a_forged_record_is_warned_of_counted_and_the_processes_keep_serving() {
     let dropped = || fleet_stats(&first).garbage_dropped + fleet_stats(&second).garbage_dropped;
     wait_for_status(&first, FleetStatus::Live).await;
     wait_for_status(&second, FleetStatus::Live).await;
-    let garbage_counted = || {
-        let prefix = "retry_fleet_garbage{scope=\"forged\"} ";
-        scrape
-            .render()
-            .lines()
-            .find_map(|line| line.strip_prefix(prefix).map(str::to_owned))
-            .map(|value| value.parse::<f64>().expect("a number"))
-    };
+    let garbage_counted = || scraped(&scrape, "retry_fleet_garbage", &["scope=\"forged\""]);
     // Several clean syncs: nothing dropped, nothing said.
     tokio::time::sleep(3 * INTERVAL).await;
     assert_eq!(dropped(), 0);
@@ -160,16 +153,8 @@ async fn a_store_clock_an_hour_ahead_is_refused_until_the_clocks_agree() {
     let recorder = metrics_exporter_prometheus::PrometheusBuilder::new().build_recorder();
     let scrape = recorder.handle();
     let refused_syncs = || {
-        scrape
-            .render()
-            .lines()
-            .find(|line| {
-                line.starts_with("retry_fleet_syncs{")
-                    && line.contains("scope=\"ahead\"")
-                    && line.contains("result=\"refused\"")
-            })
-            .and_then(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
-            .unwrap_or(0.0)
+        let labels = ["scope=\"ahead\"", "result=\"refused\""];
+        scraped(&scrape, "retry_fleet_syncs", &labels).unwrap_or(0.0)
     };
     let fleet = process(&server.url(), 1).await;
     let strategy = metrics::with_local_recorder(&recorder, || {

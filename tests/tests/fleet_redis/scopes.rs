@@ -8,7 +8,7 @@ use retry_core::fleet::{FleetError, FleetStatus};
 use retry_core::{RetryConfig, RetryInfo, RetryMode, RetrySafety, Scope, retryable, strategy_for};
 
 use super::{
-    ErrorKind, attached, attached_old, call, failed_call, fleet_stats, process, server,
+    ErrorKind, attached, attached_old, call, failed_call, fleet_stats, process, scraped, server,
     wait_for_status, wait_until,
 };
 
@@ -199,13 +199,8 @@ async fn a_fleet_scopes_quota_gauges_show_its_lease() {
     failed_call(&strategy); // a retry granted: the gauges are set
     let stats = strategy.scope().stats();
     let gauge = |name: &str| {
-        let prefix = format!("{name}{{scope=\"fleet-gauges\"}} ");
-        let text = scrape.render();
-        text.lines()
-            .find_map(|line| line.strip_prefix(&prefix).map(str::to_owned))
-            .unwrap_or_else(|| panic!("{name} in {text}"))
-            .parse::<f64>()
-            .expect("a number")
+        scraped(&scrape, name, &["scope=\"fleet-gauges\""])
+            .unwrap_or_else(|| panic!("{name} in {}", scrape.render()))
     };
     assert_eq!(
         gauge("retry_quota_capacity"),
