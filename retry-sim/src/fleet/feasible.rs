@@ -223,6 +223,7 @@ mod tests {
             successes,
             calls: 1_000,
             cold_start: f64::NAN,
+            onset_busiest: f64::NAN,
         }
     }
 

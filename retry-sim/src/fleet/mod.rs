@@ -11,6 +11,7 @@
 pub mod arm;
 pub mod feasible;
 pub mod frontier;
+pub mod onset;
 pub mod process;
 pub mod recovery;
 pub mod scenarios;

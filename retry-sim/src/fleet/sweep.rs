@@ -2,7 +2,7 @@
 //! oracle's static split side by side, each judged on the goals after its warm-up, and the
 //! goals' worst, 5th percentile and median over the shapes.
 //!
-//! The goals (per shape, from [`WARM_UP`](super::shape::WARM_UP) after the limit starts):
+//! The goals (per shape, from [`WARM_UP`] after the limit starts):
 //! * **admitted**: what the server admitted (attempts sent less those answered 429), over what
 //!   it could have: the sum over the seconds of `min(offered, limit)`, the offered calls of
 //!   each second times the attempts a call makes at the shape's 5xx rate: ≥ 0.95 in 95 % of
@@ -13,13 +13,17 @@
 //!   split's in the same shape: ≥ 0.99 each;
 //! * **cold start** (shapes that start cold): seconds until a second admitted at least 0.9 of
 //!   `min(offered, limit)`: ≤ 15 s.
+//!
+//! Beside the goals, the report measures what no goal does: a steady start's onset, the
+//! warm-up's seconds after the limit starts under a fleet that ran unthrottled
+//! ([`super::onset`]).
 
 use std::fmt::Write as _;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::arm::Arm;
-use super::shape::{Shape, Start};
+use super::shape::{Shape, Start, WARM_UP};
 use super::store_trace;
 use crate::metrics::{BIN, BINS_PER_SECOND, RunOutput};
 use crate::sim::run;
@@ -44,6 +48,10 @@ pub struct ArmResult {
     /// Seconds from the limit's start until a second admitted 0.9 of `min(offered, limit)`
     /// (NaN for a steady start).
     pub cold_start: f64,
+    /// A steady start's onset, which no goal measures: the most attempts sent in one second
+    /// of the [`WARM_UP`] after the limit starts, over the limit ([`super::onset`]; NaN for a
+    /// cold start, and for a sweep's CSV written before this figure).
+    pub onset_busiest: f64,
 }
 
 /// One shape's three runs: local, fleet, split.
@@ -107,6 +115,14 @@ pub fn measure(shape: &Shape, output: &RunOutput) -> ArmResult {
             .map_or((to / SECOND) as f64, |s| (s + 1) as f64),
         Start::Steady => f64::NAN,
     };
+    let onset_busiest = match shape.start {
+        Start::Cold => f64::NAN,
+        Start::Steady => {
+            let onset = seconds(shape.limit_from(), shape.limit_from() + WARM_UP);
+            let busiest = onset.map(|s| second(&output.attempts, s)).max();
+            busiest.unwrap_or(0) as f64 / shape.limit
+        }
+    };
     ArmResult {
         admitted: if could > 0.0 { admitted / could } else { 1.0 },
         share_429: if sent > 0 {
@@ -118,6 +134,7 @@ pub fn measure(shape: &Shape, output: &RunOutput) -> ArmResult {
         successes: sum(&output.ok_by_arrival),
         calls: sum(&output.arrivals),
         cold_start,
+        onset_busiest,
     }
 }
 
@@ -361,6 +378,7 @@ pub fn markdown(results: &[ShapeResult]) -> String {
         "\nFleet mode's misses, and whether the split or local mode meets the bound in the same shape:\n"
     );
     out.push_str(&super::feasible::markdown(results));
+    out.push_str(&super::onset::markdown(results));
     out
 }
 
@@ -432,6 +450,7 @@ pub fn csv(results: &[ShapeResult]) -> String {
             "successes",
             "calls",
             "cold_start",
+            "onset_busiest",
         ] {
             let _ = write!(out, ",{arm}_{field}");
         }
@@ -447,14 +466,27 @@ pub fn csv(results: &[ShapeResult]) -> String {
         for r in &result.arms {
             let _ = write!(
                 out,
-                ",{},{},{},{},{},{}",
-                r.admitted, r.share_429, r.busiest, r.successes, r.calls, r.cold_start
+                ",{},{},{},{},{},{},{}",
+                r.admitted,
+                r.share_429,
+                r.busiest,
+                r.successes,
+                r.calls,
+                r.cold_start,
+                r.onset_busiest
             );
         }
         out.push('\n');
     }
     out
 }
+
+/// The figures [`csv`] writes for an arm.
+const FIGURES: usize = 7;
+
+/// The figures an arm had in a sweep's CSV before [`ArmResult::onset_busiest`]; such a CSV
+/// still reads, without the onset.
+const FIGURES_BEFORE_ONSET: usize = 6;
 
 /// The results a sweep wrote with [`csv`], read back (each shape drawn again from its seed),
 /// so that a sweep's table can be made again, with this simulator's report, from its CSV.
@@ -479,12 +511,20 @@ fn from_csv_line(line: &str) -> Result<ShapeResult, String> {
         ));
     }
     let fields: Vec<&str> = figures.split(',').collect();
-    if fields.len() != 6 * ARMS.len() {
-        return Err(format!("{} figures, not {}", fields.len(), 6 * ARMS.len()));
-    }
+    let per_arm = [FIGURES, FIGURES_BEFORE_ONSET]
+        .into_iter()
+        .find(|&n| fields.len() == n * ARMS.len())
+        .ok_or_else(|| {
+            format!(
+                "{} figures, not {} (or {} from a sweep before the onset figure)",
+                fields.len(),
+                FIGURES * ARMS.len(),
+                FIGURES_BEFORE_ONSET * ARMS.len()
+            )
+        })?;
     let mut arms = [ArmResult::default(); ARMS.len()];
     for (a, arm) in arms.iter_mut().enumerate() {
-        let at = a * 6;
+        let at = a * per_arm;
         *arm = ArmResult {
             admitted: parse_field(&fields, at)?,
             share_429: parse_field(&fields, at + 1)?,
@@ -492,6 +532,10 @@ fn from_csv_line(line: &str) -> Result<ShapeResult, String> {
             successes: parse_field(&fields, at + 3)?,
             calls: parse_field(&fields, at + 4)?,
             cold_start: parse_field(&fields, at + 5)?,
+            onset_busiest: match per_arm {
+                FIGURES => parse_field(&fields, at + 6)?,
+                _ => f64::NAN,
+            },
         };
     }
     Ok(ShapeResult { shape, arms })
@@ -626,6 +670,11 @@ mod tests {
             successes: 990,
             calls: 1_000,
             cold_start,
+            onset_busiest: if cold_start.is_nan() {
+                1.234_56 + admitted
+            } else {
+                f64::NAN
+            },
         };
         let results = vec![
             ShapeResult {
@@ -651,6 +700,10 @@ mod tests {
                     (w.admitted, w.share_429, w.busiest, w.successes, w.calls)
                 );
                 assert_eq!(r.cold_start.is_nan(), w.cold_start.is_nan());
+                assert!(
+                    r.onset_busiest == w.onset_busiest
+                        || r.onset_busiest.is_nan() && w.onset_busiest.is_nan()
+                );
             }
         }
         // So the table made again is the table.
@@ -663,11 +716,16 @@ mod tests {
             format!(
                 "{seed},\"{}\"{}",
                 Shape::draw(shape).to_string().replace('"', "'"),
-                ",1,0,1,1,1,NaN".repeat(3)
+                ",1,0,1,1,1,NaN,1.5".repeat(3)
             )
         };
         let header = "seed,shape\n";
-        assert!(from_csv(&format!("{header}{}", line(7, 7))).is_ok());
+        let read = from_csv(&format!("{header}{}", line(7, 7))).unwrap();
+        assert_eq!(read[0].arms[1].onset_busiest, 1.5);
+        // A sweep's CSV from before the onset figure reads without it.
+        let before = line(7, 7).replace(",NaN,1.5", ",NaN");
+        let read = from_csv(&format!("{header}{before}")).unwrap();
+        assert!(read[0].arms.iter().all(|arm| arm.onset_busiest.is_nan()));
         let other = from_csv(&format!("{header}{}", line(7, 8))).unwrap_err();
         assert!(
             other.starts_with("line 2: shape 7 is drawn otherwise"),
@@ -675,9 +733,12 @@ mod tests {
         );
         let short = from_csv(&format!(
             "{header}{}",
-            line(7, 7).trim_end_matches(",1,1,1,NaN")
+            line(7, 7).trim_end_matches(",1,1,1,NaN,1.5")
         ))
         .unwrap_err();
-        assert!(short.contains("figures, not 18"), "{short}");
+        assert!(
+            short.contains("16 figures, not 21 (or 18 from a sweep before"),
+            "{short}"
+        );
     }
 }
