@@ -15,12 +15,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::frontier::Frontier;
-use super::sweep::{GOALS, Goal, ShapeResult, worst_p5_median};
-
-/// The arms' indices in [`ShapeResult::arms`](super::sweep::ShapeResult).
-const LOCAL: usize = 0;
-const FLEET: usize = 1;
-const SPLIT: usize = 2;
+use super::sweep::{FLEET, GOALS, Goal, LOCAL, SPLIT, ShapeResult, worst_p5_median};
 
 /// How many of the shapes where fleet mode misses the admitted bound though the bucket allows
 /// it are named, lowest first.

@@ -32,6 +32,13 @@ use crate::time::{Nanos, SECOND};
 /// The arms, in table order.
 pub const ARMS: [&str; 3] = ["local", "fleet", "split"];
 
+/// Local mode's index in [`ARMS`] and [`ShapeResult::arms`].
+pub const LOCAL: usize = 0;
+/// Fleet mode's index.
+pub const FLEET: usize = 1;
+/// The static split's index.
+pub const SPLIT: usize = 2;
+
 /// What one run of one shape measured.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct ArmResult {
@@ -66,12 +73,12 @@ pub struct ShapeResult {
 impl ShapeResult {
     /// Fleet mode's successes over local mode's.
     pub fn fleet_over_local(&self) -> f64 {
-        ratio(self.arms[1].successes, self.arms[0].successes)
+        ratio(self.arms[FLEET].successes, self.arms[LOCAL].successes)
     }
 
     /// Fleet mode's successes over the split's.
     pub fn fleet_over_split(&self) -> f64 {
-        ratio(self.arms[1].successes, self.arms[2].successes)
+        ratio(self.arms[FLEET].successes, self.arms[SPLIT].successes)
     }
 }
 
@@ -243,7 +250,7 @@ pub const GOALS: [Goal; 6] = [
         name: "busiest second / limit",
         higher_is_better: false,
         most_shapes: None,
-        every_shape: 1.10,
+        every_shape: crate::goals::FLEET_BUSIEST_SECOND,
         value: |r, a| r.arms[a].busiest,
     },
     Goal {
@@ -251,14 +258,14 @@ pub const GOALS: [Goal; 6] = [
         higher_is_better: true,
         most_shapes: None,
         every_shape: 0.99,
-        value: |r, a| ratio(r.arms[a].successes, r.arms[0].successes),
+        value: |r, a| ratio(r.arms[a].successes, r.arms[LOCAL].successes),
     },
     Goal {
         name: "successes / the split's",
         higher_is_better: true,
         most_shapes: None,
         every_shape: 0.99,
-        value: |r, a| ratio(r.arms[a].successes, r.arms[2].successes),
+        value: |r, a| ratio(r.arms[a].successes, r.arms[SPLIT].successes),
     },
     Goal {
         name: "cold start: s to 0.9 of min(offered, limit)",
@@ -661,6 +668,33 @@ mod tests {
     }
 
     #[test]
+    fn the_onset_is_the_busiest_second_of_the_warm_up_after_a_steady_limit_starts() {
+        // #37 starts steady: the limit from 30 s, the goals from 40 s.
+        let shape = Shape::draw(37);
+        assert_eq!(shape.start, Start::Steady);
+        let strategies = shape.strategies().expect("strategies");
+        let mut output = run(&shape.config(), &strategies[LOCAL], shape.seed).expect("runs");
+        output.attempts.iter_mut().for_each(|bin| *bin = 0);
+        let first = (shape.limit_from() / SECOND) as usize;
+        let last = first + (WARM_UP / SECOND) as usize - 1;
+        let limit = shape.limit;
+        let mut send = |second: usize, times_limit: f64| {
+            output.attempts[second * BINS_PER_SECOND] = (times_limit * limit) as u32;
+        };
+        send(first - 1, 5.0); // before the limit: not the onset
+        send(first, 1.5);
+        send(last, 2.0);
+        send(last + 1, 4.0); // the goals' window
+        let onset = measure(&shape, &output).onset_busiest;
+        assert_eq!(onset, (2.0 * limit) as u32 as f64 / limit);
+        let cold = Shape {
+            start: Start::Cold,
+            ..shape
+        };
+        assert!(measure(&cold, &output).onset_busiest.is_nan());
+    }
+
+    #[test]
     fn a_sweeps_csv_reads_back_as_its_results() {
         // Figures whose rounding at the report's digits a rounded CSV would change.
         let arm = |admitted: f64, cold_start: f64| ArmResult {
@@ -721,7 +755,7 @@ mod tests {
         };
         let header = "seed,shape\n";
         let read = from_csv(&format!("{header}{}", line(7, 7))).unwrap();
-        assert_eq!(read[0].arms[1].onset_busiest, 1.5);
+        assert_eq!(read[0].arms[FLEET].onset_busiest, 1.5);
         // A sweep's CSV from before the onset figure reads without it.
         let before = line(7, 7).replace(",NaN,1.5", ",NaN");
         let read = from_csv(&format!("{header}{before}")).unwrap();
