@@ -14,7 +14,9 @@ use std::time::Duration;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ShedReason {
-    /// The permit is expected after the call's deadline (`timeout`).
+    /// The permit is expected too late for an answer before the call's deadline (`timeout`):
+    /// after the deadline less the time the scope's answers take (see
+    /// [`AdaptiveStrategy`](crate::AdaptiveStrategy)).
     Deadline,
     /// The permit is expected later than `max_wait`.
     MaxWait,
@@ -35,7 +37,7 @@ impl ShedReason {
 }
 
 /// A call refused locally, before its first attempt: in adaptive mode, the scope's rate limiter
-/// expected the call's send permit after its deadline (`timeout`) or later than `max_wait`, so
+/// expected the call's send permit too late for an answer before its deadline (`timeout`) or later than `max_wait`, so
 /// no attempt was sent (queueing it until the caller gave up would only have sent it to a
 /// throttling service too late to matter). The service never saw the call: this is not the
 /// service's error, and retrying it at once only queues again.
@@ -52,7 +54,7 @@ impl ShedReason {
 /// let shed = LoadShed::new(Duration::from_secs(3), Duration::from_secs(1), ShedReason::Deadline);
 /// assert_eq!(
 ///     shed.to_string(),
-///     "shed locally: the send permit is expected in 3s, after the call's deadline (1s left)"
+///     "shed locally: the send permit is expected in 3s, too late for an answer before the call's deadline (1s left to send)"
 /// );
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,7 +88,8 @@ impl LoadShed {
         self.expected
     }
 
-    /// The longest the call could wait: the time left before its deadline, or `max_wait`.
+    /// The longest the call could wait: the time left before its deadline less the time its
+    /// answer would take, or `max_wait`.
     pub fn limit(&self) -> Duration {
         self.limit
     }
@@ -102,7 +105,7 @@ impl fmt::Display for LoadShed {
         match self.reason {
             ShedReason::Deadline => write!(
                 f,
-                "shed locally: the send permit is expected in {:?}, after the call's deadline ({:?} left)",
+                "shed locally: the send permit is expected in {:?}, too late for an answer before the call's deadline ({:?} left to send)",
                 self.expected, self.limit
             ),
             ShedReason::MaxWait => write!(

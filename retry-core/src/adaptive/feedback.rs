@@ -16,6 +16,19 @@ pub(crate) enum Response {
     Timeout { successes: u64 },
 }
 
+/// What the time an answer took (`now - sent_at`) feeds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AnswerTime {
+    /// Nothing: the send time is unknown (sent while the limiter was off), no answer came, or
+    /// the answer may have come at once whatever the service's pace (a failure: a gateway's
+    /// throttle, a full queue's 503).
+    Unused,
+    /// The scope's response time ([`ResponseTime`](super::response_time::ResponseTime)).
+    Measured,
+    /// The response time, and the latency judged against its baseline as congestion.
+    Judged,
+}
+
 impl ClientRateLimiter {
     /// Feeds one response at `now`, to an attempt sent at `sent_at`, to the measured rate and
     /// CUBIC: a throttling response lowers the fill rate (and switches the bucket on), any other
@@ -40,7 +53,13 @@ impl ClientRateLimiter {
     /// assert_eq!(limiter.stats().fill_rate, 0.5); // nothing measured yet: the minimum
     /// ```
     pub fn record_response(&self, throttled: bool, sent_at: Duration, now: Duration) {
-        self.record(Response::Answer { throttled }, false, sent_at, now, None);
+        self.record(
+            Response::Answer { throttled },
+            AnswerTime::Measured,
+            sent_at,
+            now,
+            None,
+        );
     }
 
     /// Feeds an attempt sent at `sent_at` that timed out at `now`, where `successes` is the
@@ -62,7 +81,13 @@ impl ClientRateLimiter {
     /// assert!(limiter.is_enabled());
     /// ```
     pub fn record_timeout(&self, successes: u64, sent_at: Duration, now: Duration) -> bool {
-        self.record(Response::Timeout { successes }, false, sent_at, now, None)
+        self.record(
+            Response::Timeout { successes },
+            AnswerTime::Unused,
+            sent_at,
+            now,
+            None,
+        )
     }
 
     /// [`record_response`](Self::record_response), where a response whose latency
@@ -91,20 +116,27 @@ impl ClientRateLimiter {
         sent_at: Duration,
         now: Duration,
     ) -> bool {
-        self.record(Response::Answer { throttled }, true, sent_at, now, None)
+        self.record(
+            Response::Answer { throttled },
+            AnswerTime::Judged,
+            sent_at,
+            now,
+            None,
+        )
     }
 
     /// Feeds one response: [`record_response`](Self::record_response),
-    /// [`record_response_judging_latency`](Self::record_response_judging_latency) (with
-    /// `judge_latency`: a latency far above the baseline is a throttle) or
-    /// [`record_timeout`](Self::record_timeout). Adaptive mode gives `ended` while the limiter
+    /// [`record_response_judging_latency`](Self::record_response_judging_latency) or
+    /// [`record_timeout`](Self::record_timeout); `time` says what the answer's time feeds (an
+    /// answer that is not a throttle, the scope's response time; judged, a latency far above
+    /// the baseline is a throttle). Adaptive mode gives `ended` while the limiter
     /// is off, the scope's count of calls ended so far: its idle responses are sampled
     /// ([`record_idle_sample`](Self::record_idle_sample)), and the first congestion starts from
     /// the rate counted with it. Returns whether the response counted as congestion.
     pub(crate) fn record(
         &self,
         response: Response,
-        judge_latency: bool,
+        time: AnswerTime,
         sent_at: Duration,
         now: Duration,
         ended: Option<u64>,
@@ -122,7 +154,10 @@ impl ClientRateLimiter {
                 state.timeouts.record_timeout(sent_at, successes, enabled)
             }
         };
-        let slow = judge_latency && state.latency.record(now - sent_at, now);
+        if time != AnswerTime::Unused && matches!(response, Response::Answer { throttled: false }) {
+            state.response_time.record(now - sent_at);
+        }
+        let slow = time == AnswerTime::Judged && state.latency.record(now - sent_at, now);
         let congested = throttled || slow;
         state.measured.record(now);
         state.sampled |= ended.is_some();

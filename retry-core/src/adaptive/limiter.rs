@@ -13,6 +13,7 @@ use super::latency::LatencyBaseline;
 use super::line::{Line, MAX_SLEEP_BEFORE_RECHECK, Ticket};
 use super::measured_rate::MeasuredRate;
 use super::rate_dependence::RateDependence;
+use super::response_time::ResponseTime;
 use super::state::{LimiterState, MIN_CAPACITY, MIN_FILL_RATE, time_to_fill};
 use super::stats::LimiterStats;
 use super::time::MonotonicTime;
@@ -109,6 +110,7 @@ impl ClientRateLimiter {
                 slowed: false,
                 provisional: false,
                 latency: LatencyBaseline::default(),
+                response_time: ResponseTime::default(),
                 queue_drained_at: now,
                 sampled: false,
                 counted: CountedRate::new(now),
@@ -234,10 +236,10 @@ impl ClientRateLimiter {
         Self::expected_wait_in(&self.lock(), ticket, at)
     }
 
-    /// [`expected_wait_of`](Self::expected_wait_of), and the smoothed latency of the
-    /// responses judged by [`record_response_judging_latency`](Self::record_response_judging_latency)
-    /// (`None` if none was): how long the attempt would then take to be answered.
-    pub(crate) fn expected_wait_and_latency(
+    /// [`expected_wait_of`](Self::expected_wait_of), and the time within which the attempt's
+    /// answer is then expected: the answers' smoothed time plus four smoothed deviations, as
+    /// TCP sets its retransmission timeout (`None` before an answer with a known send time).
+    pub(crate) fn expected_wait_and_answer(
         &self,
         ticket: Ticket,
         at: Duration,
@@ -246,11 +248,11 @@ impl ClientRateLimiter {
             return (Duration::ZERO, None);
         }
         let state = self.lock();
-        let latency = state
-            .latency
-            .smoothed()
+        let answer = state
+            .response_time
+            .expected_within()
             .and_then(|secs| Duration::try_from_secs_f64(secs).ok());
-        (Self::expected_wait_in(&state, ticket, at), latency)
+        (Self::expected_wait_in(&state, ticket, at), answer)
     }
 
     fn expected_wait_in(state: &LimiterState, ticket: Ticket, at: Duration) -> Duration {

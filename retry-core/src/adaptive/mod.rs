@@ -18,6 +18,7 @@ mod limiter;
 mod line;
 mod measured_rate;
 mod rate_dependence;
+mod response_time;
 mod state;
 mod stats;
 mod time;
@@ -25,7 +26,7 @@ mod timeout_evidence;
 
 pub use admission::{Admission, Reservation};
 pub use congestion::CongestionSignals;
-pub(crate) use feedback::Response;
+pub(crate) use feedback::{AnswerTime, Response};
 pub(crate) use idle_sample::idle_sample_due;
 pub use idle_sample::reseed_idle_sampling;
 pub use limiter::ClientRateLimiter;

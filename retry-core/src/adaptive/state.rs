@@ -10,6 +10,7 @@ use super::latency::LatencyBaseline;
 use super::line::Line;
 use super::measured_rate::MeasuredRate;
 use super::rate_dependence::RateDependence;
+use super::response_time::ResponseTime;
 use super::time::MonotonicTime;
 use super::timeout_evidence::TimeoutEvidence;
 
@@ -43,6 +44,9 @@ pub(super) struct LimiterState {
     /// The smoothed latency of responses and its baseline (fed only by
     /// [`ClientRateLimiter::record_response_judging_latency`]).
     pub(super) latency: LatencyBaseline,
+    /// How long answers take, whatever the congestion signals: the time a call waiting for its
+    /// permit must leave before its deadline.
+    pub(super) response_time: ResponseTime,
     /// When the queue standing at the service at the last reduction is expected to have
     /// drained: the reduction's time plus the smoothed latency then (seconds).
     pub(super) queue_drained_at: f64,

@@ -161,7 +161,9 @@ impl RetryConfig {
     }
 
     /// The deadline for starting new attempts, measured from the first attempt. An attempt in
-    /// flight is never cut by it.
+    /// flight is never cut by it. In adaptive mode a caller that sheds load is refused a first
+    /// attempt whose send permit would come too late for its answer to arrive before it (see
+    /// [`AdaptiveStrategy`](crate::AdaptiveStrategy)).
     pub fn timeout(&self) -> Option<Duration> {
         self.timeout
     }

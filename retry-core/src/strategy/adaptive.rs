@@ -3,7 +3,9 @@
 use std::time::Duration;
 
 use super::{RetryError, RetryStrategy, RetryToken, SendPermit, StandardStrategy, StrategyBuilder};
-use crate::adaptive::{CongestionSignals, Response, Ticket, TicketAdmission, idle_sample_due};
+use crate::adaptive::{
+    AnswerTime, CongestionSignals, Response, Ticket, TicketAdmission, idle_sample_due,
+};
 use crate::classify::RetryReason;
 use crate::clock::Nanos;
 use crate::config::RetryConfig;
@@ -23,7 +25,14 @@ use crate::scope::Scope;
 /// retry when the rate fell meanwhile) is then sent. With a `timeout`, a retry whose backoff
 /// and expected wait pass the deadline is not made; once granted, a retry waits for its permit
 /// even should the rate fall meanwhile (sending it without one, at the deadline, would only add
-/// load to a throttling service; the caller's own timeout, if any, cancels the wait).
+/// load to a throttling service; the caller's own timeout, if any, cancels the wait). A caller
+/// that sheds load ([`shed_load`](crate::Retry::shed_load)) is refused its first attempt when
+/// the permit is expected later than `max_wait`, or so late that the answer would not come
+/// before the deadline: later than the deadline less the time the scope's successes are
+/// answered within (their smoothed time plus four smoothed deviations, as TCP sets its
+/// retransmission timeout, RFC 6298), whatever the [`congestion`](Self::congestion) signals.
+/// Where answers take the whole `timeout` or longer, none is left for them: the timeout is then
+/// a deadline for starting attempts only.
 ///
 /// ```
 /// use retry_core::{AdaptiveStrategy, ErrorKind, RetryConfig, RetryReason, RetryStrategy};
@@ -136,17 +145,15 @@ impl AdaptiveStrategy {
     #[inline(never)]
     fn shed_first_attempt(&self, token: &RetryToken) -> Option<LoadShed> {
         let now = self.standard.now();
-        let (expected, latency) = self
+        let (expected, answer) = self
             .scope()
             .limiter()
-            .expected_wait_and_latency(token.ticket, now);
-        // With latency judged, the response must come before the deadline too: a permit
-        // granted later than the deadline less the smoothed latency is work the service does
-        // for a caller that has left.
-        let latency = latency.unwrap_or(Duration::ZERO);
+            .expected_wait_and_answer(token.ticket, now);
         let deadline = self.config().timeout().map(|timeout| {
             let elapsed = now.saturating_sub(token.started_at.into());
-            let left = timeout.saturating_sub(elapsed).saturating_sub(latency);
+            let left = timeout
+                .saturating_sub(elapsed)
+                .saturating_sub(answer_allowance(answer, timeout));
             (left, ShedReason::Deadline)
         });
         // A first attempt already in line has used part of max_wait.
@@ -261,10 +268,17 @@ impl AdaptiveStrategy {
         let was_enabled = limiter.is_enabled();
         let now = self.standard.now();
         // A send time of zero: sent while the limiter was off, its latency unknown.
-        let judge_latency = served && self.congestion.judges_latency() && !sent_at.is_zero();
+        let time = match (
+            served && !sent_at.is_zero(),
+            self.congestion.judges_latency(),
+        ) {
+            (false, _) => AnswerTime::Unused,
+            (true, false) => AnswerTime::Measured,
+            (true, true) => AnswerTime::Judged,
+        };
         let congested = limiter.record(
             Response::Answer { throttled },
-            judge_latency,
+            time,
             sent_at.into(),
             now,
             self.calls_ended_while_off(was_enabled),
@@ -296,7 +310,7 @@ impl AdaptiveStrategy {
         let successes = self.scope().successes();
         let congested = limiter.record(
             Response::Timeout { successes },
-            false,
+            AnswerTime::Unused,
             sent_at.into(),
             self.standard.now(),
             self.calls_ended_while_off(was_enabled),
@@ -447,6 +461,17 @@ impl RetryStrategy for AdaptiveStrategy {
     }
 }
 
+/// The time a first attempt's permit must leave before the deadline `timeout` for its answer:
+/// the time the scope's answers come within, if they come within `timeout` (a permit granted
+/// later is work the service does for a caller that will have left). A scope whose answers
+/// take the whole `timeout` or longer is given none: its timeout is then a deadline for starting
+/// attempts only, as [`RetryConfig::timeout`] defines it, and not one its answers could meet.
+fn answer_allowance(answer: Option<Duration>, timeout: Duration) -> Duration {
+    answer
+        .filter(|&answer| answer < timeout)
+        .unwrap_or(Duration::ZERO)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -503,50 +528,88 @@ mod tests {
         strategy.record_success(first);
     }
 
-    #[test]
-    fn judging_latency_sheds_a_first_attempt_whose_answer_would_come_after_the_deadline() {
+    /// A scope whose first attempts are answered in 50 ms, then throttled (7 permits a second)
+    /// with the bucket emptied and one caller in line, and a newcomer's token: whether it is
+    /// shed, and whether it is once `slow` (sent 950 ms ago, answered now, `served` or not) has
+    /// been fed to the strategy.
+    fn shed_before_and_after(
+        signals: CongestionSignals,
+        slow: impl Fn(&AdaptiveStrategy, Nanos),
+    ) -> (Option<LoadShed>, Option<LoadShed>) {
         let ms = Duration::from_millis;
-        let shed = |signals: CongestionSignals| {
-            let clock = Arc::new(ManualClock::new());
-            let config = RetryConfig::builder()
-                .mode(RetryMode::Adaptive)
-                .timeout(Duration::from_secs(1))
-                .build()
-                .unwrap();
-            let strategy = AdaptiveStrategy::from_builder(
-                StandardStrategy::builder(config).clock(clock.clone()),
-            )
-            .congestion(signals);
-            let limiter = strategy.scope().limiter();
-            // 10 responses/s answered in 50 ms, then a throttle: 7 permits/s.
-            for i in 0..100 {
-                limiter.record_response_judging_latency(false, ms(100 * i), ms(100 * i + 50));
-            }
-            limiter.record_response(true, ms(10_000), ms(10_000));
-            clock.advance(ms(10_000));
-            // The bucket emptied by earlier calls, one of them waiting in line.
-            let mut other = strategy.acquire_initial_token();
-            while strategy.acquire_send_permit(&mut other) == SendPermit::Granted {
-                strategy.record_success(other);
-                other = strategy.acquire_initial_token();
-            }
-            let token = strategy.acquire_initial_token();
-            let before = strategy.shed(&token);
-            // Answers now take 0.95 s (attempts sent before the throttle: no further cut).
-            for i in 0..40 {
-                if signals.judges_latency() {
-                    limiter.record_response_judging_latency(false, ms(9_000 + i), ms(9_950 + i));
-                }
-            }
-            (before, strategy.shed(&token))
-        };
-        // A permit 1/7 s away (behind one waiter), 1 s before the deadline: sent.
-        let (before, after) = shed(CongestionSignals::ThrottlingTimeoutsAndLatency);
-        assert_eq!(before, None);
-        // Its answer would take 0.95 s more: shed now, the deadline less the latency passed.
-        let after = after.expect("shed");
-        assert_eq!(after.reason(), ShedReason::Deadline);
-        assert!(after.limit() < ms(100), "{after:?}");
-        assert_eq!(shed(CongestionSignals::ThrottlingAndTimeouts), (None, None));
+        let clock = Arc::new(ManualClock::new());
+        let config = RetryConfig::builder()
+            .mode(RetryMode::Adaptive)
+            .timeout(Duration::from_secs(1))
+            .build()
+            .unwrap();
+        let strategy =
+            AdaptiveStrategy::from_builder(StandardStrategy::builder(config).clock(clock.clone()))
+                .congestion(signals);
+        let limiter = strategy.scope().limiter();
+        for i in 0..100 {
+            limiter.record_response(false, ms(100 * i), ms(100 * i + 50));
+        }
+        limiter.record_response(true, ms(10_000), ms(10_000));
+        clock.advance(ms(10_000));
+        let mut other = strategy.acquire_initial_token();
+        while strategy.acquire_send_permit(&mut other) == SendPermit::Granted {
+            strategy.record_success(other);
+            other = strategy.acquire_initial_token();
+        }
+        let token = strategy.acquire_initial_token();
+        let before = strategy.shed(&token);
+        // Sent before the throttle: a slow answer lowers no rate.
+        for i in 0..40 {
+            slow(&strategy, Nanos::from(ms(9_050 + i)));
+        }
+        (before, strategy.shed(&token))
+    }
+
+    #[test]
+    fn a_first_attempt_whose_answer_would_come_after_the_deadline_is_shed_whatever_the_signals() {
+        for signals in [
+            CongestionSignals::ThrottlingAndTimeouts,
+            CongestionSignals::ThrottlingTimeoutsAndLatency,
+        ] {
+            // Successes answered in 0.95 s.
+            let (before, after) = shed_before_and_after(signals, |strategy, sent_at| {
+                strategy.record_response(sent_at, false, true)
+            });
+            // A permit 1/7 s away (behind one waiter), 1 s before the deadline: sent.
+            assert_eq!(before, None, "{signals:?}");
+            // Its answer would take 0.95 s more: shed now, the deadline less that time passed.
+            let after = after.unwrap_or_else(|| panic!("{signals:?}: not shed"));
+            assert_eq!(after.reason(), ShedReason::Deadline);
+            assert!(after.limit() < Duration::from_millis(100), "{after:?}");
+        }
+    }
+
+    #[test]
+    fn answers_slower_than_the_timeout_leave_it_a_deadline_for_starting_attempts() {
+        let ms = Duration::from_millis;
+        assert_eq!(answer_allowance(Some(ms(950)), ms(1_000)), ms(950));
+        assert_eq!(answer_allowance(Some(ms(1_000)), ms(1_000)), Duration::ZERO);
+        assert_eq!(answer_allowance(Some(ms(3_000)), ms(1_000)), Duration::ZERO);
+        assert_eq!(answer_allowance(None, ms(1_000)), Duration::ZERO);
+        // Successes answered in 2 s against a 1 s timeout: the permit 1/7 s away is sent.
+        let (before, after) = shed_before_and_after(
+            CongestionSignals::ThrottlingAndTimeouts,
+            |strategy, sent_at| {
+                let two_seconds_earlier = Nanos::from(Duration::from(sent_at) - ms(1_050));
+                strategy.record_response(two_seconds_earlier, false, true)
+            },
+        );
+        assert_eq!((before, after), (None, None));
+    }
+
+    #[test]
+    fn a_slow_failure_does_not_shed_a_first_attempt() {
+        // A 503 may come at once or late whatever the service's pace: not the time to leave.
+        let (before, after) = shed_before_and_after(
+            CongestionSignals::ThrottlingAndTimeouts,
+            |strategy, sent_at| strategy.record_response(sent_at, false, false),
+        );
+        assert_eq!((before, after), (None, None));
     }
 }
