@@ -77,7 +77,8 @@ impl<E> ShedInto<E> for NeverShed {
 }
 
 /// Refuse a call whose first attempt the strategy sheds (adaptive mode: its send permit
-/// expected after the call's deadline or later than `max_wait`): the call fails at once with
+/// expected too late for an answer before the call's deadline, or later than `max_wait`): the
+/// call fails at once with
 /// `E::from(LoadShed)`, nothing sent. Set with [`Retry::shed_load`](super::Retry::shed_load),
 /// [`RetryLoop::shed_load`](super::RetryLoop::shed_load) or the tower layer's `shed_load`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -25,8 +25,8 @@ use crate::strategy::RetryStrategy;
 ///   hook given to [`copy_requests_with`](Self::copy_requests_with);
 /// * a throttled first attempt waits for its send permit and is always made (default
 ///   [`NeverShed`](crate::driver::NeverShed)), or, with [`shed_load`](Self::shed_load), fails at
-///   once with `Svc::Error::from(LoadShed)` when its permit is expected after the call's deadline
-///   or later than `max_wait`.
+///   once with `Svc::Error::from(LoadShed)` when its permit is expected too late for an answer
+///   before the call's deadline or later than `max_wait`.
 ///
 /// The call returns the last attempt's own outcome, unchanged.
 ///
@@ -181,9 +181,10 @@ impl<S, C, P, L> RetryLayer<S, C, P, L> {
     }
 
     /// Sheds load rather than queue past the deadline (adaptive mode): a call whose first
-    /// attempt's send permit is expected after the call's deadline
-    /// ([`RetryConfig::timeout`](crate::RetryConfig::timeout), less the smoothed latency once
-    /// judged) or later than `max_wait` fails at once with `Svc::Error::from(LoadShed)`, and the
+    /// attempt's send permit is expected too late for an answer before the call's deadline
+    /// ([`RetryConfig::timeout`](crate::RetryConfig::timeout), less the time the scope's answers
+    /// take: see [`AdaptiveStrategy`](crate::AdaptiveStrategy)) or later than `max_wait` fails
+    /// at once with `Svc::Error::from(LoadShed)`, and the
     /// wrapped service never sees it. The strategy is asked before the first attempt waits for
     /// its permit and again after each wait; a shed call's token is abandoned (its place in the
     /// rate limiter's line given up) and counted as rate limited.
