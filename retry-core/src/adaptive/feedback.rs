@@ -42,7 +42,9 @@ impl ClientRateLimiter {
     /// by `0.7^n`, to the 0.5/s floor for a few dozen concurrent callers.) Throttling that does
     /// not depend on the rate (a fixed share throttled whatever is sent) stops lowering it once
     /// the limiter has found so (by counting its throttles against the rate), and the rate goes
-    /// back to where the throttling began.
+    /// back to where the throttling began. An answer that is not a throttle also times the
+    /// scope's answers, which a shed call leaves time for before its deadline (see
+    /// [`AdaptiveStrategy`](crate::AdaptiveStrategy)).
     ///
     /// ```
     /// use retry_core::adaptive::ClientRateLimiter;
