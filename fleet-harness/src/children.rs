@@ -176,6 +176,12 @@ fn client_args(options: &ClientOptions) -> Vec<String> {
     if let Some(spells) = options.on_off {
         args.push(format!("--on-off={spells}"));
     }
+    if let Some(timeout) = options.call_timeout {
+        args.push(format!(
+            "--call-timeout={}ms",
+            timeout.as_secs_f64() * 1000.0
+        ));
+    }
     if let Some(url) = &options.redis_url {
         args.push(format!("--redis-url={url}"));
     }
@@ -221,6 +227,7 @@ mod tests {
             scopes: 2,
             max_attempts: 3,
             max_wait: Duration::from_millis(100),
+            call_timeout: Some(Duration::from_millis(1_500)),
             redis_url: Some("redis://127.0.0.1:6379".to_owned()),
             sync_interval: Some(Duration::from_millis(271)),
             watch_leases: true,
@@ -250,6 +257,7 @@ mod tests {
             (3, 12.5, 20, 7, 2)
         );
         assert_eq!(read.sync_interval, options.sync_interval);
+        assert_eq!(read.call_timeout, options.call_timeout);
         assert_eq!(read.redis_url, options.redis_url);
         assert!(read.watch_leases);
     }

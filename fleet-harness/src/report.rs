@@ -149,6 +149,9 @@ pub struct RunSettings {
     /// The longest wait for a send permit before a call is shed, in milliseconds.
     #[serde(serialize_with = "millis")]
     pub max_wait_ms: Duration,
+    /// Each call's deadline, in milliseconds (`None`: no deadline).
+    #[serde(serialize_with = "optional_millis")]
+    pub call_timeout_ms: Option<Duration>,
     /// The scope's name.
     pub scope: String,
     /// Scopes per process (named `<scope>-<n>` when more than one), calls spread over them.
@@ -162,6 +165,17 @@ pub struct RunSettings {
 /// Serializes a duration as whole milliseconds.
 pub fn millis<S: Serializer>(duration: &Duration, serializer: S) -> Result<S::Ok, S::Error> {
     serializer.serialize_u64(u64::try_from(duration.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// [`millis`] of a duration that may be absent (`null`).
+pub fn optional_millis<S: Serializer>(
+    duration: &Option<Duration>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match duration {
+        Some(duration) => millis(duration, serializer),
+        None => serializer.serialize_none(),
+    }
 }
 
 /// Writes the run as pretty JSON to `path`.

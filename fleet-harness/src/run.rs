@@ -94,6 +94,15 @@ pub struct RunOptions {
     /// The longest a call waits for its send permit; a call expected to wait longer is shed.
     #[arg(long, default_value = "100ms", value_parser = parse_duration)]
     pub max_wait: Duration,
+    /// Each call's deadline (none by default): the clients' `timeout` (adaptive mode then
+    /// sheds a call whose permit would come too late for its answer), and the caller gives up
+    /// on the call then, counted as a failure.
+    #[arg(long, value_parser = parse_duration)]
+    pub call_timeout: Option<Duration>,
+    /// The server's mean time to answer an admitted request (exponentially distributed,
+    /// drawn from `--seed`); a 429 is answered at once.
+    #[arg(long, default_value = "0s", value_parser = parse_duration)]
+    pub service_time: Duration,
     /// The scope's name.
     #[arg(long, default_value = "harness")]
     pub scope: String,
@@ -172,6 +181,12 @@ fn check(options: &RunOptions) -> Result<(RunSettings, Vec<Fault>), String> {
     if options.sync_interval.is_zero() || options.max_wait.is_zero() {
         return Err("--sync-interval and --max-wait must be longer than zero".to_owned());
     }
+    if options
+        .call_timeout
+        .is_some_and(|timeout| timeout.is_zero())
+    {
+        return Err("--call-timeout must be longer than zero: leave it out for none".to_owned());
+    }
     if !options
         .sync_interval
         .subsec_nanos()
@@ -214,6 +229,7 @@ fn check(options: &RunOptions) -> Result<(RunSettings, Vec<Fault>), String> {
             )?),
             error_rate: options.error_rate,
             error_seed: options.seed,
+            service_time: options.service_time,
         },
         processes,
         rates: options.rates.clone(),
@@ -223,6 +239,7 @@ fn check(options: &RunOptions) -> Result<(RunSettings, Vec<Fault>), String> {
         sync_interval_ms: options.sync_interval,
         max_attempts: options.max_attempts,
         max_wait_ms: options.max_wait,
+        call_timeout_ms: options.call_timeout,
         scope: options.scope.clone(),
         scopes: options.scopes,
         cluster: options.redis_cluster,
@@ -434,7 +451,7 @@ mod tests {
 
     #[test]
     fn inconsistent_options_are_refused_before_anything_starts() {
-        let cases: [(&[&str], &str); 15] = [
+        let cases: [(&[&str], &str); 16] = [
             (&["--duration", "1.5s"], "whole seconds"),
             (
                 &["--duration", "10s", "--warmup", "10s"],
@@ -459,6 +476,10 @@ mod tests {
             (&["--client-event", "30s:kill:8"], "no process running"),
             (&["--sync-interval", "1.5ms"], "whole milliseconds"),
             (&["--on-off", "2s"], "`ON,OFF`"),
+            (
+                &["--call-timeout", "0s"],
+                "--call-timeout must be longer than zero",
+            ),
         ];
         for (args, expected) in cases {
             let error = check_args(args).unwrap_err();
@@ -498,5 +519,19 @@ mod tests {
         assert_eq!(events, ["20s:start:4", "40s:kill:3"]);
         let (five, _) = check_args(&["--sync-interval", "5s"]).expect("valid");
         assert_eq!(five.sync_interval_ms, Duration::from_secs(5));
+        assert_eq!(five.call_timeout_ms, None);
+        assert_eq!(five.limit.service_time, Duration::ZERO);
+        let (slow, _) = check_args(&[
+            "--call-timeout",
+            "1s",
+            "--service-time",
+            "50ms",
+            "--max-wait",
+            "10s",
+        ])
+        .expect("valid");
+        assert_eq!(slow.call_timeout_ms, Some(Duration::from_secs(1)));
+        assert_eq!(slow.limit.service_time, Duration::from_millis(50));
+        assert_eq!(slow.max_wait_ms, Duration::from_secs(10));
     }
 }

@@ -1,8 +1,9 @@
 //! The throttling HTTP server on loopback: admits `rate` requests per second across all
 //! clients (a [`TokenBucket`] with a small burst) and answers the rest `429 Too Many Requests`
 //! with `Retry-After` (RFC 9110 section 10.2.3); of the admitted requests it answers a share
-//! drawn at random from a seed `503 Service Unavailable` (a flaky upstream), counting each
-//! answer per second of the phase.
+//! drawn at random from a seed `503 Service Unavailable` (a flaky upstream), answers an admitted
+//! request after a service time drawn from a seed, and counts each answer per second of the
+//! phase.
 
 use std::convert::Infallible;
 use std::io;
@@ -24,6 +25,9 @@ use tokio::time::Instant;
 
 use crate::token_bucket::TokenBucket;
 
+/// Mixed into the seed of the errors' draws for the service times': two streams of one seed.
+const SERVICE_TIME_STREAM: u64 = 0x5e41_71ce;
+
 /// The server's limit.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Limit {
@@ -39,8 +43,12 @@ pub struct Limit {
     pub enforced_after: Duration,
     /// The share of admitted requests answered `503` (drawn at random, seeded), in [0, 1).
     pub error_rate: f64,
-    /// The seed of those draws.
+    /// The seed of those draws (and of the service times').
     pub error_seed: u64,
+    /// The mean time the server takes to answer an admitted request (exponentially
+    /// distributed, seeded; zero: at once). A 429 is answered at once.
+    #[serde(rename = "service_time_ms", serialize_with = "crate::report::millis")]
+    pub service_time: Duration,
 }
 
 /// What the server answered in one second of a phase.
@@ -81,6 +89,7 @@ struct PhaseCounts {
     bucket: TokenBucket,
     seconds: Vec<ServerSecond>,
     errors: fastrand::Rng,
+    service_times: fastrand::Rng,
 }
 
 impl PhaseCounts {
@@ -91,7 +100,17 @@ impl PhaseCounts {
             bucket: TokenBucket::new(limit.rate, limit.burst),
             seconds: vec![ServerSecond::default(); seconds],
             errors: fastrand::Rng::with_seed(limit.error_seed),
+            service_times: fastrand::Rng::with_seed(limit.error_seed ^ SERVICE_TIME_STREAM),
         }
+    }
+
+    /// How long to take over an answer: a draw of the service time for an admitted request,
+    /// none for a refused one.
+    fn service_time(&mut self, answer: Answer) -> Duration {
+        if answer == Answer::Throttled || self.limit.service_time.is_zero() {
+            return Duration::ZERO;
+        }
+        exponential(self.limit.service_time, self.service_times.f64())
     }
 
     /// Admits or refuses a request arriving now (an admitted one may fail), and counts it in
@@ -174,12 +193,18 @@ async fn accept_loop(
         let state = Arc::clone(&state);
         let retry_after = retry_after.clone();
         let service = service_fn(move |_request: hyper::Request<hyper::body::Incoming>| {
-            let answer = state
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .answer();
+            let (answer, took) = {
+                let mut state = state.lock().unwrap_or_else(PoisonError::into_inner);
+                let answer = state.answer();
+                (answer, state.service_time(answer))
+            };
             let response = reply(answer, &retry_after);
-            async move { Ok::<_, Infallible>(response) }
+            async move {
+                if !took.is_zero() {
+                    tokio::time::sleep(took).await;
+                }
+                Ok::<_, Infallible>(response)
+            }
         });
         tokio::spawn(async move {
             // A client that goes away mid-request ends its connection: nothing to report.
@@ -188,6 +213,11 @@ async fn accept_loop(
                 .await;
         });
     }
+}
+
+/// A time drawn from an exponential distribution of mean `mean`, by `uniform` in [0, 1).
+fn exponential(mean: Duration, uniform: f64) -> Duration {
+    mean.mul_f64(-(1.0 - uniform).ln())
 }
 
 fn reply(answer: Answer, retry_after: &HeaderValue) -> Response<Full<Bytes>> {
@@ -220,7 +250,27 @@ mod tests {
             enforced_after: Duration::ZERO,
             error_rate: 0.0,
             error_seed: 1,
+            service_time: Duration::ZERO,
         }
+    }
+
+    #[test]
+    fn service_times_are_exponential_of_the_mean_and_none_for_a_429() {
+        let mut counts = PhaseCounts::new(
+            Limit {
+                service_time: Duration::from_millis(50),
+                ..limit()
+            },
+            Instant::now(),
+            1,
+        );
+        let draws = 10_000;
+        let total: Duration = (0..draws).map(|_| counts.service_time(Answer::Ok)).sum();
+        let mean = total.as_secs_f64() / f64::from(draws);
+        assert!((mean - 0.05).abs() < 0.0025, "mean {mean}");
+        assert_eq!(counts.service_time(Answer::Throttled), Duration::ZERO);
+        let mut at_once = PhaseCounts::new(limit(), Instant::now(), 1);
+        assert_eq!(at_once.service_time(Answer::Ok), Duration::ZERO);
     }
 
     #[tokio::test]

@@ -2,6 +2,7 @@
 //! under the scope's quota and limiter, shed before its first attempt when its send permit is
 //! not expected within `max_wait`; in a `split` phase each attempt also waits for its turn at
 //! the process's [`SplitGate`], and one whose turn is more than `max_wait` away is not sent.
+//! With a deadline, the caller gives up on a call not over by then.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -46,17 +47,39 @@ pub struct Gate<'a> {
     pub max_wait: Duration,
 }
 
-/// Makes one call and counts its attempts, its throttles and how it ended in `tally`.
+/// Makes one call and counts its attempts, its throttles and how it ended in `tally`; a call
+/// not over by `deadline` (from its start) is given up, a failure.
 pub async fn call(
     strategy: &ConfiguredStrategy,
     client: &reqwest::Client,
     url: &str,
     tally: &Tally,
     gate: Option<Gate<'_>>,
+    deadline: Option<Duration>,
 ) {
     let started = Instant::now();
     let sent_one = AtomicBool::new(false);
     let sent_one = &sent_one;
+    let outcome = match deadline {
+        None => run(strategy, client, url, tally, gate, sent_one).await,
+        Some(deadline) => {
+            tokio::time::timeout(deadline, run(strategy, client, url, tally, gate, sent_one))
+                .await
+                .unwrap_or(Outcome::Failure)
+        }
+    };
+    tally.ended(outcome, started.elapsed());
+}
+
+/// The call itself, and how it ended.
+async fn run(
+    strategy: &ConfiguredStrategy,
+    client: &reqwest::Client,
+    url: &str,
+    tally: &Tally,
+    gate: Option<Gate<'_>>,
+    sent_one: &AtomicBool,
+) -> Outcome {
     let result = Retry::new(strategy)
         .shed_load()
         .run(|| async move {
@@ -70,14 +93,13 @@ pub async fn call(
             attempt(client, url, tally).await
         })
         .await;
-    let outcome = match result {
+    match result {
         Ok(()) => Outcome::Success,
         Err(CallError::Shed(_)) => Outcome::Shed,
         // A first attempt not sent at the gate is a shed call; a retry not sent fails it.
         Err(CallError::Gated) if !sent_one.load(Ordering::Relaxed) => Outcome::Shed,
         Err(_) => Outcome::Failure,
-    };
-    tally.ended(outcome, started.elapsed());
+    }
 }
 
 /// One attempt: the status checked, the body read.

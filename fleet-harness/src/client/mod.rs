@@ -80,6 +80,9 @@ pub struct ClientOptions {
     /// The longest wait for a send permit before a call is shed.
     #[arg(long, value_parser = parse_duration)]
     pub max_wait: Duration,
+    /// Each call's deadline: the configuration's `timeout`, and the caller gives up then.
+    #[arg(long, value_parser = parse_duration)]
+    pub call_timeout: Option<Duration>,
     /// The fleet's store (fleet mode).
     #[arg(long)]
     pub redis_url: Option<String>,
@@ -108,10 +111,14 @@ pub fn main(options: ClientOptions) -> Result<(), String> {
 }
 
 async fn run(options: ClientOptions) -> Result<(), String> {
-    let config = RetryConfig::builder()
+    let mut config = RetryConfig::builder()
         .mode(RetryMode::Adaptive)
         .max_attempts(options.max_attempts)
-        .max_wait(options.max_wait)
+        .max_wait(options.max_wait);
+    if let Some(timeout) = options.call_timeout {
+        config = config.timeout(timeout);
+    }
+    let config = config
         .build()
         .map_err(|error| format!("client {}: {error}", options.index))?;
     let link = fleet::join(&options).await?;
@@ -119,8 +126,12 @@ async fn run(options: ClientOptions) -> Result<(), String> {
         .iter()
         .map(|name| strategy_for(config.clone(), name))
         .collect();
+    // An attempt may take as long as its call may.
+    let attempt_timeout = options
+        .call_timeout
+        .map_or(ATTEMPT_TIMEOUT, |timeout| timeout.max(ATTEMPT_TIMEOUT));
     let client = reqwest::Client::builder()
-        .timeout(ATTEMPT_TIMEOUT)
+        .timeout(attempt_timeout)
         .tcp_nodelay(true)
         .build()
         .map_err(|error| format!("client {}: {error}", options.index))?;
@@ -143,6 +154,7 @@ async fn run(options: ClientOptions) -> Result<(), String> {
             tally: Arc::clone(&tally),
             gate,
             max_wait: options.max_wait,
+            call_timeout: options.call_timeout,
         },
     ));
     let seconds = options.first_second..options.seconds;
@@ -193,6 +205,7 @@ struct Calls {
     tally: Arc<Tally>,
     gate: Option<Arc<SplitGate>>,
     max_wait: Duration,
+    call_timeout: Option<Duration>,
 }
 
 /// Starts a call at every arrival from `origin` to `end`, each in a task of its own, on the
@@ -220,6 +233,7 @@ async fn make_calls(mut arrivals: Arrivals, origin: Instant, end: Instant, calls
                     &calls.url,
                     &calls.tally,
                     gate,
+                    calls.call_timeout,
                 )
                 .await;
             });
