@@ -3,7 +3,8 @@
 //! [`ClientRateLimiter`] a scope shares, what it answers ([`Admission`], [`Reservation`]) and
 //! reports ([`LimiterStats`]), which signals lower its rate ([`CongestionSignals`]), and why a
 //! call is shed ([`ShedReason`]). Its tuning constants and the parts that move its rate (CUBIC,
-//! the measured rate, the rule for rate-independent throttling, latency, timeouts) are internal.
+//! the measured rate, the rule for rate-independent throttling, latency, timeouts, the response
+//! time a shed call leaves before its deadline) are internal.
 
 mod admission;
 mod congestion;

@@ -121,7 +121,7 @@ mod tests {
     }
 
     #[test]
-    fn a_negative_time_counts_as_none() {
+    fn a_negative_time_counts_as_zero() {
         let mut time = ResponseTime::default();
         time.record(-1.0);
         assert_eq!(time.expected_within(), Some(0.0));
