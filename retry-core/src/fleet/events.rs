@@ -44,15 +44,24 @@ pub(crate) fn leave_failed(error: &FleetError) {
     );
 }
 
-/// A scope's lease expired: local limits within `cap` tokens, the limiter from `rate`.
-pub(crate) fn lease_expired(scope: &str, cap: u32, rate: Option<f64>) {
-    tracing::warn!(
-        target: "retry_core",
-        scope,
-        quota_cap = cap,
-        rate = ?rate,
-        "fleet lease expired: local limits at a share of the last fleet figures"
-    );
+/// A scope's lease expired: local limits within `cap` tokens (`None`: the local quota, the
+/// fleet was healthy), the limiter from `rate`.
+pub(crate) fn lease_expired(scope: &str, cap: Option<u32>, rate: Option<f64>) {
+    match cap {
+        Some(cap) => tracing::warn!(
+            target: "retry_core",
+            scope,
+            quota_cap = cap,
+            rate = ?rate,
+            "fleet lease expired: local limits, the quota capped at a share of the failing fleet's"
+        ),
+        None => tracing::warn!(
+            target: "retry_core",
+            scope,
+            rate = ?rate,
+            "fleet lease expired: local limits, the quota local (the fleet was healthy)"
+        ),
+    }
 }
 
 /// A scope has a lease again (or for the first time).

