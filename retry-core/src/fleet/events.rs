@@ -53,7 +53,8 @@ pub(crate) fn lease_expired(scope: &str, cap: Option<u32>, rate: Option<f64>) {
             scope,
             quota_cap = cap,
             rate = ?rate,
-            "fleet lease expired: local limits, the quota capped at a share of the failing fleet's"
+            "fleet lease expired: local limits, the quota capped at a share of the failing fleet's \
+             (at least a young scope's tokens while the scope is young)"
         ),
         None => tracing::warn!(
             target: "retry_core",

@@ -339,8 +339,9 @@ impl LeaseHolder {
 
     /// Checks the lease's expiry at `now`: a lease not renewed for its length falls back to
     /// local limits at a safe share of the last fleet figures (the quota capped at the fleet's
-    /// cap over its live processes if the last lease found the fleet failing, the local rules
-    /// alone if it found it healthy; the limiter from the process's last share of the fleet's
+    /// cap over its live processes if the last lease found the fleet failing, never under a
+    /// young scope's tokens while the scope is younger than its window; the local rules alone
+    /// if it found it healthy; the limiter from the process's last share of the fleet's
     /// rate, if the fleet limiter was engaged). Called by [`apply`](Self::apply) and
     /// [`failed`](Self::failed); call it at least once per sync interval.
     pub fn tick(&mut self, now: Duration) {
@@ -541,7 +542,11 @@ impl Drop for LeaseHolder {
 /// The fallback's quota cap: the fleet's cap over its live processes while the last lease
 /// found the fleet failing ([`Lease::fleet_failing`]); none while it found it healthy (the
 /// scope's local rules alone), so that a fleet without its store never refuses a retry local
-/// mode would grant unless the fleet was failing, as under a live lease (`kept_tokens`).
+/// mode would grant unless the fleet was failing, as under a live lease (`kept_tokens`). A
+/// scope younger than its window keeps its young tokens above the share
+/// (`FleetLink::retry_bounds`, as `kept_tokens` under a live lease: a process starting cold has
+/// local mode's young-scope quota whatever the fleet); the share is a number set at the
+/// expiry, the youth a matter of the retry's clock.
 ///
 /// The share alone is under one retry's cost in any fleet of more processes than the cap holds
 /// retries: with the defaults (a cap of at most 5,000 tokens, a retry costing 14) past 357

@@ -29,7 +29,8 @@ pub(crate) enum Mode {
 pub(crate) struct FleetLink {
     mode: AtomicU8,
     /// The cap of the fallback: the last fleet cap over its live processes if the last lease
-    /// found the fleet failing, `u32::MAX` (none) if it found it healthy.
+    /// found the fleet failing, `u32::MAX` (none) if it found it healthy. A young scope's
+    /// tokens lift it while the scope is young ([`retry_bounds`](Self::retry_bounds)).
     fallback_cap: AtomicU32,
     /// When the lease expires, on the scope's clock (nanoseconds).
     expires_at: AtomicU64,
@@ -68,18 +69,21 @@ impl FleetLink {
     /// The bounds a retry meets, `local` being the scope's own rules' and `now` the clock's
     /// reading when the retry read it (the first retry of a call): with a live lease none (the
     /// quota's level is the lease); expired or in fallback, the local rules within the
-    /// fallback's cap, if any.
+    /// fallback's cap, if any, but never under `young()`, the young scope's tokens the local
+    /// rules give a scope younger than its window (read after `local`): a process starting
+    /// cold has local mode's young-scope quota whatever the fleet, as under a live lease.
     pub(crate) fn retry_bounds(
         &self,
         now: Option<Duration>,
         local: impl FnOnce() -> RetryBounds,
+        young: impl FnOnce() -> u32,
     ) -> RetryBounds {
         match self.mode() {
             Mode::Local => local(),
             Mode::Lease if !now.is_some_and(|now| self.expired_at(now)) => RetryBounds::NONE,
             Mode::Lease | Mode::Fallback => {
-                let cap = self.fallback_cap.load(Ordering::Relaxed);
                 let bounds = local();
+                let cap = self.fallback_cap.load(Ordering::Relaxed).max(young());
                 RetryBounds {
                     limit: bounds.limit.min(cap),
                     at_least: bounds.at_least.min(cap),
@@ -173,29 +177,53 @@ mod tests {
         }
     }
 
+    /// A scope older than its window: no young scope's tokens.
+    fn old() -> u32 {
+        0
+    }
+
     #[test]
     fn a_live_lease_lifts_the_local_bounds_until_it_expires() {
         let link = FleetLink::default();
-        assert_eq!(link.retry_bounds(None, local), local());
+        assert_eq!(link.retry_bounds(None, local, old), local());
         link.set_mode(Mode::Lease, Duration::from_secs(3), Some(100));
         let at = |secs| Some(Duration::from_secs(secs));
-        assert_eq!(link.retry_bounds(at(2), local), RetryBounds::NONE);
+        assert_eq!(link.retry_bounds(at(2), local, old), RetryBounds::NONE);
         // A later retry of a call reads no clock: the lease as the holder left it.
-        assert_eq!(link.retry_bounds(None, local), RetryBounds::NONE);
+        assert_eq!(link.retry_bounds(None, local, old), RetryBounds::NONE);
         // Past the expiry, before the holder noticed: the fallback's cap already.
         let capped = RetryBounds {
             limit: 100,
             at_least: 28,
         };
-        assert_eq!(link.retry_bounds(at(3), local), capped);
+        assert_eq!(link.retry_bounds(at(3), local, old), capped);
         link.set_mode(Mode::Fallback, Duration::ZERO, Some(10));
         assert_eq!(
-            link.retry_bounds(None, local),
+            link.retry_bounds(None, local, old),
             RetryBounds {
                 limit: 10,
                 at_least: 10
             }
         );
+    }
+
+    #[test]
+    fn a_fallbacks_cap_never_falls_under_a_young_scopes_tokens() {
+        let link = FleetLink::default();
+        link.set_mode(Mode::Fallback, Duration::ZERO, Some(10));
+        let young = || 500;
+        let at = Some(Duration::from_secs(2));
+        let expected = RetryBounds {
+            limit: 500,
+            at_least: 28,
+        };
+        assert_eq!(link.retry_bounds(at, local, young), expected);
+        assert_eq!(link.retry_bounds(None, local, young), expected);
+        // Older than its window: the share again.
+        assert_eq!(link.retry_bounds(at, local, old).limit, 10);
+        // A healthy fleet's fallback: the local rules, whatever the youth.
+        link.set_mode(Mode::Fallback, Duration::ZERO, None);
+        assert_eq!(link.retry_bounds(at, local, young), local());
     }
 
     #[test]

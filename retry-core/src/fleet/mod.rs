@@ -192,7 +192,8 @@
 //!   interval by default); calls carry on from local state, none waits; the lease holds until
 //!   `last successful sync + lease` (3 intervals by default), then the scope falls back to local
 //!   limits at a safe share of the last fleet figures (the quota capped at the fleet's cap over
-//!   its live processes if the last lease found the fleet failing, the local quota if it found
+//!   its live processes if the last lease found the fleet failing, but never under a young
+//!   scope's tokens while the scope is younger than its window; the local quota if it found
 //!   it healthy, as a live lease keeps what local mode would grant; the limiter held at its
 //!   last share of the fleet's rate: a thousand processes each growing their own rate again
 //!   would send the limit many times over); the

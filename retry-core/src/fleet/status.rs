@@ -16,7 +16,8 @@ pub enum FleetStatus {
     Live,
     /// The lease expired (no successful sync for a lease's length): local limits at a safe
     /// share of the last fleet figures (the quota capped at the fleet's cap over its live
-    /// processes if the last lease found the fleet failing, local if it found it healthy; the
+    /// processes if the last lease found the fleet failing, never under a young scope's
+    /// tokens while the scope is younger than its window; local if it found it healthy; the
     /// limiter from the last share of the fleet's rate). Live again at the next successful
     /// sync.
     Fallback,

@@ -112,6 +112,18 @@ impl TrafficQuota {
         if young { self.young } else { 0 }
     }
 
+    /// The young scope's tokens at `now` ([`young_at`](Self::young_at)), or without a clock
+    /// read (`None`, a later retry of a call) as the last first retry of a call found the
+    /// scope.
+    #[cfg(feature = "fleet")]
+    pub(crate) fn young_when(&self, now: Option<Duration>) -> u32 {
+        match now {
+            Some(now) => self.young_at(now),
+            None if self.later_young.load(Ordering::Relaxed) == 1 => self.young,
+            None => 0,
+        }
+    }
+
     /// The bounds the first retry of a call meets, `now()` reading the clock (once, within a
     /// sample period) and `calls()` the calls ended so far (asked for only when a new sample of
     /// the traffic is taken, at most once a second). Counts as a retry asked for.
@@ -368,6 +380,20 @@ mod tests {
             at_least: 0,
         };
         assert_eq!(quota.later_retry_bounds(), later);
+    }
+
+    #[cfg(feature = "fleet")]
+    #[test]
+    fn a_later_retry_finds_the_scope_as_young_as_its_calls_first_retry_did() {
+        let quota = sized(RetryConfig::aws_2026());
+        assert_eq!(quota.young_when(Some(secs(59))), 500);
+        assert_eq!(quota.young_when(Some(secs(60))), 0);
+        // No first retry yet: a new scope is young.
+        assert_eq!(quota.young_when(None), 500);
+        quota.first_retry_bounds(|| secs(30), || 30);
+        assert_eq!(quota.young_when(None), 500);
+        quota.first_retry_bounds(|| secs(61), || 61);
+        assert_eq!(quota.young_when(None), 0);
     }
 
     #[test]

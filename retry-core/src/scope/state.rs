@@ -526,7 +526,8 @@ impl Scope {
 
     /// The bounds of the scope's own rules (`local`), or, for a scope attached to a fleet,
     /// those its lease sets ([`FleetLink::retry_bounds`](crate::fleet::link::FleetLink)); `now`
-    /// reads the clock for the lease's expiry, or does not (`None`: the lease counts as live).
+    /// reads the clock for the lease's expiry and the scope's youth, or does not (`None`: the
+    /// lease counts as live, the scope as young as its call's first retry found it).
     #[cfg_attr(not(feature = "fleet"), allow(unused_variables))]
     #[inline]
     fn within_lease(
@@ -536,7 +537,14 @@ impl Scope {
     ) -> RetryBounds {
         #[cfg(feature = "fleet")]
         if let Some(link) = self.inner.fleet.get() {
-            return link.retry_bounds(now(), local);
+            let now = now();
+            let young = || {
+                self.inner
+                    .traffic_quota
+                    .as_ref()
+                    .map_or(0, |traffic| traffic.young_when(now))
+            };
+            return link.retry_bounds(now, local, young);
         }
         local()
     }

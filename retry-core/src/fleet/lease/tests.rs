@@ -295,11 +295,11 @@ fn the_local_traffic_rules_are_off_while_the_lease_lives() {
 
 #[test]
 fn a_failing_fleets_lease_expires_into_a_fallback_at_its_cap_over_its_processes() {
-    let mut fleet = Fleet::new(2);
-    fleet.sync(0);
-    fleet.sync(1);
-    // Two seconds of traffic, 10 calls a second, each failing at every attempt: the fleet's
-    // calls say the upstream is failing (its cap the young fleet's 500).
+    // Two processes older than their window (no young scope's tokens), the first making 10
+    // calls a second; then two seconds of its calls failing at every attempt: the fleet's
+    // calls say the upstream is failing.
+    let (mut fleet, _) = healthy_fleet(61, [10, 0]);
+    assert_eq!(fleet.scope(0).young_quota_at(fleet.now()), 0);
     for _ in 0..2 {
         for _ in 0..10 {
             failing_call(&fleet.processes[0].strategy);
@@ -310,7 +310,7 @@ fn a_failing_fleets_lease_expires_into_a_fallback_at_its_cap_over_its_processes(
     let lease = fleet.sync(0);
     assert!(lease.fleet_failing(), "{lease:?}");
     let share = u32::try_from(lease.cap / lease.live).expect("small");
-    assert_eq!((lease.cap, share), (500, 250), "{lease:?}");
+    assert_eq!((lease.cap, share), (794, 397), "{lease:?}");
     // 2.999 s later the lease (3 s) still lives: a retry finds the whole level.
     fleet.advance_ms(2_999);
     fleet.tick(0);
@@ -364,6 +364,46 @@ fn a_healthy_fleets_fallback_grants_every_retry_local_mode_would() {
     assert!(
         fleet_mode >= local,
         "fleet mode granted {fleet_mode} retries in its fallback, local mode {local}"
+    );
+}
+
+#[test]
+fn a_young_process_keeps_its_young_quota_in_a_failing_fleets_fallback() {
+    // A hundred young processes, two of them making 10 calls a second whose first attempts
+    // fail: the fleet is failing, and its cap (600 tokens, from its calls a second over the
+    // 60 s window) over them is 6 tokens each, under one retry's cost (14). The store goes away.
+    const PROCESSES: usize = 100;
+    let mut fleet = Fleet::new(PROCESSES as u64);
+    let twin = local_twin(&fleet.clock);
+    for index in 0..PROCESSES {
+        fleet.sync(index);
+    }
+    for _ in 0..2 {
+        for index in 0..2 {
+            for _ in 0..10 {
+                fleet.call(index, 1, ErrorKind::Transient);
+            }
+        }
+        fleet.advance_ms(1_000);
+        for index in 1..PROCESSES {
+            fleet.sync(index);
+        }
+    }
+    let lease = fleet.sync(0);
+    assert!(lease.fleet_failing(), "{lease:?}");
+    assert_eq!((lease.cap, lease.cap / lease.live), (600, 6), "{lease:?}");
+    fleet.advance_ms(3_000);
+    fleet.tick(0);
+    assert_eq!(fleet.stats(0).status, FleetStatus::Fallback);
+    // The fleet is failing, but a process starting cold has local mode's young-scope quota
+    // (500 tokens: 35 retries at 14) whatever the fleet: every retry its local twin is granted.
+    let local = first_retries(&twin, 20);
+    let fleet_mode = first_retries(&fleet.processes[0].strategy, 20);
+    assert_eq!(local, 20, "local mode granted {local} retries");
+    assert!(
+        fleet_mode >= local,
+        "fleet mode granted a young process {fleet_mode} retries in a failing fleet's \
+         fallback, local mode {local}"
     );
 }
 
