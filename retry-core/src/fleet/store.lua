@@ -884,13 +884,16 @@ local function limiter_step(fleet, per_report, now)
 end
 
 local function cap_at(fleet, now)
+  local young = now < fleet.born + s.window
   local base
-  if fleet.calls_rate < 0 then
-    base = s.most
-  else
+  if fleet.calls_rate >= 0 then
     base = floor_div(fleet.calls_rate * s.window, 1000000)
+  elseif young then
+    base = s.young
+  else
+    base = s.most
   end
-  if now < fleet.born + s.window then
+  if young then
     base = math.max(base, s.young)
   end
   return math.min(base, s.most)

@@ -95,8 +95,8 @@
 //!    first of them, held, if that is higher. A process's share is its share of the send
 //!    demand, the departed demand counted in the sum.
 //! 8. The budget: the cap is the fleet's calls per second times the window (the young quota
-//!    at least while the fleet is younger than its window; `most` until the call rate is
-//!    known), at most `most`. Over the cap, the pool shrinks first, then leases are trimmed
+//!    at least while the fleet is younger than its window; until the call rate is known, the
+//!    young quota for a young fleet, `most` for an older one), at most `most`. Over the cap, the pool shrinks first, then leases are trimmed
 //!    (negative grants) in proportion. Otherwise the process's target is its share of the
 //!    fleet's tokens by retry demand (at least one retry's cost), or the fair share (tokens /
 //!    live processes) when no process has demand or it is new, or nothing when others have
@@ -1381,15 +1381,21 @@ fn fleet_tokens(fleet: &FleetState, cap: i64) -> u64 {
     u64::try_from((fleet.pool + fleet.leased).min(cap)).unwrap_or(0)
 }
 
-/// The fleet's cap at `now`, in tokens.
+/// The fleet's cap at `now`, in tokens. Before its call rate is known (its first tick), a
+/// fleet younger than its window is capped at the young quota, what a new fleet's pool holds:
+/// at the most, its tokens would read as a failing fleet's ([`Lease::fleet_failing`]: 500 of
+/// 5,000), so that its processes kept no more than their young quota, sent no hedge and fell
+/// back to a share of the cap in that first interval. An older fleet (a store re-learning
+/// it) is capped at the most, so that what its processes hold is not trimmed before its calls
+/// are known.
 fn cap(fleet: &FleetState, s: &Knobs, now: i64) -> i64 {
-    let mut base = match fleet.calls_rate {
+    let young = now < fleet.born_ms + s.window;
+    let base = match fleet.calls_rate {
+        None if young => s.young,
         None => s.most,
         Some(rate) => floor_div(rate * s.window, 1_000_000),
     };
-    if now < fleet.born_ms + s.window {
-        base = base.max(s.young);
-    }
+    let base = if young { base.max(s.young) } else { base };
     base.min(s.most)
 }
 

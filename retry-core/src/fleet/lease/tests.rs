@@ -146,10 +146,11 @@ fn tokens_are_granted_spent_and_given_back_without_being_counted_twice() {
     fleet.advance_ms(60_000);
     fleet.sync(0);
     // The second process: its fair share of the fleet's 500 is 250, but the pool is empty: it
-    // starts with nothing and gives back the 500 it held locally.
+    // is asked for the 500 it held locally, and gives back all but what its local rules let a
+    // retry find (the fleet is healthy): one whole call's retries, 28.
     let lease = fleet.sync(1);
     assert_eq!(lease.grant, -500);
-    assert_eq!(fleet.level(1), 0);
+    assert_eq!(fleet.level(1), 28);
     // The first process's share is now 250: it gives back 250.
     fleet.advance_ms(1_000);
     assert_eq!(fleet.sync(0).grant, -250);
@@ -159,13 +160,13 @@ fn tokens_are_granted_spent_and_given_back_without_being_counted_twice() {
     let lease = fleet.sync(1);
     assert_eq!(
         fleet.level(1),
-        0,
+        28,
         "not yet: the first has not reported its return"
     );
-    assert_eq!(lease.grant, 0);
+    assert_eq!(lease.grant, -28, "the 28 it keeps are asked for again");
     fleet.sync(0);
     let lease = fleet.sync(1);
-    assert_eq!((lease.grant, fleet.level(1)), (250, 250));
+    assert_eq!((lease.grant, fleet.level(1)), (222, 250));
 
     // The second spends: three calls that each fail twice before succeeding (a success
     // refunds its retries) and one that fails for good.
@@ -1016,6 +1017,29 @@ fn every_sync_whose_store_dropped_garbage_is_counted() {
     assert_eq!(
         (stats.garbage_dropped, stats.status),
         (3, FleetStatus::Live)
+    );
+}
+
+#[test]
+fn a_new_fleets_first_lease_lets_a_hedge_through() {
+    // A new fleet holds the young quota: its first lease (its call rate not known yet) finds
+    // it healthy, so a hedge is paid from the lease as a retry is, in its first second too.
+    use crate::classify::RetryInfoClassifier;
+    use crate::driver::{HedgedLoop, NoHook};
+    use crate::hedge::Hedging;
+
+    let mut fleet = Fleet::new(1);
+    let lease = fleet.sync(0);
+    assert!(!lease.fleet_failing(), "{lease:?}");
+    let strategy = &fleet.processes[0].strategy;
+    let hedging = Hedging::after(Duration::from_millis(50)).expect("valid");
+    let mut call = HedgedLoop::new(strategy, RetryInfoClassifier, NoHook, hedging);
+    assert_eq!(call.next_wait(true), None);
+    let _first = call.attempt().expect("sent");
+    let hedge = call.try_hedge();
+    assert!(
+        hedge.is_ok(),
+        "the young lease's quota pays a hedge: {hedge:?}"
     );
 }
 

@@ -95,7 +95,14 @@ fn the_first_process_of_a_new_fleet_finds_the_young_pool() {
     let mut state = StoreState::default();
     let lease = lease(&mut state, &report(1, 1_000));
     assert_eq!(lease.grant, 500);
-    assert_eq!(lease.cap, 5_000, "the call rate is not known yet: the most");
+    assert_eq!(
+        lease.cap, 500,
+        "the call rate is not known yet: the young quota"
+    );
+    assert!(
+        !lease.fleet_failing(),
+        "a new fleet is not failing: {lease:?}"
+    );
     assert_eq!(lease.born_ms, 1_000);
     assert_eq!(fleet(&state).pool, 0);
     assert_eq!(fleet(&state).leased, 500);
@@ -132,9 +139,9 @@ fn the_cap_is_the_fleets_calls_per_second_times_the_window_whatever_the_processe
 fn a_young_fleet_is_capped_at_no_less_than_the_young_quota() {
     let mut state = StoreState::default();
     let mut process = Process::new(1);
-    // Before its first tick the call rate is unknown: the cap is the most (nothing beyond the
-    // pool is granted anyway).
-    assert_eq!(process.sync(&mut state, 1_000, 0, 0).cap, 5_000);
+    // Before its first tick the call rate is unknown: the cap is the young quota, what the
+    // fleet holds (at the most, 5,000, its 500 tokens would read as a failing fleet's).
+    assert_eq!(process.sync(&mut state, 1_000, 0, 0).cap, 500);
     // Quiet: no calls at all. Young until 60 s after its birth at 1 s.
     for second in 2..=60 {
         assert_eq!(process.sync(&mut state, second * 1_000, 0, 0).cap, 500);
@@ -337,6 +344,20 @@ fn a_flushed_store_relearns_without_a_burst() {
             assert!((19_900..=20_000).contains(&rate), "{second} s: {rate}");
         }
     }
+}
+
+#[test]
+fn a_store_relearning_an_old_fleet_caps_it_at_the_most_until_its_call_rate_is_known() {
+    // A fleet born two windows ago whose store lost its state: what its processes hold is
+    // not trimmed before the store knows the fleet's calls.
+    let mut state = StoreState::default();
+    let relearning = Report {
+        known_born_ms: 1_000,
+        held: 2_000,
+        ..report(1, 121_000)
+    };
+    let lease = lease(&mut state, &relearning);
+    assert_eq!((lease.cap, lease.grant), (5_000, 0), "{lease:?}");
 }
 
 #[test]
