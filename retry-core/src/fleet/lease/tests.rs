@@ -83,6 +83,13 @@ impl Fleet {
         report
     }
 
+    /// Processes `first` onwards sync, one after another.
+    fn sync_all(&mut self, first: usize) {
+        for index in first..self.processes.len() {
+            self.sync(index);
+        }
+    }
+
     fn advance_ms(&self, ms: u64) {
         self.clock.advance(Duration::from_millis(ms));
     }
@@ -341,26 +348,18 @@ fn a_healthy_fleets_fallback_grants_every_retry_local_mode_would() {
     const PROCESSES: usize = 50;
     let mut fleet = Fleet::new(PROCESSES as u64);
     let twin = local_twin(&fleet.clock);
-    for index in 0..PROCESSES {
-        fleet.sync(index);
-    }
+    fleet.sync_all(0);
     for _ in 0..5 {
         fleet.call(0, 0, ErrorKind::Transient);
     }
     fleet.advance_ms(1_000);
-    for index in 1..PROCESSES {
-        fleet.sync(index);
-    }
+    fleet.sync_all(1);
     let lease = fleet.sync(0);
     assert!(!lease.fleet_failing(), "{lease:?}");
     assert_eq!(lease.cap / lease.live, 10, "{lease:?}");
-    fleet.advance_ms(3_000);
-    fleet.tick(0);
-    assert_eq!(fleet.stats(0).status, FleetStatus::Fallback);
     // Its calls now fail once each: every retry local mode grants the same process (a young
     // scope's 500 tokens: 35 retries at 14) is granted.
-    let local = first_retries(&twin, 20);
-    let fleet_mode = first_retries(&fleet.processes[0].strategy, 20);
+    let (local, fleet_mode) = retries_in_fallback(&mut fleet, &twin);
     assert_eq!(local, 20, "local mode granted {local} retries");
     assert!(
         fleet_mode >= local,
@@ -376,9 +375,7 @@ fn a_young_process_keeps_its_young_quota_in_a_failing_fleets_fallback() {
     const PROCESSES: usize = 100;
     let mut fleet = Fleet::new(PROCESSES as u64);
     let twin = local_twin(&fleet.clock);
-    for index in 0..PROCESSES {
-        fleet.sync(index);
-    }
+    fleet.sync_all(0);
     for _ in 0..2 {
         for index in 0..2 {
             for _ in 0..10 {
@@ -386,20 +383,14 @@ fn a_young_process_keeps_its_young_quota_in_a_failing_fleets_fallback() {
             }
         }
         fleet.advance_ms(1_000);
-        for index in 1..PROCESSES {
-            fleet.sync(index);
-        }
+        fleet.sync_all(1);
     }
     let lease = fleet.sync(0);
     assert!(lease.fleet_failing(), "{lease:?}");
     assert_eq!((lease.cap, lease.cap / lease.live), (600, 6), "{lease:?}");
-    fleet.advance_ms(3_000);
-    fleet.tick(0);
-    assert_eq!(fleet.stats(0).status, FleetStatus::Fallback);
     // The fleet is failing, but a process starting cold has local mode's young-scope quota
     // (500 tokens: 35 retries at 14) whatever the fleet: every retry its local twin is granted.
-    let local = first_retries(&twin, 20);
-    let fleet_mode = first_retries(&fleet.processes[0].strategy, 20);
+    let (local, fleet_mode) = retries_in_fallback(&mut fleet, &twin);
     assert_eq!(local, 20, "local mode granted {local} retries");
     assert!(
         fleet_mode >= local,
@@ -869,6 +860,16 @@ fn first_retries(strategy: &StandardStrategy, calls: u32) -> u32 {
         }
     }
     granted
+}
+
+/// Process 0's lease expires (3 s without a sync) into its fallback; then the first retries of
+/// 20 calls that fail once, on its local `twin` and on it: (local mode's, fleet mode's).
+fn retries_in_fallback(fleet: &mut Fleet, twin: &StandardStrategy) -> (u32, u32) {
+    fleet.advance_ms(3_000);
+    fleet.tick(0);
+    assert_eq!(fleet.stats(0).status, FleetStatus::Fallback);
+    let fleet_mode = || first_retries(&fleet.processes[0].strategy, 20);
+    (first_retries(twin, 20), fleet_mode())
 }
 
 /// Two processes and the first's local twin, older than their window, after `seconds` in
