@@ -868,8 +868,8 @@ fn retries_in_fallback(fleet: &mut Fleet, twin: &StandardStrategy) -> (u32, u32)
     fleet.advance_ms(3_000);
     fleet.tick(0);
     assert_eq!(fleet.stats(0).status, FleetStatus::Fallback);
-    let fleet_mode = || first_retries(&fleet.processes[0].strategy, 20);
-    (first_retries(twin, 20), fleet_mode())
+    let fleet_mode = &fleet.processes[0].strategy;
+    (first_retries(twin, 20), first_retries(fleet_mode, 20))
 }
 
 /// Two processes and the first's local twin, older than their window, after `seconds` in
