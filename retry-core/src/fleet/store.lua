@@ -883,6 +883,8 @@ local function limiter_step(fleet, per_report, now)
   end
 end
 
+-- The fleet's cap (store_model::cap): its calls over the window; until they are known, the
+-- young quota while young, what its processes hold for an older fleet (a store re-learning).
 local function cap_at(fleet, now)
   local young = now < fleet.born + s.window
   local base
@@ -891,7 +893,7 @@ local function cap_at(fleet, now)
   elseif young then
     base = s.young
   else
-    base = s.most
+    base = fleet.pool + fleet.leased
   end
   if young then
     base = math.max(base, s.young)

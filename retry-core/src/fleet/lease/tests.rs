@@ -1045,6 +1045,39 @@ fn a_new_fleets_first_lease_lets_a_hedge_through() {
 }
 
 #[test]
+fn a_store_relearning_an_old_fleet_lets_a_hedge_through() {
+    // A fleet older than its window, healthy, whose store lost its state: the re-learning
+    // store's first lease (the fleet's call rate not known yet) finds it healthy, as it was, so
+    // a hedge is paid from what the process holds.
+    use crate::classify::RetryInfoClassifier;
+    use crate::driver::{HedgedLoop, NoHook};
+    use crate::hedge::Hedging;
+
+    let mut fleet = Fleet::new(2);
+    for _ in 0..=61 {
+        for index in 0..2 {
+            for _ in 0..10 {
+                assert!(fleet.call(index, 0, ErrorKind::Transient));
+            }
+        }
+        fleet.sync_all(0);
+        fleet.advance_ms(1_000);
+    }
+    let before = fleet.sync(0);
+    assert!(!before.fleet_failing(), "{before:?}");
+    fleet.store = StoreState::default();
+    let lease = fleet.sync(0);
+    assert!(!lease.fleet_failing(), "{lease:?}");
+    let strategy = &fleet.processes[0].strategy;
+    let hedging = Hedging::after(Duration::from_millis(50)).expect("valid");
+    let mut call = HedgedLoop::new(strategy, RetryInfoClassifier, NoHook, hedging);
+    assert_eq!(call.next_wait(true), None);
+    let _first = call.attempt().expect("sent");
+    let hedge = call.try_hedge();
+    assert!(hedge.is_ok(), "the held tokens pay a hedge: {hedge:?}");
+}
+
+#[test]
 fn a_hedge_is_reported_sent_and_paid_from_the_lease() {
     // A hedge is an attempt like any other for the fleet: the store counts it in the process's
     // sends (its share of the fleet's rate follows what it really sends), and it pays from the

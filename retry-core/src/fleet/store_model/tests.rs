@@ -347,17 +347,26 @@ fn a_flushed_store_relearns_without_a_burst() {
 }
 
 #[test]
-fn a_store_relearning_an_old_fleet_caps_it_at_the_most_until_its_call_rate_is_known() {
+fn a_store_relearning_an_old_fleet_caps_it_at_what_its_processes_hold_until_its_call_rate_is_known()
+{
     // A fleet born two windows ago whose store lost its state: what its processes hold is
-    // not trimmed before the store knows the fleet's calls.
+    // not trimmed before the store knows the fleet's calls, and the fleet does not read as
+    // failing meanwhile (its tokens under half a cap of the most, 5,000, would say so).
     let mut state = StoreState::default();
-    let relearning = Report {
+    let relearning = |id, held| Report {
         known_born_ms: 1_000,
-        held: 2_000,
-        ..report(1, 121_000)
+        held,
+        ..report(id, 121_000 + id * 100)
     };
-    let lease = lease(&mut state, &relearning);
-    assert_eq!((lease.cap, lease.grant), (5_000, 0), "{lease:?}");
+    let first = lease(&mut state, &relearning(1, 2_000));
+    assert_eq!((first.cap, first.grant), (2_000, 0), "{first:?}");
+    assert!(!first.fleet_failing(), "{first:?}");
+    let second = lease(&mut state, &relearning(2, 300));
+    assert_eq!((second.cap, second.grant), (2_300, 0), "{second:?}");
+    assert!(!second.fleet_failing(), "{second:?}");
+    // What they hold is capped at the most, as at any time.
+    let third = lease(&mut state, &relearning(3, 4_000));
+    assert_eq!(third.cap, 5_000, "{third:?}");
 }
 
 #[test]
