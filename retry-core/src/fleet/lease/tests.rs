@@ -125,6 +125,23 @@ impl Fleet {
     fn stats(&self, index: usize) -> FleetStats {
         self.processes[index].holder.stats(self.now())
     }
+
+    /// Process `index` sends a call's first attempt and then a hedge 50 ms later: whether the
+    /// quota paid the hedge (the refusal's reason if not).
+    fn hedge(&self, index: usize) -> Result<(), String> {
+        use crate::classify::RetryInfoClassifier;
+        use crate::driver::{HedgedLoop, NoHook};
+        use crate::hedge::Hedging;
+
+        let strategy = &self.processes[index].strategy;
+        let hedging = Hedging::after(Duration::from_millis(50)).expect("valid");
+        let mut call = HedgedLoop::new(strategy, RetryInfoClassifier, NoHook, hedging);
+        assert_eq!(call.next_wait(true), None);
+        let _first = call.attempt().expect("sent");
+        call.try_hedge()
+            .map(drop)
+            .map_err(|refused| format!("{refused:?}"))
+    }
 }
 
 #[test]
@@ -1025,19 +1042,10 @@ fn every_sync_whose_store_dropped_garbage_is_counted() {
 fn a_new_fleets_first_lease_lets_a_hedge_through() {
     // A new fleet holds the young quota: its first lease (its call rate not known yet) finds
     // it healthy, so a hedge is paid from the lease as a retry is, in its first second too.
-    use crate::classify::RetryInfoClassifier;
-    use crate::driver::{HedgedLoop, NoHook};
-    use crate::hedge::Hedging;
-
     let mut fleet = Fleet::new(1);
     let lease = fleet.sync(0);
     assert!(!lease.fleet_failing(), "{lease:?}");
-    let strategy = &fleet.processes[0].strategy;
-    let hedging = Hedging::after(Duration::from_millis(50)).expect("valid");
-    let mut call = HedgedLoop::new(strategy, RetryInfoClassifier, NoHook, hedging);
-    assert_eq!(call.next_wait(true), None);
-    let _first = call.attempt().expect("sent");
-    let hedge = call.try_hedge();
+    let hedge = fleet.hedge(0);
     assert!(
         hedge.is_ok(),
         "the young lease's quota pays a hedge: {hedge:?}"
@@ -1049,10 +1057,6 @@ fn a_store_relearning_an_old_fleet_lets_a_hedge_through() {
     // A fleet older than its window, healthy, whose store lost its state: the re-learning
     // store's first lease (the fleet's call rate not known yet) finds it healthy, as it was, so
     // a hedge is paid from what the process holds.
-    use crate::classify::RetryInfoClassifier;
-    use crate::driver::{HedgedLoop, NoHook};
-    use crate::hedge::Hedging;
-
     let mut fleet = Fleet::new(2);
     for _ in 0..=61 {
         for index in 0..2 {
@@ -1068,12 +1072,7 @@ fn a_store_relearning_an_old_fleet_lets_a_hedge_through() {
     fleet.store = StoreState::default();
     let lease = fleet.sync(0);
     assert!(!lease.fleet_failing(), "{lease:?}");
-    let strategy = &fleet.processes[0].strategy;
-    let hedging = Hedging::after(Duration::from_millis(50)).expect("valid");
-    let mut call = HedgedLoop::new(strategy, RetryInfoClassifier, NoHook, hedging);
-    assert_eq!(call.next_wait(true), None);
-    let _first = call.attempt().expect("sent");
-    let hedge = call.try_hedge();
+    let hedge = fleet.hedge(0);
     assert!(hedge.is_ok(), "the held tokens pay a hedge: {hedge:?}");
 }
 
