@@ -883,20 +883,20 @@ local function limiter_step(fleet, per_report, now)
   end
 end
 
--- The fleet's cap (store_model::cap): its calls over the window; until they are known, the
--- young quota while young, what its processes hold for an older fleet (a store re-learning).
+-- The fleet's cap (store_model::cap): its calls over the window, at least the young quota
+-- while young; until they are known, the young quota for a new fleet, what its processes hold
+-- for one the store re-learns.
 local function cap_at(fleet, now)
-  local young = now < fleet.born + s.window
   local base
   if fleet.calls_rate >= 0 then
     base = floor_div(fleet.calls_rate * s.window, 1000000)
-  elseif young then
-    base = s.young
-  else
+    if now < fleet.born + s.window then
+      base = math.max(base, s.young)
+    end
+  elseif fleet.relearn_until > 0 then
     base = fleet.pool + fleet.leased
-  end
-  if young then
-    base = math.max(base, s.young)
+  else
+    base = s.young
   end
   return math.min(base, s.most)
 end

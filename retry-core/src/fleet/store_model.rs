@@ -96,8 +96,8 @@
 //!    demand, the departed demand counted in the sum.
 //! 8. The budget: the cap is the fleet's calls per second times the window (the young quota
 //!    at least while the fleet is younger than its window; until the call rate is known, the
-//!    young quota for a young fleet, what its processes hold for an older one), at most
-//!    `most`. Over the cap, the pool shrinks first, then leases are trimmed (negative grants)
+//!    young quota for a new fleet, what its processes hold for one the store re-learns), at
+//!    most `most`. Over the cap, the pool shrinks first, then leases are trimmed (negative grants)
 //!    in proportion. Otherwise the process's target is its share of the
 //!    fleet's tokens by retry demand (at least one retry's cost), or the fair share (tokens /
 //!    live processes) when no process has demand or it is new, or nothing when others have
@@ -1382,23 +1382,24 @@ fn fleet_tokens(fleet: &FleetState, cap: i64) -> u64 {
     u64::try_from((fleet.pool + fleet.leased).min(cap)).unwrap_or(0)
 }
 
-/// The fleet's cap at `now`, in tokens. Before its call rate is known (its first tick), a
-/// fleet younger than its window is capped at the young quota, what a new fleet's pool holds:
-/// at the most, its tokens would read as a failing fleet's ([`Lease::fleet_failing`]: 500 of
+/// The fleet's cap at `now`, in tokens: its calls per second times the window, at least the
+/// young quota while it is younger than its window, at most the most. Before its call rate is
+/// known (its first tick), a new fleet is capped at the young quota, what its pool holds: at
+/// the most, its tokens would read as a failing fleet's ([`Lease::fleet_failing`]: 500 of
 /// 5,000), so that its processes kept no more than their young quota, sent no hedge and fell
-/// back to a share of the cap in that first interval. An older fleet (a store re-learning
-/// it) is capped at what its processes hold, as far as counted (at most the most): nothing
-/// they hold is trimmed before its calls are known, and its tokens say nothing of failure
-/// then (at the most, 2,000 held of 5,000 read as failing); its calls alone do
-/// ([`fleet_calls_failing`]).
+/// back to a share of the cap in that first interval. A fleet the store re-learns (its state
+/// lost) is capped then at what its processes hold, as far as counted: nothing they hold is
+/// trimmed before its calls are known (at the young quota, a young fleet's 2,000 tokens were
+/// trimmed to 500), and its tokens say nothing of failure then (at the most, 2,000 held of
+/// 5,000 read as failing); its calls alone do ([`fleet_calls_failing`]).
 fn cap(fleet: &FleetState, s: &Knobs, now: i64) -> i64 {
     let young = now < fleet.born_ms + s.window;
     let base = match fleet.calls_rate {
-        None if young => s.young,
-        None => fleet.pool + fleet.leased,
+        None if fleet.relearn_until_ms > 0 => fleet.pool + fleet.leased,
+        None => s.young,
+        Some(rate) if young => floor_div(rate * s.window, 1_000_000).max(s.young),
         Some(rate) => floor_div(rate * s.window, 1_000_000),
     };
-    let base = if young { base.max(s.young) } else { base };
     base.min(s.most)
 }
 

@@ -370,6 +370,22 @@ fn a_store_relearning_an_old_fleet_caps_it_at_what_its_processes_hold_until_its_
 }
 
 #[test]
+fn a_store_relearning_a_young_fleet_trims_nothing_its_processes_hold() {
+    // A fleet born 30 s ago (younger than its 60 s window) whose calls had earned it more than
+    // the young quota, and whose store lost its state: until the store knows the fleet's calls
+    // it trims nothing its processes hold, as for an older fleet.
+    let mut state = StoreState::default();
+    let relearning = Report {
+        known_born_ms: 91_000,
+        held: 2_000,
+        ..report(1, 121_000)
+    };
+    let lease = lease(&mut state, &relearning);
+    assert_eq!((lease.cap, lease.grant), (2_000, 0), "{lease:?}");
+    assert!(!lease.fleet_failing(), "{lease:?}");
+}
+
+#[test]
 fn a_new_process_on_a_flushed_store_starts_a_new_fleet() {
     let mut state = StoreState::default();
     let lease = lease(&mut state, &report(9, 50_000));
