@@ -97,8 +97,8 @@
 //! 8. The budget: the cap is the fleet's calls per second times the window (the young quota
 //!    at least while the fleet is younger than its window; until the call rate is known, the
 //!    young quota for a new fleet, what its processes hold for one the store re-learns), at
-//!    most `most`. Over the cap, the pool shrinks first, then leases are trimmed (negative grants)
-//!    in proportion. Otherwise the process's target is its share of the
+//!    most `most`. Over the cap, the pool shrinks first, then leases are trimmed (negative
+//!    grants) in proportion. Otherwise the process's target is its share of the
 //!    fleet's tokens by retry demand (at least one retry's cost), or the fair share (tokens /
 //!    live processes) when no process has demand or it is new, or nothing when others have
 //!    demand and it has none. Positive grants come out of the pool. The reply's fleet tokens

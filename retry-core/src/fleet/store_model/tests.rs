@@ -347,8 +347,7 @@ fn a_flushed_store_relearns_without_a_burst() {
 }
 
 #[test]
-fn a_store_relearning_an_old_fleet_caps_it_at_what_its_processes_hold_until_its_call_rate_is_known()
-{
+fn a_store_relearning_an_old_fleet_caps_it_at_what_its_processes_hold() {
     // A fleet born two windows ago whose store lost its state: what its processes hold is
     // not trimmed before the store knows the fleet's calls, and the fleet does not read as
     // failing meanwhile (its tokens under half a cap of the most, 5,000, would say so).
