@@ -1388,10 +1388,11 @@ fn fleet_tokens(fleet: &FleetState, cap: i64) -> u64 {
 /// the most, its tokens would read as a failing fleet's ([`Lease::fleet_failing`]: 500 of
 /// 5,000), so that its processes kept no more than their young quota, sent no hedge and fell
 /// back to a share of the cap in that first interval. A fleet the store re-learns (its state
-/// lost) is capped then at what its processes hold, as far as counted: nothing they hold is
-/// trimmed before its calls are known (at the young quota, a young fleet's 2,000 tokens were
-/// trimmed to 500), and its tokens say nothing of failure then (at the most, 2,000 held of
-/// 5,000 read as failing); its calls alone do ([`fleet_calls_failing`]).
+/// lost, then made from a report that knew the fleet's birth: `relearn_until_ms` set, which
+/// nothing clears) is capped then at what its processes hold, as far as counted: nothing
+/// they hold is trimmed before its calls are known (at the young quota, a young fleet's 2,000
+/// tokens were trimmed to 500), and its tokens say nothing of failure then (at the most,
+/// 2,000 held of 5,000 read as failing); its calls alone do ([`fleet_calls_failing`]).
 fn cap(fleet: &FleetState, s: &Knobs, now: i64) -> i64 {
     let young = now < fleet.born_ms + s.window;
     let base = match fleet.calls_rate {
