@@ -226,7 +226,9 @@ impl ClientRateLimiter {
             } else {
                 measured
             };
-            if !state.enabled {
+            if state.enabled {
+                state.empty_bucket(now);
+            } else {
                 state.enabled = true;
                 self.enabled.store(true, Ordering::Release);
             }

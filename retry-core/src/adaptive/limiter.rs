@@ -28,6 +28,11 @@ const PERMIT: f64 = 1.0;
 /// Off until the first throttling response; then every attempt takes a send permit from a token
 /// bucket whose fill rate CUBIC lowers on throttling and raises on success. A short caller is
 /// told how long to wait and is granted nothing until it comes back: capacity never goes negative.
+/// A cut of a running limiter's rate empties its bucket: the next attempt goes at the new rate.
+/// (The AWS SDKs keep the permits banked at the old rate, up to a second of the new one: sent at
+/// once, each finds the service as full as the throttled attempt did, and each throttle, to an
+/// attempt sent after the cut, cuts again. In this crate's simulator a client of two sharing
+/// 992/s went from 464/s to 9.5/s in 20 ms, 10 cuts on 12 banked permits.)
 ///
 /// Waiting callers are served first come, first served: each gets a ticket, a newcomer is granted
 /// only permits beyond those owed to the waiters, and a returning waiter only those beyond the
@@ -42,7 +47,8 @@ const PERMIT: f64 = 1.0;
 /// model), the fill rate and measured rate follow the AWS SDKs' published vectors (smithy-rs'
 /// `test_client_sending_rates`) but for this crate's additions: one reduction per congestion
 /// event, the hold through throttling that does not depend on the rate, the curve scaled above
-/// 10 requests/s (never in play below it).
+/// 10 requests/s (never in play below it). The bucket's permits differ from the AWS SDKs' after
+/// a cut of a running limiter (emptied, above).
 /// Adaptive mode feeds only a sample of its idle responses
 /// ([`record_idle_sample`](Self::record_idle_sample)): the measured rate then follows the
 /// samples, so the congestion that switches the limiter on starts instead from the rate counted

@@ -119,6 +119,13 @@ impl LimiterState {
         }
     }
 
+    /// Empties the bucket at `now`, at a cut of the rate it filled at: the permits banked at
+    /// that rate would send at it after the cut, and each throttle they met would cut again.
+    pub(super) fn empty_bucket(&mut self, now: f64) {
+        self.refill(now);
+        self.capacity = 0.0;
+    }
+
     pub(super) fn refill(&mut self, now: f64) {
         if now > self.last_refill {
             let added = (now - self.last_refill) * self.fill_rate;

@@ -245,23 +245,26 @@ fn a_success_raises_the_rate_but_at_most_to_twice_the_measured_rate() {
 
     // t = 1.2, throttled again: bucket 1.0 is still open, measured stays 3.2. The limiter is
     // on, so rate_to_use = min(measured 3.2, fill 6.4) = 3.2 and the new rate 3.2 * 0.7 = 2.24.
-    // The bucket refills at 6.4/s for 0.2 s: 3.05 + 1.28 = 4.33, then is cut to the new
-    // capacity max(2.24, 1) = 2.24.
+    // The bucket refills at 6.4/s for 0.2 s: 3.05 + 1.28 = 4.33, permits banked at the rate
+    // just cut, which the cut takes (the AWS SDKs keep them, capped at the new capacity
+    // max(2.24, 1) = 2.24: two attempts at once at the old rate, each a throttle and a cut).
     limiter.record_response(true, at(1.2), at(1.2));
     let stats = limiter.stats();
     assert_close(stats.fill_rate, 2.24, "3.2 * 0.7");
     assert_close(stats.max_capacity, 2.24, "capacity");
-    assert_close(stats.capacity, 2.24, "min(4.33, 2.24)");
+    assert_eq!(stats.capacity, 0.0, "the permits banked at 6.4/s");
 
-    // Two permits are there; the third caller is 1 - 0.24 = 0.76 short: 0.76 / 2.24 s.
-    assert_granted(limiter.try_acquire(None, at(1.2)), "first");
-    assert_granted(limiter.try_acquire(None, at(1.2)), "second");
-    let (wait, _reservation) = must_wait(limiter.try_acquire(None, at(1.2)));
-    assert_wait(wait, 0.76 / 2.24, "third");
-    assert_close(
+    // The next caller is a permit short: 1 / 2.24 s; at 1.2 + 1 / 2.24 s, it is granted.
+    let (wait, reservation) = must_wait(limiter.try_acquire(None, at(1.2)));
+    assert_wait(wait, 1.0 / 2.24, "first after the cut");
+    assert_eq!(
         limiter.stats().capacity,
-        0.24,
-        "the short caller took nothing",
+        0.0,
+        "the short caller took nothing"
+    );
+    assert_granted(
+        limiter.try_acquire(Some(reservation), at(1.2) + wait),
+        "at the cut rate",
     );
 }
 
@@ -687,6 +690,68 @@ fn a_burst_of_throttles_to_attempts_in_flight_lowers_the_rate_once() {
         limiter.stats().fill_rate,
         (BETA * reduced).max(MIN_FILL_RATE),
         "second reduction",
+    );
+}
+
+/// A limiter switched on by a throttle at 2.0 s (after 100 responses/s for 2 s), whose caller
+/// then sent 60 attempts/s for a minute, each answered at once and none throttled: the
+/// throttling's episode is over, and the rate grew past what is sent, banking permits.
+fn on_and_banking() -> Arc<ClientRateLimiter> {
+    let limiter = ClientRateLimiter::new(Duration::ZERO);
+    for i in 0..200 {
+        let t = at(f64::from(i) * 0.01);
+        limiter.record_response(false, t, t);
+    }
+    limiter.record_response(true, at(2.0), at(2.0));
+    for i in 1..=3_660 {
+        let t = at(2.0 + f64::from(i) / 60.0);
+        assert_granted(limiter.try_acquire(None, t), "below the rate");
+        limiter.record_response(false, t, t);
+    }
+    limiter
+}
+
+#[test]
+fn attempts_after_a_cut_go_at_the_cut_rate_not_on_permits_banked_before_it() {
+    let limiter = on_and_banking();
+    let banked = limiter.stats().capacity;
+    assert!(banked > 10.0, "banked {banked}");
+    // A throttle answered at once starts a new episode and cuts the rate; the server's bucket
+    // stays empty for 50 ms, and it throttles at once every attempt sent meanwhile, whatever
+    // the client's rate. The caller has an attempt to send every millisecond.
+    let before = limiter.stats().fill_rate;
+    limiter.record_response(true, at(63.0), at(63.0));
+    let cut = limiter.stats().fill_rate;
+    assert!(
+        cut < before,
+        "a new episode's first throttle cuts: {before} -> {cut}"
+    );
+    let mut sent = 0;
+    let mut reservation = None;
+    for ms in 1..=50 {
+        let now = at(63.0 + f64::from(ms) * 0.001);
+        match limiter.try_acquire(reservation.take(), now) {
+            Admission::Granted => {
+                sent += 1;
+                limiter.record_response(true, now, now);
+            }
+            Admission::Wait {
+                reservation: place, ..
+            } => reservation = Some(place),
+        }
+    }
+    // On the permits banked at the old rate, an attempt every millisecond until they ran out,
+    // each throttled and each a cut: the rate at a few percent of itself. At the cut rate,
+    // at most one attempt per 1 / cut seconds, each a cut of its own.
+    let most = 1.0 + 0.05 * cut;
+    assert!(
+        f64::from(sent) <= most,
+        "{sent} attempts in the 50 ms after a cut to {cut:.1}/s (at most {most:.1})"
+    );
+    let rate = limiter.stats().fill_rate;
+    assert!(
+        rate >= BETA.powi(sent) * cut - EPSILON,
+        "{rate} after {sent} cuts from {cut}"
     );
 }
 
