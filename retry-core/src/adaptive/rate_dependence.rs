@@ -167,7 +167,13 @@ impl Hold {
 ///   share rises to [`WORSE_SHARE`] times the share held ([`RISE_BOUND`]) or the throttling
 ///   ends ([`QUIET`]). When it reaches `-EVIDENCE_BOUND`, the share fell: throttles lower the
 ///   rate again, until the evidence is back to even (a fixed share that follows a rate limit
-///   is told within a few throttles).
+///   is told within a few throttles);
+/// * a share that rose through a hold is not held again until the throttling ends: a fixed
+///   share keeps its level, and one that stays put while the rate is down and rises when it is
+///   taken back is demand that comes and goes (the client's own, or other clients' on a
+///   shared limit), which every throttle then lowers the rate for, as in the AWS SDKs. (In the
+///   simulator's shape sweep, processes in on/off spells held through 40-60 % of their
+///   requests throttled, `docs/sim/adaptive.md`.)
 ///
 /// The limiter feeds it every response once it is on ([`record`](Self::record)) and tells it
 /// of each cut ([`cut`](Self::cut)).
@@ -191,6 +197,11 @@ pub(crate) struct RateDependence {
     hold: Option<Hold>,
     /// When the latest throttle came (its attempt's send time, seconds).
     last_throttle_at: f64,
+    /// A hold of this throttling saw the share rise ([`WORSE_SHARE`]): a steady share keeps its
+    /// level, so this one follows something else (demand that comes and goes, the client's or
+    /// others' on a shared limit). Nothing is weighed, and nothing held, until the throttling
+    /// ends ([`QUIET`]).
+    rose: bool,
 }
 
 impl RateDependence {
@@ -213,9 +224,10 @@ impl RateDependence {
             if !hold.rises(throttled) {
                 return false;
             }
-            // Worse: a new episode, started by this throttle's cut.
+            // Worse: a new episode, started by this throttle's cut, that holds nothing.
             *self = RateDependence {
                 last_throttle_at: self.last_throttle_at,
+                rose: true,
                 ..RateDependence::default()
             };
             return true;
@@ -228,7 +240,7 @@ impl RateDependence {
         let far = sending <= self.far_below() * start_rate && sending > 0.0;
         // Far down, where a rate limit would throttle clearly less, a throttle lowers the rate
         // again only once the share is found to fall.
-        let weighed = far && self.weigh(throttled, sending);
+        let weighed = far && !self.rose && self.weigh(throttled, sending);
         if !weighed {
             self.unweighed.add(throttled, sending);
         }
@@ -415,6 +427,29 @@ mod tests {
         let run = drive(&mut rule, 100.0, 5.0, limit(50.0, 1));
         assert!(run.cuts >= 1);
         assert!(!rule.is_holding());
+    }
+
+    #[test]
+    fn a_share_that_rose_through_a_hold_is_not_held_again_until_the_throttling_ends() {
+        // Held at 5 %, then 30 % of the requests throttled: the share rose through the hold.
+        // A steady share holds its level; one that rises and falls with the rate held is what
+        // demand that comes and goes (the client's, or others' on a shared limit) looks like.
+        let mut rule = RateDependence::default();
+        drive(&mut rule, 100.0, 60.0, fixed_share(0.05, 3));
+        assert!(rule.is_holding());
+        let run = drive(&mut rule, 100.0, 120.0, fixed_share(0.3, 3));
+        assert!(
+            !rule.is_holding() && run.rate < 10.0,
+            "held again after the share rose: {run:?}"
+        );
+        // A quiet minute ends the throttling: the next episode may hold again.
+        assert!(rule.record(true, 1_000.0, 100.0));
+        let mut rule_after = rule;
+        let run = drive(&mut rule_after, 100.0, 60.0, fixed_share(0.05, 4));
+        assert!(
+            rule_after.is_holding(),
+            "a new throttling is weighed: {run:?}"
+        );
     }
 
     #[test]
