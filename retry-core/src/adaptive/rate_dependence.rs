@@ -444,12 +444,8 @@ mod tests {
         );
         // A quiet minute ends the throttling: the next episode may hold again.
         assert!(rule.record(true, 1_000.0, 100.0));
-        let mut rule_after = rule;
-        let run = drive(&mut rule_after, 100.0, 60.0, fixed_share(0.05, 4));
-        assert!(
-            rule_after.is_holding(),
-            "a new throttling is weighed: {run:?}"
-        );
+        let run = drive(&mut rule, 100.0, 60.0, fixed_share(0.05, 4));
+        assert!(rule.is_holding(), "a new throttling is weighed: {run:?}");
     }
 
     #[test]
