@@ -10,12 +10,15 @@
 //!
 //! The calls fleet mode loses where local mode protects the server as well
 //! ([`calls_lost_unprotected`]) are its plainest loss: no bound asked for them.
+//!
+//! What each arm protects the server from is counted too ([`unprotected`]): the shapes where
+//! local mode, fleet mode or the split misses the 429 share's or the busiest second's bound.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::frontier::Frontier;
-use super::sweep::{FLEET, GOALS, Goal, LOCAL, SPLIT, ShapeResult, worst_p5_median};
+use super::sweep::{ARMS, FLEET, GOALS, Goal, LOCAL, SPLIT, ShapeResult, worst_p5_median};
 
 /// How many of the shapes where fleet mode misses the admitted bound though the bucket allows
 /// it are named, lowest first.
@@ -134,6 +137,52 @@ fn calls_lost_line(results: &[ShapeResult]) -> String {
     )
 }
 
+/// One arm's protection misses over a sweep: the shapes where it misses the 429 share's
+/// per-shape bound, the busiest second's, and either.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Unprotected {
+    /// Shapes over the 429 share's per-shape bound.
+    pub share_429: usize,
+    /// Shapes over the busiest second's per-shape bound.
+    pub busiest: usize,
+    /// Shapes over either of the two.
+    pub either: usize,
+}
+
+/// Each arm's protection misses over `results`, in [`ARMS`] order.
+pub fn unprotected(results: &[ShapeResult]) -> [Unprotected; 3] {
+    let mut counts = [Unprotected::default(); 3];
+    for result in results {
+        for (arm, count) in counts.iter_mut().enumerate() {
+            let share_429 = !meets(&GOALS[SHARE_429], result, arm);
+            let busiest = !meets(&GOALS[BUSIEST], result, arm);
+            count.share_429 += usize::from(share_429);
+            count.busiest += usize::from(busiest);
+            count.either += usize::from(share_429 || busiest);
+        }
+    }
+    counts
+}
+
+/// [`unprotected`] as a markdown table, one row per arm, under a line that says what it counts.
+fn unprotected_table(results: &[ShapeResult]) -> String {
+    let (share_429, busiest) = (GOALS[SHARE_429].every_shape, GOALS[BUSIEST].every_shape);
+    let mut out = format!(
+        "Protection per arm: shapes (of {}) where each arm misses a protection bound:\n\n\
+         | arm | 429 share over {share_429} | busiest second over {busiest} | either |\n\
+         |---|---:|---:|---:|\n",
+        results.len(),
+    );
+    for (name, count) in ARMS.iter().zip(unprotected(results)) {
+        let _ = writeln!(
+            out,
+            "| {name} | {} | {} | {} |",
+            count.share_429, count.busiest, count.either
+        );
+    }
+    out
+}
+
 /// The shapes of `shapes` where fleet mode misses `goal`'s per-shape bound, its figure lowest
 /// first.
 fn fleet_misses<'a>(
@@ -179,7 +228,8 @@ pub fn by_bounds_missed(results: &[ShapeResult]) -> Vec<(String, usize)> {
 }
 
 /// The counts as markdown: per goal, the shapes fleet mode misses and how many of them the
-/// split and local mode meet; then the shapes by the bounds missed.
+/// split and local mode meet; each arm's protection misses; then the shapes by the bounds
+/// missed.
 pub fn markdown(results: &[ShapeResult]) -> String {
     let mut out = String::new();
     let _ = writeln!(
@@ -197,6 +247,7 @@ pub fn markdown(results: &[ShapeResult]) -> String {
     }
     let _ = writeln!(out, "\n{}", admitted_where_possible(results));
     let _ = writeln!(out, "{}", calls_lost_line(results));
+    let _ = writeln!(out, "{}", unprotected_table(results));
     let _ = writeln!(out, "Shapes by the per-shape bounds fleet mode misses:\n");
     for (bounds, count) in by_bounds_missed(results) {
         let _ = writeln!(out, "* {count}: {bounds}");
@@ -336,6 +387,50 @@ mod tests {
         let line = calls_lost_line(&results);
         assert!(line.contains("in 2 of 5 shapes"), "{line}");
         assert!(line.contains("Lowest: #4 0.500, #3 0.800."), "{line}");
+    }
+
+    /// Each arm's 429 share and busiest second are counted against their own bounds: over
+    /// them is a miss, at them or under is not.
+    #[test]
+    fn each_arm_counts_its_own_protection_misses() {
+        let results = [
+            // Local mode over 2 % 429s only.
+            result(1, [arm(1.0, 0.05, 1.0, 990), good(), good()]),
+            // Local mode over both; fleet mode over 1.10x only.
+            result(
+                2,
+                [arm(1.0, 0.03, 1.3, 990), arm(0.99, 0.0, 1.2, 990), good()],
+            ),
+            // The split just over 2 % 429s; local and fleet mode at the bounds, which meets them.
+            result(
+                3,
+                [
+                    arm(1.0, 0.01, 1.1, 990),
+                    arm(0.99, 0.02, 1.0, 990),
+                    arm(0.9, 0.021, 0.5, 990),
+                ],
+            ),
+            // Nobody sends: no miss.
+            result(4, [arm(0.0, 0.0, 0.0, 0); 3]),
+        ];
+        let counts = unprotected(&results);
+        let miss = |share_429, busiest, either| Unprotected {
+            share_429,
+            busiest,
+            either,
+        };
+        assert_eq!(counts[LOCAL], miss(2, 1, 2));
+        assert_eq!(counts[FLEET], miss(0, 1, 1));
+        assert_eq!(counts[SPLIT], miss(1, 0, 1));
+        let table = markdown(&results);
+        assert!(
+            table.contains("| arm | 429 share over 0.02 | busiest second over 1.1 | either |"),
+            "{table}"
+        );
+        assert!(
+            table.contains("| local | 2 | 1 | 2 |\n| fleet | 0 | 1 | 1 |\n| split | 1 | 0 | 1 |"),
+            "{table}"
+        );
     }
 
     /// `result` with its shape's server bucket and offered load replaced.
