@@ -634,6 +634,16 @@ local function pause_unused_curve(fleet, elapsed, now)
   end
 end
 
+-- The tick that ends measures again the limit of a held cut (not an estimate) made in it:
+-- throttled too and admitting more than the cut measured, the limit is what it admitted.
+local function measure_cut_again(fleet)
+  local cut_in_tick = fleet.engaged == 1 and fleet.cold_cut == 0 and
+    fleet.cut_at >= fleet.tick_start
+  if cut_in_tick and fleet.tick_throttles > 0 and fleet.admitted_rate > fleet.w_max then
+    fleet.w_max = fleet.admitted_rate
+  end
+end
+
 -- Ends a tick of at least an interval: the fleet's rates over it (the send and admitted
 -- rates only from a tick of at most LONGEST_TICK_INTERVALS: a longer one missed reports).
 local function end_tick(fleet, live, now)
@@ -667,6 +677,7 @@ local function end_tick(fleet, live, now)
     local admitted = admitted_in_tick(fleet)
     fleet.admitted_rate = demand_weighted_rate(fleet, admitted) or
       per_report_rate(fleet, admitted, live) or per_second(admitted)
+    measure_cut_again(fleet)
   end
   fleet.calls_failing = 0
   if tick_says_failing(fleet) then

@@ -544,6 +544,46 @@ async fn a_climbs_cut_measures_its_current_tick_on_redis_and_in_the_model() {
     assert_eq!((fleet.w_max, fleet.cut_at_ms), (640_000, 3_600));
 }
 
+/// Two processes (process 2 on the second, process 1 400 ms after; with `held`, a throttle at
+/// 4 s makes an estimate first): process 1 reports a quiet second, process 2 a burst whose
+/// report ends that tick and cuts, process 1 the same burst (200 of 600 throttled) and process
+/// 2 a quiet second, ending the tick after the cut. The limit at the cut and after that tick.
+async fn limits_around_half_a_burst(pair: &mut Pair<'_>, held: bool) -> (i64, i64) {
+    let mut fleet: Vec<Process> = (1..=2).map(Process::new).collect();
+    let quiet_at = if held { 5 } else { 3 };
+    for second in 1..=quiet_at {
+        let throttles = if held && second == 4 { 50 } else { 0 };
+        let sends = if second == quiet_at { 2 } else { 500 };
+        pair.send(&mut fleet[1], second * 1_000, (500, throttles), 1_000_000)
+            .await;
+        pair.send(&mut fleet[0], second * 1_000 + 400, (sends, 0), 1_000_000)
+            .await;
+    }
+    let burst = (quiet_at + 1) * 1_000;
+    pair.send(&mut fleet[1], burst, (300, 100), 1_000_000).await;
+    let cut = pair.model.fleet().expect("a fleet").w_max;
+    pair.send(&mut fleet[0], burst + 400, (600, 200), 1_000_000)
+        .await;
+    pair.send(&mut fleet[1], burst + 1_000, (50, 0), 1_000_000)
+        .await;
+    (cut, pair.model.fleet().expect("a fleet").w_max)
+}
+
+#[tokio::test]
+async fn the_tick_after_a_held_cut_measures_it_again_and_not_an_estimate_on_redis_too() {
+    let Some(server) = server(&[]) else { return };
+    let mut pair = Pair::new(&server, "again-held").await;
+    assert_eq!(
+        limits_around_half_a_burst(&mut pair, true).await,
+        (202_000, 450_000)
+    );
+    let mut pair = Pair::new(&server, "again-estimate").await;
+    assert_eq!(
+        limits_around_half_a_burst(&mut pair, false).await,
+        (202_000, 202_000)
+    );
+}
+
 #[tokio::test]
 async fn a_cold_fleets_first_cut_waits_for_a_measure_on_redis_and_in_the_model() {
     // A throttled report of a process's first milliseconds does not cut a cold fleet; one more

@@ -2083,3 +2083,64 @@ fn sums_that_disagree_with_the_records_are_garbage_within_a_lease() {
         assert!(last.send_rate >= rate / 8 * 9 / 10, "{field}: {last:?}");
     }
 }
+
+/// Two processes at 1,000/s each, syncing every second (process 2 on the second, process 1
+/// 400 ms after), each tick ending with process 2's report. With `held`, a throttle at 4 s
+/// first makes the fleet's first cut, an estimate (950/s), and the burst comes two seconds
+/// later. Process 1 reports a quiet second (2 sent); process 2 a burst (300 sent, 100
+/// throttled): its report ends the tick of the quiet one and cuts, confirming the estimate if
+/// there is one (a limit held), or making the first cut (an estimate). Process 1 then reports
+/// the same burst, `throttled` of its 600 attempts throttled, and process 2 a quiet second,
+/// which ends the tick after the cut. The fleet when the cut was made, and after that tick.
+fn cut_on_half_a_burst(held: bool, throttled: u64) -> (FleetState, FleetState) {
+    let mut state = StoreState::default();
+    let quiet_at = if held { 5 } else { 3 };
+    for second in 1..=quiet_at {
+        let throttles = if held && second == 4 { 50 } else { 0 };
+        lease(&mut state, &sending(2, second * 1_000, 500, throttles));
+        let sends = if second == quiet_at { 2 } else { 500 };
+        lease(&mut state, &sending(1, second * 1_000 + 400, sends, 0));
+    }
+    let burst = (quiet_at + 1) * 1_000;
+    lease(&mut state, &sending(2, burst, 300, 100));
+    let cut = fleet(&state);
+    assert_eq!(cut.cut_at_ms, i64::try_from(burst).expect("small"));
+    assert_eq!(cut.cold_cut, !held, "{cut:?}");
+    lease(&mut state, &sending(1, burst + 400, 600, throttled));
+    lease(&mut state, &sending(2, burst + 1_000, 50, 0));
+    (cut, fleet(&state))
+}
+
+#[test]
+fn a_held_cut_is_measured_again_by_the_tick_after_it_when_that_tick_was_throttled_and_admitted_more()
+ {
+    // The shape sweep's #160, in short: the tick the cut measured holds one process's quiet
+    // report and a tenth of the other's burst.
+    let (cut, after) = cut_on_half_a_burst(true, 200);
+    let admitted = after.admitted_rate.expect("a whole tick");
+    assert!(
+        admitted > cut.w_max && after.w_max == admitted,
+        "the cut measured {}, the tick after it admitted {admitted}: the limit {}",
+        cut.w_max,
+        after.w_max
+    );
+    assert_eq!(after.cut_at_ms, cut.cut_at_ms, "the cut's time stays");
+}
+
+#[test]
+fn a_cut_is_not_measured_again_by_a_tick_after_it_without_throttles() {
+    // Not throttled, the tick after the cut tells of the demand, not of the limit.
+    let (cut, after) = cut_on_half_a_burst(true, 0);
+    assert!(after.admitted_rate.expect("a whole tick") > cut.w_max);
+    assert_eq!(after.w_max, cut.w_max);
+}
+
+#[test]
+fn an_estimate_is_not_measured_again_by_the_tick_after_it() {
+    // A cold fleet's first cut climbs from its estimate at once; the tick after it may hold
+    // traffic admitted before the limit began (on a real clock, a limit enforced from 20 s:
+    // an estimate of 174/s raised to 309/s of 190/s by such a tick, and cut to 95/s after).
+    let (cut, after) = cut_on_half_a_burst(false, 200);
+    assert!(after.admitted_rate.expect("a whole tick") > cut.w_max);
+    assert_eq!(after.w_max, cut.w_max);
+}
