@@ -788,7 +788,7 @@ fn end_tick(fleet: &mut FleetState, s: &Knobs, live: i64, now: i64) {
 /// that brings the first throttle: the traffic that met the limit with it is in the reports
 /// that follow, which the tick the cut measured had not heard. In the shape sweep's #160 (2
 /// on/off processes against 190/s, a 3.8 s sync) one process's report of a quiet interval and
-/// the other's of 140 attempts admitted of a burst made the tick the cut measured: 37/s; the
+/// the other's of 138 attempts admitted of a burst made the tick the cut measured: 37/s; the
 /// first process reported 295 admitted of the same burst 61 ms later. Held at 37/s and probed
 /// at 0.25 % a second, the fleet served 0.31 of local mode's calls (0.52 now). The tick after a
 /// cut holds the traffic sent at the rate before it and at the cut's: throttled, what the
