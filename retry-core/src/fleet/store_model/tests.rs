@@ -2112,10 +2112,10 @@ fn cut_on_half_a_burst(held: bool, throttled: u64) -> (FleetState, FleetState) {
 }
 
 #[test]
-fn a_held_cut_is_measured_again_by_the_tick_after_it_when_that_tick_was_throttled_and_admitted_more()
- {
+fn a_held_cut_is_measured_again_by_a_throttled_tick_after_it_that_admitted_more() {
     // The shape sweep's #160, in short: the tick the cut measured holds one process's quiet
-    // report and a tenth of the other's burst.
+    // report and the other's part of a burst (200 admitted); the first process's part (400
+    // admitted) comes in the tick after it.
     let (cut, after) = cut_on_half_a_burst(true, 200);
     let admitted = after.admitted_rate.expect("a whole tick");
     assert!(
