@@ -290,11 +290,13 @@
 //!   ticks from before it took effect); a tick in which the fleet sent under half the rate its
 //!   processes were given, and wanted less than it, does not move the curve on past the target, so
 //!   a fleet that does not use its rate keeps it where it is instead of growing it unused; a store
-//!   that lost its state adopts the lowest rate its processes knew as the target. Below the limit,
-//!   because a fleet of many small senders varies by a few percent from one second to the next: at
-//!   the limit, its busiest seconds are 7-10 % over it. Each process sends at its share of the
-//!   fleet's send demand (smoothed over four reports; an expired process's demand counted while it
-//!   is released, over about a lease).
+//!   that lost its state adopts the lowest rate its processes knew as the target (each process's
+//!   first report after the loss tells it; later ones tell the re-learning store's own rate), and
+//!   judges a throttle against it at once. Below the limit, because a fleet of many small senders
+//!   varies by a few percent from one second to the next: at the limit, its busiest seconds are
+//!   7-10 % over it. Each process sends at its share of the fleet's send demand (smoothed over
+//!   four reports; an expired process's demand counted while it is released, over about a
+//!   lease).
 //! * A [`Reply`](protocol::Reply): the grant (tokens to add or give back), the fleet's cap, the
 //!   live processes, whether the fleet limiter is engaged, the fleet's rate and the process's
 //!   share of it, the fleet's tokens (below half the cap, the fleet counts as failing; none

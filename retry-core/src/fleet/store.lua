@@ -724,8 +724,10 @@ local function measured_limit(fleet, per_report, now)
     return math.max(fleet.admitted_rate, current)
   end
   if fleet.engaged == 1 then
-    -- Adopted, no whole tick measured yet: the fleet's own rate if more.
-    return math.max(fleet.fleet_rate, current)
+    -- Adopted, no whole tick measured yet: the fleet's own rate, or the current tick's
+    -- admissions over a sync interval if more.
+    local per_interval = floor_div(admitted * 1000000, math.max(s.interval, 1))
+    return math.max(fleet.fleet_rate, math.min(per_interval, MAX_RATE))
   end
   return current
 end
@@ -862,17 +864,20 @@ local function cut(fleet, measured, now)
   fleet.adopting = 0
 end
 
-local function limiter_step(fleet, per_report, now)
+-- Adoption (of the rate a process knew, from its first report to a re-learning store, given
+-- to the fleet at once), the cut on a throttle, the fleet's rate (store_model::limiter_step).
+local function limiter_step(fleet, is_new, per_report, now)
   if fleet.adopting == 1 and now >= fleet.relearn_until then
     fleet.adopting = 0
   end
-  if fleet.adopting == 1 and r.known_rate > 0 and
+  if fleet.adopting == 1 and is_new and r.known_rate > 0 and
       (fleet.engaged == 0 or r.known_rate < fleet.fleet_rate) then
     fleet.engaged = 1
     fleet.w_max = limit_with_target(r.known_rate)
     fleet.cold_cut = 0
     fleet.cut_at = now - regain_ms()
     fleet.curve_paused = 0
+    fleet.fleet_rate = fleet_curve(fleet, now)
   end
   local may_cut
   if fleet.engaged == 1 then
@@ -1015,7 +1020,7 @@ add_to_tick(fleet, is_new)
 local per_report = admitted_per_report(fleet, live)
 end_tick(fleet, live, now)
 undo_cuts_made_without(fleet, is_new, now)
-limiter_step(fleet, per_report, now)
+limiter_step(fleet, is_new, per_report, now)
 
 -- 8. The budget.
 local cap = cap_at(fleet, now)

@@ -372,7 +372,7 @@ pub fn step(
     let per_report = admitted_per_report(&fleet, &s, live);
     end_tick(&mut fleet, &s, live, now);
     undo_cuts_made_without(&mut fleet, &s, &r, previous.is_none(), now);
-    limiter_step(&mut fleet, &s, &r, per_report, now);
+    limiter_step(&mut fleet, &s, &r, previous.is_none(), per_report, now);
     let (lease, record) = budget_step(&mut fleet, &s, &r, counted, previous.is_none(), live, now);
     state.put_record(report.process, record);
     state.set_fleet(Some(fleet));
@@ -861,11 +861,33 @@ fn cold_fleet_measures(fleet: &FleetState, s: &Knobs, now: i64) -> bool {
 }
 
 /// Adoption while re-learning, the cut on a throttle, and the fleet's rate now.
-fn limiter_step(fleet: &mut FleetState, s: &Knobs, r: &Seen, per_report: Option<i64>, now: i64) {
+///
+/// A re-learning store adopts the rate a process knew from its first report after the loss
+/// (`is_new`: the state has no record of it) and no later one: a later report tells the rate
+/// of the lease the re-learning store gave it, which may be a passing cap (twice a send rate
+/// measured in a quiet tick, [`fleet_curve`]), not a limit. Adopted, the cap was held as the
+/// limit: in the shape sweep's #82 (22 on/off processes against 3,971/s, a flush at 35 s) the
+/// fleet was held at 2,044/s to the end of the run, 0.72 of local mode's calls (0.92 now).
+///
+/// A fleet that adopts a rate has it at once, before a throttle on the same report is judged
+/// against it ([`measured_limit`]). Judged against the new fleet's rate (0 until this step
+/// ends), the report alone measured the limit: the shape sweep's #94 (5 processes against
+/// 1,735/s, a flush at 25 s) took a throttle in 292 attempts on the first report after the
+/// flush for the fleet's fall, cut the adopted limit by `beta` and held 0.87 of the server's
+/// limit for 30 s where local mode kept it: fleet mode 0.937 of local mode's calls, 1.004 now.
+fn limiter_step(
+    fleet: &mut FleetState,
+    s: &Knobs,
+    r: &Seen,
+    is_new: bool,
+    per_report: Option<i64>,
+    now: i64,
+) {
     if fleet.adopting && now >= fleet.relearn_until_ms {
         fleet.adopting = false;
     }
-    if fleet.adopting && r.known_rate > 0 && (!fleet.engaged || r.known_rate < fleet.fleet_rate) {
+    let knew = is_new && r.known_rate > 0;
+    if fleet.adopting && knew && (!fleet.engaged || r.known_rate < fleet.fleet_rate) {
         // The rate the processes knew becomes the target, held: the curve as if the fleet had
         // just regained it.
         fleet.engaged = true;
@@ -873,6 +895,7 @@ fn limiter_step(fleet: &mut FleetState, s: &Knobs, r: &Seen, per_report: Option<
         fleet.cold_cut = false;
         fleet.cut_at_ms = now - regain_ms(s);
         fleet.curve_paused_ms = 0;
+        fleet.fleet_rate = fleet_curve(fleet, s, now);
     }
     let may_cut = if fleet.engaged {
         now - fleet.cut_at_ms >= s.interval
@@ -924,12 +947,18 @@ fn cut(fleet: &mut FleetState, s: &Knobs, r: &Seen, measured: i64, now: i64) {
 /// whole sync interval if more ([`admitted_per_interval`]).
 ///
 /// An engaged fleet without a whole tick measured (its rate adopted from the rate its
-/// processes knew when the store lost its state) takes its own rate if more: the current
-/// tick's first reports alone measure a fraction of the fleet. In the shape sweep's #235 (55
+/// processes knew when the store lost its state) takes its own rate, or the current tick's
+/// admissions over a sync interval if more ([`admitted_per_interval`]): the current tick's
+/// first reports alone measure a fraction of the fleet. In the shape sweep's #235 (55
 /// processes against 3,819/s, callers that wait 100 ms) a flush at 23 s and a throttle 3 ms
 /// after the adoption cut the fleet from about 3,830/s to 374/s, two reports over a quarter
 /// interval, and held it there for the rest of the run. Cut from its own rate, the fleet
-/// steps down by `beta` until a whole tick measures the server.
+/// steps down by `beta` until a whole tick measures the server. Counted over the time the
+/// tick has run instead, reports that came together read a rate the fleet never had (in
+/// #94, 5 processes against 1,735/s and a flush at 25 s, three reports in 220 ms read
+/// 3,803/s, and a cut there took the limit to twice the server's), and one report at the
+/// adoption read a fall: [`limiter_step`] gives the fleet its adopted rate before it judges
+/// the throttle.
 ///
 /// A fleet climbing from an estimate (`cold_cut`: its curve has no hold) takes the current
 /// tick's admitted rate so far if more, counted by its reports' share of the demand
@@ -950,7 +979,7 @@ fn measured_limit(fleet: &FleetState, s: &Knobs, per_report: Option<i64>, now: i
         Some(last) if fleet.engaged && measures(last) => last,
         Some(last) if fleet.engaged => last.max(admitted_per_interval(fleet, s)),
         Some(last) => last.max(current()),
-        None if fleet.engaged => current().max(fleet.fleet_rate),
+        None if fleet.engaged => admitted_per_interval(fleet, s).max(fleet.fleet_rate),
         None => current(),
     }
 }

@@ -602,13 +602,9 @@ async fn a_cold_fleets_first_cut_waits_for_a_measure_on_redis_and_in_the_model()
     );
 }
 
-#[tokio::test]
-async fn an_adopted_fleets_first_tick_cut_steps_down_on_redis_and_in_the_model() {
-    // 40 processes throttled at about 500/s; the store is flushed. The first report after it
-    // adopts the rate the processes knew; the second, 10 ms later, is throttled: its tick has
-    // two reports of 40, and the cut steps down from the fleet's rate, not from them.
-    let Some(server) = server(&[]) else { return };
-    let mut pair = Pair::new(&server, "adopted").await;
+/// 40 processes throttled at about 500/s for 6 s, then the store is flushed: the processes,
+/// each knowing the fleet's birth and rate.
+async fn flushed_after_throttling(pair: &mut Pair<'_>) -> Vec<Process> {
     let mut fleet: Vec<Process> = (1..=40).map(Process::new).collect();
     for second in 1..=6_u64 {
         for (id, process) in (1_u64..).zip(fleet.iter_mut()) {
@@ -618,10 +614,66 @@ async fn an_adopted_fleets_first_tick_cut_steps_down_on_redis_and_in_the_model()
         }
     }
     pair.flush();
+    fleet
+}
+
+#[tokio::test]
+async fn an_adopted_fleets_first_tick_cut_steps_down_on_redis_and_in_the_model() {
+    // The first report after the flush adopts the rate the processes knew; the second, 10 ms
+    // later, is throttled: its tick has two reports of 40, and the cut steps down from the
+    // fleet's rate, not from them.
+    let Some(server) = server(&[]) else { return };
+    let mut pair = Pair::new(&server, "adopted").await;
+    let mut fleet = flushed_after_throttling(&mut pair).await;
     pair.send(&mut fleet[0], 7_000, (17, 0), 17_000).await;
     let adopted = pair.model.fleet().expect("re-learned").fleet_rate;
     assert!(adopted > 400_000, "{adopted}");
     pair.send(&mut fleet[1], 7_010, (17, 2), 17_000).await;
+    assert_eq!(pair.model.fleet().expect("re-learned").w_max, adopted);
+}
+
+#[tokio::test]
+async fn a_re_learning_store_adopts_and_judges_rates_alike_on_redis_and_in_the_model() {
+    // A throttle on the report that adopts the rate is judged against that rate (1 of 300
+    // attempts: the bucket's edge, no cut); reports that come together after the flush count
+    // a sync interval each (a cut from them steps down; over a quarter interval they read
+    // 668/s, over the rate every process knew); only a process's first report after the flush
+    // tells a rate it knew before it.
+    let Some(server) = server(&[]) else { return };
+    let mut pair = Pair::new(&server, "adopted-edge").await;
+    let mut fleet = flushed_after_throttling(&mut pair).await;
+    let known = i64::try_from(fleet[0].known_rate).expect("a rate");
+    pair.send(&mut fleet[0], 7_000, (300, 1), 17_000).await;
+    let adopted = pair.model.fleet().expect("re-learned");
+    assert!(
+        (known - 1..=known).contains(&adopted.fleet_rate),
+        "{adopted:?}"
+    );
+    let mut pair = Pair::new(&server, "adopted-together").await;
+    let mut fleet = flushed_after_throttling(&mut pair).await;
+    for (id, process) in (1_u64..).zip(fleet.iter_mut()).take(9) {
+        pair.send(process, 7_000 + 10 * id, (17, 0), 17_000).await;
+    }
+    let adopted = pair.model.fleet().expect("re-learned").w_max;
+    pair.send(&mut fleet[9], 7_100, (17, 3), 17_000).await;
+    let cut = pair.model.fleet().expect("re-learned");
+    assert_eq!(cut.cut_at_ms, 7_100, "{cut:?}");
+    assert!(
+        cut.w_max < adopted,
+        "adopted {adopted}, cut to {}",
+        cut.w_max
+    );
+    // A process's second report tells the re-learning store's own rate: not adopted.
+    let mut pair = Pair::new(&server, "adopted-own").await;
+    let mut fleet = flushed_after_throttling(&mut pair).await;
+    let known = fleet[0].known_rate;
+    pair.send(&mut fleet[0], 7_000, (17, 0), 17_000).await;
+    let adopted = pair.model.fleet().expect("re-learned").w_max;
+    let own = |report| Report {
+        known_fleet_rate: known / 2,
+        ..report
+    };
+    pair.sync(&mut fleet[0], 7_500, own).await;
     assert_eq!(pair.model.fleet().expect("re-learned").w_max, adopted);
 }
 

@@ -1500,6 +1500,78 @@ fn a_throttle_in_an_adopted_fleets_first_tick_cuts_from_its_rate_not_its_first_r
     assert_eq!((cut.cut_at_ms, cut.w_max), (8_110, 678_048), "{cut:?}");
 }
 
+#[test]
+fn a_throttle_on_the_report_that_adopts_the_known_rate_measures_that_rate() {
+    // Processes that knew a fleet rate of 1,800/s; the store is flushed. The first report after
+    // it adopts that rate and brings 1 throttle in 300 attempts: the edge of the server's
+    // bucket, judged against the adopted rate. Measured by the report alone over a quarter of
+    // a sync interval (1,196/s) it was the fleet's fall, and the adopted limit was cut by
+    // `beta` at once (the shape sweep's #94: held at 0.87 of the server's limit for 30 s after
+    // a flush, where local mode kept it).
+    let (born, _) = known_before_a_flush();
+    let mut state = StoreState::default();
+    let first = Report {
+        sends: 300,
+        send_demand: 300_000,
+        ..back_after_a_flush(born, 1_800_000, 1, 7_000, 1)
+    };
+    lease(&mut state, &first);
+    let adopted = fleet(&state);
+    let limit = limit_with_target(1_800_000);
+    assert_eq!(
+        (adopted.w_max, adopted.fleet_rate),
+        (limit, target_of(limit)),
+        "{adopted:?}"
+    );
+}
+
+#[test]
+fn a_re_learning_store_adopts_the_rates_its_processes_knew_before_not_its_own() {
+    // After a flush, process 1's first report adopts the 500/s it knew. Its next report
+    // carries the rate of the lease the re-learning store gave it (here 250/s, as when the
+    // fleet's rate is capped at twice a send rate measured in a quiet tick): not adopted, or
+    // the store would hold its own passing cap as the limit (the shape sweep's #82, 22 on/off
+    // processes against 3,971/s: held at 2,044/s from a flush at 35 s to the end, 0.72 of
+    // local mode's calls). Process 2's first report after the flush, a lower rate it knew
+    // before it, still is.
+    let (born, _) = known_before_a_flush();
+    let mut state = StoreState::default();
+    lease(&mut state, &back_after_a_flush(born, 500_000, 1, 7_000, 0));
+    let adopted = fleet(&state).w_max;
+    assert_eq!(adopted, limit_with_target(500_000));
+    lease(&mut state, &back_after_a_flush(born, 250_000, 1, 7_500, 0));
+    assert_eq!(fleet(&state).w_max, adopted);
+    lease(&mut state, &back_after_a_flush(born, 400_000, 2, 7_600, 0));
+    assert_eq!(fleet(&state).w_max, limit_with_target(400_000));
+}
+
+#[test]
+fn reports_that_come_together_after_a_flush_do_not_raise_the_adopted_limit() {
+    // 40 processes throttled at 500/s; the store is flushed. The first report adopts the rate
+    // they knew; nine more come within 100 ms, the last with 3 of its 17 attempts throttled.
+    // Their tick so far (167 admitted) counted over a quarter of a sync interval read 668/s:
+    // a cut there raised the limit over the rate every process knew. Each report tells about
+    // a sync interval of its process's traffic, so they measure 167/s, under the fleet's rate:
+    // the cut steps down from the adopted limit.
+    let (born, rate) = known_before_a_flush();
+    let mut state = StoreState::default();
+    for id in 1..=9 {
+        lease(
+            &mut state,
+            &back_after_a_flush(born, rate, id, 7_000 + 10 * id, 0),
+        );
+    }
+    let adopted = fleet(&state).w_max;
+    lease(&mut state, &back_after_a_flush(born, rate, 10, 7_100, 3));
+    let cut = fleet(&state);
+    assert_eq!(cut.cut_at_ms, 7_100, "{cut:?}");
+    assert!(
+        cut.w_max < adopted,
+        "adopted {adopted}, cut to {}",
+        cut.w_max
+    );
+}
+
 /// One process's reports `(second, sends, throttles)` until a cut at 5 s holds the fleet at a
 /// measured 470/s.
 const HELD_AT_470: [(u64, u64, u64); 5] = [
