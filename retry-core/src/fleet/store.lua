@@ -45,6 +45,7 @@ local PROBE_PPM_PER_S = 2500
 local PROBE_SPAN_MS = 60000
 local ESTIMATE_AGREES_PPM = 100000
 local ESTIMATE_CONFIRM_INTERVALS = 2
+local FIRST_ESTIMATE_INTERVALS = 2
 local FALL_THROTTLED_PPM = 50000
 local EDGE_THROTTLED_PPM = 5000
 local STEP_THROTTLED_PPM = 50000
@@ -634,11 +635,13 @@ local function pause_unused_curve(fleet, elapsed, now)
   end
 end
 
--- The tick that ends measures again the limit of a held cut (not an estimate) made in it:
--- throttled too and admitting more than the cut measured, the limit is what it admitted.
+-- The tick that ends measures again the limit of a held cut (or a cold start's first
+-- estimate, FIRST_ESTIMATE_INTERVALS) made in it: throttled too and admitting more than the cut
+-- measured, the limit is what it admitted.
 local function measure_cut_again(fleet)
-  local cut_in_tick = fleet.engaged == 1 and fleet.cold_cut == 0 and
-    fleet.cut_at >= fleet.tick_start
+  local first_estimate = fleet.cut_at - fleet.born <= FIRST_ESTIMATE_INTERVALS * s.interval
+  local measured_again = fleet.cold_cut == 0 or first_estimate
+  local cut_in_tick = fleet.engaged == 1 and measured_again and fleet.cut_at >= fleet.tick_start
   if cut_in_tick and fleet.tick_throttles > 0 and fleet.admitted_rate > fleet.w_max then
     fleet.w_max = fleet.admitted_rate
   end

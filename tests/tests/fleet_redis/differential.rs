@@ -585,6 +585,35 @@ async fn the_tick_after_a_held_cut_measures_it_again_and_not_an_estimate_on_redi
 }
 
 #[tokio::test]
+async fn a_cold_starts_first_estimate_is_measured_again_on_redis_and_in_the_model() {
+    // Six processes sync twice as they attach, then report their first traffic a sync interval
+    // later: the first such report ends the tick of the attach syncs and its throttle cuts
+    // the cold fleet on it (one process's 13 admitted); the tick after it, every process
+    // heard and throttled, raises the estimate to what it admitted.
+    let Some(server) = server(&[]) else { return };
+    let mut pair = Pair::new(&server, "cold-first").await;
+    let mut fleet: Vec<Process> = (1..=6).map(Process::new).collect();
+    for process in fleet.iter_mut() {
+        pair.send(process, 1_000, (0, 0), 0).await;
+        pair.send(process, 1_001, (0, 0), 0).await;
+    }
+    let first = [(14, 1), (14, 2), (160, 0), (18, 1), (163, 0), (22, 2)];
+    for (id, (process, counts)) in (1_u64..).zip(fleet.iter_mut().zip(first)) {
+        pair.send(process, 2_006 + 40 * id, counts, 44_000).await;
+    }
+    let estimate = pair.model.fleet().expect("a fleet").w_max;
+    for (id, (process, (sends, _))) in (1_u64..).zip(fleet.iter_mut().zip(first)) {
+        pair.send(process, 3_056 + 40 * id, (sends.max(60), 0), 44_000)
+            .await;
+    }
+    let again = pair.model.fleet().expect("a fleet");
+    assert!(
+        again.cold_cut && again.w_max > 10 * estimate,
+        "{estimate}: {again:?}"
+    );
+}
+
+#[tokio::test]
 async fn a_cold_fleets_first_cut_waits_for_a_measure_on_redis_and_in_the_model() {
     // A throttled report of a process's first milliseconds does not cut a cold fleet; one more
     // report with 54 admitted does (216/s, an estimate).

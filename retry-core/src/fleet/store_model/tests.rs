@@ -2207,6 +2207,69 @@ fn a_cut_is_not_measured_again_by_a_tick_after_it_without_throttles() {
     assert_eq!(after.w_max, cut.w_max);
 }
 
+/// The store's steps on a real clock at a cold start (fleet-harness, 6 processes offered 150/s
+/// each against 500/s, a 3 s sync): each process syncs twice as it attaches, before its first
+/// call, and reports its first traffic a sync interval later (those `(sends, throttles)`),
+/// then a round without throttles (the fleet held under its rate by the cut). Returns the
+/// fleet after the first round of traffic and after the second.
+fn cold_start_after_attach_syncs() -> (FleetState, FleetState) {
+    let settings = Settings {
+        sync_interval_ms: 3_000,
+        lease_ttl_ms: 9_000,
+        ..Settings::example()
+    };
+    let mut state = StoreState::default();
+    let born = 1_000_000;
+    let at = |state: &mut StoreState, report: Report| {
+        step(state, &settings, &report).expect("a valid report");
+    };
+    for id in 1..=6 {
+        at(&mut state, report(id, born));
+        at(
+            &mut state,
+            Report {
+                known_born_ms: born,
+                ..report(id, born + 1)
+            },
+        );
+    }
+    let first = [(14, 1), (14, 2), (160, 0), (18, 1), (163, 0), (22, 2)];
+    let traffic = |round: u64, id: u64, (sends, throttles): (u64, u64)| Report {
+        known_born_ms: born,
+        sends,
+        throttles,
+        calls: 140,
+        send_demand: 44_000,
+        ..report(id, born + round * 3_050 + 6 + id * 40)
+    };
+    for (id, counts) in (1..).zip(first) {
+        at(&mut state, traffic(1, id, counts));
+    }
+    let after_first = fleet(&state);
+    for (id, (sends, _)) in (1..).zip(first) {
+        at(&mut state, traffic(2, id, (sends.max(60), 0)));
+    }
+    (after_first, fleet(&state))
+}
+
+#[test]
+fn a_cold_starts_first_estimate_is_measured_again_by_the_tick_after_it() {
+    // The first report of traffic ends the tick of the attach syncs, and its throttle cuts a
+    // cold fleet on that tick: 13 admitted over 3 s, the report carrying all the demand the
+    // store knew, 4.3/s. The tick after it hears every process, throttled: 143/s, and the
+    // estimate is that (held at 4.3/s, the fleet met no throttle to cut on again).
+    let (first, second) = cold_start_after_attach_syncs();
+    assert!(first.engaged && first.cold_cut, "{first:?}");
+    assert_eq!(first.w_max, 4_333);
+    let admitted = second.admitted_rate.expect("a whole tick");
+    assert!(admitted > 100_000, "{second:?}");
+    assert_eq!(
+        (second.w_max, second.cold_cut),
+        (admitted, true),
+        "{second:?}"
+    );
+}
+
 #[test]
 fn an_estimate_is_not_measured_again_by_the_tick_after_it() {
     // A cold fleet's first cut climbs from its estimate at once; the tick after it may hold
