@@ -209,8 +209,9 @@ pub const ESTIMATE_CONFIRM_INTERVALS: i64 = 2;
 /// clock (fleet-harness, 6 processes offered 150/s each against 500/s, a 3 s sync) the first
 /// report was of a process whose limiter had cut to 5/s on a throttle in its first burst (14
 /// attempts in 3 s), and the estimate was 3.9-7.4/s in 6 of 7 runs: the fleet reached 0.9 of
-/// the limit after 21-24 s. Measured again, the estimate was 62/s a second later and the fleet
-/// reached 0.9 of the limit after 13 s (`docs/fleet-harness.md`, section X). An estimate cut
+/// the limit after 21-31 s. Measured again, the estimates were 51-62/s three seconds in and
+/// the fleet reached 0.9 of the limit after 12-13 s (three seeds, `docs/fleet-harness.md`,
+/// section X). An estimate cut
 /// later is left as it is: the tick after it may hold traffic admitted before a limit began
 /// (a limit enforced 20 s into a run: an estimate of 174/s raised to 309/s of 190/s).
 pub const FIRST_ESTIMATE_INTERVALS: i64 = 2;
