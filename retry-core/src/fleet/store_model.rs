@@ -53,10 +53,10 @@
 //!    by the share of the fleet's send demand those reports carry), and whether its
 //!    calls say the upstream is failing (at least [`FAILING_MIN_CALLS`] answered, at most its
 //!    sends less throttles, fewer than [`FAILING_SUCCESS_BELOW_PPM`] of them first-try
-//!    successes). A tick in which the fleet was cut (not to an estimate), throttled too, whose
-//!    admitted rate is over the limit the cut measured, raises that limit to it
-//!    (`measure_cut_again`: its reports tell of the traffic that met the limit with the cut's
-//!    throttle).
+//!    successes). A tick in which the fleet was cut (not to an estimate, unless a cold start's
+//!    first, [`FIRST_ESTIMATE_INTERVALS`]), throttled too, whose admitted rate is over the limit
+//!    the cut measured, raises that limit to it (`measure_cut_again`: its reports tell of the
+//!    traffic that met the limit with the cut's throttle).
 //! 7. The limiter: a throttle (to a fleet not yet engaged, once it has a whole tick,
 //!    [`LEAST_ADMITTED_TO_MEASURE`] admitted in the current one, or a sync interval of age)
 //!    measures the limit as the rate the server admitted (the last
