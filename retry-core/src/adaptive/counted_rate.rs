@@ -4,9 +4,9 @@
 /// in seconds: the last second, or a little more (from the newest count at least this old).
 const COUNTING_WINDOW: f64 = 1.0;
 
-/// The shortest span a rate is counted over, in seconds. A scope younger than this has no rate
-/// yet (its first requests, sent together, are answered together: a burst, not a rate); a
-/// span since a later count that is shorter is taken as this long.
+/// The shortest span a rate is counted over, in seconds. Within this of its first response a
+/// scope has no rate yet (its first requests, sent together, are answered together: a burst,
+/// not a rate); a span since a later count that is shorter is taken as this long.
 const MIN_SPAN: f64 = 0.1;
 
 /// The responses since the latest count that make its span a rate of its own: the traffic
@@ -32,6 +32,10 @@ struct Count {
 /// 100/s) and is 0 until a first bucket closes; the first throttle starts from this rate
 /// instead.
 ///
+/// Counting begins at the scope's first response, not at its making: an application makes its
+/// client at start-up and calls later, and the idle time before was no traffic (counted from
+/// the making, a first burst 2 s later read as 5/s where 150 calls/s came).
+///
 /// Counts are kept three deep: the newest at least [`COUNTING_WINDOW`] older than the one
 /// after it (`settled`), that one (`pending`, which takes `settled`'s place once a count comes
 /// [`COUNTING_WINDOW`] after it), and the latest.
@@ -49,8 +53,8 @@ pub(crate) struct CountedRate {
 }
 
 impl CountedRate {
-    /// Nothing counted yet, at `now` (seconds): the rate is counted from then until the
-    /// counts move on.
+    /// Nothing counted yet, at `now` (seconds, the scope's making): counting begins with the
+    /// first response counted.
     pub(crate) fn new(now: f64) -> Self {
         let start = Count {
             at: now,
@@ -66,6 +70,11 @@ impl CountedRate {
         }
     }
 
+    /// Whether a response has been counted: counting has begun.
+    pub(crate) fn has_begun(&self) -> bool {
+        self.responses > 0
+    }
+
     /// When the scope's first burst is over ([`MIN_SPAN`] after counting began), in seconds.
     pub(crate) fn first_burst_ends(&self) -> f64 {
         self.started + MIN_SPAN
@@ -78,12 +87,16 @@ impl CountedRate {
     }
 
     /// Counts `fed` responses fed one by one, and, with `ended` (the scope's running count of
-    /// calls ended, read now), the calls ended since it was last read. Returns the calls ended
-    /// since then.
-    pub(crate) fn count(&mut self, fed: u64, ended: Option<u64>) -> u64 {
+    /// calls ended, read at `now`, seconds), the calls ended since it was last read. Returns
+    /// the calls ended since then. The first responses counted begin the counting at `now`.
+    pub(crate) fn count(&mut self, fed: u64, ended: Option<u64>, now: f64) -> u64 {
         let since = ended.map_or(0, |ended| ended.saturating_sub(self.ended));
         if let Some(ended) = ended {
             self.ended = self.ended.max(ended);
+        }
+        if !self.has_begun() && fed + since > 0 {
+            *self = Self::new(now);
+            self.ended = ended.unwrap_or(0);
         }
         self.responses += fed + since;
         since
@@ -107,7 +120,7 @@ impl CountedRate {
     /// kept): since the newest kept count at least [`COUNTING_WINDOW`] old (or the oldest),
     /// or since the latest count when the traffic rose since ([`MIN_RECENT`]) and that is
     /// higher. `None` when the response just counted is the first (one response is no rate)
-    /// or the scope is younger than [`MIN_SPAN`]: the limiter then starts as the AWS SDKs'
+    /// or the first came less than [`MIN_SPAN`] ago: the limiter then starts as the AWS SDKs'
     /// does, from the measured rate (0 before a first half-second closes, so at the 0.5/s
     /// floor); in the scope's first burst, only until the burst is over
     /// ([`first_burst_ends`](Self::first_burst_ends)).
@@ -144,13 +157,16 @@ mod tests {
     fn steady(per_second: f64, every: f64, until: f64) -> CountedRate {
         let ended = |t: f64| (t * per_second).round() as u64;
         let mut counted = CountedRate::new(0.0);
+        // The first response, at 0 (adaptive mode feeds it): the count begins.
+        counted.count(1, None, 0.0);
+        counted.keep(0.0);
         let mut t = every;
         while t < until - 1e-9 {
-            counted.count(0, Some(ended(t)));
+            counted.count(0, Some(ended(t)), t);
             counted.keep(t);
             t += every;
         }
-        counted.count(0, Some(ended(until)));
+        counted.count(0, Some(ended(until)), until);
         counted
     }
 
@@ -170,7 +186,7 @@ mod tests {
         counted.keep(10.0);
         for step in 1..=4 {
             let t = 10.0 + f64::from(step) * 0.25;
-            counted.count(0, Some(100 + step as u64 * 12));
+            counted.count(0, Some(100 + step as u64 * 12), t);
             counted.keep(t);
         }
         let rate = counted.rate(11.0).expect("counted");
@@ -180,11 +196,11 @@ mod tests {
     #[test]
     fn responses_fed_one_by_one_count_with_the_calls_ended() {
         let mut counted = CountedRate::new(0.0);
-        assert_eq!(counted.count(1, None), 0);
-        assert_eq!(counted.count(1, Some(30)), 30);
+        assert_eq!(counted.count(1, None, 0.0), 0);
+        assert_eq!(counted.count(1, Some(30), 1.0), 30);
         // A count read late (another thread read a higher one first) takes nothing back.
-        assert_eq!(counted.count(0, Some(20)), 0);
-        assert_eq!(counted.count(0, Some(40)), 10);
+        assert_eq!(counted.count(0, Some(20), 1.5), 0);
+        assert_eq!(counted.count(0, Some(40), 2.0), 10);
         counted.keep(2.0);
         assert_eq!(counted.rate(2.0), Some(21.0), "42 over 2 s");
     }
@@ -195,9 +211,9 @@ mod tests {
         // 90.2 s (20 calls ended, all after the pause), throttled at 90.4 s.
         let mut counted = steady(1.0, 30.0, 60.0);
         counted.keep(60.0);
-        counted.count(0, Some(60 + 20));
+        counted.count(0, Some(60 + 20), 90.2);
         counted.keep(90.2);
-        counted.count(1, Some(60 + 39));
+        counted.count(1, Some(60 + 39), 90.4);
         let rate = counted.rate(90.4).expect("counted");
         assert!((rate - 100.0).abs() < 1e-6, "{rate}");
     }
@@ -205,9 +221,9 @@ mod tests {
     #[test]
     fn a_first_response_or_a_first_burst_is_no_rate() {
         let mut counted = CountedRate::new(5.0);
-        counted.count(1, Some(0));
+        counted.count(1, Some(0), 5.0);
         assert_eq!(counted.rate(7.0), None, "one response");
-        counted.count(1, Some(20));
+        counted.count(1, Some(20), 5.0);
         assert_eq!(
             counted.rate(5.0 + MIN_SPAN / 2.0),
             None,
@@ -218,12 +234,31 @@ mod tests {
     }
 
     #[test]
-    fn a_short_span_since_the_latest_count_is_taken_as_the_shortest() {
-        // 20 responses 10 ms after a count, 2 s into the scope.
+    fn counting_begins_at_the_first_response_not_at_the_scopes_making() {
+        // Made at start-up, its first calls 2 s later: 11 responses by 2.05 s, 31 by 2.2 s.
         let mut counted = CountedRate::new(0.0);
-        counted.count(0, Some(100));
+        assert!(!counted.has_begun());
+        counted.count(0, Some(0), 1.0);
+        assert!(!counted.has_begun(), "no call had ended");
+        counted.count(0, Some(1), 2.0);
         counted.keep(2.0);
-        counted.count(0, Some(120));
+        assert!(counted.has_begun());
+        assert_eq!(counted.first_burst_ends(), 2.0 + MIN_SPAN);
+        counted.count(1, Some(10), 2.05);
+        assert_eq!(counted.rate(2.05), None, "the first burst");
+        counted.count(0, Some(30), 2.2);
+        let rate = counted.rate(2.2).expect("counted");
+        assert!((rate - 31.0 / 0.2).abs() < 1e-6, "{rate}");
+    }
+
+    #[test]
+    fn a_short_span_since_the_latest_count_is_taken_as_the_shortest() {
+        // 20 responses 10 ms after a count, 2 s into the scope's traffic.
+        let mut counted = CountedRate::new(0.0);
+        counted.count(0, Some(1), 0.0);
+        counted.count(0, Some(100), 2.0);
+        counted.keep(2.0);
+        counted.count(0, Some(120), 2.01);
         let rate = counted.rate(2.01).expect("counted");
         assert!((rate - 20.0 / MIN_SPAN).abs() < 1e-9, "{rate}");
     }

@@ -5,6 +5,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use super::limiter::ClientRateLimiter;
+use super::state::LimiterState;
 
 /// What came back for an attempt.
 #[derive(Debug, Clone, Copy)]
@@ -163,7 +164,7 @@ impl ClientRateLimiter {
         let congested = throttled || slow;
         state.measured.record(now);
         state.sampled |= ended.is_some();
-        state.counted.count(1, ended);
+        self.count_responses(&mut state, 1, ended, now);
         if state.pinned {
             // A fleet's lease sets the rate: the fleet cuts it once per round trip for every
             // process, and a throttle here reaches it with the next report. Until then, the
@@ -276,12 +277,30 @@ impl ClientRateLimiter {
         }
         let now = state.time.at(now);
         state.sampled = true;
-        let since = state.counted.count(0, Some(ended));
+        let since = self.count_responses(&mut state, 0, Some(ended), now);
         state.counted.keep(now);
         state.measured.record_many(now, since);
         if let Some(sent_at) = sent_at {
             let sent_at = state.time.earlier(sent_at);
             state.latency.record(now - sent_at, now);
         }
+    }
+
+    /// Counts responses towards the rate a first congestion starts from
+    /// ([`CountedRate::count`](super::counted_rate::CountedRate::count)), and notes once the count has begun
+    /// ([`awaits_first_response`](Self::awaits_first_response)). Returns the calls ended since
+    /// the scope's count was last read.
+    fn count_responses(
+        &self,
+        state: &mut LimiterState,
+        fed: u64,
+        ended: Option<u64>,
+        now: f64,
+    ) -> u64 {
+        let since = state.counted.count(fed, ended, now);
+        if state.counted.has_begun() && self.awaits_first_response() {
+            self.counting.store(true, Ordering::Relaxed);
+        }
+        since
     }
 }

@@ -55,9 +55,12 @@ const PERMIT: f64 = 1.0;
 /// over about the last second from the scope's running count of calls ended, exact whatever the
 /// samples' spacing, and the measured rate starts over from it. A scope's very first response
 /// starts from the measured rate as in the AWS SDKs (0, so the floor of 0.5 permits/s); so
-/// does a throttle within the scope's first 100 ms (its first burst, not yet a rate), but only
-/// until the burst is over: the limiter then starts over from the rate counted, as if the
-/// throttle came then (its waiting callers are told to come back by then).
+/// does a throttle within 100 ms of the scope's first response (its first burst, not yet a
+/// rate), but only until the burst is over: the limiter then starts over from the rate
+/// counted, as if the throttle came then (its waiting callers are told to come back by then).
+/// The count begins at the scope's first response (adaptive mode feeds it whether or not it
+/// is a sample): a scope made at start-up and first called later counts its calls' rate, not
+/// its age.
 ///
 /// ```
 /// use retry_core::adaptive::{Admission, ClientRateLimiter};
@@ -77,6 +80,10 @@ pub struct ClientRateLimiter {
     /// `state.enabled`, readable without the lock: until the first throttle (the common case)
     /// `try_acquire` grants without locking. Set under the lock, never cleared.
     pub(super) enabled: AtomicBool,
+    /// Whether a response has been counted (`state.counted` has begun), readable without the
+    /// lock: until then adaptive mode feeds every idle response, not a sample, so that the
+    /// count begins at the scope's first response. Set under the lock, never cleared.
+    pub(super) counting: AtomicBool,
 }
 
 /// [`Admission`] with the place in line as a plain [`Ticket`].
@@ -126,6 +133,7 @@ impl ClientRateLimiter {
                 pinned_step_from: None,
             }),
             enabled: AtomicBool::new(false),
+            counting: AtomicBool::new(false),
         })
     }
 
@@ -279,6 +287,15 @@ impl ClientRateLimiter {
     #[inline]
     pub fn is_enabled(&self) -> bool {
         self.enabled.load(Ordering::Acquire)
+    }
+
+    /// Whether no response has been counted yet: adaptive mode then feeds the scope's idle
+    /// response to [`record_idle_sample`](Self::record_idle_sample) whether or not it is a
+    /// sample, so that the rate a first throttle starts from is counted from the scope's first
+    /// response, not from its making.
+    #[inline]
+    pub(crate) fn awaits_first_response(&self) -> bool {
+        !self.counting.load(Ordering::Relaxed)
     }
 
     /// A snapshot of the limiter.

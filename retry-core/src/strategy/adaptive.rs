@@ -227,13 +227,16 @@ impl AdaptiveStrategy {
 
     /// A response that is not a retryable failure. Before any throttle (the limiter off, the
     /// attempt sent without a clock read) only the measured rate matters, and it is sampled:
-    /// at one response in [`IDLE_SAMPLE`](crate::adaptive::IDLE_SAMPLE) on average, the scope's
-    /// count of calls ended since the previous sample is fed to the limiter (no clock read and no
-    /// lock for the others).
+    /// at the scope's first response and then at one response in
+    /// [`IDLE_SAMPLE`](crate::adaptive::IDLE_SAMPLE) on average, the scope's count of calls
+    /// ended since the previous sample is fed to the limiter (no clock read and no lock for the
+    /// others). The first begins the count, so that a scope made long before its first calls
+    /// counts their rate, not its age.
     #[inline(always)]
     fn record_outcome(&self, sent_at: Nanos, served: bool, first_sent_at: Nanos) {
-        if sent_at.is_zero() && !self.scope().limiter().is_enabled() {
-            if idle_sample_due() {
+        let limiter = self.scope().limiter();
+        if sent_at.is_zero() && !limiter.is_enabled() {
+            if limiter.awaits_first_response() || idle_sample_due() {
                 self.record_idle_sample(served, first_sent_at);
             }
             return;

@@ -584,10 +584,16 @@ fn max_wait_caps_the_wait_of_a_granted_retry_whose_line_grew() {
         })
     );
     assert_eq!(limiter.stats().fill_rate, MIN_FILL_RATE);
+    // The throttle was the scope's first response: its first burst, until 0.35 s. A caller
+    // asks for a permit at 0.5 s and gives its place up: the burst over with that one response
+    // counted (no rate), the limiter goes on from the floor as it started.
+    clock.advance(Duration::from_millis(250));
+    drop(must_wait(limiter.try_acquire(None, clock.now())));
+    assert_eq!(limiter.stats().waiting, 0);
+    clock.advance(Duration::from_millis(250));
     // The second is throttled at 0.75 s (sent before the throttle: the same congestion event,
     // the rate stays). After its 1 s backoff the bucket is expected to hold 0.875: a 250 ms
     // wait, within max_wait, so the retry is granted.
-    clock.advance(Duration::from_millis(500));
     let mut retry = strategy
         .refresh_retry_token(second, &RetryReason::error(ErrorKind::Throttling))
         .expect("expected within max_wait: granted");
@@ -834,10 +840,11 @@ fn smithy_rs_test_client_sending_rates() {
 #[test]
 fn a_sampled_limiter_starts_from_the_rate_counted_not_the_rate_sampled() {
     // 100 calls/s, sampled at uneven times (as adaptive mode's idle sampling does) with the
-    // scope's running count of calls ended. The samples' measured rate follows their spacing;
-    // the counts are exact.
+    // scope's running count of calls ended, from the first response at 10 ms (which adaptive
+    // mode feeds whether or not it is a sample: the count begins). The samples' measured rate
+    // follows their spacing; the counts are exact.
     let limiter = ClientRateLimiter::new(Duration::ZERO);
-    for t in [0.3, 0.35, 1.2, 1.25, 2.9, 3.0] {
+    for t in [0.01, 0.3, 0.35, 1.2, 1.25, 2.9, 3.0] {
         limiter.record_idle_sample((t * 100.0_f64).round() as u64, None, at(t));
     }
     let sampled = limiter.stats().measured_rate;
@@ -853,6 +860,73 @@ fn a_sampled_limiter_starts_from_the_rate_counted_not_the_rate_sampled() {
         stats.measured_rate,
         counted,
         "the measured rate starts over from it",
+    );
+}
+
+/// Calls at `per_second` from the clock's time now, each a success but the `throttled_at`th,
+/// a throttle (its call retried later); then the limiter's fill rate once a call asks for a
+/// permit `after` the throttle.
+fn fill_rate_after_a_first_burst(
+    strategy: &AdaptiveStrategy,
+    clock: &ManualClock,
+    per_second: f64,
+    throttled_at: u32,
+    after: Duration,
+) -> f64 {
+    let gap = Duration::from_secs_f64(1.0 / per_second);
+    for _ in 1..throttled_at {
+        let mut token = strategy.acquire_initial_token();
+        assert_eq!(
+            strategy.acquire_send_permit(&mut token),
+            SendPermit::Granted
+        );
+        strategy.record_success(token);
+        clock.advance(gap);
+    }
+    let mut token = strategy.acquire_initial_token();
+    assert_eq!(
+        strategy.acquire_send_permit(&mut token),
+        SendPermit::Granted
+    );
+    let retry = strategy
+        .refresh_retry_token(token, &RetryReason::error(ErrorKind::Throttling))
+        .expect("granted");
+    strategy.abandon(retry);
+    clock.advance(after);
+    let mut token = strategy.acquire_initial_token();
+    let _ = strategy.acquire_send_permit(&mut token);
+    strategy.abandon(token);
+    strategy.scope().limiter().stats().fill_rate
+}
+
+#[test]
+fn a_scope_made_long_before_its_first_calls_starts_from_its_first_burst_not_its_age() {
+    // An application makes its client (the scope) at start-up and calls 2 s later, 150 calls
+    // a second; the 11th response is a throttle. The rate its limiter starts from is the
+    // burst's, as for a scope made as its calls begin, not 11 responses over the scope's 2 s
+    // (5.3/s, cut to 3.7/s: the floor's neighbourhood, climbing for many seconds).
+    let config = || {
+        RetryConfig::aws_classic()
+            .mode(RetryMode::Adaptive)
+            .build()
+            .expect("valid")
+    };
+    let after = Duration::from_millis(40);
+    crate::adaptive::reseed_idle_sampling(1);
+    let (fresh, fresh_clock) = adaptive(config());
+    let made_with_its_calls = fill_rate_after_a_first_burst(&fresh, &fresh_clock, 150.0, 11, after);
+    crate::adaptive::reseed_idle_sampling(1);
+    let (idle, idle_clock) = adaptive(config());
+    idle_clock.advance(Duration::from_secs(2));
+    let made_before = fill_rate_after_a_first_burst(&idle, &idle_clock, 150.0, 11, after);
+    assert!(
+        made_with_its_calls > 50.0,
+        "made with its calls: {made_with_its_calls}/s"
+    );
+    assert_close(
+        made_before,
+        made_with_its_calls,
+        "made 2 s before its calls",
     );
 }
 
