@@ -130,19 +130,17 @@ async fn the_first_throttle_starts_the_limiter_at_beta_times_the_last_second_s_s
     assert!(misses.is_empty(), "{}", misses.join("\n"));
 }
 
-#[tokio::test(start_paused = true)]
-async fn a_throttle_in_the_first_burst_starts_the_limiter_at_the_burst_s_rate_once_it_is_over() {
-    // The newcomer's program: 20 workers start at once, and the service throttles one of the
-    // first calls. No rate is counted yet (the scope is younger than 100 ms): the limiter
-    // starts at the AWS SDKs' floor, and once the burst is over it starts over from the rate
-    // counted then. Without that, it stayed at the 0.5/s floor, the workers waiting seconds
-    // for permits while they had sent 100/s.
+/// The newcomer's program: a scope made `made_before` its 20 workers start at once, and the
+/// service throttles one of the first calls. Returns the limiter's fill rate after the
+/// workers' first second, and the sends in it.
+async fn first_second_after_a_throttle_in_the_first_burst(made_before: Duration) -> (f64, u32) {
     reseed_idle_sampling(3);
     let config = RetryConfig::builder()
         .mode(RetryMode::Adaptive)
         .build()
         .expect("valid");
     let strategy = Arc::new(AdaptiveStrategy::new(config));
+    tokio::time::sleep(made_before).await;
     let throttled = Arc::new(AtomicBool::new(false));
     let sends = Arc::new(Mutex::new(0u32));
     let mut workers = Vec::new();
@@ -172,13 +170,40 @@ async fn a_throttle_in_the_first_burst_starts_the_limiter_at_the_burst_s_rate_on
         worker.abort();
     }
     assert!(limiter.is_enabled());
-    // 20 workers at 5 calls/s each: 100/s (about 100 sends in the first second).
+    (fill_rate, sent_in_the_first_second)
+}
+
+/// 20 workers at 5 calls/s each: 100/s (about 100 sends in the first second). The limiter
+/// starts at 0.7 x that or more, and the workers send 80 or more.
+fn assert_started_at_the_burst_s_rate((fill_rate, sent): (f64, u32)) {
     assert!(
         fill_rate >= 0.8 * BETA * 100.0,
-        "fill rate {fill_rate}/s after the first second, {sent_in_the_first_second} sent"
+        "fill rate {fill_rate}/s after the first second, {sent} sent"
     );
     assert!(
-        sent_in_the_first_second >= 80,
-        "{sent_in_the_first_second} sent in the first second (fill rate {fill_rate}/s)"
+        sent >= 80,
+        "{sent} sent in the first second (fill rate {fill_rate}/s)"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_throttle_in_the_first_burst_starts_the_limiter_at_the_burst_s_rate_once_it_is_over() {
+    // No rate is counted yet (the scope's first response came less than 100 ms ago): the
+    // limiter starts at the AWS SDKs' floor, and once the burst is over it starts over from
+    // the rate counted then. Without that, it stayed at the 0.5/s floor, the workers waiting
+    // seconds for permits while they had sent 100/s.
+    assert_started_at_the_burst_s_rate(
+        first_second_after_a_throttle_in_the_first_burst(Duration::ZERO).await,
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_scope_made_long_before_its_first_calls_starts_at_its_first_burst_s_rate_too() {
+    // An application makes its client at start-up and calls later. Counted from the scope's
+    // making, the first burst 2 s later read as a few calls a second, and the limiter stayed
+    // at the floor (0.5/s after the workers' first second, 21 sent): the first burst is the
+    // scope's first responses, not its first 100 ms.
+    assert_started_at_the_burst_s_rate(
+        first_second_after_a_throttle_in_the_first_burst(Duration::from_secs(2)).await,
     );
 }
