@@ -864,7 +864,7 @@ fn a_sampled_limiter_starts_from_the_rate_counted_not_the_rate_sampled() {
 }
 
 /// Calls at `per_second` from the clock's time now, each a success but the `throttled_at`th,
-/// a throttle (its call retried later); then the limiter's fill rate once a call asks for a
+/// a throttle (its retry abandoned); then the limiter's fill rate once a call asks for a
 /// permit `after` the throttle.
 fn fill_rate_after_a_first_burst(
     strategy: &AdaptiveStrategy,
@@ -874,22 +874,20 @@ fn fill_rate_after_a_first_burst(
     after: Duration,
 ) -> f64 {
     let gap = Duration::from_secs_f64(1.0 / per_second);
-    for _ in 1..throttled_at {
+    let sent = || {
         let mut token = strategy.acquire_initial_token();
         assert_eq!(
             strategy.acquire_send_permit(&mut token),
             SendPermit::Granted
         );
-        strategy.record_success(token);
+        token
+    };
+    for _ in 1..throttled_at {
+        strategy.record_success(sent());
         clock.advance(gap);
     }
-    let mut token = strategy.acquire_initial_token();
-    assert_eq!(
-        strategy.acquire_send_permit(&mut token),
-        SendPermit::Granted
-    );
     let retry = strategy
-        .refresh_retry_token(token, &RetryReason::error(ErrorKind::Throttling))
+        .refresh_retry_token(sent(), &RetryReason::error(ErrorKind::Throttling))
         .expect("granted");
     strategy.abandon(retry);
     clock.advance(after);
