@@ -58,7 +58,7 @@ pub struct ProcessSpec {
     pub rate: f64,
     /// How its requests arrive.
     pub arrivals: ProcessArrivals,
-    /// When it starts (its scope is made then, its first sync follows within an interval).
+    /// When it starts (its scope is made and attached then, and it syncs at once).
     pub joins: Nanos,
     /// When and how it ends, if it does before the horizon.
     pub ends: Option<(Nanos, Ending)>,

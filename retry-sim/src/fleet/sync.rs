@@ -83,7 +83,8 @@ struct Pending {
 /// When a process's sync task runs: from its process's start until its process is gone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ProcessLife {
-    /// When the process starts: its first sync comes within an interval after.
+    /// When the process starts: its first sync comes at once (attaching a scope wakes the sync
+    /// task, as `Fleet::attach` does).
     pub starts: Nanos,
     /// When its sync task stops (it crashed, or left and its calls ended); `Nanos::MAX`: never.
     pub stops: Nanos,
@@ -171,13 +172,12 @@ impl FleetRuntime {
         })
     }
 
-    /// The first events: each process's first sync within its first interval, the store's
-    /// state losses.
+    /// The first events: each process's first sync at its start (it attaches its scope then,
+    /// and the attach wakes its sync task, as in `retry-core`), the store's state losses.
     pub fn start(&mut self, out: &mut Vec<(Nanos, FleetEvent)>) {
-        for process in 0..self.tasks.len() as u32 {
-            let first = (self.rng.next_f64() * self.tuning.sync_interval as f64) as Nanos;
-            let at = self.tasks[process as usize].life.starts + first;
-            out.push((at, FleetEvent::Sync { process }));
+        for (process, task) in self.tasks.iter().enumerate() {
+            let process = process as u32;
+            out.push((task.life.starts, FleetEvent::Sync { process }));
         }
         for at in self.store.config().faults.state_losses() {
             out.push((at, FleetEvent::StateLoss));
