@@ -95,8 +95,11 @@ impl CountedRate {
             self.ended = self.ended.max(ended);
         }
         if !self.has_begun() && fed + since > 0 {
-            *self = Self::new(now);
-            self.ended = ended.unwrap_or(0);
+            // The first responses: the counts start here, not at the scope's making.
+            *self = Self {
+                ended: self.ended,
+                ..Self::new(now)
+            };
         }
         self.responses += fed + since;
         since

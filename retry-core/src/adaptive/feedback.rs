@@ -287,9 +287,9 @@ impl ClientRateLimiter {
     }
 
     /// Counts responses towards the rate a first congestion starts from
-    /// ([`CountedRate::count`](super::counted_rate::CountedRate::count)), and notes once the count has begun
-    /// ([`awaits_first_response`](Self::awaits_first_response)). Returns the calls ended since
-    /// the scope's count was last read.
+    /// ([`CountedRate::count`](super::counted_rate::CountedRate::count)), and notes once the
+    /// count has begun ([`awaits_first_response`](Self::awaits_first_response)). Returns the
+    /// calls ended since the scope's count was last read.
     fn count_responses(
         &self,
         state: &mut LimiterState,
