@@ -45,6 +45,10 @@ struct Scopes {
     synced: Vec<Synced>,
     /// The names attached ([`Fleet::attach`](super::Fleet::attach)), declared or not.
     names: Vec<AttachedName>,
+    /// Attaches made (names and scopes), each ringing the bell.
+    attaches: u64,
+    /// Attaches the latest sync took in: a bell rung for one of them wakes nothing.
+    covered: u64,
 }
 
 /// One fleet scope: its keys and its holder.
@@ -120,6 +124,7 @@ impl Syncer {
             named.linked = true;
         }
         scopes.names.push(named);
+        scopes.attaches += 1;
         drop(scopes);
         self.wake.notify_one();
         Ok(())
@@ -128,7 +133,10 @@ impl Syncer {
     /// Attaches `scope` as it is (not by name), and has it synced now.
     pub(crate) fn attach_scope(&self, scope: &Scope, keys: ScopeKeys) -> Result<(), FleetError> {
         let synced = self.link(scope, keys)?;
-        self.lock().synced.push(synced);
+        let mut scopes = self.lock();
+        scopes.synced.push(synced);
+        scopes.attaches += 1;
+        drop(scopes);
         self.wake.notify_one();
         Ok(())
     }
@@ -193,9 +201,26 @@ impl Syncer {
             let wait = self
                 .interval
                 .mul_f64(1.0 - INTERVAL_JITTER + 2.0 * INTERVAL_JITTER * fastrand::f64());
-            // Woken early by an attach, or the interval is over: either way, sync.
-            let _ = tokio::time::timeout(wait, self.wake.notified()).await;
+            let until = tokio::time::Instant::now() + wait;
+            // Woken early by an attach the sync did not take in, or the interval is over:
+            // either way, sync. The bell an attach rang before the task first ran is still
+            // ringing after the sync that took the attach in: it wakes nothing (synced again,
+            // the store took a report of no traffic for an interval's).
+            while tokio::time::timeout_at(until, self.wake.notified())
+                .await
+                .is_ok()
+            {
+                if self.attached_since_sync() {
+                    break;
+                }
+            }
         }
+    }
+
+    /// Whether a scope or name was attached since the latest sync took the attaches in.
+    fn attached_since_sync(&self) -> bool {
+        let scopes = self.lock();
+        scopes.attaches > scopes.covered
     }
 
     /// One sync of every scope: the attached names declared since linked, the scopes only the
@@ -205,6 +230,7 @@ impl Syncer {
         let wall_ms = unix_ms();
         let batch: Vec<(ScopeKeys, Settings, Report, Duration)> = {
             let mut scopes = self.lock();
+            scopes.covered = scopes.attaches;
             self.link_declared(&mut scopes);
             scopes.forget_idle();
             scopes
@@ -274,7 +300,7 @@ impl Syncer {
 
     /// Links the attached names whose scopes were declared since the last sync.
     fn link_declared(&self, scopes: &mut Scopes) {
-        let Scopes { synced, names } = scopes;
+        let Scopes { synced, names, .. } = scopes;
         for named in names.iter_mut().filter(|named| !named.linked) {
             let Some(scope) = Scope::lookup(named.keys.scope()) else {
                 continue;
