@@ -56,6 +56,7 @@ fn even_processes() -> Vec<ProcessSpec> {
             rate: 1.4 * LIMIT / PROCESSES as f64,
             arrivals: ProcessArrivals::Poisson,
             joins: 0,
+            starting: 0,
             ends: None,
         })
         .collect()

@@ -60,6 +60,10 @@ pub struct ProcessSpec {
     pub arrivals: ProcessArrivals,
     /// When it starts (its scope is made and attached then, and it syncs at once).
     pub joins: Nanos,
+    /// How long it takes to start up: its first request comes no earlier than this after it
+    /// starts, as an application makes its client (and attaches it to a fleet) at start-up and
+    /// calls once it is ready.
+    pub starting: Nanos,
     /// When and how it ends, if it does before the horizon.
     pub ends: Option<(Nanos, Ending)>,
 }
@@ -76,8 +80,15 @@ impl ProcessSpec {
             rate,
             arrivals: ProcessArrivals::Poisson,
             joins: 0,
+            starting: 0,
             ends: None,
         }
+    }
+
+    /// When it has started up and takes its first request: [`starting`](Self::starting) after
+    /// it joins.
+    pub fn ready(&self) -> Nanos {
+        self.joins.saturating_add(self.starting)
     }
 
     /// Whether it takes calls at `at`.
@@ -140,7 +151,7 @@ impl ArrivalStream {
             ProcessArrivals::OnOff { on, off } => {
                 let is_on = rng.next_f64() * ((on + off) as f64) < on as f64;
                 let mean = if is_on { on } else { off };
-                (is_on, spec.joins + rng.exp(mean as f64))
+                (is_on, spec.ready() + rng.exp(mean as f64))
             }
             _ => (true, Nanos::MAX),
         };
@@ -154,7 +165,7 @@ impl ArrivalStream {
 
     /// The first request, if the process gets one before it ends.
     pub fn first(&mut self) -> Option<Nanos> {
-        let start = self.spec.joins;
+        let start = self.spec.ready();
         let at = match self.spec.arrivals {
             ProcessArrivals::Periodic => start + (self.rng.next_f64() * self.period()) as Nanos,
             _ => return self.next_after(start),
@@ -235,9 +246,11 @@ mod tests {
     }
 
     #[test]
-    fn no_request_before_joining_or_after_ending() {
+    fn no_request_before_starting_up_or_after_ending() {
+        // Joins at 10 s, ready at 12 s, crashes at 20 s: 8 s at 50/s.
         let spec = ProcessSpec {
             joins: 10 * SECOND,
+            starting: 2 * SECOND,
             ends: Some((20 * SECOND, Ending::Crashes)),
             ..ProcessSpec::steady(50.0)
         };
@@ -245,10 +258,10 @@ mod tests {
         let mut at = stream.first();
         let mut n = 0;
         while let Some(t) = at {
-            assert!((10 * SECOND..20 * SECOND).contains(&t), "{t}");
+            assert!((12 * SECOND..20 * SECOND).contains(&t), "{t}");
             n += 1;
             at = stream.next_after(t);
         }
-        assert!((400..600).contains(&n), "{n}");
+        assert!((320..480).contains(&n), "{n}");
     }
 }

@@ -40,6 +40,11 @@ pub const MOST_BURST: f64 = 0.2;
 /// The most random 5xx among the attempts the server admits.
 pub const MOST_ERRORS: f64 = 0.2;
 
+/// The longest start-up of a process: its first request comes up to this long after it starts
+/// (drawn uniformly from none), as an application makes its client at start-up and calls once
+/// it is ready. The fleet harness's processes start calling 2 s after they start.
+pub const MOST_STARTING: Nanos = 3 * SECOND;
+
 /// The shortest and longest sync intervals.
 pub const SYNC_INTERVALS: (Nanos, Nanos) = (250 * MILLI, 5 * SECOND);
 
@@ -244,6 +249,7 @@ impl Shape {
                     _ => ProcessArrivals::Periodic,
                 }),
                 joins: 0,
+                starting: 0,
                 ends: None,
             })
             .collect();
@@ -263,6 +269,11 @@ impl Shape {
         }
         for process in processes.iter_mut().take(n - joining).rev().take(ending) {
             process.ends = Some((during(&mut rng), ending_as));
+        }
+        // From a stream of their own: the shapes drawn before start-ups were drawn stay the same.
+        let mut starting = Rng::stream(seed, 0x57a2);
+        for process in &mut processes {
+            process.starting = (starting.next_f64() * MOST_STARTING as f64) as Nanos;
         }
         let store_fault = Self::draw_store_fault(&mut rng, measured_from, horizon);
         Self {
