@@ -203,17 +203,21 @@ pub const STEP_THROTTLED_PPM: i64 = 50_000;
 pub const ESTIMATE_CONFIRM_INTERVALS: i64 = 2;
 
 /// How long after a fleet's birth, in sync intervals, an estimate (a cold cut) is measured
-/// again by the tick after it, as a held cut is: a cold start's first estimate. Its processes synced when they attached, before their first call, and the
-/// store's first tick holds those syncs: it ends at the first report of traffic, an interval
+/// again by the tick after it, as a held cut is: a cold start's first estimate. Its processes
+/// synced when they attached, before their first call, and the store's first tick holds those
+/// syncs: it ends at the first report of traffic, an interval
 /// later, and a throttle there measures that one process's report as the fleet. On a real
 /// clock (fleet-harness, 6 processes offered 150/s each against 500/s, a 3 s sync) the first
 /// report was of a process whose limiter had cut to 5/s on a throttle in its first burst (14
 /// attempts in 3 s), and the estimate was 3.9-7.4/s in 6 of 7 runs: the fleet reached 0.9 of
 /// the limit after 21-31 s. Measured again, the estimates were 51-62/s three seconds in and
 /// the fleet reached 0.9 of the limit after 12-13 s (three seeds, `docs/fleet-harness.md`,
-/// section X). An estimate cut
-/// later is left as it is: the tick after it may hold traffic admitted before a limit began
-/// (a limit enforced 20 s into a run: an estimate of 174/s raised to 309/s of 190/s).
+/// section X). Two causes of that estimate were fixed since (section Y: a limiter's count
+/// begins at its scope's first response, and an attach is reported once, not twice); the
+/// first reports of traffic still tell of intervals only the end of which had traffic, and
+/// the estimate stays at 19-39 % of the limit there. An estimate cut later is left as it is:
+/// the tick after it may hold traffic admitted before a limit began (a limit enforced 20 s
+/// into a run: an estimate of 174/s raised to 309/s of 190/s).
 pub const FIRST_ESTIMATE_INTERVALS: i64 = 2;
 
 /// How far the fleet's CUBIC curve grows past the linear probe, in milliseconds: the rate is
