@@ -620,8 +620,14 @@ async fn max_wait_caps_the_wait_of_every_attempt_the_driver_makes() {
             .await
         })
     };
-    tokio::time::sleep(ms(1000)).await;
+    // A's throttle was the scope's first response: its first burst, until 0.35 s. A caller
+    // asks for a permit at 0.5 s and gives its place up: the burst over with that one response
+    // counted (no rate), the limiter goes on from the floor as it started.
+    tokio::time::sleep(ms(500)).await;
     let limiter = strategy.scope().limiter();
+    drop(limiter.try_acquire(None, strategy.scope().clock().now()));
+    assert_eq!(limiter.stats().waiting, 0);
+    tokio::time::sleep(ms(500)).await;
     let ahead: Vec<Reservation> = (0..2)
         .map(
             |_| match limiter.try_acquire(None, strategy.scope().clock().now()) {
