@@ -2,9 +2,10 @@
 //! a fleet (2 to 1,000 processes, each its own demand, up to 20 times another's, arriving
 //! Poisson, in on/off bursts or periodically), a server's limit (50 to 5,000 requests per
 //! second, a bucket burst of 0 to 20 % of it, random 5xx on 0 to 20 % of the attempts it
-//! admits), fleet mode's sync interval (250 ms to 5 s), a cold or a steady start, processes
-//! joining, leaving or crashing (up to half the fleet), and a store fault (down, paused, slow,
-//! flushed, restarted empty, or writes failing for part of the fleet).
+//! admits), fleet mode's sync interval (250 ms to 5 s), a cold or a steady start, each
+//! process's start-up (0 to 3 s from its start, when it makes its scope and syncs, to its first
+//! request), processes joining, leaving or crashing (up to half the fleet), and a store fault
+//! (down, paused, slow, flushed, restarted empty, or writes failing for part of the fleet).
 
 use std::fmt;
 use std::time::Duration;
@@ -270,7 +271,7 @@ impl Shape {
         for process in processes.iter_mut().take(n - joining).rev().take(ending) {
             process.ends = Some((during(&mut rng), ending_as));
         }
-        // From a stream of their own: the shapes drawn before start-ups were drawn stay the same.
+        // From a stream of their own, so that the rest of each shape is drawn as before.
         let mut starting = Rng::stream(seed, 0x57a2);
         for process in &mut processes {
             process.starting = (starting.next_f64() * MOST_STARTING as f64) as Nanos;
