@@ -42,7 +42,9 @@ pub const DEFAULT_BETA: f64 = 0.8;
 #[non_exhaustive]
 pub struct FleetOptions {
     /// How often a process syncs each fleet scope (1 ms to 1 h). Each sync is one command to
-    /// the store per scope (pipelined), jittered by ±10 % so that a fleet spreads its syncs.
+    /// the store per scope (pipelined), jittered by ±10 % so that a fleet spreads its syncs
+    /// (±50 % for the sync after one that took in an attach: processes started together
+    /// then stop syncing in step).
     pub sync_interval: Duration,
     /// How long a lease lasts after the sync that granted it (at least one interval, at most a
     /// day); `None`: [`DEFAULT_LEASE_INTERVALS`] intervals.

@@ -1,7 +1,8 @@
 //! The sync task: one tokio task per [`Fleet`](super::Fleet) (per process) for all its fleet
 //! scopes. Once per sync interval, jittered by ±10 % so that a fleet's processes spread their
-//! syncs, it builds every scope's report, sends them in one pipeline per node (one `EVALSHA`
-//! per scope; a cluster's scopes grouped by the master of their slot) within the store's
+//! syncs (±50 % after a sync that took in an attach, so that processes started together do
+//! not sync in step), it builds every scope's report, sends them in one pipeline per node (one
+//! `EVALSHA` per scope; a cluster's scopes grouped by the master of their slot) within the store's
 //! timeouts, and applies the replies; a failed sync's error is kept (the scope's
 //! [`FleetStats::last_error`](super::FleetStats::last_error), the fleet's
 //! [`Fleet::last_error`](super::Fleet::last_error)). Calls never wait on it: they read the
@@ -24,6 +25,15 @@ use crate::scope::Scope;
 
 /// How far a sync interval is jittered either way, as a fraction of it.
 pub(crate) const INTERVAL_JITTER: f64 = 0.1;
+
+/// How far the interval after a sync that took in an attach is spread either way, as a
+/// fraction of it. A deploy starts its processes within a second or two and each syncs as it
+/// attaches; at ±10 % a sync their syncs drift apart by about 6 % of an interval per sync (a
+/// random walk), and the store takes their reports in bunches for dozens of intervals. One
+/// interval drawn from [0.5, 1.5] spreads them over a whole interval at once (measured in the
+/// simulator's shape sweep: `docs/sim/fleet.md`, "The sync after attach spread over an
+/// interval").
+pub(crate) const ATTACH_SYNC_SPREAD: f64 = 0.5;
 
 /// What the sync task and its `Fleet` share: the store, the scopes and a bell to ring for a
 /// sync now (a scope attached).
@@ -197,10 +207,13 @@ impl Syncer {
     /// Syncs every scope once per interval, jittered, and at once when a scope is added.
     pub(crate) async fn run(self: Arc<Self>) {
         loop {
-            self.sync_all().await;
-            let wait = self
-                .interval
-                .mul_f64(1.0 - INTERVAL_JITTER + 2.0 * INTERVAL_JITTER * fastrand::f64());
+            let took_in_attaches = self.sync_all().await;
+            let wait = next_sync_wait(
+                self.interval,
+                self.options.lease(),
+                took_in_attaches,
+                fastrand::f64(),
+            );
             let until = tokio::time::Instant::now() + wait;
             // Woken early by an attach the sync did not take in, or the interval is over:
             // either way, sync. The bell an attach rang before the task first ran is still
@@ -225,11 +238,14 @@ impl Syncer {
 
     /// One sync of every scope: the attached names declared since linked, the scopes only the
     /// fleet held for their window forgotten, then one pipeline to the store, and each reply
-    /// applied (or the failure noted) by the scope's holder.
-    pub(crate) async fn sync_all(&self) {
+    /// applied (or the failure noted) by the scope's holder. Returns whether it took in an
+    /// attach made since the sync before.
+    pub(crate) async fn sync_all(&self) -> bool {
         let wall_ms = unix_ms();
+        let took_in_attaches;
         let batch: Vec<(ScopeKeys, Settings, Report, Duration)> = {
             let mut scopes = self.lock();
+            took_in_attaches = scopes.attaches > scopes.covered;
             scopes.covered = scopes.attaches;
             self.link_declared(&mut scopes);
             scopes.forget_idle();
@@ -244,7 +260,7 @@ impl Syncer {
                 .collect()
         };
         if batch.is_empty() {
-            return;
+            return took_in_attaches;
         }
         let refs: Vec<(&ScopeKeys, &Settings, &Report)> = batch
             .iter()
@@ -296,6 +312,7 @@ impl Syncer {
                 .meter
                 .synced(SyncResult::of(reply), &holder.stats(now));
         }
+        took_in_attaches
     }
 
     /// Links the attached names whose scopes were declared since the last sync.
@@ -359,6 +376,26 @@ impl Synced {
     }
 }
 
+/// The wait before the next sync: `interval` jittered by ±10 %, or spread by ±50 % after a
+/// sync that took in an attach, though no longer than a tenth of an interval short of the
+/// `lease` (a lease set to under 1.6 intervals is not let lapse by the spread; at one
+/// interval the wait is at most what the jitter gives); `draw` is uniform in [0, 1).
+fn next_sync_wait(
+    interval: Duration,
+    lease: Duration,
+    took_in_attaches: bool,
+    draw: f64,
+) -> Duration {
+    let jittered = |spread: f64| interval.mul_f64(1.0 - spread + 2.0 * spread * draw);
+    if !took_in_attaches {
+        return jittered(INTERVAL_JITTER);
+    }
+    let longest = lease
+        .saturating_sub(interval.mul_f64(INTERVAL_JITTER))
+        .max(interval.mul_f64(1.0 + INTERVAL_JITTER));
+    jittered(ATTACH_SYNC_SPREAD).min(longest)
+}
+
 /// The error of a pipeline that returned fewer results than scopes.
 fn missing_reply() -> FleetError {
     FleetError::Server {
@@ -373,4 +410,38 @@ fn unix_ms() -> u64 {
         .map_or(0, |since| {
             u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SECOND: Duration = Duration::from_secs(1);
+
+    #[test]
+    fn the_sync_after_an_attach_comes_within_half_an_interval_either_way() {
+        let lease = 3 * SECOND;
+        assert_eq!(next_sync_wait(SECOND, lease, true, 0.0), SECOND / 2);
+        assert_eq!(next_sync_wait(SECOND, lease, true, 0.5), SECOND);
+        assert_eq!(next_sync_wait(SECOND, lease, true, 1.0), 3 * SECOND / 2);
+        assert_eq!(next_sync_wait(SECOND, lease, false, 0.0), SECOND * 9 / 10);
+        assert_eq!(next_sync_wait(SECOND, lease, false, 1.0), SECOND * 11 / 10);
+    }
+
+    #[test]
+    fn the_spread_after_an_attach_never_lets_a_short_lease_lapse_more_than_the_jitter_does() {
+        let short = next_sync_wait(SECOND, SECOND, true, 1.0);
+        assert_eq!(
+            short,
+            SECOND * 11 / 10,
+            "a one-interval lease: the jitter's longest"
+        );
+        let longer = next_sync_wait(SECOND, SECOND * 3 / 2, true, 1.0);
+        assert_eq!(
+            longer,
+            SECOND * 14 / 10,
+            "a tenth of an interval short of the lease"
+        );
+        assert_eq!(next_sync_wait(SECOND, SECOND, true, 0.0), SECOND / 2);
+    }
 }

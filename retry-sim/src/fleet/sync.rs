@@ -2,7 +2,7 @@
 //! virtual time.
 //!
 //! A process's sync task runs `retry-core`'s own process side ([`LeaseHolder`]): once per sync
-//! interval (jittered ±10 %) it builds its scope's report, sends it to the store (`EVALSHA`;
+//! interval (jittered ±10 %, ±50 % after its attach's sync) it builds its scope's report, sends it to the store (`EVALSHA`;
 //! `EVAL` again after `NOSCRIPT`), and applies the reply the store's step
 //! ([`store_model::step`](retry_core::fleet::store_model::step)) returns, decoded as a reply
 //! from Redis is ([`Reply::decode`]); a sync that times out or cannot connect is reported as
@@ -29,6 +29,11 @@ pub const WALL_EPOCH_MS: u64 = 1_750_000_000_000;
 
 /// How far a sync interval is jittered, each way: ±10 %, as the sync task does.
 pub const SYNC_JITTER: f64 = 0.1;
+
+/// How far the interval after a process's attach sync is spread, each way: ±50 % (never to
+/// within a tenth of an interval of the lease's end), as the sync task does, so that processes
+/// attached together do not sync in step.
+pub const ATTACH_SYNC_SPREAD: f64 = 0.5;
 
 /// What the fleet's runtime asks the event loop to do later.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -112,6 +117,8 @@ struct SyncTask {
     started: Nanos,
     /// The report of the sync in progress.
     report: Option<Report>,
+    /// Whether the sync in progress is the attach's (the process's first).
+    attaching: bool,
 }
 
 impl SyncTask {
@@ -157,6 +164,7 @@ impl FleetRuntime {
                 connected: false,
                 started: 0,
                 report: None,
+                attaching: true,
             });
         }
         let recovery = Recovery::new(&store.faults, scopes.len());
@@ -435,7 +443,7 @@ impl FleetRuntime {
     }
 
     /// The sync ends: the lease applied, or the failure told; the next sync is scheduled a
-    /// jittered interval after this one started.
+    /// jittered interval after this one started (spread wider after the attach's sync).
     fn finish(
         &mut self,
         now: Nanos,
@@ -457,8 +465,18 @@ impl FleetRuntime {
             }
             Err(fate) => task.holder.failed(&report, fate, local),
         }
-        let jitter = 1.0 - SYNC_JITTER + 2.0 * SYNC_JITTER * self.rng.next_f64();
-        let next = task.started + (self.tuning.sync_interval as f64 * jitter) as Nanos;
+        let interval = self.tuning.sync_interval as f64;
+        let draw = self.rng.next_f64();
+        let wait = if task.attaching {
+            // Never a tenth of an interval short of the lease, as the sync task.
+            let longest = (self.tuning.lease_ttl() as f64 - SYNC_JITTER * interval)
+                .max((1.0 + SYNC_JITTER) * interval);
+            (interval * (1.0 - ATTACH_SYNC_SPREAD + 2.0 * ATTACH_SYNC_SPREAD * draw)).min(longest)
+        } else {
+            interval * (1.0 - SYNC_JITTER + 2.0 * SYNC_JITTER * draw)
+        };
+        task.attaching = false;
+        let next = task.started + wait as Nanos;
         out.push((next.max(now + 1), FleetEvent::Sync { process }));
     }
 
@@ -470,4 +488,79 @@ impl FleetRuntime {
 /// A process's clock at virtual time `now`, in Unix milliseconds.
 pub fn wall_ms(now: Nanos) -> u64 {
     WALL_EPOCH_MS + now / MILLI
+}
+
+#[cfg(test)]
+mod tests {
+    use retry_core::RetryConfig;
+
+    use super::*;
+    use crate::metrics::Windows;
+    use crate::time::SECOND;
+
+    /// When each process's syncs start over the first `end`, `processes` of them all started
+    /// (and attached) at 0, syncing every second.
+    fn syncs_of_a_fleet_started_together(processes: usize, end: Nanos) -> Vec<Vec<Nanos>> {
+        let scopes: Vec<Scope> = (0..processes)
+            .map(|index| {
+                Scope::new(
+                    &format!("started-together-{index}"),
+                    &RetryConfig::default(),
+                )
+            })
+            .collect();
+        let mut runtime = FleetRuntime::new(
+            &scopes,
+            &[],
+            Settings::example(),
+            FleetTuning::default(),
+            StoreConfig::default(),
+            Rng::new(1),
+            Rng::new(2),
+        )
+        .expect("the scopes attach");
+        let windows = Windows {
+            window: (0, end),
+            late: (0, end),
+            baseline: (0, 0),
+            recovery_from: None,
+            horizon: end,
+        };
+        let mut recorder = Recorder::new(windows, processes as u32, end);
+        let mut events = Vec::new();
+        runtime.start(&mut events);
+        let mut syncs = vec![Vec::new(); processes];
+        while let Some(next) = (0..events.len()).min_by_key(|&index| events[index].0) {
+            let (now, event) = events.swap_remove(next);
+            if now >= end {
+                break;
+            }
+            if let FleetEvent::Sync { process } = event {
+                syncs[process as usize].push(now);
+            }
+            runtime.handle(now, event, &mut recorder, &mut events);
+        }
+        syncs
+    }
+
+    #[test]
+    fn processes_started_together_spread_their_second_syncs_over_an_interval() {
+        let syncs = syncs_of_a_fleet_started_together(20, 4 * SECOND);
+        let second: Vec<Nanos> = syncs.iter().map(|starts| starts[1]).collect();
+        let (first, last) = (second.iter().min(), second.iter().max());
+        let (Some(&first), Some(&last)) = (first, last) else {
+            panic!("no second syncs: {syncs:?}");
+        };
+        assert!(first >= SECOND / 2 && last <= 3 * SECOND / 2, "{second:?}");
+        // At ±10 % a sync they would be within a fifth of an interval; drawn from [0.5, 1.5]
+        // intervals, twenty processes' spread is under half an interval about once in 50,000 draws.
+        assert!(last - first > SECOND / 2, "{second:?}");
+        for starts in &syncs {
+            let interval = starts[2] - starts[1];
+            assert!(
+                (9 * SECOND / 10..=11 * SECOND / 10).contains(&interval),
+                "the third sync comes an interval (±10 %) after the second: {starts:?}"
+            );
+        }
+    }
 }
