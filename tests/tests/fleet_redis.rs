@@ -131,7 +131,7 @@ fn lease_of(reply: Reply) -> Lease {
 }
 
 /// A process as its sync task runs it: what it holds, the birth and fleet rate it last
-/// received, what it gave back.
+/// received, what it gave back, when it last reported (its next report spans from then).
 #[derive(Debug, Clone, Copy)]
 struct Process {
     id: ProcessId,
@@ -139,6 +139,7 @@ struct Process {
     born: u64,
     known_rate: u64,
     returned: u64,
+    reported_ms: Option<u64>,
 }
 
 impl Process {
@@ -149,6 +150,7 @@ impl Process {
             born: 0,
             known_rate: 0,
             returned: 0,
+            reported_ms: None,
         }
     }
 
@@ -161,12 +163,16 @@ impl Process {
             held: self.held,
             tokens_returned: self.returned,
             known_fleet_rate: self.known_rate,
+            span_ms: self
+                .reported_ms
+                .map_or(0, |reported| now_ms.saturating_sub(reported)),
             ..Report::default()
         })
     }
 
     /// Applies a reply to `report`, as the sync task would.
     fn apply(&mut self, report: &Report, reply: &Reply) {
+        self.reported_ms = Some(report.now_ms);
         let Reply::Lease(lease) = reply else {
             return;
         };

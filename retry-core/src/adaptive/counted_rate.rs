@@ -75,6 +75,12 @@ impl CountedRate {
         self.responses > 0
     }
 
+    /// When the first response was counted (seconds), once one was.
+    #[cfg(feature = "fleet")]
+    pub(crate) fn began_at(&self) -> Option<f64> {
+        self.has_begun().then_some(self.started)
+    }
+
     /// When the scope's first burst is over ([`MIN_SPAN`] after counting began), in seconds.
     pub(crate) fn first_burst_ends(&self) -> f64 {
         self.started + MIN_SPAN

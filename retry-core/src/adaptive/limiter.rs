@@ -298,6 +298,17 @@ impl ClientRateLimiter {
         !self.counting.load(Ordering::Relaxed)
     }
 
+    /// When the scope's first response was counted, on its clock; `None` before (a fleet
+    /// report's span starts there, [`Report::span_ms`](crate::fleet::protocol::Report)).
+    #[cfg(feature = "fleet")]
+    pub(crate) fn first_response_at(&self) -> Option<Duration> {
+        if self.awaits_first_response() {
+            return None;
+        }
+        let began = self.lock().counted.began_at()?;
+        Some(Duration::try_from_secs_f64(began).unwrap_or_default())
+    }
+
     /// A snapshot of the limiter.
     pub fn stats(&self) -> LimiterStats {
         let state = self.lock();

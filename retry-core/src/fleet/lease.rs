@@ -108,6 +108,9 @@ pub struct LeaseHolder {
     /// When the last report was made, and the one before (the send demand's period).
     last_report_at: Option<Duration>,
     previous_report_at: Option<Duration>,
+    /// When the last report was made, delivered or not: its successor's sends and throttles
+    /// (which a report lost does not carry on) count from then.
+    counted_from: Option<Duration>,
     /// When the report in flight was made: a lease from it lasts from then.
     in_flight_at: Option<Duration>,
     /// The last lease received.
@@ -215,6 +218,7 @@ impl LeaseHolder {
             returned: 0,
             last_report_at: None,
             previous_report_at: None,
+            counted_from: None,
             in_flight_at: None,
             last: None,
             rate: None,
@@ -255,6 +259,8 @@ impl LeaseHolder {
         let returned = std::mem::take(&mut self.returned);
         let send_demand = self.send_demand(counts.demand, now);
         let first_try_successes = self.first_try_successes(&counts);
+        let span_ms = self.span_ms(now);
+        self.counted_from = Some(now);
         self.previous_report_at = self.last_report_at;
         self.last_report_at = Some(now);
         self.in_flight_at = Some(now);
@@ -275,8 +281,27 @@ impl LeaseHolder {
             known_fleet_rate: last
                 .filter(|lease| lease.engaged)
                 .map_or(0, |lease| lease.fleet_rate),
+            span_ms,
         }
         .saturated()
+    }
+
+    /// How long the counts of the report made at `now` span ([`Report::span_ms`]): 0 until
+    /// the scope has had traffic (a call or an attempt ended); then from the last report made,
+    /// or from the scope's first response if later (adaptive mode marks it: a scope that
+    /// attached at start-up and called later reports the time it called, not its idle
+    /// start-up), or one sync interval if neither is known.
+    fn span_ms(&self, now: Duration) -> u64 {
+        if self.reported.calls == 0 && self.reported.attempts == 0 {
+            return 0;
+        }
+        let first_response = self.scope.limiter().first_response_at();
+        let from = match (self.counted_from, first_response) {
+            (Some(last), Some(first)) => last.max(first),
+            (Some(from), None) | (None, Some(from)) => from,
+            (None, None) => return self.settings.sync_interval_ms,
+        };
+        u64::try_from(now.saturating_sub(from).as_millis()).unwrap_or(u64::MAX)
     }
 
     /// The store answered the report in flight with `reply` at `now`: a lease moves the quota

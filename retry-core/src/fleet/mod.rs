@@ -268,10 +268,12 @@
 //!   fleet is younger than its window); tokens go to processes by their share of the retry demand
 //!   (one retry's cost at least), to a new process its fair share, never a private budget; over the
 //!   cap, leases are trimmed by negative grants. A throttle measures the limit as the rate the
-//!   server admitted over the last tick (the admissions its reports tell about over a sync
-//!   interval, scaled up by the share of the fleet's send demand those reports carry; for a cold
-//!   fleet's first cut, at least the admitted traffic per report so far times the processes: most
-//!   of its first traffic is still to be reported; while it climbs from an estimate, at least the
+//!   server admitted over the last tick (the admissions its reports tell about, scaled up by the
+//!   share of the fleet's send demand those reports carry, each weighed by its span: the time
+//!   since its process's last report or, later, its scope's first response; a report before a
+//!   scope's first traffic spans nothing and weighs nothing; for a cold fleet's first cut, at
+//!   least the admitted traffic over its reports' spans so far times the processes: most of its
+//!   first traffic is still to be reported; while it climbs from an estimate, at least the
 //!   current tick's so far, as the last tick lags the climb; before a re-learned fleet's first
 //!   whole tick, at least its own rate) and cuts the fleet's rate, once per sync interval (the
 //!   fleet's round trip), to beta times its target, 3 % under that limit. A fleet not yet cut waits

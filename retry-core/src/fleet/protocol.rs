@@ -319,6 +319,10 @@ pub struct Report {
     /// The fleet's rate it last received ([`Lease::fleet_rate`]) while the fleet limiter was
     /// engaged, 0 otherwise (`..=MAX_RATE`): what a store that lost its state adopts.
     pub known_fleet_rate: u64,
+    /// How long the report's counts span, milliseconds: from the later of the process's last
+    /// report and its scope's first response; 0 before the scope's first response (nothing to
+    /// count a rate over).
+    pub span_ms: u64,
 }
 
 impl Report {
@@ -338,6 +342,7 @@ impl Report {
         check_range("held", self.held, 0, MAX_TOKENS)?;
         check_range("send_demand", self.send_demand, 0, MAX_RATE)?;
         check_range("known_fleet_rate", self.known_fleet_rate, 0, MAX_RATE)?;
+        check_range("span_ms", self.span_ms, 0, MAX_TIME_MS)?;
         for (name, count) in self.counts() {
             check_range(name, count, 0, MAX_COUNT)?;
         }
@@ -368,6 +373,7 @@ impl Report {
             throttles: self.throttles.min(MAX_COUNT),
             send_demand: self.send_demand.min(MAX_RATE),
             known_fleet_rate: self.known_fleet_rate.min(MAX_RATE),
+            span_ms: self.span_ms.min(MAX_TIME_MS),
         }
     }
 
@@ -392,7 +398,7 @@ impl Report {
 /// ```
 /// use retry_core::fleet::protocol::{Report, Settings, encode_args};
 /// let args = encode_args(&Settings::example(), &Report::default()).unwrap();
-/// assert_eq!(args.len(), 23);
+/// assert_eq!(args.len(), 24);
 /// assert_eq!(args[0], "1");
 /// assert_eq!(args[1], "0000000000000000");
 /// ```
@@ -413,6 +419,7 @@ pub fn encode_args(settings: &Settings, report: &Report) -> Result<Vec<String>, 
         report.throttles,
         report.send_demand,
         report.known_fleet_rate,
+        report.span_ms,
     ];
     args.extend(report_numbers.iter().map(u64::to_string));
     args.extend(settings.numbers().iter().map(u64::to_string));

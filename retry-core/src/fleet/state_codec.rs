@@ -102,6 +102,7 @@ fn decode_fleet(fields: &[(String, String)]) -> Result<FleetState, ProtocolError
         tick_successes: optional("tick_successes")?,
         tick_reports: int("tick_reports")?,
         tick_demand: optional("tick_demand")?,
+        tick_span: optional("tick_span")?,
         last_tick_sends: optional("last_sends")?,
         last_tick_throttles: optional("last_throttles")?,
         calls_rate: rate("calls_rate")?,

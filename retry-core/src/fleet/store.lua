@@ -27,6 +27,7 @@ local MIN_FLEET_RATE = 500
 local EXPIRE_BATCH = 64
 local RELEARN_INTERVALS = 2
 local MOST_TICK_REPORTS = 1000000000
+local MOST_TICK_SPAN_MS = 2 * MOST_TICK_REPORTS * MAX_WINDOW_MS
 -- Settings::encode's longest string: 8 fields of at most 16 digits, the hash, 8 commas.
 local MOST_SETTINGS_LEN = 8 * 16 + 16 + 8
 local LONGEST_TICK_INTERVALS = 2
@@ -83,7 +84,7 @@ local function arg_int(index, least, most)
   return value
 end
 
--- The settings in `fields` (the report's arguments 15-23, or a stored settings string's
+-- The settings in `fields` (the report's arguments 16-24, or a stored settings string's
 -- fields), each within its bound (`Settings::check`); nil and the position of the first field
 -- out of its bound (in the order they are checked: `most` before `young`).
 local function settings_of(fields)
@@ -144,6 +145,7 @@ local INT_FIELDS = {
 local OPTIONAL_INT_FIELDS = {
   'departed_demand', 'tick_successes', 'calls_failing', 'tick_demand', 'curve_paused',
   'last_sends', 'last_throttles', 'expired_at', 'rate_before_cuts', 'recounted_at',
+  'tick_span',
 }
 
 local function stored_int(text)
@@ -177,7 +179,8 @@ local function in_bounds(f, interval)
       return false
     end
   end
-  if not within(f.tick_reports, 0, MOST_TICK_REPORTS) then
+  if not within(f.tick_reports, 0, MOST_TICK_REPORTS)
+      or not within(f.tick_span, 0, MOST_TICK_SPAN_MS) then
     return false
   end
   -- An unknown rate is stored negative.
@@ -320,8 +323,8 @@ if #ARGV == 3 and ARGV[1] == '1' and ARGV[3] == 'leave' then
   return leave(arg_hex16(2))
 end
 
-if #ARGV ~= 23 then
-  return redis.error_reply('ERR retry-fleet: 23 arguments expected, got ' .. #ARGV)
+if #ARGV ~= 24 then
+  return redis.error_reply('ERR retry-fleet: 24 arguments expected, got ' .. #ARGV)
 end
 if ARGV[1] ~= '1' then
   return redis.error_reply('ERR retry-fleet: protocol 1 expected, got ' .. tostring(ARGV[1]))
@@ -341,13 +344,14 @@ local r = {
   throttles = arg_int(12, 0, MAX_COUNT),
   send_demand = arg_int(13, 0, MAX_RATE),
   known_rate = arg_int(14, 0, MAX_RATE),
+  span = arg_int(15, 0, MAX_TIME_MS),
 }
-local s, bad_setting = settings_of({unpack(ARGV, 15, 23)})
+local s, bad_setting = settings_of({unpack(ARGV, 16, 24)})
 if s == nil then
-  return redis.error_reply('ERR retry-fleet: argument ' .. (14 + bad_setting) ..
+  return redis.error_reply('ERR retry-fleet: argument ' .. (15 + bad_setting) ..
     ' is not a setting within its bounds')
 end
-local settings = table.concat(ARGV, ',', 15, 23)
+local settings = table.concat(ARGV, ',', 16, 24)
 
 -- Removes up to EXPIRE_BATCH processes last seen before `cutoff`. False if a silent process
 -- has no valid record (a corrupt state).
@@ -387,7 +391,8 @@ local function new_fleet(now)
     pool = math.min(s.young, s.most), leased = 0, retry_demand = 0, send_demand = 0,
     departed_demand = 0,
     tick_start = now, tick_calls = 0, tick_sends = 0, tick_throttles = 0, tick_reports = 0,
-    tick_successes = 0, tick_demand = 0, last_sends = 0, last_throttles = 0,
+    tick_successes = 0, tick_demand = 0, tick_span = 0, last_sends = 0,
+    last_throttles = 0,
     calls_rate = -1, send_rate = -1, admitted_rate = -1,
     calls_failing = 0,
     engaged = 0, adopting = 0, w_max = 0, cold_cut = 0, cut_at = 0, curve_paused = 0,
@@ -430,16 +435,24 @@ local function count_holding(fleet, previous, now)
   return counted
 end
 
--- The report's counts, and the report among the tick's if it tells about an interval (a
--- process the store knew, or one that knew this fleet).
+-- The report's counts, and the report among the tick's, with its span, if it tells about
+-- its process's traffic over a span (a process the store knew, or one that knew this fleet,
+-- whose scope had a response).
 local function add_to_tick(fleet, is_new)
   fleet.tick_calls = math.min(fleet.tick_calls + r.calls, MAX_COUNT)
   fleet.tick_sends = math.min(fleet.tick_sends + r.sends, MAX_COUNT)
   fleet.tick_throttles = math.min(fleet.tick_throttles + r.throttles, MAX_COUNT)
   fleet.tick_successes = math.min(fleet.tick_successes + r.successes, MAX_COUNT)
-  if not is_new or r.known_born == fleet.born then
+  local whole = not is_new or r.known_born == fleet.born
+  if whole then
     fleet.tick_reports = math.min(fleet.tick_reports + 1, MOST_TICK_REPORTS)
-    fleet.tick_demand = math.min(math.min(fleet.tick_demand, MOST_TICK_DEMAND) + r.send_demand,
+  end
+  if whole and r.span > 0 then
+    local span = math.min(math.max(r.span, math.max(floor_div(s.interval, 4), 1)),
+      2 * s.interval)
+    fleet.tick_span = math.min(fleet.tick_span + span, MOST_TICK_SPAN_MS)
+    local demand = floor_div(r.send_demand * span, s.interval)
+    fleet.tick_demand = math.min(math.min(fleet.tick_demand, MOST_TICK_DEMAND) + demand,
       MOST_TICK_DEMAND)
   end
 end
@@ -449,13 +462,13 @@ local function admitted_in_tick(fleet)
   return fleet.tick_sends - math.min(fleet.tick_throttles, fleet.tick_sends)
 end
 
--- count of the tick per report of a known process, times the live processes (nil without
--- such a report).
+-- count of the tick over its reports' spans, times the live processes (nil without such a
+-- report).
 local function per_report_rate(fleet, count, live)
-  if fleet.tick_reports == 0 then
+  if fleet.tick_span == 0 then
     return nil
   end
-  local per_process = floor_div(count * 1000000, fleet.tick_reports * s.interval)
+  local per_process = floor_div(count * 1000000, math.max(fleet.tick_span, 1))
   live = math.max(live, 1)
   if per_process > floor_div(MAX_RATE, live) then
     return MAX_RATE
@@ -463,8 +476,8 @@ local function per_report_rate(fleet, count, live)
   return per_process * live
 end
 
--- The share of the fleet's send demand the tick's reports of known processes carry, ppm, at
--- least 1 (nil while either demand is 0).
+-- The share of the fleet's send demand the tick's reports of known processes carry, each
+-- weighed by its span in sync intervals, ppm, at least 1 (nil while either demand is 0).
 local function reported_share(fleet)
   local reported = math.min(fleet.tick_demand, MOST_TICK_DEMAND)
   if fleet.tick_reports == 0 or reported <= 0 or fleet.send_demand <= 0 then
@@ -693,6 +706,7 @@ local function end_tick(fleet, live, now)
   fleet.tick_successes = 0
   fleet.tick_reports = 0
   fleet.tick_demand = 0
+  fleet.tick_span = 0
 end
 
 local function fleet_curve(fleet, now)

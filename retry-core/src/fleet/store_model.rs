@@ -50,7 +50,9 @@
 //!    window, and the window for a tick that sent less than the average) and admitted rate
 //!    (those two only from a tick of at most [`LONGEST_TICK_INTERVALS`]; the admitted rate is
 //!    the admissions of the tick's reports of known processes, over a sync interval, scaled up
-//!    by the share of the fleet's send demand those reports carry), and whether its
+//!    by the share of the fleet's send demand those reports carry, each report's demand weighed
+//!    by its span in sync intervals, [`Report::span_ms`] clamped to a quarter of one to two: a
+//!    report of no traffic yet spans nothing), and whether its
 //!    calls say the upstream is failing (at least [`FAILING_MIN_CALLS`] answered, at most its
 //!    sends less throttles, fewer than [`FAILING_SUCCESS_BELOW_PPM`] of them first-try
 //!    successes). A tick in which the fleet was cut (not to an estimate, unless a cold start's
@@ -61,7 +63,7 @@
 //!    [`LEAST_ADMITTED_TO_MEASURE`] admitted in the current one, or a sync interval of age)
 //!    measures the limit as the rate the server admitted (the last
 //!    tick's; for a fleet not yet engaged, the current tick's so far if more, or the current
-//!    tick's admitted traffic per report of a known process times the live processes if more,
+//!    tick's admitted traffic over its reports' spans times the live processes if more,
 //!    as a cold fleet's first throttles come before most of its first traffic is reported;
 //!    for an engaged fleet whose last tick admitted fewer than [`LEAST_ADMITTED_TO_MEASURE`]
 //!    attempts, the current tick's admissions over a sync interval if more; for one climbing
@@ -114,7 +116,7 @@ use super::protocol::{
     Dropped, Lease, MAX_COUNT, MAX_RATE, MIN_FLEET_RATE, PPM, ProcessId, Reply, Report, Settings,
 };
 use super::store_state::{
-    FleetState, MOST_TICK_REPORTS, ProcessRecord, RELEARN_INTERVALS, StoreState,
+    FleetState, MOST_TICK_REPORTS, MOST_TICK_SPAN_MS, ProcessRecord, RELEARN_INTERVALS, StoreState,
 };
 
 /// The most processes one step expires: the step stays `O(log n)` in the number of live
@@ -386,8 +388,8 @@ pub fn step(
     let counted = count_holding(&mut fleet, &s, &r, previous, now);
     let live =
         i64::try_from(state.processes().len()).unwrap_or(i64::MAX) + i64::from(previous.is_none());
-    add_to_tick(&mut fleet, &r, previous.is_none());
-    let per_report = admitted_per_report(&fleet, &s, live);
+    add_to_tick(&mut fleet, &r, previous.is_none(), s.interval);
+    let per_report = admitted_per_report(&fleet, live);
     end_tick(&mut fleet, &s, live, now);
     undo_cuts_made_without(&mut fleet, &s, &r, previous.is_none(), now);
     limiter_step(&mut fleet, &s, &r, previous.is_none(), per_report, now);
@@ -500,6 +502,7 @@ struct Seen {
     throttles: i64,
     send_demand: i64,
     known_rate: i64,
+    span: i64,
 }
 
 impl Seen {
@@ -517,6 +520,7 @@ impl Seen {
             throttles: signed(r.throttles),
             send_demand: signed(r.send_demand),
             known_rate: signed(r.known_fleet_rate),
+            span: signed(r.span_ms),
         }
     }
 }
@@ -600,6 +604,7 @@ fn new_fleet(settings: &Settings, s: &Knobs, r: &Seen, now: i64) -> FleetState {
         tick_successes: 0,
         tick_reports: 0,
         tick_demand: 0,
+        tick_span: 0,
         last_tick_sends: 0,
         last_tick_throttles: 0,
         calls_rate: None,
@@ -658,10 +663,13 @@ fn smoothed_demand(previous: Option<ProcessRecord>, reported: i64) -> i64 {
 }
 
 /// Adds the report's counts to the tick, and the report to the tick's reports if it tells
-/// about a sync interval of its process's traffic: a process the store knew, or one that knew
-/// this fleet (the store forgot it: it expired while the store was away, or the store lost its
-/// state). A new process's first report tells about its time since it attached.
-fn add_to_tick(fleet: &mut FleetState, r: &Seen, is_new: bool) {
+/// about its process's traffic: a process the store knew, or one that knew this fleet (the
+/// store forgot it: it expired while the store was away, or the store lost its state). A new
+/// process's first report tells about its time since it attached. Such a report's span (a
+/// quarter of a sync `interval` at least, two at most; none before its scope's first traffic)
+/// adds to the tick's spans, and its demand, weighed by its span in intervals, to the tick's
+/// demand.
+fn add_to_tick(fleet: &mut FleetState, r: &Seen, is_new: bool, interval: i64) {
     let most = i64::try_from(MAX_COUNT).unwrap_or(i64::MAX);
     let whole_interval = !is_new || r.known_born == fleet.born_ms;
     fleet.tick_calls = (fleet.tick_calls + r.calls).min(most);
@@ -670,23 +678,28 @@ fn add_to_tick(fleet: &mut FleetState, r: &Seen, is_new: bool) {
     fleet.tick_successes = (fleet.tick_successes + r.successes).min(most);
     if whole_interval {
         fleet.tick_reports = (fleet.tick_reports + 1).min(MOST_TICK_REPORTS);
+    }
+    if whole_interval && r.span > 0 {
+        let span = r.span.clamp(floor_div(interval, 4).max(1), 2 * interval);
+        fleet.tick_span = (fleet.tick_span + span).min(MOST_TICK_SPAN_MS);
+        let demand = floor_div(r.send_demand * span, interval);
         fleet.tick_demand =
-            (fleet.tick_demand.min(MOST_TICK_DEMAND) + r.send_demand).min(MOST_TICK_DEMAND);
+            (fleet.tick_demand.min(MOST_TICK_DEMAND) + demand).min(MOST_TICK_DEMAND);
     }
 }
 
 /// What a fleet not yet engaged would cut from besides the ticks' rates: the traffic the
-/// server admitted in the current tick per report of a known process (about a sync interval
-/// of its traffic each), times the `live` processes, thousandths per second. A cold fleet's
-/// first throttles come with the first reports of its first traffic: its ticks so far hold the
-/// syncs it made before it called, and most of that traffic is still to be reported. Counted
-/// per report, not by demand ([`reported_share`]): the store has not yet heard the demand of
-/// processes whose first traffic is still to be reported.
-fn admitted_per_report(fleet: &FleetState, s: &Knobs, live: i64) -> Option<i64> {
+/// server admitted in the current tick over its reports' spans ([`per_report_rate`]), times
+/// the `live` processes, thousandths per second. A cold fleet's first throttles come with the
+/// first reports of its first traffic: its ticks so far hold the syncs it made before it
+/// called, and most of that traffic is still to be reported. Counted per process, not by
+/// demand ([`reported_share`]): the store has not yet heard the demand of processes whose
+/// first traffic is still to be reported.
+fn admitted_per_report(fleet: &FleetState, live: i64) -> Option<i64> {
     if fleet.engaged {
         return None;
     }
-    per_report_rate(fleet, s, admitted_in_tick(fleet), live)
+    per_report_rate(fleet, admitted_in_tick(fleet), live)
 }
 
 /// The attempts the server admitted in the current tick: those sent less those throttled.
@@ -694,14 +707,19 @@ fn admitted_in_tick(fleet: &FleetState) -> i64 {
     fleet.tick_sends - fleet.tick_throttles.min(fleet.tick_sends)
 }
 
-/// `count` of the current tick per report of a known process (each tells about a sync
-/// interval of its process's traffic), times the `live` processes, thousandths per second;
-/// `None` without such a report.
-fn per_report_rate(fleet: &FleetState, s: &Knobs, count: i64, live: i64) -> Option<i64> {
-    if fleet.tick_reports == 0 {
+/// `count` of the current tick over the spans of its reports of known processes (each tells
+/// about its process's traffic over its span, [`Report::span_ms`]: a sync interval, or less
+/// for a process whose traffic began within it), times the `live` processes, thousandths per
+/// second; `None` without such a report with a span. Counted over one interval per report,
+/// the attach syncs of a fleet that starts up (reports of no traffic) and the first reports of
+/// traffic that began late in their interval made a cold start's first estimate a fraction of
+/// the traffic: on a real clock 4-14 % of the limit, over its spans 22-116 %, and the fleet at
+/// 0.9 of the limit from 0-4 s instead of 6-11 s (`docs/fleet-harness.md`, section AA).
+fn per_report_rate(fleet: &FleetState, count: i64, live: i64) -> Option<i64> {
+    if fleet.tick_span == 0 {
         return None;
     }
-    let per_process = floor_div(count * 1_000_000, fleet.tick_reports * s.interval);
+    let per_process = floor_div(count * 1_000_000, fleet.tick_span.max(1));
     let live = live.max(1);
     Some(if per_process > floor_div(rate_bound(), live) {
         rate_bound()
@@ -711,9 +729,10 @@ fn per_report_rate(fleet: &FleetState, s: &Knobs, count: i64, live: i64) -> Opti
 }
 
 /// `count` of the current tick as the fleet's rate, thousandths per second: the tick's
-/// reports of known processes each tell about a sync interval of their process's traffic, so
-/// the count over a sync interval is the rate of the share of the fleet's send demand those
-/// reports carry ([`reported_share`]), scaled up by that share. `None` without a share.
+/// reports of known processes each tell about their process's traffic over their span, so the
+/// count over a sync interval is the rate of the share of the fleet's send demand those
+/// reports carry, each weighed by its span in intervals ([`reported_share`]), scaled up by
+/// that share. `None` without a share.
 fn demand_weighted_rate(fleet: &FleetState, s: &Knobs, count: i64) -> Option<i64> {
     let share = reported_share(fleet)?;
     let per_interval = floor_div(count * 1_000_000, s.interval).min(rate_bound());
@@ -721,8 +740,8 @@ fn demand_weighted_rate(fleet: &FleetState, s: &Knobs, count: i64) -> Option<i64
 }
 
 /// The share of the fleet's send demand that the current tick's reports of known processes
-/// carry, parts per million, at least 1: their summed demand over the fleet's now. `None`
-/// while either is 0.
+/// carry, parts per million, at least 1: their summed demand, each weighed by its report's
+/// span in sync intervals, over the fleet's now. `None` while either is 0.
 ///
 /// Counted per report instead, times the live processes, a tick's rate is biased in a fleet
 /// of unlike processes: a tick whose reports are mostly the light processes' counts the
@@ -780,7 +799,7 @@ fn end_tick(fleet: &mut FleetState, s: &Knobs, live: i64, now: i64) {
         let admitted = admitted_in_tick(fleet);
         fleet.admitted_rate = Some(
             demand_weighted_rate(fleet, s, admitted)
-                .or_else(|| per_report_rate(fleet, s, admitted, live))
+                .or_else(|| per_report_rate(fleet, admitted, live))
                 .unwrap_or_else(|| per_second(admitted)),
         );
         measure_cut_again(fleet, s);
@@ -793,6 +812,7 @@ fn end_tick(fleet: &mut FleetState, s: &Knobs, live: i64, now: i64) {
     fleet.tick_successes = 0;
     fleet.tick_reports = 0;
     fleet.tick_demand = 0;
+    fleet.tick_span = 0;
 }
 
 /// The tick that ends measures again the limit of a held cut made in it: if it was throttled

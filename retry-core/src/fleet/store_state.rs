@@ -17,6 +17,11 @@ pub const RELEARN_INTERVALS: i64 = 2;
 /// sync interval ([`MAX_WINDOW_MS`]) it stays below 2^53, exact in the script.
 pub const MOST_TICK_REPORTS: i64 = 1_000_000_000;
 
+/// The most a measurement tick sums of its reports' spans (`tick_span`), milliseconds: each
+/// counts at most two sync intervals, so [`MOST_TICK_REPORTS`] reports of the longest interval
+/// ([`MAX_WINDOW_MS`]); below 2^53, exact in the script.
+pub const MOST_TICK_SPAN_MS: i64 = 2 * MOST_TICK_REPORTS * MAX_WINDOW_MS as i64;
+
 /// The longest time from a cut to the fleet limiter's curve's return to its target, in
 /// milliseconds: at the smallest `beta` the protocol accepts (1 ppm),
 /// `cbrt(CUBIC_MS3_PER_PPM × 999,999)`
@@ -83,15 +88,19 @@ pub struct FleetState {
     /// an earlier script wrote: 0).
     pub tick_successes: i64,
     /// Reports in the current tick from processes the store already knew (`tick_reports`):
-    /// each tells about a sync interval of its process's traffic.
+    /// each tells about its process's traffic over its span ([`tick_span`](Self::tick_span)).
     pub tick_reports: i64,
     /// The summed send demand of the current tick's reports counted in
-    /// [`tick_reports`](Self::tick_reports), each its process's smoothed demand, thousandths
-    /// of a request per second, at most
-    /// [`MOST_TICK_DEMAND`](super::store_model::MOST_TICK_DEMAND) (`tick_demand`; missing in a
-    /// state an earlier script wrote: 0): the share of the fleet's traffic the tick's reports
-    /// tell about.
+    /// [`tick_reports`](Self::tick_reports), each its process's smoothed demand times its
+    /// report's span in sync intervals (as `tick_span` clamps it), thousandths of a request
+    /// per second, at most [`MOST_TICK_DEMAND`](super::store_model::MOST_TICK_DEMAND)
+    /// (`tick_demand`; missing in a state an earlier script wrote: 0): the share of the
+    /// fleet's traffic the tick's reports tell about.
     pub tick_demand: i64,
+    /// The spans of the current tick's reports counted in `tick_reports`, milliseconds, each
+    /// clamped to a quarter of a sync interval to two ([`MOST_TICK_SPAN_MS`] at most;
+    /// `tick_span`; missing in a state an earlier script wrote: 0).
+    pub tick_span: i64,
     /// Sends reported in the last tick, if it was a whole one (at most
     /// [`LONGEST_TICK_INTERVALS`](super::store_model::LONGEST_TICK_INTERVALS)), else 0
     /// (`last_sends`; missing in a state an earlier script wrote: 0).
@@ -221,6 +230,7 @@ impl FleetState {
                 .iter()
                 .all(|sum| *sum >= 0)
             && within(self.tick_reports, 0, MOST_TICK_REPORTS.unsigned_abs())
+            && within(self.tick_span, 0, MOST_TICK_SPAN_MS.unsigned_abs())
             && [
                 self.tick_calls,
                 self.tick_sends,

@@ -592,6 +592,8 @@ fn fmt(value: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fleet::process::{ProcessArrivals, ProcessSpec};
+    use crate::fleet::shape::{Churn, Skew};
     use crate::strategy::StrategyKind;
     use crate::time::MILLI;
 
@@ -632,6 +634,46 @@ mod tests {
         // Local mode has no store; there is no fourth arm.
         assert_eq!(trace(&shape, 0).expect("runs").store_steps, None);
         assert!(trace(&shape, 3).is_err());
+    }
+
+    #[test]
+    fn a_fleet_that_starts_up_before_it_calls_estimates_its_first_limit_from_its_traffic() {
+        // The harness's section Y in the simulator: 6 Poisson processes offered 150/s each
+        // against 500/s (a bucket of 27), a 3 s sync, each attaching 2 s before its first call.
+        // Their first reports of traffic span the 1 s or less since their first responses;
+        // counted as sync intervals, and with the attach syncs' reports of no traffic among
+        // them, the first estimate was 14/s (seed 8), and the fleet took 3 s to reach 0.9 of
+        // the limit only by luck of its later cuts (12 s for seed 16).
+        let mut shape = Shape::draw(8);
+        shape.limit = 500.0;
+        shape.burst = 27.0;
+        shape.load = 1.8;
+        shape.errors = 0.0;
+        shape.max_attempts = 5;
+        shape.sync_interval = 3 * SECOND;
+        shape.start = Start::Cold;
+        shape.skew = Skew::Spread(1.0);
+        shape.arrivals = Some(ProcessArrivals::Poisson);
+        shape.churn = Churn::None;
+        shape.store_fault = None;
+        let starting = 2 * SECOND;
+        shape.processes = vec![
+            ProcessSpec {
+                starting,
+                ..ProcessSpec::steady(150.0)
+            };
+            6
+        ];
+        let strategies = shape.strategies().expect("strategies");
+        let mut config = shape.config();
+        config.store.trace_steps = true;
+        let output = run(&config, &strategies[1], shape.seed).expect("runs");
+        let first = output
+            .store_steps
+            .iter()
+            .find(|step| step.cold_cut && step.engaged)
+            .expect("a cold cut");
+        assert!(first.w_max >= 100_000, "first estimate {first:?}");
     }
 
     #[test]

@@ -5,7 +5,7 @@
 use retry_core::fleet::FleetError;
 use retry_core::fleet::keys::ScopeKeys;
 use retry_core::fleet::protocol::{
-    Dropped, Lease, MAX_COUNT, ProcessId, Reply, Report, Settings, encode_args,
+    Dropped, Lease, MAX_COUNT, MAX_TIME_MS, ProcessId, Reply, Report, Settings, encode_args,
 };
 use retry_core::fleet::redis::{RedisStore, STORE_SCRIPT};
 use retry_core::fleet::store_model::{leave, step};
@@ -122,11 +122,13 @@ async fn the_script_refuses_arguments_out_of_bounds() {
         (4, "-1".to_owned()),
         (4, "1.5".to_owned()),
         (1, "ZZ".to_owned()),
+        // The span: past the protocol's clock.
+        (14, (MAX_TIME_MS + 1).to_string()),
         // The settings: beta, young over most, a short hash.
-        (21, "0".to_owned()),
-        (15, "5001".to_owned()),
-        (22, "00".to_owned()),
-        (14, "060000".to_owned()),
+        (22, "0".to_owned()),
+        (16, "5001".to_owned()),
+        (23, "00".to_owned()),
+        (15, "060000".to_owned()),
     ];
     for (index, value) in cases {
         let mut bad = args.clone();
@@ -143,9 +145,9 @@ async fn the_script_refuses_arguments_out_of_bounds() {
         Resp::Error(message) => assert!(message.contains("protocol 1 expected"), "{message}"),
         other => panic!("protocol 2: {other:?}"),
     }
-    match run(&args[..22]) {
-        Resp::Error(message) => assert!(message.contains("23 arguments"), "{message}"),
-        other => panic!("22 arguments: {other:?}"),
+    match run(&args[..23]) {
+        Resp::Error(message) => assert!(message.contains("24 arguments"), "{message}"),
+        other => panic!("23 arguments: {other:?}"),
     }
 }
 
@@ -196,6 +198,7 @@ async fn a_corrupt_stored_state_is_dropped_and_relearned() {
         "expired_at",
         "rate_before_cuts",
         "recounted_at",
+        "tick_span",
     ] {
         server.command(&["HSET", keys.state(), field, "1e9"]);
         let reply = store

@@ -174,6 +174,7 @@ async fn a_fleets_life_gives_the_same_replies_and_state_on_redis_and_in_the_mode
         throttles: MAX_COUNT,
         send_demand: MAX_RATE,
         known_fleet_rate: MAX_RATE,
+        span_ms: MAX_TIME_MS,
         ..report
     });
     pair.step(&Settings::example(), &hostile).await;
@@ -260,8 +261,9 @@ async fn a_fleet_that_pauses_lowers_its_send_rate_over_the_window_on_redis_and_i
 async fn a_throttle_after_quiet_ticks_measures_the_same_limit_on_redis_and_in_the_model() {
     // Three processes at 60 sends a second, throttled once, then 4 s in which none sends, then
     // a burst that meets the bucket within a tick: the last tick admitted nothing, so the cut
-    // measures the current tick's admissions over a sync interval
-    // (`store_model::LEAST_ADMITTED_TO_MEASURE`): 23/s, where over the 400 ms the tick had run
+    // measures the current tick's admissions (`store_model::LEAST_ADMITTED_TO_MEASURE`), by
+    // the share of the demand its reports carry, each weighed by its span (0.8 of the
+    // fleet's over an interval): 23 admitted, 28.75/s, where over the 400 ms the tick had run
     // it measured 57.5/s.
     let Some(server) = server(&[]) else { return };
     let mut pair = Pair::new(&server, "quiet-cut").await;
@@ -275,7 +277,7 @@ async fn a_throttle_after_quiet_ticks_measures_the_same_limit_on_redis_and_in_th
     .await;
     let fleet = pair.model.fleet().expect("a fleet");
     assert_eq!(fleet.cut_at_ms, 12_500, "{fleet:?}");
-    assert_eq!(fleet.w_max, 23_000, "{fleet:?}");
+    assert_eq!(fleet.w_max, 28_750, "{fleet:?}");
     assert_eq!(pair.steps, 37);
 }
 
@@ -327,11 +329,11 @@ async fn a_cut_well_over_an_estimate_is_an_estimate_on_redis_and_in_the_model() 
 async fn a_cut_soon_after_an_estimate_is_an_estimate_on_redis_and_in_the_model() {
     // One process: a cold cut at 45/s, a cut one sync interval later at 48/s (over it, but
     // sooner than `store_model::ESTIMATE_CONFIRM_INTERVALS`: an estimate too), then one two
-    // intervals after that at 52/s (held). In another scope, a cut as soon under the cold
-    // cut, at 40/s, confirms it (held).
+    // intervals after that at 52/s (held; its report spans both intervals: 104 admitted). In
+    // another scope, a cut as soon under the cold cut, at 40/s, confirms it (held).
     let Some(server) = server(&[]) else { return };
     let mut pair = Pair::new(&server, "soon").await;
-    let reports = [(1, 0, 0), (2, 50, 5), (3, 58, 10), (5, 60, 8)];
+    let reports = [(1, 0, 0), (2, 50, 5), (3, 58, 10), (5, 120, 16)];
     let cuts = one_senders_limits(&mut pair, &reports).await;
     assert_eq!(cuts[1..], [(45_000, true), (48_000, true), (52_000, false)]);
     let mut pair = Pair::new(&server, "soon-under").await;
@@ -522,8 +524,10 @@ async fn unlike_processes_demands_weigh_a_tick_alike_on_redis_and_in_the_model()
 #[tokio::test]
 async fn a_climbs_cut_measures_its_current_tick_on_redis_and_in_the_model() {
     // Two processes climbing from a cold estimate: a whole tick at 400/s, then half of the
-    // next at 640/s so far, its second report throttled. The cut takes the current tick's
-    // rate (by its reports' share of the demand), not the last tick's.
+    // next, its second report throttled: 640 admitted in reports spanning 1 s and 0.6 s of
+    // the two processes' equal demands (0.8 of the fleet's demand over an interval), 800/s.
+    // The cut takes the current tick's rate (by its reports' share of the demand, each
+    // weighed by its span), not the last tick's.
     let Some(server) = server(&[]) else { return };
     let mut pair = Pair::new(&server, "climbing").await;
     let mut fleet: Vec<Process> = (1..=2).map(Process::new).collect();
@@ -541,7 +545,7 @@ async fn a_climbs_cut_measures_its_current_tick_on_redis_and_in_the_model() {
             .await;
     }
     let fleet = pair.model.fleet().expect("a fleet");
-    assert_eq!((fleet.w_max, fleet.cut_at_ms), (640_000, 3_600));
+    assert_eq!((fleet.w_max, fleet.cut_at_ms), (800_000, 3_600));
 }
 
 /// Two processes (process 2 on the second, process 1 400 ms after; with `held`, a throttle at
@@ -708,12 +712,13 @@ async fn a_re_learning_store_adopts_and_judges_rates_alike_on_redis_and_in_the_m
 
 #[tokio::test]
 async fn the_most_demand_a_tick_sums_is_bounded_alike_on_redis_and_in_the_model() {
-    // Ten processes at the most send demand a process may report: their tick's sum stops at
-    // `store_model::MOST_TICK_DEMAND`, which times a million stays exact in the script.
+    // Ten processes at the most send demand a process may report, each report spanning a
+    // sync interval: their tick's sum stops at `store_model::MOST_TICK_DEMAND`, which times a
+    // million stays exact in the script.
     let Some(server) = server(&[]) else { return };
     let mut pair = Pair::new(&server, "most-demand").await;
     let mut fleet: Vec<Process> = (1..=10).map(Process::new).collect();
-    for start in [1_000, 1_500, 2_100] {
+    for start in [1_000, 2_000, 3_100] {
         for (i, process) in fleet.iter_mut().enumerate() {
             let now = start + u64::try_from(i).expect("small") * 10;
             pair.sync(process, now, |report| Report {
@@ -723,7 +728,7 @@ async fn the_most_demand_a_tick_sums_is_bounded_alike_on_redis_and_in_the_model(
             })
             .await;
         }
-        if start == 1_500 {
+        if start == 2_000 {
             let fleet = pair.model.fleet().expect("a fleet");
             assert_eq!(fleet.tick_demand, MOST_TICK_DEMAND);
         }
@@ -913,14 +918,21 @@ fn count() -> impl Strategy<Value = u64> {
     prop_oneof![8 => 0..30_u64, 1 => Just(MAX_COUNT), 1 => 0..=MAX_COUNT]
 }
 
+/// A report's span: none (no traffic yet), a few intervals' worth, or the most the protocol
+/// carries.
+fn span() -> impl Strategy<Value = u64> {
+    prop_oneof![2 => Just(0_u64), 6 => 0..3_000_u64, 1 => Just(MAX_TIME_MS)]
+}
+
 fn action() -> impl Strategy<Value = Action> {
     let sync = (
         0..4_usize,
         prop_oneof![0..1_500_u64, Just(4_000)],
         (count(), count(), count(), count()),
         (count(), count(), 0..=MAX_RATE, prop::bool::weighted(0.05)),
+        span(),
     )
-        .prop_map(|(process, advance_ms, first, second)| {
+        .prop_map(|(process, advance_ms, first, second, span_ms)| {
             let (calls, first_try_successes, tokens_wanted, tokens_granted) = first;
             let (sends, throttles, send_demand, hostile_held) = second;
             Action::Sync {
@@ -935,6 +947,7 @@ fn action() -> impl Strategy<Value = Action> {
                     throttles: throttles.min(sends),
                     send_demand,
                     held: if hostile_held { MAX_TOKENS } else { 0 },
+                    span_ms,
                     ..Report::default()
                 },
             }
@@ -1024,6 +1037,7 @@ fn lone_sync(advance_ms: u64, sends: u64, throttles: u64, demand: u64) -> Action
             sends,
             throttles,
             send_demand: demand * 1_000,
+            span_ms: advance_ms,
             ..Report::default()
         },
     }
@@ -1055,6 +1069,7 @@ fn report_with(own: Report, counts: Report) -> Report {
         sends: counts.sends,
         throttles: counts.throttles,
         send_demand: counts.send_demand,
+        span_ms: counts.span_ms,
         ..own
     }
 }

@@ -6,12 +6,12 @@ use std::sync::Arc;
 use super::*;
 use crate::classify::{ErrorKind, RetryReason};
 use crate::clock::{Clock, ManualClock};
-use crate::config::RetryConfig;
+use crate::config::{RetryConfig, RetryMode};
 use crate::fleet::options::FleetOptions;
 use crate::fleet::protocol::{Dropped, Lease};
 use crate::fleet::store_model::step;
 use crate::fleet::store_state::StoreState;
-use crate::strategy::{RetryStrategy, StandardStrategy};
+use crate::strategy::{AdaptiveStrategy, RetryStrategy, StandardStrategy};
 
 /// The store's clock starts here (Unix ms), the processes' virtual clock at 0.
 const EPOCH_MS: u64 = 1_700_000_000_000;
@@ -1105,4 +1105,51 @@ fn a_hedge_is_reported_sent_and_paid_from_the_lease() {
     fleet.advance_ms(1_000);
     let report = fleet.sync_report(0);
     assert_eq!(report.sends, 2, "the first attempt and its hedge");
+}
+
+#[test]
+fn a_report_spans_nothing_before_its_scopes_traffic_then_the_time_since_the_last_report() {
+    let mut fleet = Fleet::new(1);
+    assert_eq!(fleet.sync_report(0).span_ms, 0, "attached, no traffic");
+    fleet.advance_ms(1_000);
+    assert_eq!(fleet.sync_report(0).span_ms, 0, "still no traffic");
+    fleet.call(0, 0, ErrorKind::Transient);
+    fleet.advance_ms(1_000);
+    // A standard scope marks no first response: its first report of traffic spans from the
+    // report before.
+    assert_eq!(fleet.sync_report(0).span_ms, 1_000);
+    fleet.advance_ms(700);
+    assert_eq!(
+        fleet.sync_report(0).span_ms,
+        700,
+        "no call since, but the scope has had traffic"
+    );
+}
+
+#[test]
+fn an_adaptive_scopes_first_report_of_traffic_spans_from_its_first_response() {
+    // Attached at start-up (reports at 0 and 1 s), its first calls at 2.6 s, its sync at 3 s:
+    // the report tells of 400 ms of traffic, not of the 2 s since the report before. (The
+    // limiter's count begins with the first call ended it is fed: the second response.)
+    let config = RetryConfig::builder()
+        .mode(RetryMode::Adaptive)
+        .build()
+        .expect("valid");
+    let clock = Arc::new(ManualClock::new());
+    let scope = Scope::with_clock("inventory", &config, clock.clone());
+    let settings = Settings::from_config(&config, &FleetOptions::default()).expect("valid");
+    let mut holder = LeaseHolder::attach(&scope, settings, ProcessId(1)).expect("free");
+    let strategy =
+        AdaptiveStrategy::from_builder(StandardStrategy::builder(config).scope(scope.clone()));
+    let mut report_at = |ms: u64| {
+        clock.advance(Duration::from_millis(ms).saturating_sub(clock.now()));
+        holder.report(clock.now(), EPOCH_MS + ms).span_ms
+    };
+    assert_eq!((report_at(0), report_at(1_000)), (0, 0));
+    clock.advance(Duration::from_millis(1_600));
+    for _ in 0..2 {
+        strategy.record_success(strategy.acquire_initial_token());
+    }
+    assert_eq!(report_at(3_000), 400);
+    assert_eq!(report_at(4_000), 1_000, "then from the report before");
 }

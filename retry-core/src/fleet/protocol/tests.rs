@@ -179,15 +179,16 @@ fn the_arguments_follow_the_declaration_order() {
         throttles: 12,
         send_demand: 13,
         known_fleet_rate: 14,
+        span_ms: 15,
     };
     let args = encode_args(&Settings::example(), &report).expect("valid");
-    let numbers: Vec<&str> = args[2..14].iter().map(String::as_str).collect();
+    let numbers: Vec<&str> = args[2..15].iter().map(String::as_str).collect();
     assert_eq!(args[1], "00000000000000ab");
     assert_eq!(
         numbers,
         [
-            "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14"
+            "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15"
         ]
     );
-    assert_eq!(args[14..].join(","), Settings::example().encode());
+    assert_eq!(args[15..].join(","), Settings::example().encode());
 }

@@ -8,10 +8,12 @@ fn settings() -> Settings {
     Settings::example()
 }
 
+/// A report of process `id` at `now_ms` whose counts span a sync interval.
 fn report(id: u64, now_ms: u64) -> Report {
     Report {
         process: ProcessId(id),
         now_ms,
+        span_ms: settings().sync_interval_ms,
         ..Report::default()
     }
 }
@@ -822,6 +824,7 @@ fn arbitrary_report() -> impl Strategy<Value = (u64, u64, Report)> {
                     throttles,
                     send_demand,
                     known_fleet_rate: known_rate,
+                    span_ms: advance,
                 };
                 (id, advance, report)
             },
@@ -2224,12 +2227,16 @@ fn cold_start_after_attach_syncs() -> (FleetState, FleetState) {
         step(state, &settings, &report).expect("a valid report");
     };
     for id in 1..=6 {
-        at(&mut state, report(id, born));
+        let attach = Report {
+            span_ms: 0,
+            ..report(id, born)
+        };
+        at(&mut state, attach);
         at(
             &mut state,
             Report {
                 known_born_ms: born,
-                ..report(id, born + 1)
+                ..attach
             },
         );
     }
@@ -2240,6 +2247,7 @@ fn cold_start_after_attach_syncs() -> (FleetState, FleetState) {
         throttles,
         calls: 140,
         send_demand: 44_000,
+        span_ms: 3_050,
         ..report(id, born + round * 3_050 + 6 + id * 40)
     };
     for (id, counts) in (1..).zip(first) {
@@ -2255,12 +2263,14 @@ fn cold_start_after_attach_syncs() -> (FleetState, FleetState) {
 #[test]
 fn a_cold_starts_first_estimate_is_measured_again_by_the_tick_after_it() {
     // The first report of traffic ends the tick of the attach syncs, and its throttle cuts a
-    // cold fleet on that tick: 13 admitted over 3 s, the report carrying all the demand the
-    // store knew, 4.3/s. The tick after it hears every process, throttled: 143/s, and the
-    // estimate is that (held at 4.3/s, the fleet met no throttle to cut on again).
+    // cold fleet on that tick: 13 admitted over the report's 3.05 s, times the 6 live
+    // processes, 25.6/s (the attach syncs' reports, of no traffic, span nothing: counted as
+    // intervals, they made it 4.3/s). The tick after it hears every process, throttled:
+    // 143/s, and the estimate is that (held at 25.6/s, the fleet met no throttle to cut on
+    // again).
     let (first, second) = cold_start_after_attach_syncs();
     assert!(first.engaged && first.cold_cut, "{first:?}");
-    assert_eq!(first.w_max, 4_333);
+    assert_eq!(first.w_max, 25_572);
     let admitted = second.admitted_rate.expect("a whole tick");
     assert!(admitted > 100_000, "{second:?}");
     assert_eq!(
