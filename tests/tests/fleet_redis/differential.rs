@@ -259,12 +259,12 @@ async fn a_fleet_that_pauses_lowers_its_send_rate_over_the_window_on_redis_and_i
 
 #[tokio::test]
 async fn a_throttle_after_quiet_ticks_measures_the_same_limit_on_redis_and_in_the_model() {
-    // Three processes at 60 sends a second, throttled once, then 4 s in which none sends, then
-    // a burst that meets the bucket within a tick: the last tick admitted nothing, so the cut
-    // measures the current tick's admissions (`store_model::LEAST_ADMITTED_TO_MEASURE`), by
-    // the share of the demand its reports carry, each weighed by its span (0.8 of the
-    // fleet's over an interval): 23 admitted, 28.75/s, where over the 400 ms the tick had run
-    // it measured 57.5/s.
+    // Three processes at 60 sends a second, throttled once (a cold cut: an estimate), then 4 s
+    // in which none sends, then a burst that meets the bucket within a tick: the last tick
+    // admitted nothing, so the cut measures the current tick's admissions, as a fleet climbing
+    // from its estimate does, by the share of the demand its reports carry, each weighed by
+    // its span (0.8 of the fleet's over an interval): 23 admitted, 28.75/s (23/s before the
+    // spans), where over the 400 ms the tick had run it measured 57.5/s.
     let Some(server) = server(&[]) else { return };
     let mut pair = Pair::new(&server, "quiet-cut").await;
     let mut fleet = busy_then_quiet(&mut pair).await;
