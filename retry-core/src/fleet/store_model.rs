@@ -761,8 +761,9 @@ fn reported_share(fleet: &FleetState) -> Option<i64> {
 /// Ends the tick if it lasted a sync interval: the fleet's rates over it (its send and
 /// admitted rates, and the curve held over it if unused, [`pause_unused_curve`], only if it
 /// lasted at most [`LONGEST_TICK_INTERVALS`]). The admitted rate is counted by the reports'
-/// share of the fleet's demand ([`demand_weighted_rate`]; per report of a known process times
-/// the live processes without a demand to weigh by), not over the tick's length: a tick of
+/// share of the fleet's demand ([`demand_weighted_rate`]; over the reports' spans times the
+/// live processes without a demand to weigh by, [`per_report_rate`]), not over the tick's
+/// length: a tick of
 /// one interval holds one report of each process, or two of a few (their ±10 % jitter), so
 /// over its length a fleet of 8 processes measured its rate 12 % high or low from one tick to
 /// the next (the harness: a cut that measured 456/s of a 500/s limit held the fleet at 443/s
