@@ -319,9 +319,10 @@ pub struct Report {
     /// The fleet's rate it last received ([`Lease::fleet_rate`]) while the fleet limiter was
     /// engaged, 0 otherwise (`..=MAX_RATE`): what a store that lost its state adopts.
     pub known_fleet_rate: u64,
-    /// How long the report's counts span, milliseconds: from the later of the process's last
-    /// report and its scope's first response; 0 before the scope's first response (nothing to
-    /// count a rate over).
+    /// How long the report's counts span, milliseconds (`..=MAX_TIME_MS`): from the later of
+    /// the process's last report and its scope's first response (one sync interval if neither
+    /// is known); 0 until the scope has had traffic (nothing to count a rate over). The store
+    /// counts the report's admissions over it and weighs its demand by it.
     pub span_ms: u64,
 }
 

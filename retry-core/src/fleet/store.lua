@@ -435,9 +435,9 @@ local function count_holding(fleet, previous, now)
   return counted
 end
 
--- The report's counts, and the report among the tick's, with its span, if it tells about
--- its process's traffic over a span (a process the store knew, or one that knew this fleet,
--- whose scope had a response).
+-- The report's counts, and the report among the tick's if it tells about its process's
+-- traffic (a process the store knew, or one that knew this fleet); with its span, clamped to
+-- a quarter of an interval to two, if it has one (none before its scope's first traffic).
 local function add_to_tick(fleet, is_new)
   fleet.tick_calls = math.min(fleet.tick_calls + r.calls, MAX_COUNT)
   fleet.tick_sends = math.min(fleet.tick_sends + r.sends, MAX_COUNT)
@@ -465,10 +465,10 @@ end
 -- count of the tick over its reports' spans, times the live processes (nil without such a
 -- report).
 local function per_report_rate(fleet, count, live)
-  if fleet.tick_span == 0 then
+  if fleet.tick_span <= 0 then
     return nil
   end
-  local per_process = floor_div(count * 1000000, math.max(fleet.tick_span, 1))
+  local per_process = floor_div(count * 1000000, fleet.tick_span)
   live = math.max(live, 1)
   if per_process > floor_div(MAX_RATE, live) then
     return MAX_RATE

@@ -716,10 +716,10 @@ fn admitted_in_tick(fleet: &FleetState) -> i64 {
 /// the traffic: on a real clock 4-14 % of the limit, over its spans 22-116 %, and the fleet at
 /// 0.9 of the limit from 0-4 s instead of 6-11 s (`docs/fleet-harness.md`, section AA).
 fn per_report_rate(fleet: &FleetState, count: i64, live: i64) -> Option<i64> {
-    if fleet.tick_span == 0 {
+    if fleet.tick_span <= 0 {
         return None;
     }
-    let per_process = floor_div(count * 1_000_000, fleet.tick_span.max(1));
+    let per_process = floor_div(count * 1_000_000, fleet.tick_span);
     let live = live.max(1);
     Some(if per_process > floor_div(rate_bound(), live) {
         rate_bound()
