@@ -34,7 +34,9 @@ struct Count {
 ///
 /// Counting begins at the scope's first response, not at its making: an application makes its
 /// client at start-up and calls later, and the idle time before was no traffic (counted from
-/// the making, a first burst 2 s later read as 5/s where 150 calls/s came).
+/// the making, a first burst 2 s later read as 5/s where 150 calls/s came). The first
+/// responses are the counts' start: a rate counts those after them (31 responses 1/150 s
+/// apart are 150/s, not 155/s).
 ///
 /// Counts are kept three deep: the newest at least [`COUNTING_WINDOW`] older than the one
 /// after it (`settled`), that one (`pending`, which takes `settled`'s place once a count comes
@@ -56,12 +58,14 @@ impl CountedRate {
     /// Nothing counted yet, at `now` (seconds, the scope's making): counting begins with the
     /// first response counted.
     pub(crate) fn new(now: f64) -> Self {
-        let start = Count {
-            at: now,
-            responses: 0,
-        };
+        Self::counting_from(now, 0)
+    }
+
+    /// `responses` counted at `now` (seconds), the counts' start.
+    fn counting_from(now: f64, responses: u64) -> Self {
+        let start = Count { at: now, responses };
         Self {
-            responses: 0,
+            responses,
             ended: 0,
             settled: start,
             pending: start,
@@ -101,11 +105,13 @@ impl CountedRate {
             self.ended = self.ended.max(ended);
         }
         if !self.has_begun() && fed + since > 0 {
-            // The first responses: the counts start here, not at the scope's making.
+            // The first responses: the counts start here, not at the scope's making, and from
+            // them (a rate counts the responses after its span's start).
             *self = Self {
                 ended: self.ended,
-                ..Self::new(now)
+                ..Self::counting_from(now, fed + since)
             };
+            return since;
         }
         self.responses += fed + since;
         since
@@ -211,7 +217,7 @@ mod tests {
         assert_eq!(counted.count(0, Some(20), 1.5), 0);
         assert_eq!(counted.count(0, Some(40), 2.0), 10);
         counted.keep(2.0);
-        assert_eq!(counted.rate(2.0), Some(21.0), "42 over 2 s");
+        assert_eq!(counted.rate(2.0), Some(20.5), "41 after the first over 2 s");
     }
 
     #[test]
@@ -239,12 +245,14 @@ mod tests {
             "a scope's first burst"
         );
         let rate = counted.rate(5.0 + MIN_SPAN * 4.0).expect("counted");
-        assert!((rate - 22.0 / (MIN_SPAN * 4.0)).abs() < 1e-9, "{rate}");
+        // 22 responses, 21 after the first.
+        assert!((rate - 21.0 / (MIN_SPAN * 4.0)).abs() < 1e-9, "{rate}");
     }
 
     #[test]
     fn counting_begins_at_the_first_response_not_at_the_scopes_making() {
-        // Made at start-up, its first calls 2 s later: 11 responses by 2.05 s, 31 by 2.2 s.
+        // Made at start-up, its first calls 2 s later: 11 responses by 2.05 s, 31 by 2.2 s (30
+        // after the first).
         let mut counted = CountedRate::new(0.0);
         assert!(!counted.has_begun());
         counted.count(0, Some(0), 1.0);
@@ -257,7 +265,7 @@ mod tests {
         assert_eq!(counted.rate(2.05), None, "the first burst");
         counted.count(0, Some(30), 2.2);
         let rate = counted.rate(2.2).expect("counted");
-        assert!((rate - 31.0 / 0.2).abs() < 1e-6, "{rate}");
+        assert!((rate - 30.0 / 0.2).abs() < 1e-6, "{rate}");
     }
 
     #[test]

@@ -245,7 +245,8 @@ impl AdaptiveStrategy {
     }
 
     /// One sampled response of an idle limiter (out of line): the scope's exact count of calls
-    /// ended so far goes to the limiter, which counts those since the previous sample. With
+    /// ended so far, this one's included (the standard strategy counts its end just after),
+    /// goes to the limiter, which counts those since the previous sample. With
     /// latency judged, a served first attempt whose call start was read (`first_sent_at`, not
     /// zero: a deadline is set) feeds its latency to the baseline, so that the baseline is the
     /// service's before any congestion, not the congested one the limiter switches on in.
@@ -257,7 +258,7 @@ impl AdaptiveStrategy {
         let sent_at = judged.then(|| first_sent_at.into());
         self.scope()
             .limiter()
-            .record_idle_sample(self.scope().calls_ended(), sent_at, now);
+            .record_idle_sample(self.scope().calls_ended() + 1, sent_at, now);
     }
 
     #[inline(never)]

@@ -928,6 +928,49 @@ fn a_scope_made_long_before_its_first_calls_starts_from_its_first_burst_not_its_
     );
 }
 
+#[test]
+fn a_scopes_first_call_to_end_begins_its_count() {
+    // The count begins at the scope's first response: the first call's end, not the second's
+    // (a trickle's second call may come seconds later, and its span would start there).
+    let (strategy, clock) = adaptive(
+        RetryConfig::aws_classic()
+            .mode(RetryMode::Adaptive)
+            .build()
+            .expect("valid"),
+    );
+    clock.advance(Duration::from_secs(2));
+    let mut token = strategy.acquire_initial_token();
+    assert_eq!(
+        strategy.acquire_send_permit(&mut token),
+        SendPermit::Granted
+    );
+    strategy.record_success(token);
+    assert!(
+        !strategy.scope().limiter().awaits_first_response(),
+        "the first call ended: the count has begun"
+    );
+}
+
+#[test]
+fn a_first_bursts_rate_counts_the_responses_after_its_first() {
+    // 150 calls a second, the 31st a throttle: 30 responses in the 30 gaps after the first,
+    // 150/s; counted with the first, 31 over the 30 gaps read 155/s (and from the second
+    // response, 31 over 29 gaps, 160/s). The limiter starts from the burst's rate cut by BETA.
+    let (strategy, clock) = adaptive(
+        RetryConfig::aws_classic()
+            .mode(RetryMode::Adaptive)
+            .build()
+            .expect("valid"),
+    );
+    crate::adaptive::reseed_idle_sampling(1);
+    let fill_rate = fill_rate_after_a_first_burst(&strategy, &clock, 150.0, 31, Duration::ZERO);
+    assert!(
+        (fill_rate - 150.0 * BETA).abs() < 1.0,
+        "started from {fill_rate}/s, the burst's 150/s cut to {}/s",
+        150.0 * BETA
+    );
+}
+
 /// The public docs state these internal constants as plain values (the adaptive module's
 /// `ClientRateLimiter`, `Admission`, `CongestionSignals`): change a constant, change its docs.
 #[test]
