@@ -903,12 +903,7 @@ fn a_scope_made_long_before_its_first_calls_starts_from_its_first_burst_not_its_
     // a second; the 11th response is a throttle. The rate its limiter starts from is the
     // burst's, as for a scope made as its calls begin, not 11 responses over the scope's 2 s
     // (5.3/s, cut to 3.7/s: the floor's neighbourhood, climbing for many seconds).
-    let config = || {
-        RetryConfig::aws_classic()
-            .mode(RetryMode::Adaptive)
-            .build()
-            .expect("valid")
-    };
+    let config = aws_classic_adaptive;
     let after = Duration::from_millis(40);
     crate::adaptive::reseed_idle_sampling(1);
     let (fresh, fresh_clock) = adaptive(config());
@@ -928,16 +923,19 @@ fn a_scope_made_long_before_its_first_calls_starts_from_its_first_burst_not_its_
     );
 }
 
+/// The AWS SDKs' classic settings in adaptive mode.
+fn aws_classic_adaptive() -> RetryConfig {
+    RetryConfig::aws_classic()
+        .mode(RetryMode::Adaptive)
+        .build()
+        .expect("valid")
+}
+
 #[test]
 fn a_scopes_first_call_to_end_begins_its_count() {
     // The count begins at the scope's first response: the first call's end, not the second's
     // (a trickle's second call may come seconds later, and its span would start there).
-    let (strategy, clock) = adaptive(
-        RetryConfig::aws_classic()
-            .mode(RetryMode::Adaptive)
-            .build()
-            .expect("valid"),
-    );
+    let (strategy, clock) = adaptive(aws_classic_adaptive());
     clock.advance(Duration::from_secs(2));
     let mut token = strategy.acquire_initial_token();
     assert_eq!(
@@ -956,12 +954,7 @@ fn a_first_bursts_rate_counts_the_responses_after_its_first() {
     // 150 calls a second, the 31st a throttle: 30 responses in the 30 gaps after the first,
     // 150/s; counted with the first, 31 over the 30 gaps read 155/s (and from the second
     // response, 31 over 29 gaps, 160/s). The limiter starts from the burst's rate cut by BETA.
-    let (strategy, clock) = adaptive(
-        RetryConfig::aws_classic()
-            .mode(RetryMode::Adaptive)
-            .build()
-            .expect("valid"),
-    );
+    let (strategy, clock) = adaptive(aws_classic_adaptive());
     crate::adaptive::reseed_idle_sampling(1);
     let fill_rate = fill_rate_after_a_first_burst(&strategy, &clock, 150.0, 31, Duration::ZERO);
     assert!(
