@@ -348,10 +348,10 @@ struct Grant {
 }
 
 /// An adaptive strategy on tokio's (paused) clock, created at t = 0, right after a throttle:
-/// 4 successes at t = 0, then a throttled response at t = 0.5 s. The strategy samples its idle
-/// responses, so the throttle starts from the rate counted since the scope's start, 5 responses
-/// over 0.5 s: a fill rate of 10 * 0.7 = 7 permits/s, and 0.5 s * 0.5/s = 0.25 permits in the
-/// bucket (filled at the minimum rate until then).
+/// 5 successes at t = 0, then a throttled response at t = 0.5 s. The strategy samples its idle
+/// responses, so the throttle starts from the rate counted since the scope's first response,
+/// the 5 responses after it over 0.5 s: a fill rate of 10 * 0.7 = 7 permits/s, and 0.5 s *
+/// 0.5/s = 0.25 permits in the bucket (filled at the minimum rate until then).
 async fn throttled_adaptive_strategy() -> Arc<AdaptiveStrategy> {
     let config = RetryConfig::aws_classic()
         .mode(retry_core::RetryMode::Adaptive)
@@ -361,10 +361,10 @@ async fn throttled_adaptive_strategy() -> Arc<AdaptiveStrategy> {
     let strategy = Arc::new(AdaptiveStrategy::from_builder(
         StandardStrategy::builder(config).random(random),
     ));
-    // The 4 successes go to the limiter itself: through the strategy, an idle limiter only
+    // The 5 successes go to the limiter itself: through the strategy, an idle limiter only
     // samples one response in IDLE_SAMPLE.
     let limiter = strategy.scope().limiter();
-    for _ in 0..4 {
+    for _ in 0..5 {
         limiter.record_response(false, Duration::ZERO, Duration::ZERO);
     }
     tokio::time::advance(Duration::from_millis(500)).await;
