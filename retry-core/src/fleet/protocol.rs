@@ -287,6 +287,11 @@ impl Settings {
 ///
 /// Counts are since the last report whose reply the process received (a report whose reply
 /// was lost is counted again in the next one).
+///
+/// Every field is one of the script's arguments, so the struct is exhaustive on purpose: a
+/// new field changes what the store reads, a protocol change ([`PROTOCOL_VERSION`]), not an
+/// addition a reader may ignore. Build one with `..Report::default()` for the fields a test
+/// does not set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Report {
     /// Who reports.
