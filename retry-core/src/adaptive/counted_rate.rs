@@ -52,6 +52,8 @@ pub(crate) struct CountedRate {
     latest: Count,
     /// When counting began (seconds): the scope has a rate [`MIN_SPAN`] later.
     started: f64,
+    /// The responses counted when counting began: its start, not part of any rate.
+    started_with: u64,
 }
 
 impl CountedRate {
@@ -71,6 +73,7 @@ impl CountedRate {
             pending: start,
             latest: start,
             started: now,
+            started_with: responses,
         }
     }
 
@@ -90,10 +93,10 @@ impl CountedRate {
         self.started + MIN_SPAN
     }
 
-    /// Whether the responses counted so far make a rate once the first burst is over: two
-    /// or more (one response is no rate).
+    /// Whether the responses counted so far make a rate once the first burst is over: one or
+    /// more after the start (the first responses alone are no rate).
     pub(crate) fn makes_a_rate(&self) -> bool {
-        self.responses >= 2
+        self.responses > self.started_with
     }
 
     /// Counts `fed` responses fed one by one, and, with `ended` (the scope's running count of
@@ -134,7 +137,7 @@ impl CountedRate {
     /// Responses per second over about the last second, at `now` (seconds, after the counts
     /// kept): since the newest kept count at least [`COUNTING_WINDOW`] old (or the oldest),
     /// or since the latest count when the traffic rose since ([`MIN_RECENT`]) and that is
-    /// higher. `None` when the response just counted is the first (one response is no rate)
+    /// higher. `None` when no response came after the first ones (they are the start, no rate)
     /// or the first came less than [`MIN_SPAN`] ago: the limiter then starts as the AWS SDKs'
     /// does, from the measured rate (0 before a first half-second closes, so at the 0.5/s
     /// floor); in the scope's first burst, only until the burst is over
@@ -145,7 +148,7 @@ impl CountedRate {
         } else {
             self.settled
         };
-        if self.responses < 2 || now - base.at < MIN_SPAN {
+        if !self.makes_a_rate() || now - base.at < MIN_SPAN {
             return None;
         }
         let over = rate_since(self.responses, base, now);
@@ -266,6 +269,23 @@ mod tests {
         counted.count(0, Some(30), 2.2);
         let rate = counted.rate(2.2).expect("counted");
         assert!((rate - 30.0 / 0.2).abs() < 1e-6, "{rate}");
+    }
+
+    #[test]
+    fn responses_counted_together_at_the_start_are_no_rate_until_one_comes_after() {
+        // Three calls had ended when the count was first read: they are its start.
+        let mut counted = CountedRate::new(0.0);
+        counted.count(0, Some(3), 1.0);
+        counted.keep(1.0);
+        assert!(!counted.makes_a_rate());
+        assert_eq!(counted.rate(1.5), None, "nothing after the start");
+        counted.count(0, Some(4), 1.5);
+        assert!(counted.makes_a_rate());
+        assert_eq!(
+            counted.rate(1.5),
+            Some(2.0),
+            "one after the start over 0.5 s"
+        );
     }
 
     #[test]

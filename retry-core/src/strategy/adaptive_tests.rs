@@ -863,6 +863,16 @@ fn a_sampled_limiter_starts_from_the_rate_counted_not_the_rate_sampled() {
     );
 }
 
+/// A first attempt's token, its send permit granted (the limiter off, or a permit in hand).
+fn sent_first_attempt(strategy: &AdaptiveStrategy) -> super::RetryToken {
+    let mut token = strategy.acquire_initial_token();
+    assert_eq!(
+        strategy.acquire_send_permit(&mut token),
+        SendPermit::Granted
+    );
+    token
+}
+
 /// Calls at `per_second` from the clock's time now, each a success but the `throttled_at`th,
 /// a throttle (its retry abandoned); then the limiter's fill rate once a call asks for a
 /// permit `after` the throttle.
@@ -874,20 +884,15 @@ fn fill_rate_after_a_first_burst(
     after: Duration,
 ) -> f64 {
     let gap = Duration::from_secs_f64(1.0 / per_second);
-    let sent = || {
-        let mut token = strategy.acquire_initial_token();
-        assert_eq!(
-            strategy.acquire_send_permit(&mut token),
-            SendPermit::Granted
-        );
-        token
-    };
     for _ in 1..throttled_at {
-        strategy.record_success(sent());
+        strategy.record_success(sent_first_attempt(strategy));
         clock.advance(gap);
     }
     let retry = strategy
-        .refresh_retry_token(sent(), &RetryReason::error(ErrorKind::Throttling))
+        .refresh_retry_token(
+            sent_first_attempt(strategy),
+            &RetryReason::error(ErrorKind::Throttling),
+        )
         .expect("granted");
     strategy.abandon(retry);
     clock.advance(after);
@@ -937,12 +942,7 @@ fn a_scopes_first_call_to_end_begins_its_count() {
     // (a trickle's second call may come seconds later, and its span would start there).
     let (strategy, clock) = adaptive(aws_classic_adaptive());
     clock.advance(Duration::from_secs(2));
-    let mut token = strategy.acquire_initial_token();
-    assert_eq!(
-        strategy.acquire_send_permit(&mut token),
-        SendPermit::Granted
-    );
-    strategy.record_success(token);
+    strategy.record_success(sent_first_attempt(&strategy));
     assert!(
         !strategy.scope().limiter().awaits_first_response(),
         "the first call ended: the count has begun"
